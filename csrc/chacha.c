@@ -1,0 +1,405 @@
+/* ChaCha20 block function (RFC 8439 §2.3) with run-time SIMD choice, the buffered
+ * generator of chacha.h, OS entropy and fork safety. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+#include "dpfast/chacha.h"
+#include "dpfast/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(_WIN32)
+#include <windows.h>
+#include <bcrypt.h>
+#else
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+volatile uint32_t dpf_fork_generation = 1;
+
+/* ------------------------------------------------------------------ helpers */
+
+void dpf_secure_zero(void *p, size_t n)
+{
+    volatile unsigned char *q = (volatile unsigned char *)p;
+    while (n--) *q++ = 0;
+}
+
+static uint32_t load32_le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+static void store32_le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* The 16-word input of block `ctr`: constants, key, counter, nonce (RFC 8439 §2.3).
+ * The block counter is 64 bits: its high half is added to the first nonce word, so
+ * for the first 2^32 blocks this is exactly RFC 8439, and afterwards it is the original
+ * 64-bit-counter ChaCha instead of wrapping around. */
+static void chacha_input(uint32_t s[16], const uint32_t key[8], const uint32_t nonce[3],
+                         uint64_t ctr)
+{
+    s[0] = 0x61707865u; s[1] = 0x3320646eu; s[2] = 0x79622d32u; s[3] = 0x6b206574u;
+    memcpy(s + 4, key, 32);
+    s[12] = (uint32_t)ctr;
+    s[13] = nonce[0] + (uint32_t)(ctr >> 32);
+    s[14] = nonce[1];
+    s[15] = nonce[2];
+}
+
+#define ROTL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+#define QR(a, b, c, d)                                   \
+    a += b; d ^= a; d = ROTL32(d, 16);                   \
+    c += d; b ^= c; b = ROTL32(b, 12);                   \
+    a += b; d ^= a; d = ROTL32(d, 8);                    \
+    c += d; b ^= c; b = ROTL32(b, 7);
+#define DOUBLE_ROUND(x)                                  \
+    QR(x[0], x[4], x[8], x[12]) QR(x[1], x[5], x[9], x[13])    \
+    QR(x[2], x[6], x[10], x[14]) QR(x[3], x[7], x[11], x[15])  \
+    QR(x[0], x[5], x[10], x[15]) QR(x[1], x[6], x[11], x[12])  \
+    QR(x[2], x[7], x[8], x[13]) QR(x[3], x[4], x[9], x[14])
+
+/* Portable: one block at a time.  out receives 16 words per block, in keystream order. */
+static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
+                          uint32_t *out, size_t nblocks)
+{
+    size_t b;
+    int i, r;
+    for (b = 0; b < nblocks; b++) {
+        uint32_t s[16], x[16];
+        chacha_input(s, key, nonce, ctr + b);
+        memcpy(x, s, sizeof x);
+        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
+        for (i = 0; i < 16; i++) out[16 * b + i] = x[i] + s[i];
+    }
+}
+
+/* Vector versions: LANES blocks side by side, word i of every block in one vector
+ * ("vertical" layout), written with the GCC/Clang vector extension so one source serves
+ * SSE2, AVX2, AVX-512 and NEON; the target attribute picks the instruction set. */
+#if defined(__GNUC__) || defined(__clang__)
+#define DPF_HAVE_VEC 1
+#define DEFINE_VEC_BLOCKS(NAME, LANES, ATTR)                                          \
+    typedef uint32_t NAME##_v __attribute__((vector_size(4 * (LANES))));              \
+    ATTR static void NAME(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr, \
+                          uint32_t *out, size_t nblocks)                              \
+    {                                                                                 \
+        size_t b;                                                                     \
+        int i, l, r;                                                                  \
+        for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                           \
+            uint32_t s0[16];                                                          \
+            NAME##_v s[16], x[16];                                                    \
+            chacha_input(s0, key, nonce, ctr + b);                                    \
+            for (i = 0; i < 16; i++) s[i] = (NAME##_v){0} + s0[i];                    \
+            for (l = 0; l < (LANES); l++) {                                           \
+                uint64_t c = ctr + b + (uint64_t)l;                                   \
+                s[12][l] = (uint32_t)c;                                               \
+                s[13][l] = nonce[0] + (uint32_t)(c >> 32);                            \
+            }                                                                         \
+            for (i = 0; i < 16; i++) x[i] = s[i];                                     \
+            for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }                              \
+            for (i = 0; i < 16; i++) x[i] += s[i];                                    \
+            for (l = 0; l < (LANES); l++)                                             \
+                for (i = 0; i < 16; i++) out[16 * (b + l) + i] = x[i][l];             \
+        }                                                                             \
+        if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b); \
+    }
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DPF_X86 1
+DEFINE_VEC_BLOCKS(blocks_vec128, 4, __attribute__((target("sse2"))))
+DEFINE_VEC_BLOCKS(blocks_avx2, 8, __attribute__((target("avx2"))))
+DEFINE_VEC_BLOCKS(blocks_avx512, 16, __attribute__((target("avx512f"))))
+#elif defined(__aarch64__) || defined(__ARM_NEON)
+DEFINE_VEC_BLOCKS(blocks_vec128, 4, )
+#endif
+#endif
+
+typedef void (*blocks_fn)(const uint32_t *, const uint32_t *, uint64_t, uint32_t *, size_t);
+
+static blocks_fn impl_fn(int impl)
+{
+    switch (impl) {
+    case DPF_IMPL_SCALAR: return blocks_scalar;
+#if defined(DPF_HAVE_VEC) && (defined(DPF_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+    case DPF_IMPL_VEC128: return blocks_vec128;
+#endif
+#if defined(DPF_HAVE_VEC) && defined(DPF_X86)
+    case DPF_IMPL_AVX2: return blocks_avx2;
+    case DPF_IMPL_AVX512: return blocks_avx512;
+#endif
+    default: return NULL;
+    }
+}
+
+int dpf_chacha_impl_available(int impl)
+{
+    if (impl_fn(impl) == NULL) return 0;
+#if defined(DPF_HAVE_VEC) && defined(DPF_X86)
+    if (impl == DPF_IMPL_AVX2) return __builtin_cpu_supports("avx2");
+    if (impl == DPF_IMPL_AVX512) return __builtin_cpu_supports("avx512f");
+#endif
+    return 1;
+}
+
+static int best_impl = DPF_IMPL_SCALAR;
+
+int dpf_chacha_best_impl(void) { return best_impl; }
+
+const char *dpf_chacha_impl_name(int impl)
+{
+    static const char *names[DPF_IMPL_COUNT] = {"best", "scalar",
+#if defined(__aarch64__) || defined(__ARM_NEON)
+                                                 "neon",
+#else
+                                                 "sse2",
+#endif
+                                                 "avx2", "avx512"};
+    if (impl == DPF_IMPL_BEST) impl = best_impl;
+    return (impl > 0 && impl < DPF_IMPL_COUNT) ? names[impl] : "none";
+}
+
+int dpf_chacha_keystream(int impl, const uint8_t key[32], const uint8_t nonce[12],
+                         uint64_t counter, uint8_t *out, size_t nblocks)
+{
+    uint32_t k[8], n[3], *w;
+    size_t i;
+    blocks_fn fn;
+    if (impl == DPF_IMPL_BEST) impl = best_impl;
+    if (!dpf_chacha_impl_available(impl)) return -1;
+    fn = impl_fn(impl);
+    for (i = 0; i < 8; i++) k[i] = load32_le(key + 4 * i);
+    for (i = 0; i < 3; i++) n[i] = load32_le(nonce + 4 * i);
+    w = (uint32_t *)malloc(nblocks * 64 + 1);
+    if (!w) return -1;
+    fn(k, n, counter, w, nblocks);
+    for (i = 0; i < 16 * nblocks; i++) store32_le(out + 4 * i, w[i]);
+    dpf_secure_zero(w, nblocks * 64);
+    free(w);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ OS entropy */
+
+int dpf_os_entropy(void *buf, size_t n)
+{
+    unsigned char *p = (unsigned char *)buf;
+#if defined(_WIN32)
+    while (n > 0) {
+        ULONG chunk = n > 0x10000000u ? 0x10000000u : (ULONG)n;
+        if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, p, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
+            return DPF_E_ENTROPY;
+        p += chunk;
+        n -= chunk;
+    }
+    return DPF_OK;
+#elif defined(__APPLE__) || defined(__OpenBSD__) || defined(__FreeBSD__) || \
+    defined(__NetBSD__) || defined(__DragonFly__)
+    arc4random_buf(p, n); /* cannot fail: keyed from the kernel */
+    return DPF_OK;
+#else
+#if defined(SYS_getrandom)
+    while (n > 0) {
+        long got = syscall(SYS_getrandom, p, n > 33554431 ? 33554431 : n, 0);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            if (errno == ENOSYS) break; /* a kernel older than 3.17: use /dev/urandom */
+            return DPF_E_ENTROPY;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    if (n == 0) return DPF_OK;
+#endif
+    {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return DPF_E_ENTROPY;
+        while (n > 0) {
+            ssize_t got = read(fd, p, n);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) { close(fd); return DPF_E_ENTROPY; }
+            p += got;
+            n -= (size_t)got;
+        }
+        close(fd);
+        return DPF_OK;
+    }
+#endif
+}
+
+/* ------------------------------------------------------------------ fork safety */
+
+#if !defined(_WIN32)
+static void after_fork_child(void)
+{
+    /* Every buffer filled before the fork is now stale; OS-mode states rekey. */
+    dpf_fork_generation++;
+    if (dpf_fork_generation == 0) dpf_fork_generation = 1;
+}
+#endif
+
+int dpf_chacha_global_init(void)
+{
+    static int done = 0;
+    if (done) return 0;
+    done = 1;
+    best_impl = DPF_IMPL_SCALAR;
+    if (dpf_chacha_impl_available(DPF_IMPL_VEC128)) best_impl = DPF_IMPL_VEC128;
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX2)) best_impl = DPF_IMPL_AVX2;
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX512)) best_impl = DPF_IMPL_AVX512;
+#if !defined(_WIN32)
+    if (pthread_atfork(NULL, NULL, after_fork_child) != 0) return -1;
+#endif
+    return 0;
+}
+
+/* ------------------------------------------------------------------ generator */
+
+dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
+{
+    dpf_chacha_t *c = NULL;
+    *mapped = 0;
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    if (mode == DPF_CHACHA_OS) {
+        /* Own pages, zeroed in a child even if it was forked by a raw clone() that ran
+         * no atfork handler: the zero magic then forces a rekey from the OS. */
+        void *p = mmap(NULL, sizeof(dpf_chacha_t), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) {
+            (void)madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK);
+            c = (dpf_chacha_t *)p;
+            *mapped = 1;
+        }
+    }
+#endif
+    if (c == NULL) {
+        c = (dpf_chacha_t *)calloc(1, sizeof(dpf_chacha_t));
+        if (c == NULL) return NULL;
+    }
+    c->magic = DPF_CHACHA_MAGIC;
+    c->mode = (uint32_t)mode;
+    c->impl = (uint32_t)best_impl;
+    return c;
+}
+
+void dpf_chacha_free(dpf_chacha_t *c, int mapped)
+{
+    if (c == NULL) return;
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    if (mapped) {
+        dpf_secure_zero(c, sizeof *c);
+        munmap(c, sizeof(dpf_chacha_t));
+        return;
+    }
+#endif
+    dpf_secure_zero(c, sizeof *c);
+    free(c);
+}
+
+int dpf_chacha_key_os(dpf_chacha_t *c)
+{
+    uint8_t k[32];
+    if (dpf_os_entropy(k, sizeof k) != DPF_OK) return DPF_E_ENTROPY;
+    dpf_chacha_key(c, k, NULL, 0);
+    dpf_secure_zero(k, sizeof k);
+    return DPF_OK;
+}
+
+void dpf_chacha_key(dpf_chacha_t *c, const uint8_t key[32], const uint8_t nonce[12],
+                    uint64_t counter)
+{
+    int i;
+    for (i = 0; i < 8; i++) c->key[i] = load32_le(key + 4 * i);
+    for (i = 0; i < 3; i++) c->nonce[i] = nonce ? load32_le(nonce + 4 * i) : 0;
+    c->counter = counter;
+    c->pos = c->len = 0;
+    c->has_half = 0;
+    c->half = 0;
+    c->magic = DPF_CHACHA_MAGIC;
+    c->fork_gen = dpf_fork_generation;
+    dpf_secure_zero(c->buf, sizeof c->buf);
+}
+
+void dpf_chacha_refill(dpf_chacha_t *c)
+{
+    uint32_t *w = (uint32_t *)c->buf;
+    blocks_fn fn;
+    if (c->magic == 0 || (c->mode == DPF_CHACHA_OS && c->fork_gen != dpf_fork_generation)) {
+        /* A forked child (wiped page, or atfork generation moved): never reuse the
+         * parent's key or buffer.  Only OS-mode states can be wiped, since only they
+         * live in MADV_WIPEONFORK pages. */
+        c->mode = DPF_CHACHA_OS;
+        c->impl = (uint32_t)best_impl;
+        if (dpf_chacha_key_os(c) != DPF_OK) {
+            fputs("dpfast: no OS entropy to rekey ChaCha20 in a forked child\n", stderr);
+            abort(); /* never continue with the parent's stream */
+        }
+    }
+    /* Seeded and stream states are deterministic by definition: a child continues
+     * them exactly as the parent would (documented), like any seeded numpy generator. */
+    c->fork_gen = dpf_fork_generation;
+    fn = impl_fn((int)c->impl);
+    if (fn == NULL) fn = blocks_scalar;
+    if (c->mode == DPF_CHACHA_STREAM) {
+        fn(c->key, c->nonce, c->counter, w, DPF_CHACHA_BLOCKS);
+        c->counter += DPF_CHACHA_BLOCKS;
+        c->pos = 0;
+    } else {
+        fn(c->key, c->nonce, 0, w, DPF_CHACHA_BLOCKS);
+        memcpy(c->key, w, 32); /* fast key erasure: the old key is gone */
+        dpf_secure_zero(w, 32);
+        c->pos = 4;
+    }
+    c->len = DPF_CHACHA_WORDS;
+#if defined(__BYTE_ORDER__) && (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+    {   /* words are defined as the little-endian reading of the keystream */
+        size_t i;
+        for (i = 0; i < DPF_CHACHA_WORDS; i++) {
+            uint32_t lo = w[2 * i], hi = w[2 * i + 1];
+            c->buf[i] = ((uint64_t)hi << 32) | lo;
+        }
+    }
+#endif
+}
+
+void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n)
+{
+    while (n > 0) {
+        size_t avail, take;
+        if (c->pos >= c->len || c->fork_gen != dpf_fork_generation) dpf_chacha_refill(c);
+        avail = c->len - c->pos;
+        take = n < avail ? n : avail;
+        memcpy(out, c->buf + c->pos, take * sizeof(uint64_t));
+        memset(c->buf + c->pos, 0, take * sizeof(uint64_t));
+        c->pos += (uint32_t)take;
+        out += take;
+        n -= take;
+    }
+}
+
+uint32_t dpf_chacha_next_u32(dpf_chacha_t *c)
+{
+    uint64_t v;
+    if (c->has_half && c->fork_gen == dpf_fork_generation) {
+        c->has_half = 0;
+        return c->half;
+    }
+    v = dpf_chacha_next_u64(c);
+    c->half = (uint32_t)(v >> 32);
+    c->has_half = 1;
+    return (uint32_t)v;
+}

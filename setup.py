@@ -1,0 +1,36 @@
+"""Only the compiled extension lives here; metadata is in pyproject.toml."""
+import os
+import sys
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+CSRC = ["csrc/chacha.c", "csrc/continuous.c"]
+
+if sys.platform == "win32":
+    compile_args = ["/O2"]
+    libraries = ["bcrypt"]
+else:
+    # -O3 lets the compiler unroll the ChaCha rounds; no -march: a wheel must run on
+    # baseline CPUs (wider SIMD is chosen at run time in csrc/chacha.c).
+    compile_args = ["-O3", "-fno-strict-aliasing"]
+    libraries = ["m"]
+    if os.environ.get("DPFAST_WERROR"):
+        compile_args += ["-Wall", "-Werror=implicit-function-declaration"]
+
+ext = Extension(
+    "dpfast._core",
+    sources=["src/dpfast/_core.pyx"] + CSRC,
+    include_dirs=["csrc/include", numpy.get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    extra_compile_args=compile_args,
+    libraries=libraries,
+)
+
+major, minor = numpy.__version__.split(".")[:2]
+
+setup(
+    ext_modules=cythonize([ext], language_level=3, compiler_directives={"embedsignature": True}),
+    install_requires=[f"numpy>={major}.{minor}"],
+)

@@ -1,0 +1,67 @@
+# Declarations of the C core (csrc/include/dpfast/*.h), once, for the Cython layer.
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+
+cdef extern from "dpfast/status.h":
+    enum:
+        DPF_OK
+        DPF_E_ENTROPY
+        DPF_E_NOMEM
+        DPF_E_RANGE
+        DPF_E_PARAM
+
+cdef extern from "dpfast/chacha.h" nogil:
+    enum:
+        DPF_CHACHA_OS
+        DPF_CHACHA_SEEDED
+        DPF_CHACHA_STREAM
+        DPF_CHACHA_WORDS
+        DPF_IMPL_BEST
+        DPF_IMPL_SCALAR
+        DPF_IMPL_VEC128
+        DPF_IMPL_AVX2
+        DPF_IMPL_AVX512
+        DPF_IMPL_COUNT
+    ctypedef struct dpf_chacha_t:
+        uint64_t buf[1]
+        uint32_t pos, len, mode, impl, has_half, half, fork_gen
+        uint32_t key[8]
+        uint32_t nonce[3]
+        uint64_t counter
+    uint32_t dpf_fork_generation
+    int dpf_chacha_global_init()
+    dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
+    void dpf_chacha_free(dpf_chacha_t *c, int mapped)
+    int dpf_chacha_key_os(dpf_chacha_t *c)
+    void dpf_chacha_key(dpf_chacha_t *c, const uint8_t *key, const uint8_t *nonce,
+                        uint64_t counter)
+    void dpf_chacha_refill(dpf_chacha_t *c)
+    void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n)
+    uint64_t dpf_chacha_next_u64(dpf_chacha_t *c)
+    uint32_t dpf_chacha_next_u32(dpf_chacha_t *c)
+    int dpf_chacha_keystream(int impl, const uint8_t *key, const uint8_t *nonce,
+                             uint64_t counter, uint8_t *out, size_t nblocks)
+    int dpf_chacha_impl_available(int impl)
+    int dpf_chacha_best_impl()
+    const char *dpf_chacha_impl_name(int impl)
+    int dpf_os_entropy(void *buf, size_t n)
+    void dpf_secure_zero(void *p, size_t n)
+
+cdef extern from "dpfast/rng.h" nogil:
+    ctypedef struct dpf_rng_t:
+        dpf_chacha_t *cc
+        void *state
+        uint64_t (*next_u64)(void *) noexcept nogil
+    uint64_t dpf_next_u64(dpf_rng_t *r)
+    double dpf_next_double(dpf_rng_t *r)
+
+cdef extern from "dpfast/continuous.h" nogil:
+    void dpf_continuous_init()
+    double dpf_std_exponential(dpf_rng_t *r)
+    double dpf_std_normal(dpf_rng_t *r)
+    double dpf_std_laplace(dpf_rng_t *r)
+    double dpf_std_gumbel(dpf_rng_t *r)
+    void dpf_uniform_fill(dpf_rng_t *r, double low, double width, double *out, size_t n)
+    void dpf_exponential_fill(dpf_rng_t *r, double scale, double *out, size_t n)
+    void dpf_normal_fill(dpf_rng_t *r, double sigma, double *out, size_t n)
+    void dpf_laplace_fill(dpf_rng_t *r, double scale, double *out, size_t n)
+    void dpf_gumbel_fill(dpf_rng_t *r, double scale, double *out, size_t n)

@@ -1,0 +1,34 @@
+"""Exception types of dpfast.
+
+Each error also derives from the builtin exception a caller would catch without
+knowing dpfast (``ValueError`` for a bad privacy parameter, ``OSError`` when the
+operating system cannot supply entropy), as msgpack-python does.
+"""
+
+__all__ = [
+    "DPFastError",
+    "PrivacyParameterError",
+    "BudgetExceededError",
+    "MechanismHaltedError",
+    "EntropyError",
+]
+
+
+class DPFastError(Exception):
+    """Base class of every error raised by dpfast itself."""
+
+
+class PrivacyParameterError(DPFastError, ValueError):
+    """A parameter is outside its valid range (NaN, infinite, negative, ...)."""
+
+
+class BudgetExceededError(DPFastError, RuntimeError):
+    """A charge would spend more privacy budget than remains; nothing was drawn."""
+
+
+class MechanismHaltedError(DPFastError, RuntimeError):
+    """A streaming mechanism has halted and will never answer again."""
+
+
+class EntropyError(DPFastError, OSError):
+    """The operating system could not supply cryptographic entropy."""
