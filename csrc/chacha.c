@@ -350,8 +350,10 @@ void dpf_chacha_refill(dpf_chacha_t *c)
         }
     }
     /* Seeded and stream states are deterministic by definition: a child continues
-     * them exactly as the parent would (documented), like any seeded numpy generator. */
+     * them exactly as the parent would (documented), like any seeded numpy generator,
+     * so a buffer that is merely from before a fork is still handed out. */
     c->fork_gen = dpf_fork_generation;
+    if (c->pos < c->len) return;
     fn = impl_fn((int)c->impl);
     if (fn == NULL) fn = blocks_scalar;
     if (c->mode == DPF_CHACHA_STREAM) {
@@ -394,7 +396,8 @@ void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n)
 uint32_t dpf_chacha_next_u32(dpf_chacha_t *c)
 {
     uint64_t v;
-    if (c->has_half && c->fork_gen == dpf_fork_generation) {
+    if (c->fork_gen != dpf_fork_generation) dpf_chacha_refill(c); /* may rekey and drop half */
+    if (c->has_half) {
         c->has_half = 0;
         return c->half;
     }

@@ -6,7 +6,19 @@
  * 55 bits the position.  Laplace(b) = sign * b * Exp(1); Gumbel(0, b) = -b log Exp(1).
  * The tables are built at import from the published base-layer edges r. */
 #include <math.h>
+#include <string.h>
 #include "dpfast/continuous.h"
+
+/* x with its sign bit flipped when bit 8 of u is set: branch-free, since the sign is a
+ * fair coin that a branch predictor would miss half of the time. */
+static inline double flip_sign(double x, uint64_t u)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    b ^= (u & 0x100) << 55;
+    memcpy(&x, &b, sizeof b);
+    return x;
+}
 
 #define ZL 256
 #define ZSCALE 36028797018963968.0   /* 2^55 */
@@ -89,15 +101,15 @@ static double norm_slow(dpf_rng_t *r, unsigned i, double x)
     return -1.0;
 }
 
-/* |Exp(1)| with a random sign bit also returned (for Laplace). */
-static inline double zig_exp(dpf_rng_t *r, int *neg)
+/* Exp(1); *sign_word receives the word whose bit 8 is a fair coin (for Laplace). */
+static inline double zig_exp(dpf_rng_t *r, uint64_t *sign_word)
 {
     for (;;) {
         uint64_t u = dpf_next_u64(r);
         unsigned i = (unsigned)(u & 0xff);
         uint64_t a = u >> 9;
         double x = (double)a * zexp.w[i];
-        *neg = (int)((u >> 8) & 1);
+        *sign_word = u;
         if (DPF_LIKELY(a < zexp.k[i])) return x;
         x = exp_slow(r, i, x);
         if (x >= 0.0) return x;
@@ -111,27 +123,27 @@ static inline double zig_norm(dpf_rng_t *r)
         unsigned i = (unsigned)(u & 0xff);
         uint64_t a = u >> 9;
         double x = (double)a * znorm.w[i];
-        if (DPF_LIKELY(a < znorm.k[i])) return (u & 0x100) ? -x : x;
+        if (DPF_LIKELY(a < znorm.k[i])) return flip_sign(x, u);
         x = norm_slow(r, i, x);
-        if (x >= 0.0) return (u & 0x100) ? -x : x;
+        if (x >= 0.0) return flip_sign(x, u);
     }
 }
 
 static inline double gumbel1(dpf_rng_t *r)
 {
-    int neg;
+    uint64_t u;
     double e;
-    do { e = zig_exp(r, &neg); } while (e == 0.0); /* P = 2^-55 per draw; log(0) = -inf */
+    do { e = zig_exp(r, &u); } while (e == 0.0); /* P = 2^-55 per draw; log(0) = -inf */
     return -log(e);
 }
 
-double dpf_std_exponential(dpf_rng_t *r) { int neg; return zig_exp(r, &neg); }
+double dpf_std_exponential(dpf_rng_t *r) { uint64_t u; return zig_exp(r, &u); }
 double dpf_std_normal(dpf_rng_t *r) { return zig_norm(r); }
 double dpf_std_laplace(dpf_rng_t *r)
 {
-    int neg;
-    double x = zig_exp(r, &neg);
-    return neg ? -x : x;
+    uint64_t u;
+    double x = zig_exp(r, &u);
+    return flip_sign(x, u);
 }
 double dpf_std_gumbel(dpf_rng_t *r) { return gumbel1(r); }
 
@@ -144,8 +156,8 @@ void dpf_uniform_fill(dpf_rng_t *r, double low, double width, double *out, size_
 void dpf_exponential_fill(dpf_rng_t *r, double scale, double *out, size_t n)
 {
     size_t i;
-    int neg;
-    for (i = 0; i < n; i++) out[i] = scale * zig_exp(r, &neg);
+    uint64_t u;
+    for (i = 0; i < n; i++) out[i] = scale * zig_exp(r, &u);
 }
 
 void dpf_normal_fill(dpf_rng_t *r, double sigma, double *out, size_t n)
@@ -157,10 +169,10 @@ void dpf_normal_fill(dpf_rng_t *r, double sigma, double *out, size_t n)
 void dpf_laplace_fill(dpf_rng_t *r, double scale, double *out, size_t n)
 {
     size_t i;
-    int neg;
+    uint64_t u;
     for (i = 0; i < n; i++) {
-        double x = scale * zig_exp(r, &neg);
-        out[i] = neg ? -x : x;
+        double x = zig_exp(r, &u); /* sets u: keep it a separate statement */
+        out[i] = scale * flip_sign(x, u);
     }
 }
 

@@ -198,10 +198,7 @@ cdef class ChaCha20(BitGenerator):
             d["key"] = np.array([c.key[i] for i in range(8)], dtype="<u4").tobytes()
             d["nonce"] = np.array([c.nonce[i] for i in range(3)], dtype="<u4").tobytes()
             d["counter"] = int(c.counter)
-            if c.fork_gen != dpf_fork_generation:
-                d["buffer"] = np.empty(0, dtype=np.uint64)
-            else:
-                d["buffer"] = np.array([c.buf[i] for i in range(c.pos, c.len)], dtype=np.uint64)
+            d["buffer"] = np.array([c.buf[i] for i in range(c.pos, c.len)], dtype=np.uint64)
             d["half"] = int(c.half) if c.has_half else None
         return d
 

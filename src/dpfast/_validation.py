@@ -112,7 +112,7 @@ def float_array(name, value, *, allow_nonfinite=False):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     arr = arr.astype(np.float64, copy=False)
     if not allow_nonfinite and not np.isfinite(arr).all():
-        bad = arr[~np.isfinite(arr)].flat[0]
+        bad = float(arr[~np.isfinite(arr)].flat[0])
         _fail(name, "finite everywhere", bad)
     return arr
 

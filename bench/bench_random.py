@@ -1,0 +1,58 @@
+"""ChaCha20 throughput and the continuous samplers against numpy, in one run.
+
+    python bench/bench_random.py [--json out.json] [-n 1000000] [--repeats 7]
+
+"vs numpy" is numpy's time divided by dpfast's (above 1: dpfast is faster), both
+measured here with numpy's Generator(PCG64); numpy's samplers are not DP-safe.
+"""
+import numpy as np
+
+import dpfast.random as dr
+from dpfast import _core
+from _common import parser, report, timeit
+
+
+def main():
+    args = parser(__doc__).parse_args()
+    n, rep = args.n, args.repeats
+    rows = []
+    g = dr.ChaCha20()
+    words = np.empty(n, dtype=np.uint64)
+    for impl in _core._simd_available():
+        _core._set_simd(g, impl)
+        ns, _ = timeit(lambda: g.random_raw(n), n, rep)
+        rows.append({"name": f"chacha20 keystream [{impl}]", "ns": ns,
+                     "note": f"{8 / ns:.2f} GB/s"})
+    g = dr.ChaCha20()  # best implementation again
+    pcg = np.random.Generator(np.random.PCG64())
+    ns_np, _ = timeit(lambda: pcg.bit_generator.random_raw(n), n, rep)
+    rows.append({"name": "numpy PCG64 random_raw", "ns": ns_np, "note": "not a CSPRNG"})
+
+    out = np.empty(n)
+    pairs = [
+        ("uniform", lambda: dr.uniform(0.0, 1.0, out=out, rng=g), lambda: pcg.random(out=out)),
+        ("laplace", lambda: dr.laplace(1.0, out=out, rng=g), lambda: pcg.laplace(0.0, 1.0, n)),
+        ("gaussian", lambda: dr.gaussian(1.0, out=out, rng=g),
+         lambda: pcg.standard_normal(out=out)),
+        ("exponential", lambda: dr.exponential(1.0, out=out, rng=g),
+         lambda: pcg.standard_exponential(out=out)),
+        ("gumbel", lambda: dr.gumbel(1.0, out=out, rng=g), lambda: pcg.gumbel(0.0, 1.0, n)),
+    ]
+    for name, ours, theirs in pairs:
+        t_np, _ = timeit(theirs, n, rep)
+        t_dp, _ = timeit(ours, n, rep)
+        rows.append({"name": f"numpy {name}", "ns": t_np})
+        rows.append({"name": f"dpfast {name} (ChaCha20)", "ns": t_dp, "ratio": t_np / t_dp})
+
+    k = 100_000
+    t_np, _ = timeit(lambda: [pcg.laplace(0.0, 1.0) for _ in range(k)], k, rep)
+    t_dp, _ = timeit(lambda: [dr.laplace(1.0) for _ in range(k)], k, rep)
+    rows.append({"name": "numpy scalar laplace(0.0, 1.0)", "ns": t_np})
+    rows.append({"name": "dpfast scalar laplace(1.0), default rng", "ns": t_dp,
+                 "ratio": t_np / t_dp})
+    report("dpfast.random: ns per sample", rows, args,
+           {"best_simd": _core._simd_available()[-1]})
+
+
+if __name__ == "__main__":
+    main()
