@@ -56,6 +56,9 @@ _LAPLACE_MAX_STEPS = 2 ** 44
 _GAUSS_GRID_BITS = 24
 _GAUSS_MAX_STEPS = 2 ** 26
 _RATIONAL_BITS = 56
+_INF = math.inf
+# (epsilon, sensitivity) -> grid plan of a scalar release; bounded like an lru_cache.
+_SCALAR_LAPLACE_PLANS = {}
 
 
 # ------------------------------------------------------------------ helpers
@@ -65,6 +68,8 @@ def _as_data(value):
 
     Never a view of the caller's array that we could write through: the C layer makes
     new output arrays."""
+    if type(value) is float and -_INF < value < _INF:   # the common scalar case
+        return False, value, True
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("value must be numeric; got bool")
     if isinstance(value, (int, np.integer)):
@@ -106,6 +111,18 @@ def _grid_exponent(scale, bits, granularity):
             f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
             "[2^-1000, 2^1000]")
     return k
+
+
+def _positive(name, value):
+    """_validation.positive, with the common case (a finite positive float) inlined: a
+    scalar release is called millions of times."""
+    if type(value) is float and 0.0 < value < _INF:
+        return value
+    return _v.positive(name, value)
+
+
+def _mode(mode):
+    return mode if mode == "secure" else _v.choice("mode", mode, _MODES)
 
 
 def _charge(budget, epsilon, delta, label):
@@ -219,9 +236,24 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     2020 (exact sampler).  Mironov, "On Significance of the Least Significant Bits for
     Differential Privacy", CCS 2012.
     """
-    epsilon = _v.epsilon(epsilon)
-    sensitivity = _v.positive("sensitivity", sensitivity)
-    mode = _v.choice("mode", mode, _MODES)
+    if (type(value) is float and type(epsilon) is float and type(sensitivity) is float
+            and -_INF < value < _INF and 0.0 < epsilon < _INF and 0.0 < sensitivity < _INF
+            and mode == "secure" and granularity is None):
+        # The common scalar call, validated inline (it is made millions of times); the
+        # same checks and plan as the general path below.
+        plan = _SCALAR_LAPLACE_PLANS.get((epsilon, sensitivity))
+        if plan is None:
+            if len(_SCALAR_LAPLACE_PLANS) >= 1024:
+                _SCALAR_LAPLACE_PLANS.clear()
+            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _laplace_grid_plan(
+                epsilon, sensitivity, 1, None)
+        gen = _core.resolve_rng(rng)
+        if budget is not None:
+            budget.spend(epsilon, 0.0, label="laplace_mechanism")
+        return _core.grid_release(_core.NOISE_DLAP, value, *plan, gen)
+    epsilon = _positive("epsilon", epsilon)
+    sensitivity = _positive("sensitivity", sensitivity)
+    mode = _mode(mode)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
@@ -312,7 +344,7 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     delta = _v.delta(delta, allow_zero=False)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
-    mode = _v.choice("mode", mode, _MODES)
+    mode = _mode(mode)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
