@@ -110,8 +110,8 @@ _KOV_K_MAX = 10**7
 
 def _up(x, slack=_CLOSED_FORM_SLACK):
     """Round a nonnegative float result up by a relative ``slack`` (never down)."""
-    if x == _INF or x != x:
-        return x
+    if x == 0.0 or x == _INF or x != x:
+        return x  # zero is exact; inf and NaN have no neighbour to move to
     return math.nextafter(x + abs(x) * slack, _INF)
 
 
@@ -436,7 +436,9 @@ def _product_threshold():
         if x_new == x:
             break
         x = x_new
-    while math.expm1(x) > 2.0 * x:
+    # expm1 is within 1 ulp, so near the root its sign is unreliable: step down until
+    # the inequality holds with a margin of a few ulps.
+    while math.expm1(x) > 2.0 * x - 8.0 * math.ulp(2.0 * x):
         x = math.nextafter(x, 0.0)
     return x
 
@@ -492,7 +494,7 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
         delta_prime = math.ulp(0.0)
     eps_total = k * epsilon * epsilon + k * epsilon * math.expm1(epsilon)
     if simplified:
-        if not math.expm1(epsilon) <= 2.0 * epsilon:
+        if not epsilon <= PRODUCT_MECHANISM_EPSILON_MAX:
             raise PrivacyParameterError(
                 "epsilon must be <= 1.25643 (e^epsilon - 1 <= 2 epsilon) for the 3 k epsilon^2 "
                 f"simplification; got {epsilon!r}"
