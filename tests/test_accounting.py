@@ -62,6 +62,17 @@ def test_basic_composition_sums_and_rounds_up():
     assert A.basic_composition([0.5, 0.25]) == (0.75, 0.0)
 
 
+def test_large_sums_are_rounded_up():
+    # Beyond 2**14 terms the sum is numpy's pairwise sum plus a rigorous error bound.
+    x = np.random.default_rng(7).random(100_000) * 1e-3
+    exact = sum(map(Fraction, x.tolist()), Fraction(0))
+    eps, _ = A.basic_composition(x)
+    assert Fraction(eps) >= exact
+    assert eps == pytest.approx(float(exact), rel=1e-12)
+    rho = A.zcdp_compose(x)
+    assert Fraction(rho) >= exact
+
+
 def test_basic_composition_invalid():
     with pytest.raises(PrivacyParameterError, match=r"epsilons\[1\]"):
         A.basic_composition([0.1, float("nan")])
@@ -332,6 +343,29 @@ def test_optimal_composition_large_k_against_scipy_binomial():
     assert d == pytest.approx(dp, rel=1e-5)
     assert d <= dp * (1 + 1e-6)
     assert 1.0 < eg < A.advanced_composition(eps, 0.0, k, dp)[0]
+
+
+@pytest.mark.parametrize("eps,k,log_t", [(0.01, 100_000, -50.0), (0.3, 20_001, -120.0), (2.0, 5_000, -700.0)])
+def test_kov_pruning_is_rigorous(eps, k, log_t):
+    # White-box check of the one approximation in the optimal accountant: binomial terms
+    # outside the kept window must each be <= e^log_t, and their total must be covered
+    # by the bound that is added to every delta.
+    terms = A._KOVTerms(eps, k, log_t)
+    s = 1 / (1 + math.exp(eps))
+    ell_all = np.arange((k + 1) // 2)
+    kept = np.zeros(ell_all.shape, bool)
+    kept[terms.ell.astype(int)] = True
+    dropped = stats.binom.logpmf(ell_all[~kept], k, s)  # scipy: ~1e-9 absolute error
+    assert (dropped <= log_t + 1e-6).all()
+    if dropped.size:
+        assert terms.log_pruned >= np.logaddexp.reduce(dropped) - 1e-6
+    # The kept log-pmf values (Loader's saddle-point form) against 50-digit mpmath.
+    e = mpmath.mpf(eps)
+    s_mp = 1 / (1 + mpmath.exp(e))
+    for i in np.linspace(0, terms.ell.size - 1, 15).astype(int):
+        ell = int(terms.ell[i])
+        exact = mpmath.log(mpmath.binomial(k, ell)) + ell * mpmath.log(s_mp) + (k - ell) * mpmath.log(1 - s_mp)
+        assert abs(terms.log_a[i] - exact) <= 1e-11 * max(1, abs(exact))
 
 
 @pytest.mark.parametrize("eps,k", [(0.01, 10), (0.1, 1000), (0.01, 10**6), (1.0, 5000), (0.5, 3)])

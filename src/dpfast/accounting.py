@@ -148,6 +148,24 @@ def _fsum_up(values):
     return math.nextafter(s, _INF) if residual > 0.0 else s
 
 
+def _sum_up(arr):
+    """An upward-rounded sum of a float64 array of nonnegative values.
+
+    Up to 2**14 terms: :func:`_fsum_up` (the exact sum, rounded up).  Beyond that,
+    numpy's pairwise sum plus a rigorous bound on its rounding error: numpy adds blocks
+    of at most 128 terms in 8 interleaved running sums and combines blocks pairwise, so
+    every term passes through fewer than m = 128 + log2(n) additions, and the error is
+    at most m u / (1 - m u) times the sum of |terms| (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., §4.2)."""
+    n = arr.shape[0]
+    if n <= 1 << 14:
+        return _fsum_up(arr.tolist())
+    s = float(np.sum(arr))
+    m = 128 + math.ceil(math.log2(n))
+    gamma = m * 2.0**-53 / (1.0 - m * 2.0**-53)
+    return math.nextafter(s + 2.0 * gamma * s, _INF)  # terms are >= 0: sum |x| = s (x2 for its own rounding)
+
+
 def _logsumexp(a):
     """log(sum(exp(a))) of a 1-D float array, without overflow; -inf for no mass."""
     a = np.asarray(a, dtype=np.float64)
@@ -247,7 +265,7 @@ def basic_composition(epsilons, deltas=None):
     """
     eps = _real_sequence("epsilons", epsilons)
     dels = _delta_sequence("deltas", deltas, eps.shape[0])
-    return _fsum_up(eps.tolist()), _fsum_up(dels.tolist())
+    return _sum_up(eps), _sum_up(dels)
 
 
 def _advanced_epsilon(eps, k, log_inv_delta_prime):
@@ -339,10 +357,10 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
         raise PrivacyParameterError("epsilons must hold at least one value; got an empty sequence")
     dels = _delta_sequence("deltas", deltas, eps.shape[0])
     delta_prime = _open_delta("delta_prime", delta_prime)
-    sq = math.fsum((eps * eps).tolist())
-    drift = math.fsum((eps * np.expm1(eps)).tolist())
+    sq = _sum_up(eps * eps)
+    drift = _sum_up(eps * np.expm1(eps))
     eps_total = math.sqrt(2.0 * -math.log(delta_prime) * sq) + drift
-    return _up(eps_total), _up(math.fsum(dels.tolist()) + delta_prime)
+    return _up(eps_total), _up(_sum_up(dels) + delta_prime)
 
 
 def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exact"):
@@ -914,7 +932,7 @@ def zcdp_compose(rhos):
     via a Renyi Filter", NeurIPS 2021.
     """
     arr = _real_sequence("rhos", rhos)
-    return _fsum_up(arr.tolist())
+    return _sum_up(arr)
 
 
 def _zcdp_tight_epsilon(rho, log_inv_delta):
