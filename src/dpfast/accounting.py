@@ -1169,7 +1169,8 @@ def rdp_gaussian(sigma, orders=None, sensitivity=1.0):
     Privacy
     -------
     The Gaussian mechanism is (alpha, alpha Delta^2/(2 sigma^2))-RDP for every alpha > 1
-    (Mironov 2017, Prop. 7 / Table II).
+    (Mironov 2017, Table II; it is the Renyi divergence of two Gaussians with means
+    Delta apart, computed in closed form).
 
     References
     ----------
