@@ -1565,7 +1565,8 @@ class LedgerEntry:
 
     ``status`` is "spent" (a direct charge), "reserved", "committed" or "rolled_back";
     a settled reservation replaces its "reserved" line by a new entry with the same
-    ``index``.  ``rho`` is set in "zcdp" mode only.
+    ``index``.  ``rho`` is set in "zcdp" mode only; a :meth:`PrivacyBudget.spend_rho`
+    line has ``epsilon == delta == 0.0`` and its cost in ``rho``.
     """
 
     index: int
