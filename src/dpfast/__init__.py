@@ -6,6 +6,7 @@ Importing dpfast without its compiled core fails: there is no pure-Python fallba
 
 from . import _core  # noqa: F401  (fails loudly if the extension was not built)
 from . import random
+from . import accounting
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "random",
+    "accounting",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",
