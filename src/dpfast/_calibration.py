@@ -8,6 +8,7 @@ absorbed by a relative margin checked against a 50-digit computation in the test
 import math
 
 from . import _validation as _v
+from .accounting import zcdp_delta
 from ._errors import PrivacyParameterError
 
 # Relative margin added to bisection results, far larger than the floating error of the
@@ -117,33 +118,6 @@ def gaussian_sigma(epsilon, delta, l2_sensitivity=1.0, calibration="analytic"):
 
 
 # ------------------------------------------------------------------ discrete Gaussian
-
-def zcdp_delta(rho, epsilon):
-    """delta of a rho-zCDP mechanism at epsilon: inf over alpha > 1 of
-    exp((alpha-1)(alpha rho - epsilon)) (1 - 1/alpha)^(alpha-1) / alpha
-    (Canonne, Kamath & Steinke 2020, Proposition 12 / Corollary 13), minimised over a
-    fine grid of alpha refined by golden section (any alpha gives a valid bound)."""
-    if rho <= 0.0:
-        return 0.0
-
-    def log_delta(a):
-        return (a - 1.0) * (a * rho - epsilon) + (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)
-
-    # the unconstrained optimum of the leading terms is near (epsilon + rho) / (2 rho)
-    centre = max((epsilon + rho) / (2.0 * rho), 1.0 + 1e-9)
-    grid = [1.0 + (centre - 1.0) * 2.0 ** (i / 8.0) for i in range(-80, 41)]
-    best = min(grid, key=log_delta)
-    lo, hi = best / 1.1 if best / 1.1 > 1.0 else (1.0 + best) / 2.0, best * 1.1
-    phi = (math.sqrt(5.0) - 1.0) / 2.0
-    for _ in range(100):
-        m1, m2 = hi - phi * (hi - lo), lo + phi * (hi - lo)
-        if log_delta(m1) < log_delta(m2):
-            hi = m2
-        else:
-            lo = m1
-    value = min(log_delta(best), log_delta((lo + hi) / 2.0))
-    return min(math.exp(value), 1.0)
-
 
 def _dg_tail_bounds(j, sigma):
     """Bounds on T(j) = P[Y >= j] for Y discrete Gaussian N_Z(0, sigma^2), j >= 1.
