@@ -138,7 +138,7 @@ _DIRECT_SIGMA = 2000.0
 
 
 def _dg_tail_bounds_direct(j, sigma):
-    """Bounds on T(j) = P[Y >= j] by summing the pmf over |y| <= L, L = 40 sigma + j, and
+    """Bounds on T(j) = P[Y >= j], j >= 1, by summing the pmf over |y| <= L, L = 40 sigma + j, and
     bounding the rest (f(L+1) + int_{L+1}^inf f <= 2 f(L) for L >= sigma^2)."""
     import numpy as np
 
@@ -161,18 +161,24 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
     The exact value is the hockey-stick divergence
     sum_y max(0, p(y) - e^eps p(y - s)) = P[Y < a] - e^eps P[Y < a - s], a = s/2 - sigma^2
     eps / s (Canonne, Kamath & Steinke 2020, Theorem 7); largest at the largest shift.  It
-    is bounded by direct summation for small sigma and with _dg_tail_bounds (slack below 1
-    part in sigma^2/eps of delta) for large sigma, where it is the analytic value."""
+    is bounded by direct summation for small sigma (slack about 1e-7 relative) and with
+    _dg_tail_bounds for large sigma (slack about 1e-6 relative on the mechanisms' grid,
+    where the value is the analytic Gaussian one)."""
     s = shift
     a = s / 2.0 - sigma * sigma * epsilon / s
     m = math.ceil(a) - 1                       # the largest integer < a
-    if m >= 0:
-        return 1.0
-    j1, j2 = -m, -m + s                       # P[Y <= m] = T(-m), P[Y <= m - s] = T(-m + s)
     bounds = _dg_tail_bounds_direct if sigma <= _DIRECT_SIGMA else _dg_tail_bounds
-    _, upper1 = bounds(j1, sigma)
-    lower2, _ = bounds(j2, sigma)
-    return max(upper1 - math.exp(epsilon) * lower2, 0.0)
+
+    def cdf_bounds(x):
+        """Bounds on F(x) = P[Y <= x] from the tail bounds, by symmetry."""
+        if x < 0:
+            return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
+        lo, hi = bounds(x + 1, sigma)          # P[Y <= x] = 1 - P[Y >= x + 1]
+        return 1.0 - hi, 1.0 - lo
+
+    upper1 = cdf_bounds(m)[1]
+    lower2 = cdf_bounds(m - s)[0]
+    return min(max(upper1 - math.exp(epsilon) * lower2, 0.0), 1.0)
 
 
 def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
