@@ -91,7 +91,7 @@ static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64
 /* Vector versions: LANES blocks side by side, word i of every block in one vector
  * ("vertical" layout), written with the GCC/Clang vector extension so one source serves
  * SSE2, AVX2, AVX-512 and NEON; the target attribute picks the instruction set. */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define DPF_HAVE_VEC 1
 #define DEFINE_VEC_BLOCKS(NAME, LANES, ATTR)                                          \
     typedef uint32_t NAME##_v __attribute__((vector_size(4 * (LANES))));              \
@@ -298,6 +298,7 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
 
 void dpf_chacha_free(dpf_chacha_t *c, int mapped)
 {
+    (void)mapped; /* only Linux maps OS-keyed states */
     if (c == NULL) return;
 #if defined(__linux__) && defined(MADV_WIPEONFORK)
     if (mapped) {

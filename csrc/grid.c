@@ -13,6 +13,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "dpfast/common.h"
 #include "dpfast/grid.h"
 #include "dpfast/status.h"
 
@@ -27,7 +28,7 @@
  * sign) rounds v to an integer, ties to even, in the default rounding mode; from 2^52 on
  * every double is an integer.  A zero result may be -0.0, as with rint; the release then
  * adds +0.0 or a nonzero value, and IEEE addition never returns -0.0 from that. */
-static inline double round_half_even(double v)
+static DPF_INLINE double round_half_even(double v)
 {
     const double c = v < 0.0 ? -TWO52 : TWO52;
     return fabs(v) < TWO52 ? (v + c) - c : v;
