@@ -6,6 +6,7 @@ Importing dpfast without its compiled core fails: there is no pure-Python fallba
 
 from . import _core  # noqa: F401  (fails loudly if the extension was not built)
 from . import random
+from . import sparse
 from ._errors import (
     BudgetExceededError,
     DPFastError,
