@@ -30,7 +30,7 @@ cdef object _svt_values(object values, str name):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind in "iu" and arr.size and int(np.max(np.abs(arr.astype(object)))) > _TWO53:
+    if arr.dtype.kind in "iu" and arr.size and (int(arr.max()) > _TWO53 or int(arr.min()) < -_TWO53):
         # Above 2**53 the conversion to float64 rounds, and rounding can grow a query's
         # sensitivity; refuse rather than answer with a weaker guarantee.
         raise PrivacyParameterError(f"{name} must be at most 2**53 in absolute value when "
@@ -105,8 +105,8 @@ cdef class _SVTStream:
         """Draw the first noisy threshold (before any query)."""
         cdef dpf_rng_t r
         cdef int st
-        if not self._configured:
-            raise TypeError("stream not configured")
+        if not self._configured or self._st.started:
+            raise TypeError("stream not configured, or already started")
         with self._lock:
             _bind(self._bg, &r)
             with self._bg.lock:
@@ -116,11 +116,11 @@ cdef class _SVTStream:
     # -------------------------------------------------- errors, in one place
 
     cdef int _status(self, int st, size_t bad, int which, object values,
-                     object thresholds) except -1:
+                     object thresholds, str vname="values", str tname="thresholds") except -1:
         if st == DPF_OK:
             return 0
         if st == DPF_E_RANGE and which >= 0:
-            name = "values" if which == 0 else "thresholds"
+            name = vname if which == 0 else tname
             arr = values if which == 0 else thresholds
             x = float(arr[bad]) if arr.ndim else float(arr)
             where = f"{name}[{bad}]" if arr.ndim else name
@@ -149,13 +149,13 @@ cdef class _SVTStream:
         cdef double *pval = NULL
         cdef size_t n, ts = 0, done = 0, bad = 0
         cdef int which = -1, st
-        if not self._configured:
-            raise TypeError("stream not configured")
+        if not self._st.started:
+            raise TypeError("stream not started")
         v = _svt_values(values, "values")
         n = v.shape[0]
         if thresholds is not None:
             if np.ndim(thresholds) == 0:
-                t = np.array([_svt_scalar(thresholds, "thresholds")], dtype=np.float64)
+                t = _svt_values(np.reshape(thresholds, (1,)), "thresholds")
                 ts = 0
             else:
                 t = _svt_values(thresholds, "thresholds")
@@ -195,8 +195,8 @@ cdef class _SVTStream:
         cdef double val = NAN
         cdef size_t done = 0, bad = 0
         cdef int which = -1, st
-        if not self._configured:
-            raise TypeError("stream not configured")
+        if not self._st.started:
+            raise TypeError("stream not started")
         v = _svt_scalar(value, "value")
         if threshold is not None:
             t = _svt_scalar(threshold, "threshold")
@@ -212,7 +212,7 @@ cdef class _SVTStream:
                     st = dpf_svt_feed(self._st, &r, &v, pt, 0, 1, &top, &val, &done)
         if st != DPF_OK:
             self._status(st, bad, which, np.float64(v),
-                         np.float64(t) if pt != NULL else None)
+                         np.float64(t) if pt != NULL else None, "value", "threshold")
         if self._st.numeric:
             return val
         return top != 0

@@ -59,12 +59,20 @@ def _sparse_constant(k, beta, c, delta):
 
 
 def _numeric_constant(k, beta, c, delta):
-    # Thm 3.28: 9c (ln k + ln(4c/beta)) / eps (delta = 0);
-    #           (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps (delta > 0)
+    # Thm 3.28: 9c (ln k + ln(4c/beta)) / eps (delta = 0).
+    # delta > 0 as printed: (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
+    # Erratum: that is only the Sparse part's error (Thm 3.26 with eps1 and beta/2).  The c
+    # released values carry Lap(b), b = sqrt(32 c ln(2/delta)) (sqrt(512)+1) / (2 eps), and
+    # all c are within alpha with probability 1 - beta/2 only if alpha >= b ln(2c/beta)
+    # = sqrt(8 c ln(2/delta)) (sqrt(512)+1) ln(2c/beta) / eps, which the printed bound is
+    # not (e.g. k = 30, c = 2, beta = 0.05: printed 5.0 sqrt(c ln(2/delta)) (sqrt512+1)/eps,
+    # needed 10.4 ...).  We return the larger of the two, which the proof does give.
+    # (For delta = 0 the Laplace part, 9c ln(2c/beta)/eps, is always the smaller.)
     lead = math.log(k) + math.log(4.0 * c / beta)
     if delta == 0.0:
         return 9.0 * c * lead
-    return lead * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0)
+    laplace = math.sqrt(8.0) * math.log(2.0 * c / beta)
+    return max(lead, laplace) * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0)
 
 
 def above_threshold_alpha(k, beta, *, epsilon, sensitivity=1.0):
@@ -146,12 +154,21 @@ def numeric_sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0
     """Error α at which NumericSparse is (α, β)-accurate over k queries (Thm 3.28).
 
     Returns ``9 c Δ (ln k + ln(4c/β)) / ε`` for δ = 0, else
-    ``Δ (ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1) / ε``; holds when at most c of
-    the k queries are at or above ``T - α``.
+    ``Δ max(ln k + ln(4c/β), sqrt(8) ln(2c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1) / ε``;
+    holds when at most c of the k queries are at or above ``T - α``.
+
+    Notes
+    -----
+    Erratum: for δ > 0 the book prints ``(ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512)+1)/ε``,
+    the error of the Sparse part alone.  The released values' Laplace noise has scale
+    ``sqrt(32 c ln(2/δ)) (sqrt(512)+1) Δ / (2ε)``, and the proof's second condition (all
+    c values within α with probability 1 - β/2) needs ``α >= sqrt(8 c ln(2/δ))
+    (sqrt(512)+1) ln(2c/β) Δ/ε``, which the printed bound can violate (for small k it is
+    about half of that).  This function returns the larger of the two, as the proof gives.
 
     References
     ----------
-    Dwork and Roth 2014, Theorem 3.28.
+    Dwork and Roth 2014, Theorem 3.28 (corrected for δ > 0, see Notes).
     """
     k, beta = _k_beta(k, beta)
     c, d = _c_delta(cutoff, delta)

@@ -169,13 +169,6 @@ class _SVTBase(_core._SVTStream):
         ``sigma_value``: NumericSparse's sigma(eps2) for released values, or None.
         All in units of the sensitivity."""
         numeric = sigma_value is not None
-        self._threshold = threshold
-        self._epsilon = epsilon
-        self._delta = delta
-        self._sensitivity = sensitivity
-        self._cutoff = cutoff
-        self._mode = mode
-        self._constant_time = constant_time
         if mode == "secure":
             g, k_grid, inv_l = _grid(sensitivity, sigma, granularity)
             # threshold noise sigma K, released noise sigma(eps2) K (grid steps), rounded up
@@ -184,10 +177,8 @@ class _SVTBase(_core._SVTStream):
             slack_thr, slack_val = self._configure_secure(
                 rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
                 constant_time)
-            self._grid = g
-            self._noise = {"grid": g, "sensitivity_steps": k_grid,
-                           "threshold_scale": thr, "query_inv_l": inv_l,
-                           "value_scale": val if numeric else None}
+            noise = {"grid": g, "sensitivity_steps": k_grid, "threshold_scale": thr,
+                     "query_inv_l": inv_l, "value_scale": val if numeric else None}
             # Constant-time sampler: each of at most `cutoff` threshold draws (and as many
             # value draws) is within total variation `slack` of the exact law, so the
             # stream is (eps, delta + (1 + e^eps) * total slack)-DP.
@@ -195,13 +186,23 @@ class _SVTBase(_core._SVTStream):
             extra = (min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * total * (1 + _MARGIN))
                      if total else 0.0)
         else:
+            g = None
             s = float(sigma) * sensitivity * (1 + _MARGIN)
             sv = float(sigma_value) * sensitivity * (1 + _MARGIN) if numeric else 0.0
             self._configure_fast(rng, cutoff, numeric, threshold, s, 2.0 * s, sv)
-            self._grid = None
-            self._noise = {"threshold_scale": s, "query_scale": 2.0 * s,
-                           "value_scale": sv if numeric else None}
+            noise = {"threshold_scale": s, "query_scale": 2.0 * s,
+                     "value_scale": sv if numeric else None}
             extra = 0.0
+        # (configuring succeeds once only, so these are set once only)
+        self._threshold = threshold
+        self._epsilon = epsilon
+        self._delta = delta
+        self._sensitivity = sensitivity
+        self._cutoff = cutoff
+        self._mode = mode
+        self._constant_time = constant_time
+        self._grid = g
+        self._noise = noise
         self._cost = (epsilon, delta + extra)
         if budget is not None:
             # the whole cost, before any noise is drawn; raising here leaves nothing drawn
@@ -448,8 +449,10 @@ class NumericSparse(_SVTBase):
     Accuracy
     --------
     If at most c of k queries are above T - α: ``α = 9 c Δ (ln k + ln(4c/β)) / ε``
-    (δ = 0) or ``α = Δ (ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1) / ε``
-    (Thm 3.28; :func:`dpfast.accuracy.numeric_sparse_alpha`).
+    (δ = 0) or ``α = Δ max(ln k + ln(4c/β), sqrt(8) ln(2c/β)) sqrt(c ln(2/δ))
+    (sqrt(512) + 1) / ε`` (Thm 3.28; for δ > 0 the book prints only the first term of the
+    max, which does not cover the released values' noise -- see
+    :func:`dpfast.accuracy.numeric_sparse_alpha`).
 """ + _SHARED_DOC + """
     References
     ----------
