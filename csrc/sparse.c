@@ -327,12 +327,41 @@ int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *word
     return 0;
 }
 
-/* Erase words in a way the compiler may not elide (word stores: dpf_secure_zero's byte
- * loop would cost more than the noise itself here). */
+/* Default threshold, exactly and without a branch.  With x = f/g (an exact double) and
+ * the integer b = (R + floor(T/g)) - N, the top condition floor(x) + N - floor(T/g) >= R
+ * is floor(x) >= b, that is x >= b (b is an integer), that is x >= (double)b when b is a
+ * double.  |R| <= 2^48 (new_threshold), |N| < 2^48 except the atom, |floor(T/g)| < 2^50
+ * (use_bounds), so |b| < 2^51 and (double)b is exact: the bits of 1.5 2^52 + b, minus
+ * 1.5 2^52.  The atom (N = 2^62, bit 62 set and bit 63 clear) gets -inf: always a top,
+ * as N = +inf requires.  Integer and IEEE operations only, so the compiler vectorises
+ * it.  Recomputed for the rest of the chunk after every new threshold. */
+static void update_bounds(dpf_svt_t *s)
+{
+    const uint64_t rt = (uint64_t)(s->secret_thr_int + s->default_thr);
+    const int64_t *qn = s->secret_qnoise;
+    double *qb = s->secret_qbound;
+    uint32_t j;
+    if (!s->use_bounds) return;
+    for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++) {
+        uint64_t n = (uint64_t)qn[j];
+        uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
+        double d = bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND;
+        qb[j] = bits_to_d((d_to_bits(d) & ~atom) | (0xfff0000000000000ULL & atom));
+    }
+}
+
+/* Erase words in a way the compiler may not elide (dpf_secure_zero's byte loop would cost
+ * more than the noise itself here): memset, then a barrier that makes the memory look
+ * read, or word stores through a volatile pointer. */
 static void wipe_words(uint64_t *p, size_t n)
 {
+#if defined(__GNUC__) || defined(__clang__)
+    memset(p, 0, n * sizeof *p);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+#else
     volatile uint64_t *q = (volatile uint64_t *)p;
     while (n--) *q++ = 0;
+#endif
 }
 
 /* The next chunk of query noise: 2 CHUNK fresh words (a bulk fill from a dpfast
@@ -349,6 +378,7 @@ static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
     chunk_impl(s->impl)(s, w, s->secret_qnoise);
     wipe_words(w, 2 * DPF_SVT_CHUNK);
     s->secret_qpos = 0;
+    update_bounds(s);
 }
 
 /* The one place where the secure path draws threshold and released-value noise: the
@@ -410,6 +440,7 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     s->q_pos_hi = (uint64_t)ldexp(q / (1.0 + q), 64);
     s->impl = dpf_chacha_best_impl();
     s->secret_qpos = DPF_SVT_CHUNK;
+    s->use_bounds = s->default_thr < ((int64_t)1 << 50) && s->default_thr > -((int64_t)1 << 50);
     if ((st = dlap_prepare(&s->thr_noise, thr_num, thr_den, constant_time)) != DPF_OK)
         return st;
     if (s->numeric &&
@@ -459,7 +490,11 @@ static int new_threshold(dpf_svt_t *s, dpf_rng_t *r)
         int64_t x;
         int st = svt_dlap(r, &s->thr_noise, &x);
         if (st != DPF_OK) return st;
+        /* |R| > 2^48 has probability below exp(-2^8) per draw at the largest scale that
+         * inv_l <= 2^40 allows (sigma K < 2^40); refuse it rather than compute with it */
+        if (x > DPF_SVT_THRESHOLD_LIMIT || x < -DPF_SVT_THRESHOLD_LIMIT) return DPF_E_RANGE;
         s->secret_thr_int = x;
+        if (s->secret_qpos < DPF_SVT_CHUNK) update_bounds(s);
     } else {
         s->secret_thr_dbl = s->thr_scale * dpf_std_laplace(r);
     }
@@ -524,34 +559,53 @@ static int after_top(dpf_svt_t *s, dpf_rng_t *r)
 
 /* The comparisons of queries [i, i + m) of the current chunk (no top among them is
  * handled here): returns the index of the first top, or i + m.  Writes top[] only up to
- * and including that index, so nothing past an answered query is ever written. */
+ * and including that index, so nothing past an answered query is ever written; erases
+ * the noise of every query it answers. */
 static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t t_stride,
                          size_t i, size_t m, uint8_t *top)
 {
     const double ig = s->inv_grid;
     const int64_t thr = s->secret_thr_int;
-    int64_t *qn = s->secret_qnoise + s->secret_qpos - i;
-    size_t end = i + m;
-    if (t == NULL) {
-        const int64_t tq = s->default_thr;
-        for (; i < end; i++) {
-            /* Algorithm 1/2: top iff f_i + nu_i >= T + R, in grid units.  |nu| <= 2^62,
-             * |f - tq| < 2^62: no overflow; R is never combined with data. */
-            int is_top = qn[i] + (floor_i64(v[i] * ig) - tq) >= thr;
-            qn[i] = 0;                                  /* used: erase */
-            top[i] = (uint8_t)is_top;
-            if (DPF_UNLIKELY(is_top)) return i;
+    int64_t *qn = s->secret_qnoise + s->secret_qpos;
+    double *qb = s->secret_qbound + s->secret_qpos;
+    size_t j, first = m;
+    if (t == NULL && s->use_bounds) {
+        /* The m comparisons without a branch (a vectorised reduction); whether the run
+         * holds a top is public (the answers say so), and only then is it searched. */
+        int any = 0;
+        for (j = 0; j < m; j++) any |= v[i + j] * ig >= qb[j];
+        if (!any) {
+            memset(top + i, 0, m);
+            memset(qn, 0, m * sizeof *qn);             /* used: erase */
+            memset(qb, 0, m * sizeof *qb);
+            return i + m;
+        }
+        for (j = 0; j < m; j++) {
+            int is_top = v[i + j] * ig >= qb[j];
+            top[i + j] = (uint8_t)is_top;
+            if (is_top) {
+                first = j;
+                break;
+            }
         }
     } else {
-        for (; i < end; i++) {
-            int64_t tq = floor_i64(t[i * t_stride] * ig);   /* per-query threshold T_i */
-            int is_top = qn[i] + (floor_i64(v[i] * ig) - tq) >= thr;
-            qn[i] = 0;
-            top[i] = (uint8_t)is_top;
-            if (DPF_UNLIKELY(is_top)) return i;
+        for (j = 0; j < m; j++) {
+            /* Algorithm 1/2 with the per-query threshold T_i: top iff f_i + nu_i >=
+             * T_i + R in grid units.  |nu| <= 2^62, |f - tq| < 2^62: no overflow. */
+            int64_t tq = t ? floor_i64(t[(i + j) * t_stride] * ig) : s->default_thr;
+            int is_top = qn[j] + (floor_i64(v[i + j] * ig) - tq) >= thr;
+            top[i + j] = (uint8_t)is_top;
+            if (DPF_UNLIKELY(is_top)) {
+                first = j;
+                break;
+            }
         }
     }
-    return end;
+    for (j = 0; j < m && j <= first; j++) {             /* used: erase */
+        qn[j] = 0;
+        qb[j] = 0.0;
+    }
+    return i + first;
 }
 
 static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,

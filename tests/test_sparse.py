@@ -219,6 +219,30 @@ def test_secure_batch_equals_steps_with_same_seed(cls):
         np.testing.assert_array_equal(res[how], res["batch"])
 
 
+@pytest.mark.parametrize("cls", [AboveThreshold, Sparse, NumericSparse])
+def test_secure_comparison_paths_agree(cls):
+    # Three exact ways of comparing give the same answers from the same seed: the default
+    # threshold (compared in doubles), a threshold beyond 2^50 grid steps (integers), and
+    # the threshold passed per query (integers).  Shifting values and threshold together
+    # changes nothing: only floor(f/g) - floor(T/g) enters.
+    vals = np.random.default_rng(15).integers(-200, 12, 5000).astype(float)
+    kw = {"epsilon": 2.0} if cls is AboveThreshold else {"cutoff": 60, "epsilon": 30.0}
+    shift = 2.0 ** 52
+    a = cls(40.0 if cls is AboveThreshold else 0.0, granularity=1.0, rng=dr.ChaCha20(16), **kw)
+    t0 = a.threshold
+    b = cls(t0 + shift, granularity=1.0, rng=dr.ChaCha20(16), **kw)
+    c = cls(-7.0, granularity=1.0, rng=dr.ChaCha20(16), **kw)
+    ra, rb, rc = a.feed(vals), b.feed(vals + shift), c.feed(vals, thresholds=t0)
+    assert len(ra) > 3 * _core.SVT_CHUNK
+    if cls is NumericSparse:   # released values are f + noise: shifted by 2^52 in b
+        np.testing.assert_array_equal(np.isnan(ra), np.isnan(rb))
+        np.testing.assert_array_equal(ra[~np.isnan(ra)] + shift, rb[~np.isnan(rb)])
+        np.testing.assert_array_equal(ra, rc)
+    else:
+        np.testing.assert_array_equal(ra, rb)
+        np.testing.assert_array_equal(ra, rc)
+
+
 def test_secure_query_noise_identical_across_simd(seeded):
     words = seeded(13).random_raw(2 * _core.SVT_CHUNK * 50).reshape(50, -1)
     impls = [i for i in ("scalar", "sse2", "neon", "avx2", "avx512")

@@ -44,6 +44,7 @@ enum { DPF_SVT_SECURE = 1, DPF_SVT_FAST = 2 };
 #define DPF_SVT_VALUE_LIMIT 2305843009213693952.0   /* 2^61 */
 #define DPF_SVT_MAX_INV_L 1099511627776.0           /* 2^40 */
 #define DPF_SVT_NOISE_INF ((int64_t)1 << 62)        /* the query noise's atom at +inf */
+#define DPF_SVT_THRESHOLD_LIMIT ((int64_t)1 << 48)  /* |threshold noise| (never reached) */
 /* Query noise is computed DPF_SVT_CHUNK queries at a time (SIMD) from 2 * DPF_SVT_CHUNK
  * words, at fixed query positions: query i uses chunk i / CHUNK whatever the batching, so
  * a batch and the same queries one step at a time give the same answers. */
@@ -79,6 +80,7 @@ typedef struct dpf_svt {
     int halted;
     int started;
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
+    int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
      * queries of the current chunk.  Never returned by any function; each query's noise
      * is erased as it is used. */
@@ -86,6 +88,8 @@ typedef struct dpf_svt {
     double secret_thr_dbl;     /* fast:   T-hat = T + secret_thr_dbl */
     uint32_t secret_qpos;      /* next unused entry of secret_qnoise (CHUNK: none left) */
     int64_t secret_qnoise[DPF_SVT_CHUNK];
+    /* with the default threshold: query j is a top iff f_j / g >= secret_qbound[j] */
+    double secret_qbound[DPF_SVT_CHUNK];
 } dpf_svt_t;
 
 /* Configure a secure stream.  Scales are in grid units: the threshold noise is a discrete

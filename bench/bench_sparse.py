@@ -1,0 +1,177 @@
+"""Streaming sparse vector technique: ns per query against numpy textbook code.
+
+    python bench/bench_sparse.py [--json out.json] [-n 10000000] [--repeats 5]
+
+Scenarios (n queries each, median of --repeats):
+  below      every query far below the threshold: the stream never halts.
+  crossings  one query in CROSS_EVERY far above the threshold.  Sparse and NumericSparse
+             run with cutoff = n; AboveThreshold is restarted after each halt (a new
+             object per crossing, its construction included in the time).
+
+Baselines, with numpy's Generator(PCG64) (not DP-safe, not floating-point safe):
+  numpy textbook   below: T + rng.laplace(); f + rng.laplace(size=n) >= T^; argmax of the
+                   first top (one vectorised pass).  crossings: the same comparisons in
+                   chunks of 65536, restarting after each top with a fresh threshold.
+  python loop      one rng.laplace() per query in a Python loop (timed on fewer queries).
+"vs numpy" is the textbook time divided by ours (above 1: dpfast is faster).
+"""
+import numpy as np
+
+import dpfast.random as dr
+from dpfast.sparse import AboveThreshold, NumericSparse, Sparse
+from _common import parser, report, timeit
+
+EPS = 1.0
+CUTOFF_SMALL = 10
+CROSS_EVERY = 10_000
+CHUNK = 65_536
+FAR = 1e6
+
+
+def values(n, kind):
+    f = np.zeros(n)
+    if kind == "crossings":
+        f[CROSS_EVERY - 1::CROSS_EVERY] = 2 * FAR
+    return f
+
+
+# ------------------------------------------------------------------ numpy textbook
+
+def np_above_threshold_below(f, rng):
+    b = 1.0 / EPS
+    t_hat = FAR + rng.laplace(0.0, 2 * b)
+    hits = f + rng.laplace(0.0, 4 * b, size=f.size) >= t_hat
+    k = int(np.argmax(hits)) if hits.any() else f.size
+    return hits[:k + 1]
+
+
+def np_sparse_chunked(f, sigma, cutoff, rng, numeric_sigma=None):
+    """Algorithm 2 (3 if numeric_sigma) vectorised in chunks."""
+    n = f.size
+    out = np.zeros(n, dtype=bool)
+    vals = np.full(n, np.nan) if numeric_sigma else None
+    count, i = 0, 0
+    t_hat = FAR + rng.laplace(0.0, sigma)
+    while i < n:
+        j = min(i + CHUNK, n)
+        hits = f[i:j] + rng.laplace(0.0, 2 * sigma, j - i) >= t_hat
+        if not hits.any():
+            i = j
+            continue
+        k = i + int(np.argmax(hits))
+        out[k] = True
+        if numeric_sigma:
+            vals[k] = f[k] + rng.laplace(0.0, numeric_sigma)
+        count += 1
+        if count >= cutoff:
+            return out[:k + 1]
+        t_hat = FAR + rng.laplace(0.0, sigma)
+        i = k + 1
+    return out
+
+
+def py_loop_above_threshold(f, rng):
+    b = 1.0 / EPS
+    t_hat = FAR + rng.laplace(0.0, 2 * b)
+    for i in range(f.size):
+        if f[i] + rng.laplace(0.0, 4 * b) >= t_hat:
+            return i
+    return f.size
+
+
+# ------------------------------------------------------------------ dpfast
+
+def cutoff(n, kind):
+    """Sparse's c: small when nothing crosses, else enough never to halt."""
+    return CUTOFF_SMALL if kind == "below" else n // CROSS_EVERY + 1
+
+
+def ours(cls, f, kind, mode, rng, **kw):
+    if cls is AboveThreshold:
+        if kind == "below":
+            return AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw).feed(f)
+        i = 0
+        while i < f.size:                       # restart after each halt
+            i += len(AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw).feed(f[i:]))
+        return i
+    return cls(FAR, cutoff=cutoff(f.size, kind), epsilon=EPS, rng=rng, mode=mode, **kw).feed(f)
+
+
+def _np_at_restarts(f, rng):
+    # AboveThreshold restarted after each halt, vectorised in chunks
+    i = 0
+    while i < f.size:
+        i += len(np_sparse_chunked(f[i:], 2.0 / EPS, 1, rng))
+    return i
+
+
+def main():
+    p = parser(__doc__)
+    p.set_defaults(n=10_000_000, repeats=5)
+    args = p.parse_args()
+    n, rep = args.n, args.repeats
+    rng_np = np.random.default_rng()
+    g = dr.ChaCha20()
+    rows, goals = [], {}
+
+    for kind in ("below", "crossings"):
+        f = values(n, kind)
+        c = cutoff(n, kind)
+        if kind == "below":
+            t_at, _ = timeit(lambda: np_above_threshold_below(f, rng_np), n, rep)
+        else:
+            t_at, _ = timeit(lambda: _np_at_restarts(f, rng_np), n, rep)
+        # Algorithm 2: sigma = 2c/eps; Algorithm 3: sigma(8eps/9), sigma(2eps/9)
+        t_sp, _ = timeit(lambda: np_sparse_chunked(f, 2.0 * c / EPS, c, rng_np), n, rep)
+        t_ns, _ = timeit(lambda: np_sparse_chunked(f, 9.0 * c / (4 * EPS), c, rng_np,
+                                                   numeric_sigma=9.0 * c / EPS), n, rep)
+        base = {AboveThreshold: t_at, Sparse: t_sp, NumericSparse: t_ns}
+        for cls in (AboveThreshold, Sparse, NumericSparse):
+            note = ("one vectorised pass" if kind == "below" and cls is AboveThreshold
+                    else f"chunks of {CHUNK}")
+            rows.append({"name": f"numpy textbook {cls.__name__} [{kind}]", "ns": base[cls],
+                         "note": note})
+            for mode in ("secure", "fast"):
+                t, _ = timeit(lambda: ours(cls, f, kind, mode, g), n, rep)
+                name = f"dpfast {cls.__name__} {mode} [{kind}]"
+                rows.append({"name": name, "ns": t, "ratio": base[cls] / t})
+                goals[name] = base[cls] / t
+            if kind == "crossings" and cls is Sparse:
+                t, _ = timeit(lambda: ours(cls, f, kind, "secure", g, constant_time=True), n, rep)
+                rows.append({"name": f"dpfast Sparse secure constant_time [{kind}]", "ns": t,
+                             "ratio": base[cls] / t})
+
+    m = 200_000
+    f = np.zeros(m)
+    t, _ = timeit(lambda: py_loop_above_threshold(f, rng_np), m, max(3, rep // 2))
+    rows.append({"name": "python loop AboveThreshold [below]", "ns": t,
+                 "note": f"{m} queries per repeat"})
+
+    k = 100_000
+    steps = {}
+    for mode in ("secure", "fast"):
+        at = AboveThreshold(FAR, epsilon=EPS, rng=g, mode=mode)
+        step = at.step
+        t, _ = timeit(lambda: [step(0.0) for _ in range(k)], k, rep)
+        steps[mode] = t
+        rows.append({"name": f"dpfast AboveThreshold.step() {mode}", "ns": t,
+                     "note": "one Python call per query"})
+
+    met = {
+        "secure AboveThreshold >= 2x numpy (below)":
+            goals["dpfast AboveThreshold secure [below]"] >= 2,
+        "secure Sparse >= 2x numpy (below)": goals["dpfast Sparse secure [below]"] >= 2,
+        "secure AboveThreshold >= 2x numpy (crossings)":
+            goals["dpfast AboveThreshold secure [crossings]"] >= 2,
+        "secure Sparse >= 2x numpy (crossings)": goals["dpfast Sparse secure [crossings]"] >= 2,
+        "fast >= 10x numpy (all)": min(v for k_, v in goals.items() if " fast " in k_) >= 10,
+        "step() <= 1 us": max(steps.values()) <= 1000,
+    }
+    for goal, ok in met.items():
+        print(f"goal: {goal}: {'met' if ok else 'NOT met'}")
+    report("dpfast.sparse: ns per query", rows, args,
+           {"n": n, "cross_every": CROSS_EVERY, "goals_met": met, "speedups": goals})
+
+
+if __name__ == "__main__":
+    main()
