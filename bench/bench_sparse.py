@@ -9,9 +9,12 @@ Scenarios (n queries each, median of --repeats):
              object per crossing, its construction included in the time).
 
 Baselines, with numpy's Generator(PCG64) (not DP-safe, not floating-point safe):
-  numpy textbook   below: T + rng.laplace(); f + rng.laplace(size=n) >= T^; argmax of the
-                   first top (one vectorised pass).  crossings: the same comparisons in
-                   chunks of 65536, restarting after each top with a fresh threshold.
+  numpy textbook   AboveThreshold, below: T + rng.laplace(); f + rng.laplace(size=n) >= T^;
+                   argmax of the first top (one vectorised pass).  Otherwise: every
+                   query's noise in one rng.laplace(size=n) call, then each epoch's first
+                   top by a vectorised search in doubling windows, a fresh threshold after
+                   each top.  AboveThreshold with crossings is restarted after each halt
+                   (dpfast: a stream fed in batches of at most 65536 queries).
   python loop      one rng.laplace() per query in a Python loop (timed on fewer queries).
 "vs numpy" is the textbook time divided by ours (above 1: dpfast is faster).
 """
@@ -45,20 +48,27 @@ def np_above_threshold_below(f, rng):
     return hits[:k + 1]
 
 
-def np_sparse_chunked(f, sigma, cutoff, rng, numeric_sigma=None):
-    """Algorithm 2 (3 if numeric_sigma) vectorised in chunks."""
+def np_sparse(f, sigma, cutoff, rng, numeric_sigma=None):
+    """Algorithm 2 (3 if numeric_sigma), vectorised: every query's noise drawn up front in
+    one call (it does not depend on the threshold), then each epoch's first top found by
+    a search in windows that double from 1024."""
     n = f.size
+    y = f + rng.laplace(0.0, 2 * sigma, n)
     out = np.zeros(n, dtype=bool)
     vals = np.full(n, np.nan) if numeric_sigma else None
     count, i = 0, 0
     t_hat = FAR + rng.laplace(0.0, sigma)
     while i < n:
-        j = min(i + CHUNK, n)
-        hits = f[i:j] + rng.laplace(0.0, 2 * sigma, j - i) >= t_hat
-        if not hits.any():
-            i = j
-            continue
-        k = i + int(np.argmax(hits))
+        w, k = 1024, -1
+        while i < n:
+            j = min(i + w, n)
+            hits = y[i:j] >= t_hat
+            if hits.any():
+                k = i + int(np.argmax(hits))
+                break
+            i, w = j, 2 * w
+        if k < 0:
+            break
         out[k] = True
         if numeric_sigma:
             vals[k] = f[k] + rng.laplace(0.0, numeric_sigma)
@@ -90,19 +100,19 @@ def ours(cls, f, kind, mode, rng, **kw):
     if cls is AboveThreshold:
         if kind == "below":
             return AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw).feed(f)
-        i = 0
-        while i < f.size:                       # restart after each halt
-            i += len(AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw).feed(f[i:]))
+        i, at = 0, AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw)
+        while i < f.size:                       # a stream in batches; restart after a halt
+            i += len(at.feed(f[i:i + CHUNK]))
+            if at.halted:
+                at = AboveThreshold(FAR, epsilon=EPS, rng=rng, mode=mode, **kw)
         return i
     return cls(FAR, cutoff=cutoff(f.size, kind), epsilon=EPS, rng=rng, mode=mode, **kw).feed(f)
 
 
 def _np_at_restarts(f, rng):
-    # AboveThreshold restarted after each halt, vectorised in chunks
-    i = 0
-    while i < f.size:
-        i += len(np_sparse_chunked(f[i:], 2.0 / EPS, 1, rng))
-    return i
+    # AboveThreshold restarted after each halt: Algorithm 2's loop with AboveThreshold's
+    # scales (sigma = 2/eps) and no cutoff
+    return len(np_sparse(f, 2.0 / EPS, f.size, rng))
 
 
 def main():
@@ -122,13 +132,13 @@ def main():
         else:
             t_at, _ = timeit(lambda: _np_at_restarts(f, rng_np), n, rep)
         # Algorithm 2: sigma = 2c/eps; Algorithm 3: sigma(8eps/9), sigma(2eps/9)
-        t_sp, _ = timeit(lambda: np_sparse_chunked(f, 2.0 * c / EPS, c, rng_np), n, rep)
-        t_ns, _ = timeit(lambda: np_sparse_chunked(f, 9.0 * c / (4 * EPS), c, rng_np,
+        t_sp, _ = timeit(lambda: np_sparse(f, 2.0 * c / EPS, c, rng_np), n, rep)
+        t_ns, _ = timeit(lambda: np_sparse(f, 9.0 * c / (4 * EPS), c, rng_np,
                                                    numeric_sigma=9.0 * c / EPS), n, rep)
         base = {AboveThreshold: t_at, Sparse: t_sp, NumericSparse: t_ns}
         for cls in (AboveThreshold, Sparse, NumericSparse):
             note = ("one vectorised pass" if kind == "below" and cls is AboveThreshold
-                    else f"chunks of {CHUNK}")
+                    else "noise up front, doubling-window search")
             rows.append({"name": f"numpy textbook {cls.__name__} [{kind}]", "ns": base[cls],
                          "note": note})
             for mode in ("secure", "fast"):

@@ -510,6 +510,7 @@ int dpf_svt_start(dpf_svt_t *s, dpf_rng_t *r)
         s->halted = 1;
         return st;
     }
+    s->fork_gen = dpf_fork_generation;
     s->started = 1;
     return DPF_OK;
 }
@@ -745,6 +746,15 @@ int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
 {
     int st;
     *done = 0;
+    if (s->started && !s->halted && s->fork_gen != dpf_fork_generation) {
+        /* a child of fork(): its copy of the secrets must not answer anything */
+        dpf_secure_zero(&s->secret_thr_int, sizeof s->secret_thr_int);
+        dpf_secure_zero(&s->secret_thr_dbl, sizeof s->secret_thr_dbl);
+        dpf_secure_zero(s->secret_qnoise, sizeof s->secret_qnoise);
+        dpf_secure_zero(s->secret_qbound, sizeof s->secret_qbound);
+        s->halted = 1;
+        s->forked = 1;
+    }
     if (!s->started || s->halted) return DPF_E_PARAM;
     if (s->numeric && val == NULL) return DPF_E_PARAM;
     if (!s->numeric) val = NULL;

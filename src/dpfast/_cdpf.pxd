@@ -139,6 +139,7 @@ cdef extern from "dpfast/sparse.h" nogil:
         uint64_t consumed
         int halted
         int started
+        int forked
     int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
                             double threshold, double q_inv_l, uint64_t thr_num,
                             uint64_t thr_den, uint64_t val_num, uint64_t val_den,

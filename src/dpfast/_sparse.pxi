@@ -136,6 +136,10 @@ cdef class _SVTStream:
         return 0
 
     def _halted_message(self):
+        if self._st.forked:
+            return (f"{type(self).__name__} was started in another process: a forked copy "
+                    "of a stream never answers (it would reuse its parent's noisy "
+                    "threshold); create a new stream in this process")
         return (f"{type(self).__name__} has halted after {self._st.count} positive "
                 f"answer(s) and {self._st.consumed} queries; it never answers again")
 

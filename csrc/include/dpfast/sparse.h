@@ -79,6 +79,8 @@ typedef struct dpf_svt {
     uint64_t consumed;         /* queries answered */
     int halted;
     int started;
+    int forked;                /* halted because the process forked after the start */
+    uint32_t fork_gen;         /* dpf_fork_generation at the start */
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
     int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
@@ -122,7 +124,9 @@ int dpf_svt_validate(const dpf_svt_t *s, const double *v, const double *t, size_
  * for a numeric stream val[i] gets the released value or NaN.  *done gets the number
  * answered.  The batch must have passed dpf_svt_validate.  A halted stream answers
  * nothing (DPF_E_PARAM).  DPF_E_RANGE only if a noise draw cannot be represented (the
- * stream then halts without answering that query). */
+ * stream then halts without answering that query).  In a process forked after the start
+ * the stream halts (forked = 1) and its secrets are erased: a forked copy would answer
+ * with the same noisy threshold and noise as its parent, like a pickled copy. */
 int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
                  size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done);
 
