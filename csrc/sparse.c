@@ -43,8 +43,8 @@
  *     u <  q/(1+q):  N*(u) =  floor(-log2(u (1+q)) inv_l)            (N* >= 1)
  *     u >= q/(1+q):  N*(u) = -floor(-log2((1-u)(1+q)) inv_l)         (N* <= 0)
  *     hi == 0     :  N = +inf (an atom of mass 2^-64)
- * and compute N as N*(u) up to an error |N - N*| <= 1 (error analysis beside
- * svt_query_noise).  Any function of U compared with d gives (a).  For (b): with S~ the
+ * and compute N as N*(u) up to an error |N - N*| <= 1 (error analysis in the "query
+ * noise" section below).  Any function of U compared with d gives (a).  For (b): with S~ the
  * survival of N* (exact inverse, 2^-128 resolution, the atom), S~(d) = max(2^-64,
  * ceil(2^128 S(d)) 2^-128), so S~(a)/S~(b) <= (S(a)/S(b)) (1 + 2^-64) for a < b; and since
  * N* - 1 <= N <= N* + 1,  P(N >= d) <= S~(d-1) and P(N >= d + 2K) >= S~(d + 2K + 1).  So
@@ -53,11 +53,15 @@
  * inversion).  The Python layer chooses inv_l so that (2K+2) ln2 / inv_l + 2^-64 <=
  * eps'/2, hence the mechanism is eps'-DP per AboveThreshold instance exactly, with no
  * slack left over.  (The output law is that of a discrete Laplace of scale
- * inv_l/ln2 except where the computed z lies within 2^-40 of an integer.)
+ * inv_l/ln2 except where z* lies within inv_l 2^-44 of an integer.)
  *
- * Per query the work is the same whatever the data: two words, one inversion with the
- * same instructions, one integer comparison.  The only branch that depends on the result
- * is the top (a public output: new threshold, or halt).  The threshold draw (and the
+ * Per query the work is the same whatever the data.  The noise of DPF_SVT_CHUNK queries
+ * is computed at once (SIMD) from 2 CHUNK words when the previous chunk is used up, at
+ * fixed query positions, so a batch and single steps give the same answers.  Each query
+ * then costs one exact comparison: in doubles against a pre-computed bound for the
+ * default threshold (update_bounds), in integers with per-query thresholds.  The only
+ * branches that depend on the result are on the tops (a public output: a new threshold,
+ * or the halt).  The threshold draw (and the
  * released value's noise) runs only at a top; with constant_time = 0 it is the exact CKS
  * sampler, whose running time grows with |noise| (documented), with constant_time = 1 the
  * bitwise sampler of discrete.c (constant time, a certified total-variation slack that

@@ -258,7 +258,9 @@ _SHARED_DOC = """
         threshold *noise* is the same as for T.  The batch is checked before anything is
         drawn: a NaN or infinite value or threshold, or one beyond the secure grid's
         range, raises :class:`~dpfast.PrivacyParameterError` naming it, and nothing is
-        consumed.  A batch of n queries has exactly the law of n calls of ``step``.
+        consumed.  A batch of n queries has exactly the law of n calls of ``step``; on
+        the secure path, from the same generator state, it gives the very same answers
+        (query noise is drawn in chunks of 64 at fixed query positions).
     ``step(value, threshold=None)``
         Answers one query.
     ``halted``, ``consumed``, ``positives``, ``remaining_positives``
