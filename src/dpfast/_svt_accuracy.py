@@ -109,8 +109,27 @@ def above_threshold_alpha(k, beta, *, epsilon, sensitivity=1.0):
 
 
 def above_threshold_epsilon(k, beta, *, alpha, sensitivity=1.0):
-    """The ε at which AboveThreshold's Thm 3.24 error over k queries is ``alpha``:
-    ``ε = 8 Δ (ln k + ln(2/β)) / α`` (any larger ε is at least as accurate)."""
+    """The ε at which AboveThreshold's Thm 3.24 error over k queries is ``alpha``.
+
+    Parameters
+    ----------
+    k : int
+        Number of queries, >= 1.
+    beta : float
+        Failure probability in (0, 1).
+    alpha : float
+        Target error, > 0.
+    sensitivity : float, default 1.0
+
+    Returns
+    -------
+    float
+        ``ε = 8 Δ (ln k + ln(2/β)) / α``; any larger ε is at least as accurate.
+
+    References
+    ----------
+    Dwork and Roth 2014, Theorem 3.24.
+    """
     k, beta = _k_beta(k, beta)
     a = _alpha(alpha)
     sens = _v.positive("sensitivity", sensitivity)
@@ -142,7 +161,14 @@ def sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0):
 
 
 def sparse_epsilon(k, beta, *, cutoff, alpha, delta=0.0, sensitivity=1.0):
-    """The ε at which Sparse's Thm 3.26 error over k queries is ``alpha``."""
+    """The ε at which Sparse's Thm 3.26 error over k queries is ``alpha``: the inverse of
+    :func:`sparse_alpha` (the bound is proportional to 1/ε), same parameters with
+    ``alpha`` > 0 in place of ``epsilon``.
+
+    References
+    ----------
+    Dwork and Roth 2014, Theorem 3.26.
+    """
     k, beta = _k_beta(k, beta)
     c, d = _c_delta(cutoff, delta)
     a = _alpha(alpha)
@@ -178,7 +204,14 @@ def numeric_sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0
 
 
 def numeric_sparse_epsilon(k, beta, *, cutoff, alpha, delta=0.0, sensitivity=1.0):
-    """The ε at which NumericSparse's Thm 3.28 error over k queries is ``alpha``."""
+    """The ε at which NumericSparse's Thm 3.28 error over k queries is ``alpha``: the
+    inverse of :func:`numeric_sparse_alpha` (with its δ > 0 correction), same parameters
+    with ``alpha`` > 0 in place of ``epsilon``.
+
+    References
+    ----------
+    Dwork and Roth 2014, Theorem 3.28.
+    """
     k, beta = _k_beta(k, beta)
     c, d = _c_delta(cutoff, delta)
     a = _alpha(alpha)
