@@ -58,8 +58,10 @@
  * Per query the work is the same whatever the data.  The noise of DPF_SVT_CHUNK queries
  * is computed at once (SIMD) from 2 CHUNK words when the previous chunk is used up, at
  * fixed query positions, so a batch and single steps give the same answers.  Each query
- * then costs one exact comparison: in doubles against a pre-computed bound for the
- * default threshold (update_bounds), in integers with per-query thresholds.  The only
+ * then costs one exact comparison of its value with a bound computed from the noise and
+ * the public threshold (top_bound; pre-computed per chunk for the default threshold), so
+ * no arithmetic ever touches the data on this path (but for the floor of a value
+ * released by NumericSparse, and thresholds beyond 2^50 grid steps).  The only
  * branches that depend on the result are on the tops (a public output: a new threshold,
  * or the halt).  The threshold draw (and the
  * released value's noise) runs only at a top; with constant_time = 0 it is the exact CKS
@@ -331,27 +333,37 @@ int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *word
     return 0;
 }
 
-/* Default threshold, exactly and without a branch.  With x = f/g (an exact double) and
- * the integer b = (R + floor(T/g)) - N, the top condition floor(x) + N - floor(T/g) >= R
- * is floor(x) >= b, that is x >= b (b is an integer), that is x >= (double)b when b is a
- * double.  |R| <= 2^48 (new_threshold), |N| < 2^48 except the atom, |floor(T/g)| < 2^50
- * (use_bounds), so |b| < 2^51 and (double)b is exact: the bits of 1.5 2^52 + b, minus
- * 1.5 2^52.  The atom (N = 2^62, bit 62 set and bit 63 clear) gets -inf: always a top,
- * as N = +inf requires.  Integer and IEEE operations only, so the compiler vectorises
- * it.  Recomputed for the rest of the chunk after every new threshold. */
+/* The exact comparison without arithmetic on the data.  With the integer
+ *     b = (R + floor(T_i/g)) - N,
+ * the top condition floor(f/g) + N - floor(T_i/g) >= R is floor(f/g) >= b, that is
+ * f/g >= b (b is an integer), that is f >= b g: a comparison of the query value itself
+ * with a bound computed from the noise and the public threshold only (no multiplication
+ * of the data, so no subnormal slow path that would time it).  |R| <= 2^48
+ * (new_threshold), |N| < 2^48 except the atom, and we use this form only when
+ * |floor(T_i/g)| < 2^50, so |b| < 2^51: (double)b is exact (the bits of 1.5 2^52 + b,
+ * minus 1.5 2^52), and so is b g (g a power of two; an overflow to +-inf keeps the
+ * comparison with a finite f exact).  The atom (N = 2^62: bit 62 set, bit 63 clear) gets
+ * -inf: always a top, as N = +inf requires.  Integer and IEEE operations only. */
+static inline double top_bound(uint64_t rt, uint64_t n, double g)
+{
+    uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
+    double d = (bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND) * g;
+    return bits_to_d((d_to_bits(d) & ~atom) | (0xfff0000000000000ULL & atom));
+}
+
+#define SVT_BOUND_LIMIT ((int64_t)1 << 50)
+
+/* The bounds of the rest of the chunk for the default threshold (vectorised by the
+ * compiler); recomputed after every new threshold. */
 static void update_bounds(dpf_svt_t *s)
 {
     const uint64_t rt = (uint64_t)(s->secret_thr_int + s->default_thr);
     const int64_t *qn = s->secret_qnoise;
     double *qb = s->secret_qbound;
+    const double g = s->grid;
     uint32_t j;
     if (!s->use_bounds) return;
-    for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++) {
-        uint64_t n = (uint64_t)qn[j];
-        uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
-        double d = bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND;
-        qb[j] = bits_to_d((d_to_bits(d) & ~atom) | (0xfff0000000000000ULL & atom));
-    }
+    for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++) qb[j] = top_bound(rt, (uint64_t)qn[j], g);
 }
 
 /* Erase words in a way the compiler may not elide (dpf_secure_zero's byte loop would cost
@@ -444,7 +456,7 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     s->q_pos_hi = (uint64_t)ldexp(q / (1.0 + q), 64);
     s->impl = dpf_chacha_best_impl();
     s->secret_qpos = DPF_SVT_CHUNK;
-    s->use_bounds = s->default_thr < ((int64_t)1 << 50) && s->default_thr > -((int64_t)1 << 50);
+    s->use_bounds = s->default_thr < SVT_BOUND_LIMIT && s->default_thr > -SVT_BOUND_LIMIT;
     if ((st = dlap_prepare(&s->thr_noise, thr_num, thr_den, constant_time)) != DPF_OK)
         return st;
     if (s->numeric &&
@@ -523,11 +535,12 @@ int dpf_svt_validate(const dpf_svt_t *s, const double *v, const double *t, size_
                      size_t n, size_t *bad, int *which)
 {
     size_t i;
-    double lim = s->mode == DPF_SVT_SECURE ? DPF_SVT_VALUE_LIMIT : INFINITY;
-    double sc = s->mode == DPF_SVT_SECURE ? s->inv_grid : 1.0;
-    /* NaN fails every comparison, so it is caught with the out-of-range values. */
+    /* |v / g| < 2^61 as |v| < 2^61 g (exact, or +inf: then every finite v passes, as it
+     * should): no arithmetic on the data, so no subnormal slow path.  NaN fails every
+     * comparison, so it is caught with the out-of-range values. */
+    double lim = s->mode == DPF_SVT_SECURE ? DPF_SVT_VALUE_LIMIT * s->grid : INFINITY;
     for (i = 0; i < n; i++) {
-        if (!(fabs(v[i] * sc) < lim)) {
+        if (!(fabs(v[i]) < lim)) {
             *bad = i;
             *which = 0;
             return DPF_E_RANGE;
@@ -536,7 +549,7 @@ int dpf_svt_validate(const dpf_svt_t *s, const double *v, const double *t, size_
     if (t != NULL) {
         size_t m = t_stride ? n : (n ? 1 : 0);
         for (i = 0; i < m; i++) {
-            if (!(fabs(t[i * t_stride] * sc) < lim)) {
+            if (!(fabs(t[i * t_stride]) < lim)) {
                 *bad = i;
                 *which = 1;
                 return DPF_E_RANGE;
@@ -569,7 +582,7 @@ static int after_top(dpf_svt_t *s, dpf_rng_t *r)
 static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t t_stride,
                          size_t i, size_t m, uint8_t *top)
 {
-    const double ig = s->inv_grid;
+    const double ig = s->inv_grid, g = s->grid;
     const int64_t thr = s->secret_thr_int;
     int64_t *qn = s->secret_qnoise + s->secret_qpos;
     double *qb = s->secret_qbound + s->secret_qpos;
@@ -578,7 +591,7 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
         /* The m comparisons without a branch (a vectorised reduction); whether the run
          * holds a top is public (the answers say so), and only then is it searched. */
         int any = 0;
-        for (j = 0; j < m; j++) any |= v[i + j] * ig >= qb[j];
+        for (j = 0; j < m; j++) any |= v[i + j] >= qb[j];
         if (!any) {
             memset(top + i, 0, m);
             memset(qn, 0, m * sizeof *qn);             /* used: erase */
@@ -586,7 +599,7 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
             return i + m;
         }
         for (j = 0; j < m; j++) {
-            int is_top = v[i + j] * ig >= qb[j];
+            int is_top = v[i + j] >= qb[j];
             top[i + j] = (uint8_t)is_top;
             if (is_top) {
                 first = j;
@@ -595,10 +608,15 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
         }
     } else {
         for (j = 0; j < m; j++) {
-            /* Algorithm 1/2 with the per-query threshold T_i: top iff f_i + nu_i >=
-             * T_i + R in grid units.  |nu| <= 2^62, |f - tq| < 2^62: no overflow. */
+            /* Algorithm 1/2 with the threshold T_i (public): top iff f_i + nu_i >= T_i + R
+             * in grid units, as f_i >= b g (above) when |floor(T_i/g)| < 2^50, else in
+             * integers (|nu| <= 2^62, |f - tq| < 2^62: no overflow). */
             int64_t tq = t ? floor_i64(t[(i + j) * t_stride] * ig) : s->default_thr;
-            int is_top = qn[j] + (floor_i64(v[i + j] * ig) - tq) >= thr;
+            int is_top;
+            if (tq < SVT_BOUND_LIMIT && tq > -SVT_BOUND_LIMIT)
+                is_top = v[i + j] >= top_bound((uint64_t)(thr + tq), (uint64_t)qn[j], g);
+            else
+                is_top = qn[j] + (floor_i64(v[i + j] * ig) - tq) >= thr;
             top[i + j] = (uint8_t)is_top;
             if (DPF_UNLIKELY(is_top)) {
                 first = j;

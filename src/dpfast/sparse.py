@@ -31,6 +31,7 @@ value.  They live in a C struct that no attribute, ``repr`` or pickle reaches; t
 streams refuse to be pickled or copied.  No answer is ever given after the cutoff.
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -136,6 +137,18 @@ def _grid(sensitivity, sigma, granularity):
         "grid steps even on the coarsest useful grid; use a larger epsilon")
 
 
+@functools.lru_cache(maxsize=256)
+def _secure_scales(sensitivity, sigma, sigma_value, granularity):
+    """(g, K, inv_l, threshold scale, value scale) of the secure path, from public
+    parameters only (cached: exact rational arithmetic is the slow part of a constructor,
+    and streams are often re-created with the same parameters)."""
+    g, k_grid, inv_l = _grid(sensitivity, sigma, granularity)
+    # threshold noise sigma K, released noise sigma(eps2) K (grid steps), rounded up
+    thr = _dyadic_up(Fraction(sigma) * k_grid)
+    val = _dyadic_up(Fraction(sigma_value) * k_grid) if sigma_value is not None else (1, 1)
+    return g, k_grid, inv_l, thr, val
+
+
 def _granularity(value, mode):
     if value is None:
         return None
@@ -170,10 +183,8 @@ class _SVTBase(_core._SVTStream):
         All in units of the sensitivity."""
         numeric = sigma_value is not None
         if mode == "secure":
-            g, k_grid, inv_l = _grid(sensitivity, sigma, granularity)
-            # threshold noise sigma K, released noise sigma(eps2) K (grid steps), rounded up
-            thr = _dyadic_up(Fraction(sigma) * k_grid)
-            val = _dyadic_up(Fraction(sigma_value) * k_grid) if numeric else (1, 1)
+            g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
+                                                        granularity)
             slack_thr, slack_val = self._configure_secure(
                 rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
                 constant_time)
