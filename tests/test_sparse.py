@@ -178,6 +178,15 @@ def test_secure_grid_flooring_is_documented_rule(seeded):
     # with the noise made irrelevant by FAR offsets, check the floor on exact boundaries.
     sp = Sparse(0.0, cutoff=100, epsilon=1.0, rng=seeded(8), granularity=1.0)
     assert sp.granularity == 1.0 and sp._noise["sensitivity_steps"] == 1
+    # With epsilon huge the noise is zero (P(nonzero) < 2^-64): the answers show the
+    # floor rule itself, for tiny (subnormal) values and signed zeros too, on the bound
+    # path (default threshold) and with per-query thresholds.
+    vals = [5e-324, -5e-324, 0.0, -0.0, 0.999, -0.001, 1.0, -1.0, 2.5, -2.5]
+    want = [True, False, True, True, True, False, True, False, True, False]
+    exact = Sparse(0.0, cutoff=100, epsilon=1e6, rng=seeded(8), granularity=1.0)
+    assert exact.feed(vals).tolist() == want
+    assert exact.feed(vals, thresholds=0.5).tolist() == want       # floor(0.5) = 0
+    assert exact.feed(vals, thresholds=-1.0).tolist() == [v >= -1 for v in vals]
     sp2 = Sparse(0.0, cutoff=1, epsilon=1.0, sensitivity=0.75, rng=seeded(8))
     # K = ceil(0.75 / g) with g = 2^(floor(log2 0.75) - 20) = 2^-21: K g = 0.75 exactly
     assert sp2.granularity == 2.0 ** -21 and sp2._noise["sensitivity_steps"] * 2.0 ** -21 == 0.75
