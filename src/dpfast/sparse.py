@@ -14,7 +14,8 @@ Two paths, chosen by ``mode``:
 ``"secure"`` (default)
     Floating-point safe (Mironov 2012).  Values and thresholds are floored to a public
     power-of-two grid ``g``; every noise is an integer number of grid steps; comparisons
-    are exact integer comparisons.  The threshold noise (and NumericSparse's released
+    are exact (each query value is compared with a bound computed from the integer noise
+    and the public threshold, which is the integer comparison on the grid).  The threshold noise (and NumericSparse's released
     noise) is an exact discrete Laplace (Canonne, Kamath & Steinke 2020).  The per-query
     noise is drawn from two 64-bit words of the generator by a certified inversion: the
     same instructions for every query whatever its value, no table, no libm.  See
@@ -126,6 +127,8 @@ def _grid(sensitivity, sigma, granularity):
     e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
     for bits in range(_GRID_BITS, -1100, -1):
         g = math.ldexp(1.0, e - bits)
+        if g == math.inf:
+            break
         k_grid = -((-delta_f) // Fraction(g))
         inv_l = _inv_l(k_grid, sigma)
         if inv_l <= _core.SVT_MAX_INV_L:
@@ -269,7 +272,8 @@ _SHARED_DOC = """
         threshold *noise* is the same as for T.  The batch is checked before anything is
         drawn: a NaN or infinite value or threshold, or one beyond the secure grid's
         range, raises :class:`~dpfast.PrivacyParameterError` naming it, and nothing is
-        consumed.  A batch of n queries has exactly the law of n calls of ``step``; on
+        consumed (such an error is itself observable: build queries whose values stay
+        finite and in range, e.g. by clamping, rather than rely on it).  A batch of n queries has exactly the law of n calls of ``step``; on
         the secure path, from the same generator state, it gives the very same answers
         (query noise is drawn in chunks of 64 at fixed query positions).
     ``step(value, threshold=None)``
@@ -303,7 +307,11 @@ _SECURE_DOC = """
         the constant-time bitwise sampler instead of the exact one; its certified slack
         is added to ``privacy_cost``'s delta.  With the default exact sampler the time of
         a threshold draw (at the start and after each positive answer) depends on the
-        noise drawn; the per-query work never depends on the data or on the noise.
+        noise drawn; the per-query work never depends on the data or on the noise, and no
+        arithmetic touches a query value (each is only compared with a bound computed
+        from the noise), so even subnormal values take no slow path.  The exceptions are
+        thresholds beyond 2**50 grid steps (an integer path) and the value NumericSparse
+        releases at a ⊤.
 """
 
 
