@@ -435,6 +435,27 @@ def test_sparse_law_is_restarted_above_threshold(mode):
     assert chi2_pvalue(counts, np.array(probs)) > ALPHA
 
 
+@pytest.mark.parametrize("granularity", [1.0, 0.25])
+def test_secure_calibration_privacy_loss(granularity):
+    # The exact law of the secure AboveThreshold (threshold R, query noise with the
+    # stream's own q) on neighbouring streams: each query moves by at most the
+    # sensitivity, adversarially (earlier queries down, the last up, or the reverse).
+    # Every outcome's probability ratio must stay within e^eps.
+    eps = 0.7
+    at = AboveThreshold(0.0, epsilon=eps, granularity=granularity, rng=dr.ChaCha20(28))
+    base = np.array([-3.0, 1.0, -1.0, 0.0, 2.0, -2.0])
+    worst = 0.0
+    for k in range(len(base)):
+        for sign in (1.0, -1.0):
+            shift = np.where(np.arange(len(base)) < k, -sign, sign)
+            shift[k + 1:] = 0.0
+            p = secure_halting_law(at, base, 0.0)
+            p2 = secure_halting_law(at, base + shift, 0.0)
+            worst = max(worst, np.abs(np.log(p / p2)).max())
+    assert worst <= eps
+    assert worst > 0.5 * eps        # and the noise is not wildly over-calibrated
+
+
 def test_numeric_sparse_fresh_noise_law_fast():
     # Values exactly at the threshold: half are tops.  The released a_i - f_i must be a
     # fresh Laplace(sigma(eps2)), symmetric whatever the top decision (f_i + nu_i,
