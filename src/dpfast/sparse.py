@@ -83,6 +83,39 @@ def _check_advanced(name, cutoff, eps_each, delta_prime, target):
             "epsilon or a smaller cutoff")
 
 
+@functools.lru_cache(maxsize=256)
+def _calibration(kind, epsilon, delta, cutoff):
+    """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
+    Algorithms 1-3 (cached: public parameters only).
+
+    sigma is the threshold noise's scale (the query noise's is 2 sigma); sigma_value the
+    scale of NumericSparse's released noise (None otherwise).  Exact Fractions when
+    delta = 0, else floats rounded up by _MARGIN."""
+    if kind == "AboveThreshold":
+        # Algorithm 1: threshold Lap(2/eps), queries Lap(4/eps), i.e. sigma = 2/eps
+        return Fraction(2) / Fraction(epsilon), None
+    if kind == "Sparse":
+        # Algorithm 2, Thm 3.25: c AboveThreshold runs with eps' = eps/c or
+        # eps/sqrt(8c ln(1/delta)), sigma = 2/eps'
+        if delta > 0.0:
+            _check_advanced("Sparse", cutoff,
+                            epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta)),
+                            delta, epsilon)
+        return _sparse_sigma(cutoff, epsilon, delta), None
+    # Algorithm 3, Thm 3.27: Sparse(eps1, delta/2) + c Laplace releases (eps - eps1, delta/2)
+    if delta == 0.0:
+        eps1 = Fraction(epsilon) * 8 / 9
+        eps2 = Fraction(epsilon) * 2 / 9
+        return Fraction(2 * cutoff) / eps1, Fraction(2 * cutoff) / eps2
+    eps1 = _SQRT512 / (_SQRT512 + 1.0) * epsilon
+    eps2 = 2.0 / (_SQRT512 + 1.0) * epsilon
+    root = math.sqrt(32.0 * cutoff * math.log(2.0 / delta))
+    _check_advanced("NumericSparse", cutoff,
+                    eps1 / math.sqrt(8.0 * cutoff * math.log(2.0 / delta)), delta / 2, eps1)
+    _check_advanced("NumericSparse", cutoff, eps2 / root, delta / 2, eps2 / 2)
+    return Fraction(root / eps1 * (1 + _MARGIN)), Fraction(root / eps2 * (1 + _MARGIN))
+
+
 def _dyadic_up(x):
     """The least num/2**k >= x with num < 2**62 and k <= 63, as (num, den) in lowest
     terms (the exact samplers take a 64-bit rational scale)."""
@@ -273,7 +306,10 @@ _SHARED_DOC = """
         drawn: a NaN or infinite value or threshold, or one beyond the secure grid's
         range, raises :class:`~dpfast.PrivacyParameterError` naming it, and nothing is
         consumed (such an error is itself observable: build queries whose values stay
-        finite and in range, e.g. by clamping, rather than rely on it).  A batch of n queries has exactly the law of n calls of ``step``; on
+        finite and in range, e.g. by clamping, rather than rely on it).  The check is a
+        pass over the whole batch at memory speed, also over the part after a halt, so a
+        stream that may halt early is best fed in batches of moderate size (say up to
+        1e5 queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
         the secure path, from the same generator state, it gives the very same answers
         (query noise is drawn in chunks of 64 at fixed query positions).
     ``step(value, threshold=None)``
@@ -374,8 +410,7 @@ class AboveThreshold(_SVTBase):
                  budget=None, granularity=None, constant_time=False):
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
-        # Algorithm 1: threshold Lap(2/eps), queries Lap(4/eps), i.e. sigma = 2/eps
-        sigma = Fraction(2) / Fraction(epsilon)
+        sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
         self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
@@ -429,11 +464,7 @@ class Sparse(_SVTBase):
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
         delta = _v.delta(delta)
-        if delta > 0.0:
-            _check_advanced("Sparse", cutoff,
-                            epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta)),
-                            delta, epsilon)
-        sigma = _sparse_sigma(cutoff, epsilon, delta)
+        sigma, _ = _calibration("Sparse", epsilon, delta, cutoff)
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
@@ -488,21 +519,7 @@ class NumericSparse(_SVTBase):
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
         delta = _v.delta(delta)
-        if delta == 0.0:
-            eps1 = Fraction(epsilon) * 8 / 9
-            eps2 = Fraction(epsilon) * 2 / 9
-            sigma = Fraction(2 * cutoff) / eps1
-            sigma_value = Fraction(2 * cutoff) / eps2
-        else:
-            eps1 = _SQRT512 / (_SQRT512 + 1.0) * epsilon
-            eps2 = 2.0 / (_SQRT512 + 1.0) * epsilon
-            root = math.sqrt(32.0 * cutoff * math.log(2.0 / delta))
-            _check_advanced("NumericSparse", cutoff,
-                            eps1 / math.sqrt(8.0 * cutoff * math.log(2.0 / delta)),
-                            delta / 2, eps1)
-            _check_advanced("NumericSparse", cutoff, eps2 / root, delta / 2, eps2 / 2)
-            sigma = Fraction(root / eps1 * (1 + _MARGIN))
-            sigma_value = Fraction(root / eps2 * (1 + _MARGIN))
+        sigma, sigma_value = _calibration("NumericSparse", epsilon, delta, cutoff)
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
