@@ -1046,9 +1046,10 @@ void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t 
  * outward rounding (all factors are in [0, 1], so the error grows by at most 2 ulp per
  * step).  The table stops at the least M with the certified tail bound
  *   sum_{m>M} e_m <= int_M^inf exp(-c x^2) dx <= exp(-c M^2) / (2 c M) = e_M a/(b M)
- * at most 2^-66.  threshold[k] ≈ 2^64 P(|X| <= k) for k < M; the magnitude is
+ * at most 2^-66 (the sum N goes on until that bound is below 2^-160).  threshold[k] ≈ 2^64 P(|X| <= k) for k < M; the magnitude is
  * #{k < M : w >= threshold[k]} for one uniform word w, so P(m) = (T_m - T_{m-1})/2^64 with
- * T_{-1} = 0 and T_M = 2^64.  The sign is one fair bit (X = -m or m; m = 0 is unaffected).
+ * T_{-1} = 0 and T_M = 2^64 (the table ends at its first entry equal to 2^64 - 1, which can
+ * only happen when P(|X| > k) < 2^-65).  The sign is one fair bit (X = -m or m; m = 0 is unaffected).
  *
  * Slack: with eps_k >= |T_k/2^64 - P(|X| <= k)| and tau = P(|X| > M) <= 2 tail / N,
  *   TV = 1/2 sum_m |P~(m) - P(m)| <= sum_{k<M} eps_k + tau.
@@ -1058,9 +1059,9 @@ void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t 
 
 int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den)
 {
-    fxi_t e1, r, q, e, *S = NULL;
-    fx_t one, flo, fhi, tail, lim, Nlo, Nhi, ilo, ihi, err, sum, tmp;
-    uint64_t a, b, g, h, l, Q, R, m, M = 0;
+    fxi_t e1, r, q, e, rest, *S = NULL;
+    fx_t one, flo, fhi, tail, lim, lim2, beyond, Nlo, Nhi, ilo, ihi, err, sum, tmp;
+    uint64_t a, b, g, h, l, Q, R, m, M = 0, Mtab;
     int status = DPF_OK;
     if (sigma2_num == 0 || sigma2_den == 0) return DPF_E_PARAM;
     g = gcd64(sigma2_num, sigma2_den);
@@ -1076,6 +1077,8 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     fx_int(&one, 1);
     fx_zero(&lim);
     lim.w[FXN - 3] = (uint64_t)1 << 62;   /* 2^-66 */
+    fx_zero(&lim2);
+    lim2.w[0] = (uint64_t)1 << 32;        /* 2^-160 */
     /* c k = n + f exactly for k = 1 (r_0) and k = 2 (q): c k = k b / (2a).  k b < 2^65,
      * Q = floor(k b / a), c k = floor(Q/2) + ((Q mod 2) a + R) / (2a). */
     {
@@ -1100,38 +1103,52 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
             fx_exp_neg(dst, Q >> 1, &flo, &fhi, &e1);
         }
     }
-    /* e_0 = 1; S_k = 1 + 2 sum_{1<=m<=k} e_m */
+    /* e_0 = 1; S_k = 1 + 2 sum_{1<=m<=k} e_m for k <= M (the table).  The sum goes on to
+     * M2, where the tail bound is <= 2^-160, so that N (and every threshold) is known to
+     * about 2^-150; rest = sum_{M<m<=M2} e_m. */
     e.lo = one;
     e.hi = one;
     S[0].lo = one;
     S[0].hi = one;
+    fx_zero(&rest.lo);
+    fx_zero(&rest.hi);
     for (m = 1;; m++) {
         fx_mul(&e.lo, &e.lo, &r.lo, 0);   /* e_m = e_{m-1} r_{m-1} */
         fx_mul(&e.hi, &e.hi, &r.hi, 1);
         fx_mul(&r.lo, &r.lo, &q.lo, 0);   /* r_m = r_{m-1} exp(-2c) */
         fx_mul(&r.hi, &r.hi, &q.hi, 1);
-        fx_add(&S[m].lo, &S[m - 1].lo, &e.lo);
-        fx_add(&S[m].lo, &S[m].lo, &e.lo);
-        fx_add(&S[m].hi, &S[m - 1].hi, &e.hi);
-        fx_add(&S[m].hi, &S[m].hi, &e.hi);
-        /* tail bound e_m a / (b m) */
+        if (M == 0) {
+            fx_add(&S[m].lo, &S[m - 1].lo, &e.lo);
+            fx_add(&S[m].lo, &S[m].lo, &e.lo);
+            fx_add(&S[m].hi, &S[m - 1].hi, &e.hi);
+            fx_add(&S[m].hi, &S[m].hi, &e.hi);
+        } else {
+            fx_add(&rest.lo, &rest.lo, &e.lo);
+            fx_add(&rest.hi, &rest.hi, &e.hi);
+        }
+        /* tail bound sum_{m' > m} e_m' <= e_m a / (b m) */
         if (!fx_mul_u64(&tail, &e.hi, a)) {
             fx_div_u64(&tail, &tail, b, 1);
             fx_div_u64(&tail, &tail, m, 1);
-            if (fx_cmp(&tail, &lim) <= 0) {
-                M = m;
-                break;
-            }
+            if (M == 0 && fx_cmp(&tail, &lim) <= 0) M = m;
+            if (M != 0 && fx_cmp(&tail, &lim2) <= 0) break;
         }
-        if (m == DPF_DGAUSS_CT_MAX) {
+        if (M == 0 && m == DPF_DGAUSS_CT_MAX) {
+            status = DPF_E_RANGE;
+            goto done;
+        }
+        if (m == 3 * (uint64_t)DPF_DGAUSS_CT_MAX) {   /* cannot happen once M <= MAX */
             status = DPF_E_RANGE;
             goto done;
         }
     }
-    /* N in [S_M.lo, S_M.hi + 2 tail] */
-    Nlo = S[M].lo;
-    fx_add(&Nhi, &S[M].hi, &tail);
-    fx_add(&Nhi, &Nhi, &tail);
+    /* N in [S_M.lo + 2 rest.lo, S_M.hi + 2 rest.hi + 2 tail] */
+    Mtab = M;
+    fx_add(&Nlo, &S[M].lo, &rest.lo);
+    fx_add(&Nlo, &Nlo, &rest.lo);
+    fx_add(&beyond, &rest.hi, &tail);     /* >= sum_{m>M} e_m */
+    fx_add(&Nhi, &S[M].hi, &beyond);
+    fx_add(&Nhi, &Nhi, &beyond);
     fx_div(&ilo, &one, &Nhi, 0);
     fx_div(&ihi, &one, &Nlo, 1);
     fx_zero(&sum);
@@ -1152,10 +1169,17 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
         }
         t->threshold[m] = T;
         fx_add(&sum, &sum, &err);
+        if (T == UINT64_MAX) {   /* later entries could only repeat 2^64 - 1: stop here */
+            M = m + 1;
+            break;
+        }
     }
-    /* tau = 2 tail / N <= 2 tail ihi */
-    fx_mul(&tmp, &tail, &ihi, 1);
-    fx_add(&sum, &sum, &tmp);
+    /* tau = P(|X| > M) = (N - S_M)/N <= (S_max.hi - S_M.lo + 2 beyond) ihi, where S_max is
+     * the last stored partial sum (beyond bounds everything after it) */
+    fx_add(&tmp, &S[Mtab].hi, &beyond);
+    fx_add(&tmp, &tmp, &beyond);
+    fx_sub(&tmp, &tmp, &S[M].lo);
+    fx_mul(&tmp, &tmp, &ihi, 1);
     fx_add(&sum, &sum, &tmp);
     t->size = (uint32_t)M;
     t->slack = fx_to_double_up(&sum);

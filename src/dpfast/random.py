@@ -122,18 +122,41 @@ def _exact(name, value, *, allow_zero=False):
     return frac
 
 
+def _farey_neighbours(x, max_den):
+    """The fractions just below and just above x (x >= 0 not representable with
+    denominator <= max_den) among those with denominator <= max_den: the last
+    continued-fraction convergent of x within the bound, and the best semiconvergent on
+    the other side (Farey neighbours of order max_den)."""
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = x.numerator, x.denominator
+    while d:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > max_den:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (max_den - q0) // q1
+    f1, f2 = Fraction(p0 + k * p1, q0 + k * q1), Fraction(p1, q1)
+    return (f1, f2) if f1 <= f2 else (f2, f1)
+
+
 def _fit_up(name, frac):
     """(num, den), both in [1, 2**64 - 1], with num/den >= frac: exact when frac fits,
-    else rounded up (for a noise scale or variance: more noise, never less privacy)."""
+    else the smallest such fraction (for a noise scale or variance: more noise, never less
+    privacy).  The relative increase is below max(frac, 1/frac) / (2**64 - 1)."""
     n, d = frac.numerator, frac.denominator
     if n <= _U64 and d <= _U64:
         return n, d
     if frac > _U64:
         raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {float(frac)!r}")
-    den = (_U64 * d) // n if frac >= 1 else _U64     # den <= 2**64 - 1 and frac*den <= 2**64 - 1
-    num = -((-n * den) // d)                        # ceil(frac * den)
-    g = math.gcd(num, den)
-    return num // g, den // g
+    if frac < 1:                      # the denominator bound binds
+        up = _farey_neighbours(frac, _U64)[1]
+    else:                             # the numerator bound binds: round 1/frac down
+        low = _farey_neighbours(1 / frac, _U64)[0]
+        up = 1 / low
+    assert up >= frac and up.numerator <= _U64 and up.denominator <= _U64
+    return up.numerator, up.denominator
 
 
 def _scale_rational(scale):
@@ -249,8 +272,8 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     ----------
     scale : Fraction, int, (int, int) or float
         Finite and > 0.  Converted to an exact rational s_num/s_den; when that does not fit
-        in 64-bit integers it is rounded **up** (more noise, never less privacy), by a
-        relative amount below 2**-63 for scales in [2**-64, 2**64).
+        in 64-bit integers it is rounded **up** to the next such fraction (more noise,
+        never less privacy), a relative change below max(scale, 1/scale) * 2**-64.
     size : int or tuple of ints, optional
         ``None`` returns one Python int; otherwise an int64 array of that shape.
     rng : None, ChaCha20, numpy BitGenerator or Generator
@@ -292,8 +315,8 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
     ----------
     scale : Fraction, int, (int, int) or float
         Finite and > 0.  Converted to an exact rational s_num/s_den; when that does not fit
-        in 64-bit integers it is rounded **up** (more noise, never less privacy), by a
-        relative amount below 2**-63 for scales in [2**-64, 2**64).
+        in 64-bit integers it is rounded **up** to the next such fraction (more noise,
+        never less privacy), a relative change below max(scale, 1/scale) * 2**-64.
     size : int or tuple of ints, optional
         ``None`` returns one Python int; otherwise an int64 array of that shape.
     rng : None, ChaCha20, numpy BitGenerator or Generator
@@ -340,8 +363,8 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     ----------
     sigma : Fraction, int, (int, int) or float
         Finite and > 0.  sigma**2 is formed exactly; when it does not fit in 64-bit
-        integers it is rounded **up** (more noise, never less privacy; relative change
-        below 2**-63 for sigma**2 in [2**-64, 2**64)).
+        integers it is rounded **up** to the next such fraction (more noise, never less
+        privacy), a relative change below max(sigma**2, sigma**-2) * 2**-64.
     size : int or tuple of ints, optional
         ``None`` returns one Python int; otherwise an int64 array of that shape.
     rng : None, ChaCha20, numpy BitGenerator or Generator

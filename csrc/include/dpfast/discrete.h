@@ -116,7 +116,7 @@ void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, s
  * thresholds k < size with w >= threshold[k] (a scan of the whole table), the sign one
  * random bit.  threshold[k] = P(|X| <= k) * 2^64 rounded; size M is the least M >= 1 whose
  * certified tail bound sum_{m>M} exp(-m^2/(2 sigma^2)) <= sigma^2/M exp(-M^2/(2 sigma^2))
- * is <= 2^-66.
+ * is <= 2^-66, or k + 1 for the first threshold[k] = 2^64 - 1 if that comes earlier.
  *   slack = sum_{k<M} |threshold[k]/2^64 - P(|X| <= k)| + P(|X| > M)
  * each term replaced by a certified upper bound. */
 typedef struct dpf_dgauss_ct {
