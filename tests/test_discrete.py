@@ -137,10 +137,11 @@ def test_bernoulli_edges_and_scalar():
     0, Fraction(1, 10**12), Fraction(1, 1000), 0.5, 1, Fraction(7, 3), 2.5, 7, 10,
     Fraction(37 * 2**70 + 1, 10 * 2**70),         # multi-word rational, gamma ~ 3.7
     Fraction(2**65 + 3, 2**66),                    # multi-word numerator, gamma ~ 0.5
+    (2**63, 2**64 - 1),                            # den * k overflows 64 bits from k = 2
 ])
 def test_bernoulli_exp(gamma):
     x = dr.bernoulli_exp(gamma, N, rng=rng(3))
-    g = Fraction(gamma)
+    g = Fraction(*gamma) if isinstance(gamma, tuple) else Fraction(gamma)
     p = mpmath.exp(-mpmath.mpf(g.numerator) / g.denominator)
     assert set(np.unique(x)) <= {0, 1}
     assert binom_ok(x.sum(), N, p)
@@ -202,6 +203,133 @@ def test_discrete_laplace_huge_and_tiny_scales():
         dr.discrete_laplace(1e18, 10, rng=g, constant_time=True)
     x = dr.discrete_laplace(1e16, 20000, rng=g, constant_time=True)
     assert 0.8e16 < np.abs(x).mean() < 1.2e16
+
+
+@pytest.mark.parametrize("fast_bits", [1, 3])
+@pytest.mark.parametrize("scale", [0.3, 3, Fraction(200, 3)])
+def test_exact_tie_continuation(scale, fast_bits):
+    """With the first comparison cut to 1 or 3 bits, ties are frequent and every coin is
+    often finished by the exact 704-bit continuation: the law must still be exact."""
+    prepared = dpfast._core.DiscreteLaplaceExact(*dr._scale_rational(scale), fast_bits)
+    K = dlap_range(scale)
+    x = prepared.draw(False, N, rng(20))
+    assert chisq_pvalue(x, dlap_pmf(scale), -K, K) > ALPHA
+    y = prepared.draw(True, N // 4, rng(21))
+    assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
+
+
+def test_exact_tie_continuation_gaussian():
+    prepared = dpfast._core.DiscreteGaussianExact(9, 1, 2)
+    x = prepared.draw(N, rng(22))
+    assert chisq_pvalue(x, dgauss_pmf(9), -50, 50) > ALPHA
+
+
+@pytest.mark.parametrize("kind,param,pmf,lo,hi", [
+    ("GEOMETRIC", (5, 2), geom_pmf(Fraction(5, 2)), 0, 130),
+    ("DISCRETE_LAPLACE", (7, 3), dlap_pmf(Fraction(7, 3)), -120, 120),
+    ("DISCRETE_GAUSSIAN", (9, 4), dgauss_pmf(Fraction(9, 4)), -30, 30),
+])
+def test_c_fill_paths(kind, param, pmf, lo, hi):
+    """The unprepared C fills: [CKS] loops below DPF_EXACT_FILL_MIN values, the prepared
+    sampler (set up inside the call) from there on."""
+    k = getattr(dpfast._core, kind)
+    g = rng(23)
+    small = np.concatenate([dpfast._core.discrete(k, *param, (10000,), g) for _ in range(100)])
+    assert chisq_pvalue(small, pmf, lo, hi) > ALPHA
+    large = dpfast._core.discrete(k, *param, (N,), g)
+    assert chisq_pvalue(large, pmf, lo, hi) > ALPHA
+
+
+# ---------------------------------------------------------------- rare branches, replayed
+
+def ref_lazy_lt(words, p):
+    """Reference for [U < p] from U's 64-bit words: decided as soon as the interval of U
+    known so far lies below p (1) or at or above it (0); returns (result, words used)."""
+    u = Fraction(0)
+    for k, w in enumerate(words, 1):
+        u += Fraction(int(w), 2 ** (64 * k))
+        if u + Fraction(1, 2 ** (64 * k)) <= p:
+            return 1, k
+        if u >= p:
+            return 0, k
+    raise AssertionError("undecided")
+
+
+def expansion(p, k):
+    """The first k base-2**64 digits of p in (0, 1): words that keep [U < p] undecided."""
+    out = []
+    for _ in range(k):
+        p *= TWO64
+        out.append(int(p))
+        p -= int(p)
+    return out
+
+
+def test_lazy_comparison_replayed():
+    import random as pyrandom
+    gen = pyrandom.Random(31)
+    checked = 0
+    for trial in range(400):
+        big = trial % 2 == 1
+        den = gen.randrange(2, 2**200 if big else 2**64)
+        num = gen.randrange(1, den)
+        p = Fraction(num, den)
+        if (p.denominator <= TWO64 - 1) == big or p.denominator == 1:
+            continue
+        k = trial % 4                   # 0..3 words equal to p's expansion, then random ones
+        words = expansion(p, k) + [gen.randrange(TWO64) for _ in range(4)]
+        g = dpfast._core.ReplayWords(words)
+        assert dr.bernoulli(p, rng=g) == ref_lazy_lt(words, p)[0]
+        assert g.consumed == ref_lazy_lt(words, p)[1] and not g.overrun
+        checked += 1
+    assert checked > 300
+    # a tie that lasts exactly as long as the denominator allows: p = 1/3, 2/3
+    for p in (Fraction(1, 3), Fraction(2, 3), Fraction(2**64 - 2, 2**64 - 1)):
+        words = expansion(p, 3) + [0]
+        g = dpfast._core.ReplayWords(words)
+        assert (dr.bernoulli(p, rng=g), g.consumed) == ref_lazy_lt(words, p)
+
+
+def test_exact_coin_tie_replayed():
+    """The prepared exact sampler's tie continuation, driven word by word: the first draw's
+    sign coin (p = q/(1+q), q = exp(-1/3), irrational) is fed the first k base-2**64 digits
+    of p, so it stays undecided for k words; then one deciding word; then words that make
+    every other coin 0 (so the value is 0 or -1)."""
+    prepared = dpfast._core.DiscreteLaplaceExact(3, 1)
+    assert prepared.block == 1
+    D = prepared.digits
+    with mpmath.workprec(1400):
+        q = mpmath.exp(-mpmath.mpf(1) / 3)
+        pm = q / (1 + q)
+        man, exp = pm.man_exp
+        p = Fraction(int(man), 2 ** -int(exp))        # p to 1400 bits
+    for k in range(1, 11):
+        for flip in (0, 2**63):
+            digits = expansion(p, k + 1)
+            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [TWO64 - 1] * (D + 1)
+            sign, used = ref_lazy_lt(words, p)
+            g = dpfast._core.ReplayWords(words)
+            assert dr.discrete_laplace(3, 1, rng=g)[0] == -sign
+            assert g.consumed == used + D + 1 and not g.overrun
+    # undecided after 11 words = 704 bits: an error, never a guess
+    words = expansion(p, 12)
+    with pytest.raises(OverflowError):
+        dr.discrete_laplace(3, 1, rng=dpfast._core.ReplayWords(words))
+
+
+def test_lemire_rejections_replayed():
+    for n in [3, 10, 2**62 + 1, 3 * 2**61 + 5, 2**63 - 25]:   # 2^64 mod n: 1, 6, 2^62 - 3, ...
+        assert n <= 2**63
+        thresh = TWO64 % n
+        words = [0, 1, 2**64 - 1, 12345678901234567, 2**63, 7, 2**62 + 3]
+        for start in range(len(words) - 2):
+            ws = words[start:]
+            g = dpfast._core.ReplayWords(ws)
+            got = dpfast._core.uniform_below(n, None, g)
+            for k, w in enumerate(ws, 1):      # reference: accept once (w n mod 2^64) >= 2^64 mod n
+                if (w * n) % TWO64 >= thresh:
+                    break
+            assert (got, g.consumed) == ((ws[k - 1] * n) >> 64, k)
 
 
 # ---------------------------------------------------------------- discrete Gaussian
