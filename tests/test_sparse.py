@@ -104,7 +104,8 @@ def test_above_threshold_halts_at_first_top(mode, seeded):
     out = at.feed([-FAR, -FAR, FAR, -FAR, FAR])
     assert out.dtype == np.bool_ and out.tolist() == [False, False, True]
     assert at.halted and at.consumed == 3 and at.positives == 1 and at.remaining_positives == 0
-    for call in (lambda: at.feed([-FAR]), lambda: at.feed([]), lambda: at.step(-FAR)):
+    for call in (lambda: at.feed([-FAR]), lambda: at.feed([]), lambda: at.step(-FAR),
+                 lambda: at.feed([math.nan]), lambda: at.step(True)):
         with pytest.raises(dpfast.MechanismHaltedError):
             call()
     assert at.consumed == 3

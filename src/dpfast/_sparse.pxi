@@ -155,6 +155,8 @@ cdef class _SVTStream:
         cdef int which = -1, st
         if not self._st.started:
             raise TypeError("stream not started")
+        if self._st.halted:            # (checked again under the lock)
+            raise MechanismHaltedError(self._halted_message())
         v = _svt_values(values, "values")
         n = v.shape[0]
         if thresholds is not None:
@@ -201,6 +203,8 @@ cdef class _SVTStream:
         cdef int which = -1, st
         if not self._st.started:
             raise TypeError("stream not started")
+        if self._st.halted:            # (checked again under the lock)
+            raise MechanismHaltedError(self._halted_message())
         v = _svt_scalar(value, "value")
         if threshold is not None:
             t = _svt_scalar(threshold, "threshold")
