@@ -84,12 +84,18 @@
 #include "dpfast/sparse.h"
 #include "dpfast/continuous.h"
 
+#if defined(_MSC_VER) && !defined(__clang__)
+#define SVT_INLINE __inline
+#else
+#define SVT_INLINE inline
+#endif
+
 /* ---------------------------------------------------------------- secure helpers */
 
 /* floor(x) as int64 for |x| < 2^62, without libm and without a branch: truncate, then
  * subtract one where truncation went up.  (double)t is exact: t is an integer of a double
  * below 2^52, or x itself. */
-static inline int64_t floor_i64(double x)
+static SVT_INLINE int64_t floor_i64(double x)
 {
     int64_t t = (int64_t)x;
     return t - (int64_t)(x < (double)t);
@@ -160,14 +166,14 @@ static inline int64_t floor_i64(double x)
 #define LC7 0.19235933878519512098
 #define LC8 0.16972882834987805967
 
-static inline double bits_to_d(uint64_t b)
+static SVT_INLINE double bits_to_d(uint64_t b)
 {
     double d;
     memcpy(&d, &b, sizeof d);
     return d;
 }
 
-static inline uint64_t d_to_bits(double d)
+static SVT_INLINE uint64_t d_to_bits(double d)
 {
     uint64_t b;
     memcpy(&b, &d, sizeof b);
@@ -175,7 +181,7 @@ static inline uint64_t d_to_bits(double d)
 }
 
 /* Exact for a < 2^32: the bits of 2^52 + a, minus 2^52. */
-static inline double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
+static SVT_INLINE double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
 
 /* The reference (scalar) implementation; the vector ones below mirror it operation for
  * operation. */
@@ -229,7 +235,7 @@ static void chunk_scalar(const dpf_svt_t *s, const uint64_t *w, int64_t *out)
     for (j = 0; j < DPF_SVT_CHUNK; j++) out[j] = noise_one(s, w[j], w[DPF_SVT_CHUNK + j]);
 }
 
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define SVT_HAVE_VEC 1
 /* LANES queries side by side with the GCC/Clang vector extension (casts between vector
  * types of one size reinterpret bits; comparisons give all-ones lanes). */
@@ -307,10 +313,8 @@ DEFINE_NOISE_CHUNK(chunk_vec128, 2, )
 
 typedef void (*chunk_fn)(const dpf_svt_t *, const uint64_t *, int64_t *);
 
-static chunk_fn chunk_impl(int impl)
+static chunk_fn chunk_fn_of(int impl)
 {
-    if (impl == DPF_IMPL_BEST) impl = dpf_chacha_best_impl();
-    if (!dpf_chacha_impl_available(impl)) return NULL;
     switch (impl) {
     case DPF_IMPL_SCALAR: return chunk_scalar;
 #if defined(SVT_HAVE_VEC) && (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
@@ -322,6 +326,25 @@ static chunk_fn chunk_impl(int impl)
 #endif
     default: return NULL;
     }
+}
+
+/* Implementation impl if this build has it and the CPU runs it (dpf_chacha_impl_available
+ * tells the CPU's instruction sets); DPF_IMPL_BEST: the widest such one, down to the
+ * scalar code, which always exists. */
+static int resolve_impl(int impl)
+{
+    if (impl == DPF_IMPL_BEST) {
+        for (impl = DPF_IMPL_COUNT - 1; impl > DPF_IMPL_SCALAR; impl--)
+            if (dpf_chacha_impl_available(impl) && chunk_fn_of(impl) != NULL) break;
+    }
+    return impl;
+}
+
+static chunk_fn chunk_impl(int impl)
+{
+    impl = resolve_impl(impl);
+    if (!dpf_chacha_impl_available(impl)) return NULL;
+    return chunk_fn_of(impl);
 }
 
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
@@ -344,7 +367,7 @@ int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *word
  * minus 1.5 2^52), and so is b g (g a power of two; an overflow to +-inf keeps the
  * comparison with a finite f exact).  The atom (N = 2^62: bit 62 set, bit 63 clear) gets
  * -inf: always a top, as N = +inf requires.  Integer and IEEE operations only. */
-static inline double top_bound(uint64_t rt, uint64_t n, double g)
+static SVT_INLINE double top_bound(uint64_t rt, uint64_t n, double g)
 {
     uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
     double d = (bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND) * g;
@@ -391,7 +414,7 @@ static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
     } else {
         for (j = 0; j < 2 * DPF_SVT_CHUNK; j++) w[j] = r->next_u64(r->state);
     }
-    chunk_impl(s->impl)(s, w, s->secret_qnoise);
+    s->noise_chunk(s, w, s->secret_qnoise);
     wipe_words(w, 2 * DPF_SVT_CHUNK);
     s->secret_qpos = 0;
     update_bounds(s);
@@ -454,7 +477,8 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     q = exp2(-1.0 / q_inv_l);
     s->q_c1 = log1p(q) / log(2.0);
     s->q_pos_hi = (uint64_t)ldexp(q / (1.0 + q), 64);
-    s->impl = dpf_chacha_best_impl();
+    s->impl = resolve_impl(DPF_IMPL_BEST);
+    s->noise_chunk = chunk_impl(s->impl);
     s->secret_qpos = DPF_SVT_CHUNK;
     s->use_bounds = s->default_thr < SVT_BOUND_LIMIT && s->default_thr > -SVT_BOUND_LIMIT;
     if ((st = dlap_prepare(&s->thr_noise, thr_num, thr_den, constant_time)) != DPF_OK)
@@ -688,7 +712,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
 }
 
 /* P(nu >= x) for nu ~ Laplace(b) */
-static inline double lap_sf(double x, double b)
+static SVT_INLINE double lap_sf(double x, double b)
 {
     return x >= 0.0 ? 0.5 * exp(-x / b) : 1.0 - 0.5 * exp(x / b);
 }

@@ -296,6 +296,21 @@ def _svt_query_noise_chunk(double inv_l, words, impl="best"):
     return out
 
 
+def _svt_simd_available():
+    """Names of the query-noise implementations this build and CPU run (tests)."""
+    names = []
+    words = np.zeros(2 * DPF_SVT_CHUNK, dtype=np.uint64)
+    for name in ("scalar", "sse2", "neon", "avx2", "avx512"):
+        try:
+            _svt_query_noise_chunk(2.0, words, name)
+        except ValueError:
+            continue
+        if name == "neon" and "sse2" in names:
+            continue
+        names.append(name)
+    return names
+
+
 def _svt_inversion_constants(double inv_l):
     """(log2(1+q), the sign split word) of the inversion, for the reference in the tests."""
     cdef dpf_svt_t *s = <dpf_svt_t *>calloc(1, sizeof(dpf_svt_t))

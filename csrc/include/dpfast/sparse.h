@@ -58,7 +58,9 @@ typedef struct dpf_svt_dlap {
     dpf_dlap_ct_t ct;
 } dpf_svt_dlap_t;
 
-typedef struct dpf_svt {
+typedef struct dpf_svt dpf_svt_t;
+
+struct dpf_svt {
     /* ---- public configuration (set once by an init function) */
     int mode;                  /* DPF_SVT_SECURE or DPF_SVT_FAST */
     int numeric;               /* 1: NumericSparse (release f_i + fresh noise at a top) */
@@ -82,6 +84,7 @@ typedef struct dpf_svt {
     int forked;                /* halted because the process forked after the start */
     uint32_t fork_gen;         /* dpf_fork_generation at the start */
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
+    void (*noise_chunk)(const dpf_svt_t *, const uint64_t *, int64_t *);  /* that code */
     int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
      * queries of the current chunk.  Never returned by any function; each query's noise
@@ -92,7 +95,7 @@ typedef struct dpf_svt {
     int64_t secret_qnoise[DPF_SVT_CHUNK];
     /* with the default threshold: query j is a top iff f_j / g >= secret_qbound[j] */
     double secret_qbound[DPF_SVT_CHUNK];
-} dpf_svt_t;
+};
 
 /* Configure a secure stream.  Scales are in grid units: the threshold noise is a discrete
  * Laplace of scale thr_num/thr_den, the released value's (numeric only) val_num/val_den.
