@@ -308,8 +308,8 @@ _SHARED_DOC = """
         consumed (such an error is itself observable: build queries whose values stay
         finite and in range, e.g. by clamping, rather than rely on it).  The check is a
         pass over the whole batch at memory speed, also over the part after a halt, so a
-        stream that may halt early is best fed in batches of moderate size (say up to
-        1e5 queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
+        stream that may halt early is best fed in batches of moderate size (say 1e4
+        queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
         the secure path, from the same generator state, it gives the very same answers
         (query noise is drawn in chunks of 64 at fixed query positions).
     ``step(value, threshold=None)``
