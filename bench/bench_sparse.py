@@ -17,8 +17,12 @@ Baselines, with numpy's Generator(PCG64) (not DP-safe, not floating-point safe):
                    (dpfast: the stream fed in batches of 16384 queries, as dpfast.sparse
                    recommends for streams that halt early: each batch is checked whole).
   python loop      one rng.laplace() per query in a Python loop (timed on fewer queries).
-"vs numpy" is the textbook time divided by ours (above 1: dpfast is faster).
+"vs numpy" is the textbook time divided by ours (above 1: dpfast is faster); the numpy
+and dpfast versions of a scenario are timed round-robin, so that both see the same load.
 """
+import statistics
+import time
+
 import numpy as np
 
 import dpfast.random as dr
@@ -116,6 +120,19 @@ def _np_at_restarts(f, rng):
     return len(np_sparse(f, 2.0 / EPS, f.size, rng))
 
 
+def paired(fns, n, repeats):
+    """Median ns per item of each function, timed round-robin (one call of each per
+    round, after one warm-up round) so that all of them see the same machine load."""
+    times = {k: [] for k in fns}
+    for r in range(repeats + 1):
+        for k, fn in fns.items():
+            t0 = time.perf_counter_ns()
+            fn()
+            if r:
+                times[k].append(time.perf_counter_ns() - t0)
+    return {k: statistics.median(v) / n for k, v in times.items()}
+
+
 def main():
     p = parser(__doc__)
     p.set_defaults(n=10_000_000, repeats=5)
@@ -128,29 +145,32 @@ def main():
     for kind in ("below", "crossings"):
         f = values(n, kind)
         c = cutoff(n, kind)
-        if kind == "below":
-            t_at, _ = timeit(lambda: np_above_threshold_below(f, rng_np), n, rep)
-        else:
-            t_at, _ = timeit(lambda: _np_at_restarts(f, rng_np), n, rep)
-        # Algorithm 2: sigma = 2c/eps; Algorithm 3: sigma(8eps/9), sigma(2eps/9)
-        t_sp, _ = timeit(lambda: np_sparse(f, 2.0 * c / EPS, c, rng_np), n, rep)
-        t_ns, _ = timeit(lambda: np_sparse(f, 9.0 * c / (4 * EPS), c, rng_np,
-                                                   numeric_sigma=9.0 * c / EPS), n, rep)
-        base = {AboveThreshold: t_at, Sparse: t_sp, NumericSparse: t_ns}
         for cls in (AboveThreshold, Sparse, NumericSparse):
+            if cls is AboveThreshold:
+                textbook = ((lambda: np_above_threshold_below(f, rng_np)) if kind == "below"
+                            else (lambda: _np_at_restarts(f, rng_np)))
+            elif cls is Sparse:          # Algorithm 2: sigma = 2c/eps
+                textbook = lambda: np_sparse(f, 2.0 * c / EPS, c, rng_np)
+            else:                        # Algorithm 3: sigma(8eps/9), sigma(2eps/9)
+                textbook = lambda: np_sparse(f, 9.0 * c / (4 * EPS), c, rng_np,
+                                             numeric_sigma=9.0 * c / EPS)
+            fns = {"numpy": textbook,
+                   "secure": lambda: ours(cls, f, kind, "secure", g),
+                   "fast": lambda: ours(cls, f, kind, "fast", g)}
+            if kind == "crossings" and cls is Sparse:
+                fns["secure constant_time"] = lambda: ours(cls, f, kind, "secure", g,
+                                                           constant_time=True)
+            t = paired(fns, n, rep)
             note = ("one vectorised pass" if kind == "below" and cls is AboveThreshold
                     else "noise up front, doubling-window search")
-            rows.append({"name": f"numpy textbook {cls.__name__} [{kind}]", "ns": base[cls],
+            rows.append({"name": f"numpy textbook {cls.__name__} [{kind}]", "ns": t["numpy"],
                          "note": note})
-            for mode in ("secure", "fast"):
-                t, _ = timeit(lambda: ours(cls, f, kind, mode, g), n, rep)
+            for mode in fns:
+                if mode == "numpy":
+                    continue
                 name = f"dpfast {cls.__name__} {mode} [{kind}]"
-                rows.append({"name": name, "ns": t, "ratio": base[cls] / t})
-                goals[name] = base[cls] / t
-            if kind == "crossings" and cls is Sparse:
-                t, _ = timeit(lambda: ours(cls, f, kind, "secure", g, constant_time=True), n, rep)
-                rows.append({"name": f"dpfast Sparse secure constant_time [{kind}]", "ns": t,
-                             "ratio": base[cls] / t})
+                rows.append({"name": name, "ns": t[mode], "ratio": t["numpy"] / t[mode]})
+                goals[name] = t["numpy"] / t[mode]
 
     m = 200_000
     f = np.zeros(m)
