@@ -333,10 +333,12 @@ def _halting_counts(make, values, n_trials, thresholds=None):
     return counts
 
 
-@pytest.mark.parametrize("granularity", [1.0, 0.25])
-def test_secure_above_threshold_halting_law(granularity):
+@pytest.mark.parametrize("granularity, constant_time", [(1.0, False), (0.25, False), (0.5, True)])
+def test_secure_above_threshold_halting_law(granularity, constant_time):
+    # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law
     g = dr.ChaCha20(20)
-    make = lambda: AboveThreshold(STREAM_T, epsilon=1.0, rng=g, granularity=granularity)
+    make = lambda: AboveThreshold(STREAM_T, epsilon=1.0, rng=g, granularity=granularity,
+                                  constant_time=constant_time)
     law = secure_halting_law(make(), STREAM, STREAM_T)
     counts = _halting_counts(make, STREAM, 60_000)
     assert abs(law.sum() - 1) < 1e-12
