@@ -833,6 +833,8 @@ def test_stream_never_answers_in_another_process(mode):
         if pid == 0:                                # the child
             code = 3
             try:
+                if not s.halted or s.remaining_positives != 0:
+                    os._exit(4)
                 s.feed([FAR])
                 code = 1
             except dpfast.MechanismHaltedError as e:

@@ -159,6 +159,7 @@ cdef extern from "dpfast/sparse.h" nogil:
         int halted
         int started
         int forked
+        uint32_t fork_gen
     int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
                             double threshold, double q_inv_l, uint64_t thr_num,
                             uint64_t thr_den, uint64_t val_num, uint64_t val_den,

@@ -227,10 +227,16 @@ cdef class _SVTStream:
 
     # -------------------------------------------------- public state
 
+    cdef bint _is_halted(self):
+        # halted, or a copy in a process forked after the start (which halts on its next
+        # call, see dpf_svt_feed)
+        return self._st.halted or (self._st.started and
+                                   self._st.fork_gen != dpf_fork_generation)
+
     @property
     def halted(self):
         """True once the stream has given its last answer (it never answers again)."""
-        return bool(self._st.halted)
+        return bool(self._is_halted())
 
     @property
     def consumed(self):
@@ -245,7 +251,7 @@ cdef class _SVTStream:
     @property
     def remaining_positives(self):
         """How many more positive answers the stream can give before it halts."""
-        return int(self._st.cutoff - self._st.count) if not self._st.halted else 0
+        return int(self._st.cutoff - self._st.count) if not self._is_halted() else 0
 
     # -------------------------------------------------- no copies
 
