@@ -2,7 +2,8 @@
 
 Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.mechanisms` (validated mechanisms, secure by default),
-:mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets).
+:mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets),
+:mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
@@ -10,6 +11,7 @@ from . import _core  # noqa: F401  (fails loudly if the extension was not built)
 from . import random
 from . import accounting
 from . import mechanisms
+from . import sparse
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -24,6 +26,7 @@ __all__ = [
     "random",
     "accounting",
     "mechanisms",
+    "sparse",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

@@ -120,3 +120,63 @@ cdef extern from "dpfast/discrete.h" nogil:
     int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                        size_t n)
+    ctypedef struct dpf_coin_t:
+        uint64_t y_int, y_num, lo, hi
+        uint32_t ratio
+    ctypedef struct dpf_dlap_exact_t:
+        uint64_t s_num, s_den, block
+        uint32_t digits, shift
+        dpf_coin_t coin[64]
+    ctypedef struct dpf_dgauss_exact_t:
+        uint64_t sigma2_num, sigma2_den, t
+        dpf_dlap_exact_t proposal
+    int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
+                               unsigned fast_bits)
+    int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out, size_t n)
+    int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
+                                        size_t n)
+    int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
+                                 unsigned fast_bits)
+    int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
+                                         size_t n)
+
+cdef extern from "dpfast/sparse.h" nogil:
+    # Only the public fields of dpf_svt_t: the secret threshold noise is deliberately not
+    # declared, so no Cython code can read it.
+    enum:
+        DPF_SVT_SECURE
+        DPF_SVT_FAST
+        DPF_SVT_CHUNK
+    double DPF_SVT_VALUE_LIMIT
+    double DPF_SVT_MAX_INV_L
+    ctypedef struct dpf_svt_t:
+        int mode
+        int numeric
+        int64_t cutoff
+        double grid
+        double q_inv_l
+        double q_c1
+        uint64_t q_pos_hi
+        int impl
+        int64_t count
+        uint64_t consumed
+        int halted
+        int started
+        int forked
+        uint32_t fork_gen
+    int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
+                            double threshold, double q_inv_l, uint64_t thr_num,
+                            uint64_t thr_den, uint64_t val_num, uint64_t val_den,
+                            int constant_time)
+    int dpf_svt_init_fast(dpf_svt_t *s, int64_t cutoff, int numeric, double threshold,
+                          double thr_scale, double q_scale, double val_scale)
+    double dpf_svt_thr_slack(const dpf_svt_t *s)
+    double dpf_svt_val_slack(const dpf_svt_t *s)
+    int dpf_svt_start(dpf_svt_t *s, dpf_rng_t *r)
+    int dpf_svt_validate(const dpf_svt_t *s, const double *v, const double *t,
+                         size_t t_stride, size_t n, size_t *bad, int *which)
+    int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
+                     size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done)
+    void dpf_svt_wipe(dpf_svt_t *s)
+    int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
+                                  int64_t *out)

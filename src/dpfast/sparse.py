@@ -1,0 +1,526 @@
+"""The sparse vector technique as streams: AboveThreshold, Sparse, NumericSparse.
+
+Dwork & Roth, *The Algorithmic Foundations of Differential Privacy* (2014), section 3.6,
+Algorithms 1-3.  Each class is a stream: ``feed(values)`` answers a batch of queries in
+order in one C loop (the GIL released, the generator's lock held), ``step(value)``
+answers one.  A stream halts after its ``cutoff``-th positive answer (AboveThreshold: the
+first) and then raises :class:`~dpfast.MechanismHaltedError` on every call.
+
+Answers: ``True`` (the book's ⊤, "above the threshold") or ``False`` (⊥) as a bool
+ndarray; NumericSparse returns float64, the noisy value for ⊤ and ``NaN`` for ⊥.
+
+Two paths, chosen by ``mode``:
+
+``"secure"`` (default)
+    Floating-point safe (Mironov 2012).  Values and thresholds are floored to a public
+    power-of-two grid ``g``; every noise is an integer number of grid steps; comparisons
+    are exact (each query value is compared with a bound computed from the integer noise
+    and the public threshold, which is the integer comparison on the grid).  The threshold noise (and NumericSparse's released
+    noise) is an exact discrete Laplace (Canonne, Kamath & Steinke 2020).  The per-query
+    noise is drawn from two 64-bit words of the generator by a certified inversion: the
+    same instructions for every query whatever its value, no table, no libm.  See
+    *Privacy* in each class for what the grid and the inversion cost.
+``"fast"``
+    Continuous Laplace noise in double precision, with exact thinning over blocks of
+    queries (far below the threshold a block costs a fraction of a nanosecond per
+    query).  A simulation path: floating-point noise leaks through its low bits
+    (Mironov 2012), so this mode is **not** floating-point safe and is never the default.
+
+What is never released (Lyu, Su & Li 2017, "Understanding the Sparse Vector Technique for
+Differential Privacy"): the noisy threshold, the per-query noise and the noisy query
+value.  They live in a C struct that no attribute, ``repr`` or pickle reaches; the
+streams refuse to be pickled or copied.  No answer is ever given after the cutoff.
+"""
+
+import functools
+import math
+from fractions import Fraction
+
+from . import _core
+from . import _validation as _v
+from ._errors import PrivacyParameterError
+
+__all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
+
+#: Relative upward margin on every noise scale computed in floating point: double
+#: rounding (a few units of 2**-53) can then only add noise, never remove it.
+_MARGIN = 2.0 ** -40
+#: Default grid: g = 2**(floor(log2(sensitivity)) - 20), coarsened only if the query noise
+#: would exceed the inversion's limit (about 2**40 grid steps).
+_GRID_BITS = 20
+_SQRT512 = math.sqrt(512.0)
+
+
+# ------------------------------------------------------------------ calibration
+
+def _sparse_sigma(cutoff, epsilon, delta):
+    """Algorithm 2's sigma in units of the sensitivity: 2c/eps (delta = 0) or
+    sqrt(32 c ln(1/delta))/eps.  Exact (a Fraction) when delta = 0, else a float rounded
+    up by _MARGIN."""
+    if delta == 0.0:
+        return Fraction(2 * cutoff) / Fraction(epsilon)
+    return Fraction(math.sqrt(32.0 * cutoff * math.log(1.0 / delta)) / epsilon * (1 + _MARGIN))
+
+
+def _composition_holds(k, eps_each, delta_prime, target):
+    """Whether k eps_each-DP mechanisms compose to target-DP with failure delta_prime,
+    by basic composition (Thm 3.16) or advanced composition (Thm 3.20)."""
+    basic = k * eps_each
+    advanced = (math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps_each
+                + k * eps_each * math.expm1(eps_each))
+    return min(basic, advanced) <= target * (1 - 1e-12)
+
+
+def _check_advanced(name, cutoff, eps_each, delta_prime, target):
+    # Thm 3.25's proof applies Thm 3.20 with eps' = eps / sqrt(8 c ln(1/delta)), whose
+    # second-order term c eps'(e^eps' - 1) is not always below eps/2: for large eps and
+    # cutoff the book's claim fails.  Refuse those parameters instead of over-claiming.
+    if not _composition_holds(cutoff, eps_each, delta_prime, target):
+        raise PrivacyParameterError(
+            f"{name}: with these epsilon, delta and cutoff neither basic nor advanced "
+            "composition (Thm 3.16, 3.20) certifies the book's calibration (the "
+            "second-order term k eps'(e^eps' - 1) is too large); use delta=0, a smaller "
+            "epsilon or a smaller cutoff")
+
+
+@functools.lru_cache(maxsize=256)
+def _calibration(kind, epsilon, delta, cutoff):
+    """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
+    Algorithms 1-3 (cached: public parameters only).
+
+    sigma is the threshold noise's scale (the query noise's is 2 sigma); sigma_value the
+    scale of NumericSparse's released noise (None otherwise).  Exact Fractions when
+    delta = 0, else floats rounded up by _MARGIN."""
+    if kind == "AboveThreshold":
+        # Algorithm 1: threshold Lap(2/eps), queries Lap(4/eps), i.e. sigma = 2/eps
+        return Fraction(2) / Fraction(epsilon), None
+    if kind == "Sparse":
+        # Algorithm 2, Thm 3.25: c AboveThreshold runs with eps' = eps/c or
+        # eps/sqrt(8c ln(1/delta)), sigma = 2/eps'
+        if delta > 0.0:
+            _check_advanced("Sparse", cutoff,
+                            epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta)),
+                            delta, epsilon)
+        return _sparse_sigma(cutoff, epsilon, delta), None
+    # Algorithm 3, Thm 3.27: Sparse(eps1, delta/2) + c Laplace releases (eps - eps1, delta/2)
+    if delta == 0.0:
+        eps1 = Fraction(epsilon) * 8 / 9
+        eps2 = Fraction(epsilon) * 2 / 9
+        return Fraction(2 * cutoff) / eps1, Fraction(2 * cutoff) / eps2
+    eps1 = _SQRT512 / (_SQRT512 + 1.0) * epsilon
+    eps2 = 2.0 / (_SQRT512 + 1.0) * epsilon
+    root = math.sqrt(32.0 * cutoff * math.log(2.0 / delta))
+    _check_advanced("NumericSparse", cutoff,
+                    eps1 / math.sqrt(8.0 * cutoff * math.log(2.0 / delta)), delta / 2, eps1)
+    _check_advanced("NumericSparse", cutoff, eps2 / root, delta / 2, eps2 / 2)
+    return Fraction(root / eps1 * (1 + _MARGIN)), Fraction(root / eps2 * (1 + _MARGIN))
+
+
+def _dyadic_up(x):
+    """The least num/2**k >= x with num < 2**62 and k <= 63, as (num, den) in lowest
+    terms (the exact samplers take a 64-bit rational scale)."""
+    x = Fraction(x)
+    if x <= 0:
+        raise PrivacyParameterError(f"noise scale must be > 0; got {float(x)!r}")
+    k = 61 - (x.numerator.bit_length() - x.denominator.bit_length())
+    k = min(k, 63)
+    if k < 0:
+        raise PrivacyParameterError(
+            f"a noise scale of {float(x):.3g} grid steps is too large for the exact "
+            "sampler; pass a larger granularity= or a larger epsilon")
+    num = -((-x.numerator << k) // x.denominator)
+    f = Fraction(num, 1 << k)
+    return f.numerator, f.denominator
+
+
+def _inv_l(k_grid, sigma):
+    """Query-noise parameter of the secure inversion (see csrc/sparse.c): the query noise
+    is certified for sensitivity K + 1 grid steps; we need (2K+2) ln2 / inv_l + 2^-64 <=
+    eps'/2 = 1/sigma, i.e. inv_l >= (2K+2) ln2 sigma / (1 - 2^-64 sigma)."""
+    s = float(sigma)
+    denom = 1.0 - s * 2.0 ** -64
+    if not denom > 0.5:
+        return math.inf
+    return (2 * k_grid + 2) * math.log(2.0) * s / denom * (1 + _MARGIN)
+
+
+def _grid(sensitivity, sigma, granularity):
+    """(g, K, inv_l): the grid, the sensitivity in grid steps, the query-noise parameter."""
+    delta_f = Fraction(sensitivity)
+    if granularity is not None:
+        g = granularity
+        k_grid = -((-delta_f) // Fraction(g))
+        inv_l = _inv_l(k_grid, sigma)
+        if not inv_l <= _core.SVT_MAX_INV_L:
+            raise PrivacyParameterError(
+                f"granularity={g!r} is too fine for this noise: the query noise would be "
+                f"{inv_l / math.log(2.0):.3g} grid steps, above the secure inversion's "
+                "limit of 2**40 / ln 2; pass a larger granularity")
+        return g, k_grid, inv_l
+    e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
+    for bits in range(_GRID_BITS, -1100, -1):
+        g = math.ldexp(1.0, e - bits)
+        if g == math.inf:
+            break
+        k_grid = -((-delta_f) // Fraction(g))
+        inv_l = _inv_l(k_grid, sigma)
+        if inv_l <= _core.SVT_MAX_INV_L:
+            return g, k_grid, inv_l
+        if k_grid == 1:
+            break
+    raise PrivacyParameterError(
+        "epsilon is too small for the secure path: the query noise would exceed 2**40 / ln 2 "
+        "grid steps even on the coarsest useful grid; use a larger epsilon")
+
+
+@functools.lru_cache(maxsize=256)
+def _secure_scales(sensitivity, sigma, sigma_value, granularity):
+    """(g, K, inv_l, threshold scale, value scale) of the secure path, from public
+    parameters only (cached: exact rational arithmetic is the slow part of a constructor,
+    and streams are often re-created with the same parameters)."""
+    g, k_grid, inv_l = _grid(sensitivity, sigma, granularity)
+    # threshold noise sigma K, released noise sigma(eps2) K (grid steps), rounded up
+    thr = _dyadic_up(Fraction(sigma) * k_grid)
+    val = _dyadic_up(Fraction(sigma_value) * k_grid) if sigma_value is not None else (1, 1)
+    return g, k_grid, inv_l, thr, val
+
+
+def _granularity(value, mode):
+    if value is None:
+        return None
+    if mode != "secure":
+        raise PrivacyParameterError("granularity applies only to mode='secure'; got "
+                                    f"granularity={value!r} with mode={mode!r}")
+    g = _v.positive("granularity", value)
+    if math.frexp(g)[0] != 0.5:
+        raise PrivacyParameterError(f"granularity must be a power of two; got {value!r}")
+    return g
+
+
+def _budget(budget):
+    if budget is not None and not callable(getattr(budget, "spend", None)):
+        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
+                        f"method; got {type(budget).__name__}")
+    return budget
+
+
+# ------------------------------------------------------------------ the streams
+
+class _SVTBase(_core._SVTStream):
+    __slots__ = ("_threshold", "_epsilon", "_delta", "_sensitivity", "_cutoff", "_mode",
+                 "_grid", "_constant_time", "_cost", "_noise")
+
+    def _setup(self, *, threshold, epsilon, delta, cutoff, sensitivity, rng, mode, budget,
+               granularity, constant_time, sigma, sigma_value, label):
+        """Configure the C stream, charge the budget, then draw the first threshold.
+
+        ``sigma``: Algorithm 2's sigma for the threshold (query noise 2 sigma);
+        ``sigma_value``: NumericSparse's sigma(eps2) for released values, or None.
+        All in units of the sensitivity."""
+        numeric = sigma_value is not None
+        if mode == "secure":
+            g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
+                                                        granularity)
+            slack_thr, slack_val = self._configure_secure(
+                rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
+                constant_time)
+            noise = {"grid": g, "sensitivity_steps": k_grid, "threshold_scale": thr,
+                     "query_inv_l": inv_l, "value_scale": val if numeric else None}
+            # Constant-time sampler: each of at most `cutoff` threshold draws (and as many
+            # value draws) is within total variation `slack` of the exact law, so the
+            # stream is (eps, delta + (1 + e^eps) * total slack)-DP.
+            total = cutoff * (slack_thr + (slack_val if numeric else 0.0))
+            extra = (min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * total * (1 + _MARGIN))
+                     if total else 0.0)
+        else:
+            g = None
+            s = float(sigma) * sensitivity * (1 + _MARGIN)
+            sv = float(sigma_value) * sensitivity * (1 + _MARGIN) if numeric else 0.0
+            self._configure_fast(rng, cutoff, numeric, threshold, s, 2.0 * s, sv)
+            noise = {"threshold_scale": s, "query_scale": 2.0 * s,
+                     "value_scale": sv if numeric else None}
+            extra = 0.0
+        # (configuring succeeds once only, so these are set once only)
+        self._threshold = threshold
+        self._epsilon = epsilon
+        self._delta = delta
+        self._sensitivity = sensitivity
+        self._cutoff = cutoff
+        self._mode = mode
+        self._constant_time = constant_time
+        self._grid = g
+        self._noise = noise
+        self._cost = (epsilon, delta + extra)
+        if budget is not None:
+            # the whole cost, before any noise is drawn; raising here leaves nothing drawn
+            budget.spend(self._cost[0], self._cost[1], label=label)
+        self._start()
+
+    # read-only public parameters
+    threshold = property(lambda self: self._threshold, doc="The public threshold T.")
+    epsilon = property(lambda self: self._epsilon, doc="The privacy parameter epsilon.")
+    delta = property(lambda self: self._delta, doc="The privacy parameter delta as given.")
+    sensitivity = property(lambda self: self._sensitivity, doc="Sensitivity of each query.")
+    cutoff = property(lambda self: self._cutoff, doc="Positive answers before the halt.")
+    mode = property(lambda self: self._mode, doc="'secure' or 'fast'.")
+    granularity = property(lambda self: self._grid,
+                           doc="The secure grid step g (a power of two), None in fast mode.")
+
+    @property
+    def privacy_cost(self):
+        """(epsilon, delta) of the whole stream, however many queries it answers; on the
+        secure path with ``constant_time=True`` delta includes the sampler's certified
+        slack."""
+        return self._cost
+
+    def __repr__(self):
+        extra = f", cutoff={self._cutoff}" if type(self) is not AboveThreshold else ""
+        return (f"{type(self).__name__}(threshold={self._threshold!r}{extra}, "
+                f"epsilon={self._epsilon!r}, delta={self._delta!r}, mode={self._mode!r}, "
+                f"consumed={self.consumed}, positives={self.positives}, "
+                f"halted={self.halted})")
+
+
+def _common(threshold, epsilon, sensitivity, mode, constant_time, granularity, budget):
+    threshold = _v.finite("threshold", threshold)
+    epsilon = _v.epsilon(epsilon)
+    sensitivity = _v.positive("sensitivity", sensitivity)
+    mode = _v.choice("mode", mode, ("secure", "fast"))
+    if not isinstance(constant_time, bool):
+        raise TypeError(f"constant_time must be a bool; got {type(constant_time).__name__}")
+    if constant_time and mode != "secure":
+        raise PrivacyParameterError("constant_time applies only to mode='secure'")
+    granularity = _granularity(granularity, mode)
+    return threshold, epsilon, sensitivity, mode, granularity, _budget(budget)
+
+
+_SHARED_DOC = """
+    Streaming
+    ---------
+    ``feed(values, thresholds=None)``
+        Answers a 1-D batch in order, in one C loop (GIL released, generator lock held),
+        and returns the answers of the prefix it consumed: the whole batch, or up to and
+        including the query that made the stream halt.  ``thresholds`` (a scalar or an
+        array shaped like ``values``) replaces the threshold T for those queries; the
+        threshold *noise* is the same as for T.  The batch is checked before anything is
+        drawn: a NaN or infinite value or threshold, or one beyond the secure grid's
+        range, raises :class:`~dpfast.PrivacyParameterError` naming it, and nothing is
+        consumed (such an error is itself observable: build queries whose values stay
+        finite and in range, e.g. by clamping, rather than rely on it).  The check is a
+        pass over the whole batch at memory speed, also over the part after a halt, so a
+        stream that may halt early is best fed in batches of moderate size (say 1e4
+        queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
+        the secure path, from the same generator state, it gives the very same answers
+        (query noise is drawn in chunks of 64 at fixed query positions).
+    ``step(value, threshold=None)``
+        Answers one query.
+    ``halted``, ``consumed``, ``positives``, ``remaining_positives``
+        Public progress.  After the halt every call raises
+        :class:`~dpfast.MechanismHaltedError`.
+
+    One object may be shared by threads: each call holds the object's lock for the whole
+    batch, so batches are serialised and the state changes atomically.
+
+    The stream refuses ``pickle`` and ``copy``: a copy would let the same noisy threshold
+    answer twice as many queries.
+"""
+
+_SECURE_DOC = """
+    Secure path (``mode="secure"``)
+        Values and thresholds are floored to the grid ``g`` (``granularity``; default
+        ``2**(floor(log2(sensitivity)) - 20)``, coarser only when the noise would need more
+        than 2**40 grid steps).  Flooring can move a query by less than one step, so the
+        sensitivity is charged as ``K = ceil(sensitivity / g)`` steps, that is
+        ``K * g < sensitivity + g`` (no charge when the sensitivity is a multiple of g).
+        The threshold noise is an exact discrete Laplace of scale ``sigma * K`` steps; the
+        query noise is certified for ``K + 1`` steps (the extra step pays for the
+        inversion that draws it from two 64-bit words), so its scale is
+        ``2 * sigma * (K + 1)`` steps.  Every scale is rounded up by at most a relative
+        2**-40.  The mechanism is then exactly as private as stated; its accuracy is that
+        of the theorems with the sensitivity replaced by ``(K + 1) * g`` for the query
+        noise, plus one grid step.  ``|value / g|`` must be below 2**61.
+        With ``constant_time=True`` the threshold (and released-value) noise comes from
+        the constant-time bitwise sampler instead of the exact one; its certified slack
+        is added to ``privacy_cost``'s delta.  With the default exact sampler the time of
+        a threshold draw (at the start and after each positive answer) depends on the
+        noise drawn; the per-query work never depends on the data or on the noise, and no
+        arithmetic touches a query value (each is only compared with a bound computed
+        from the noise), so even subnormal values take no slow path.  The exceptions are
+        thresholds beyond 2**50 grid steps (an integer path) and the value NumericSparse
+        releases at a ⊤.
+"""
+
+
+class AboveThreshold(_SVTBase):
+    __doc__ = """AboveThreshold (Dwork & Roth, Algorithm 1): report the first query above a
+    noisy threshold, then halt.
+
+    ``T^ = T + Lap(2 Δ/ε)``, drawn once before any query; for each query
+    ``ν_i = Lap(4 Δ/ε)`` and the answer is ⊤ (``True``) iff ``f_i + ν_i >= T^``, which
+    halts the stream.
+
+    Parameters
+    ----------
+    threshold : float
+        The public threshold T (finite).
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    sensitivity : float, default 1.0
+        Bound Δ on how much one individual can change any query value.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        Source of randomness; ``None`` is the calling thread's OS-keyed ChaCha20.
+    mode : {"secure", "fast"}
+        ``"fast"`` is a simulation path that is not floating-point safe.
+    budget : object with ``spend(epsilon, delta, *, label=None)``, optional
+        Charged with :attr:`privacy_cost` once, before any noise is drawn.
+    granularity : float, optional
+        Secure grid step g, a power of two.
+    constant_time : bool, default False
+        Secure path: draw the threshold noise with the constant-time sampler.
+
+    Privacy
+    -------
+    ε-differentially private whatever the number of queries (Thm 3.23), including
+    adaptively chosen queries and per-query thresholds.
+""" + _SECURE_DOC + """
+    Accuracy
+    --------
+    If of k queries only the last can be within α of T, then except with probability β
+    the stream answers ⊥ to the first k - 1 and correctly to the last, with
+    ``α = 8 Δ (ln k + ln(2/β)) / ε`` (Thm 3.24;
+    :func:`dpfast.accuracy.above_threshold_alpha`).
+""" + _SHARED_DOC + """
+    References
+    ----------
+    C. Dwork and A. Roth, The Algorithmic Foundations of Differential Privacy, 2014,
+    section 3.6.  M. Lyu, D. Su and N. Li, Understanding the Sparse Vector Technique for
+    Differential Privacy, PVLDB 10(6), 2017.  I. Mironov, On Significance of the Least
+    Significant Bits for Differential Privacy, CCS 2012.  C. Canonne, G. Kamath and
+    T. Steinke, The Discrete Gaussian for Differential Privacy, NeurIPS 2020.
+
+    Examples
+    --------
+    >>> import dpfast
+    >>> at = dpfast.sparse.AboveThreshold(100.0, epsilon=0.5)
+    >>> answers = at.feed([3.0, 10.0, 250.0, 7.0])   # stops at the first True
+    """
+    __slots__ = ()
+
+    def __init__(self, threshold, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
+                 budget=None, granularity=None, constant_time=False):
+        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
+        self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
+                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
+                    granularity=granularity, constant_time=constant_time, sigma=sigma,
+                    sigma_value=None, label="AboveThreshold")
+
+
+class Sparse(_SVTBase):
+    __doc__ = """Sparse (Dwork & Roth, Algorithm 2): report which queries are above a
+    noisy threshold, until ``cutoff`` of them have been.
+
+    ``σ = 2 c Δ/ε`` if δ = 0, else ``σ = sqrt(32 c ln(1/δ)) Δ/ε``.  The threshold noise is
+    ``Lap(σ)``, each query's ``Lap(2σ)``; after each ⊤ a fresh noisy threshold is drawn;
+    the stream halts at the c-th ⊤.
+
+    Parameters
+    ----------
+    threshold : float
+        The public threshold T.
+    cutoff : int
+        c >= 1, the number of ⊤ answers before the halt.
+    epsilon : float
+        Finite and > 0.
+    delta : float, default 0.0
+        In [0, 1).
+    sensitivity, rng, mode, budget, granularity, constant_time
+        As for :class:`AboveThreshold`.
+
+    Privacy
+    -------
+    (ε, δ)-differentially private (Thm 3.25): c runs of AboveThreshold with
+    ``ε' = ε/c`` (basic composition) or ``ε' = ε/sqrt(8 c ln(1/δ))`` (advanced
+    composition, Thm 3.20).  For δ > 0 the constructor refuses (ε, δ, c) for which
+    neither composition theorem certifies the calibration (large ε and c).
+""" + _SECURE_DOC + """
+    Accuracy
+    --------
+    If at most c of k queries are above T - α: ``α = 8 c Δ (ln k + ln(2c/β)) / ε``
+    (δ = 0) or ``α = Δ (ln k + ln(2c/β)) sqrt(512 c ln(1/δ)) / ε`` (Thm 3.26;
+    :func:`dpfast.accuracy.sparse_alpha`).
+""" + _SHARED_DOC + """
+    References
+    ----------
+    Dwork and Roth 2014, section 3.6; Lyu, Su and Li 2017; Mironov 2012;
+    Canonne, Kamath and Steinke 2020.
+    """
+    __slots__ = ()
+
+    def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
+                 mode="secure", budget=None, granularity=None, constant_time=False):
+        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        delta = _v.delta(delta)
+        sigma, _ = _calibration("Sparse", epsilon, delta, cutoff)
+        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
+                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
+                    granularity=granularity, constant_time=constant_time, sigma=sigma,
+                    sigma_value=None, label=f"Sparse(cutoff={cutoff})")
+
+
+class NumericSparse(_SVTBase):
+    __doc__ = """NumericSparse (Dwork & Roth, Algorithm 3): Sparse that also releases a
+    fresh noisy value of each query above the noisy threshold.
+
+    δ = 0: ``ε1 = 8ε/9``, ``ε2 = 2ε/9``, ``σ(e) = 2 c Δ/e``;
+    δ > 0: ``ε1 = sqrt(512)/(sqrt(512)+1) ε``, ``ε2 = 2/(sqrt(512)+1) ε``,
+    ``σ(e) = sqrt(32 c ln(2/δ)) Δ/e``.  Threshold noise ``Lap(σ(ε1))``, query noise
+    ``Lap(2σ(ε1))``, and at each ⊤ the answer ``f_i + Lap(σ(ε2))`` with noise drawn for
+    that purpose only (releasing ``f_i + ν_i`` would not be private: Lyu, Su & Li 2017).
+
+    Answers are float64: the noisy value for ⊤, ``NaN`` for ⊥.  On the secure path the
+    value is ``g * (floor(f_i/g) + N + 1/2)`` with N an exact discrete Laplace of scale
+    ``σ(ε2) K`` grid steps (the ``+ 1/2`` centres the floor; it is post-processing).
+
+    Parameters
+    ----------
+    threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity,
+    constant_time
+        As for :class:`Sparse`.
+
+    Privacy
+    -------
+    (ε, δ)-differentially private (Thm 3.27): Sparse with (ε1, δ/2) composed with c
+    Laplace releases that are together (ε/9, 0) (δ = 0) or (ε/(sqrt(512)+1), δ/2).  For
+    δ > 0 the constructor refuses parameters for which the composition theorems do not
+    certify either part.
+""" + _SECURE_DOC + """
+    Accuracy
+    --------
+    If at most c of k queries are above T - α: ``α = 9 c Δ (ln k + ln(4c/β)) / ε``
+    (δ = 0) or ``α = Δ max(ln k + ln(4c/β), sqrt(8) ln(2c/β)) sqrt(c ln(2/δ))
+    (sqrt(512) + 1) / ε`` (Thm 3.28; for δ > 0 the book prints only the first term of the
+    max, which does not cover the released values' noise -- see
+    :func:`dpfast.accuracy.numeric_sparse_alpha`).
+""" + _SHARED_DOC + """
+    References
+    ----------
+    Dwork and Roth 2014, section 3.6; Lyu, Su and Li 2017; Mironov 2012;
+    Canonne, Kamath and Steinke 2020.
+    """
+    __slots__ = ()
+
+    def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
+                 mode="secure", budget=None, granularity=None, constant_time=False):
+        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        delta = _v.delta(delta)
+        sigma, sigma_value = _calibration("NumericSparse", epsilon, delta, cutoff)
+        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
+                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
+                    granularity=granularity, constant_time=constant_time, sigma=sigma,
+                    sigma_value=sigma_value, label=f"NumericSparse(cutoff={cutoff})")
