@@ -203,6 +203,10 @@ class Budget:
      (0.5, 1e-6)),
     (lambda b, g: M.gaussian_mechanism(1.0, epsilon=0.5, delta=1e-6, mode="fast", budget=b,
                                        rng=g), (0.5, 1e-6)),
+    (lambda b, g: M.laplace_mechanism([1.0, 2.0], epsilon=0.5, mode="fast", budget=b, rng=g),
+     (0.5, 0.0)),
+    (lambda b, g: M.discrete_gaussian_mechanism([1, 2], epsilon=0.5, delta=1e-6, budget=b,
+                                                rng=g), (0.5, 1e-6)),
 ])
 def test_budget_charged_once_before_drawing(call, cost):
     b = Budget()

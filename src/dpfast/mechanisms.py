@@ -257,9 +257,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
-        noise = _random.laplace(sensitivity / epsilon, None if scalar else data.shape, rng=gen)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + noise
+        return data + _random.laplace(sensitivity / epsilon, None if scalar else data.shape,
+                                      rng=gen)
     if integer:
         plan = _laplace_int_plan(epsilon, sensitivity)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
