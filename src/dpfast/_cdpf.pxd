@@ -65,3 +65,54 @@ cdef extern from "dpfast/continuous.h" nogil:
     void dpf_normal_fill(dpf_rng_t *r, double sigma, double *out, size_t n)
     void dpf_laplace_fill(dpf_rng_t *r, double scale, double *out, size_t n)
     void dpf_gumbel_fill(dpf_rng_t *r, double scale, double *out, size_t n)
+
+cdef extern from "dpfast/discrete.h" nogil:
+    enum:
+        DPF_BIG_MAX_LIMBS
+        DPF_DLAP_CT_MAX_DIGITS
+        DPF_DGAUSS_CT_MAX
+    ctypedef struct dpf_dlap_ct_t:
+        uint64_t s_num, s_den
+        uint32_t digits
+        uint64_t threshold[62]
+        uint64_t sign_threshold
+        double slack_geometric
+        double slack
+    ctypedef struct dpf_dgauss_ct_t:
+        uint64_t sigma2_num, sigma2_den
+        uint32_t size
+        double slack
+        uint64_t threshold[4096]
+    uint64_t dpf_uniform_below(dpf_rng_t *r, uint64_t n)
+    int dpf_uniform_below_fill(dpf_rng_t *r, uint64_t n, int64_t *out, size_t count)
+    int dpf_bernoulli_rational(dpf_rng_t *r, uint64_t num, uint64_t den)
+    int dpf_bernoulli_rational_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out,
+                                    size_t n)
+    int dpf_bernoulli_big(dpf_rng_t *r, const uint64_t *num, const uint64_t *den, size_t limbs)
+    int dpf_bernoulli_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                               size_t limbs, int64_t *out, size_t n)
+    int dpf_bernoulli_exp(dpf_rng_t *r, uint64_t num, uint64_t den)
+    int dpf_bernoulli_exp_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out, size_t n)
+    int dpf_bernoulli_exp_big(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                              size_t limbs)
+    int dpf_bernoulli_exp_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                                   size_t limbs, int64_t *out, size_t n)
+    int dpf_geometric(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out)
+    int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n)
+    int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out)
+    int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                                  size_t n)
+    int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                              int64_t *out)
+    int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                                   int64_t *out, size_t n)
+    int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
+    int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+    void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+                                      size_t n)
+    int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+    void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
+    int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den)
+    int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
+    void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+                                       size_t n)

@@ -9,7 +9,19 @@ The continuous samplers here (``uniform``, ``laplace``, ``gaussian``, ``exponent
 through the low bits of its results (Mironov 2012).  They are never a mechanism's
 default; the mechanisms in :mod:`dpfast.mechanisms` use the exact, grid-based path
 unless asked for ``mode="fast"``.
+
+The discrete samplers (``bernoulli``, ``bernoulli_exp``, ``geometric``,
+``discrete_laplace``, ``discrete_gaussian``) take exact rational parameters and are exact
+(Canonne, Kamath, Steinke 2020) or, with ``constant_time=True``, certified: their distance
+to the exact law is bounded by :func:`constant_time_slack`.
 """
+
+import functools
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
 
 from . import _core
 from . import _validation as _v
@@ -18,6 +30,8 @@ from ._core import ChaCha20, default_rng, os_entropy
 __all__ = [
     "ChaCha20", "default_rng", "os_entropy",
     "uniform", "laplace", "gaussian", "exponential", "gumbel",
+    "bernoulli", "bernoulli_exp", "geometric", "discrete_laplace", "discrete_gaussian",
+    "constant_time_slack",
 ]
 
 
@@ -72,3 +86,349 @@ def gumbel(scale=1.0, size=None, *, rng=None, out=None):
     """Gumbel(0, scale) noise, CDF exp(-exp(-x/scale)) (simulation path)."""
     scale = _v.nonnegative("scale", scale)
     return _core.continuous(_core.GUMBEL, scale, 0.0, _shape(size, out), rng, out)
+
+
+# ---------------------------------------------------------------- discrete samplers
+
+_U64 = (1 << 64) - 1
+
+
+def _exact(name, value, *, allow_zero=False):
+    """``value`` as an exact ``Fraction`` >= 0 (> 0 unless ``allow_zero``).
+
+    Accepts an int, a ``Fraction`` (any ``numbers.Rational``), a ``(numerator, denominator)``
+    pair of ints, or a real number such as a float, which is converted exactly (a finite
+    double is m * 2**e).  NaN, infinities, bools and non-numbers are rejected.
+    """
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            raise TypeError(f"{name} as a tuple must be (numerator, denominator); got {value!r}")
+        num = _v.integer(f"{name} numerator", value[0], minimum=0)
+        den = _v.integer(f"{name} denominator", value[1], minimum=1)
+        frac = Fraction(num, den)
+    elif isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number; got bool {value!r}")
+    elif isinstance(value, numbers.Integral):
+        frac = Fraction(int(value))
+    elif isinstance(value, numbers.Rational):
+        frac = Fraction(value.numerator, value.denominator)
+    else:
+        # floats and other reals: one helper checks type, NaN, infinity and sign
+        v = (_v.nonnegative if allow_zero else _v.positive)(name, value)
+        return Fraction(v)
+    if frac < 0 or (frac == 0 and not allow_zero):
+        raise _v.PrivacyParameterError(
+            f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+    return frac
+
+
+def _farey_neighbours(x, max_den):
+    """The fractions just below and just above x (x >= 0 not representable with
+    denominator <= max_den) among those with denominator <= max_den: the last
+    continued-fraction convergent of x within the bound, and the best semiconvergent on
+    the other side (Farey neighbours of order max_den)."""
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    n, d = x.numerator, x.denominator
+    while d:
+        a = n // d
+        q2 = q0 + a * q1
+        if q2 > max_den:
+            break
+        p0, q0, p1, q1 = p1, q1, p0 + a * p1, q2
+        n, d = d, n - a * d
+    k = (max_den - q0) // q1
+    f1, f2 = Fraction(p0 + k * p1, q0 + k * q1), Fraction(p1, q1)
+    return (f1, f2) if f1 <= f2 else (f2, f1)
+
+
+def _fit_up(name, frac):
+    """(num, den), both in [1, 2**64 - 1], with num/den >= frac: exact when frac fits,
+    else the smallest such fraction (for a noise scale or variance: more noise, never less
+    privacy).  The relative increase is below max(frac, 1/frac) / (2**64 - 1)."""
+    n, d = frac.numerator, frac.denominator
+    if n <= _U64 and d <= _U64:
+        return n, d
+    if frac > _U64:
+        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {float(frac)!r}")
+    if frac < 1:                      # the denominator bound binds
+        up = _farey_neighbours(frac, _U64)[1]
+    else:                             # the numerator bound binds: round 1/frac down
+        low = _farey_neighbours(1 / frac, _U64)[0]
+        up = 1 / low
+    assert up >= frac and up.numerator <= _U64 and up.denominator <= _U64
+    return up.numerator, up.denominator
+
+
+def _scale_rational(scale):
+    return _fit_up("scale", _exact("scale", scale))
+
+
+def _sigma2_rational(sigma, sigma2):
+    if (sigma is None) == (sigma2 is None):
+        raise TypeError("give exactly one of sigma and sigma2")
+    if sigma2 is not None:
+        return _fit_up("sigma2", _exact("sigma2", sigma2))
+    s = _exact("sigma", sigma)
+    return _fit_up("sigma**2", s * s)
+
+
+@functools.lru_cache(maxsize=64)
+def _dlap_ct(num, den):
+    try:
+        return _core.DiscreteLaplaceCT(num, den)
+    except OverflowError:
+        raise _v.PrivacyParameterError(
+            f"scale must be <= 2**62/45 (about 1.02e17) for constant_time=True; got {num}/{den}"
+        ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _dgauss_ct(num, den):
+    try:
+        return _core.DiscreteGaussianCT(num, den)
+    except OverflowError:
+        raise _v.PrivacyParameterError(
+            f"sigma**2 = {num}/{den} needs a table of more than {_core.DGAUSS_CT_MAX} entries; "
+            "constant_time=True supports sigma up to about 430") from None
+
+
+def _big_ok(name, frac):
+    if max(frac.numerator.bit_length(), frac.denominator.bit_length()) > _core.BIG_MAX_BITS:
+        raise _v.PrivacyParameterError(
+            f"{name} must have a numerator and denominator of at most {_core.BIG_MAX_BITS} bits; "
+            f"got {frac}")
+
+
+def bernoulli(p, size=None, *, rng=None):
+    """Exact Bernoulli(p) draws: 1 with probability p, else 0.
+
+    Parameters
+    ----------
+    p : Fraction, int, (int, int) or float
+        A probability in [0, 1].  A float is used at its exact binary value (0.1 is
+        3602879701896397/2**55), never rounded.  Numerator and denominator may have up to
+        1280 bits.
+    size : int or tuple of ints, optional
+        ``None`` returns one Python int; otherwise an int64 array of that shape.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        ``None`` is the calling thread's OS-keyed ChaCha20.
+
+    Notes
+    -----
+    **Exact.**  Compares a uniform real U in [0, 1) with p lazily: the first 64 random bits
+    decide except with probability < 2**-64, and then the next 64 bits continue the
+    comparison exactly.  One 64-bit word per draw in expectation; no division, no floating
+    point.  Not constant time (the rare continuation takes longer).
+    """
+    frac = _exact("p", p, allow_zero=True)
+    if frac > 1:
+        raise _v.PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
+    size = _v.size(size)
+    if frac.denominator <= _U64:
+        return _core.discrete(_core.BERNOULLI, frac.numerator, frac.denominator, size, rng)
+    _big_ok("p", frac)
+    return _core.discrete_big(_core.BERNOULLI, frac.numerator, frac.denominator, size, rng)
+
+
+def bernoulli_exp(gamma, size=None, *, rng=None):
+    """Exact Bernoulli(exp(-gamma)) draws for a rational gamma >= 0.
+
+    Parameters
+    ----------
+    gamma : Fraction, int, (int, int) or float
+        Finite and >= 0; a float is used at its exact binary value.  Numerator and
+        denominator may have up to 1280 bits.
+    size : int or tuple of ints, optional
+        ``None`` returns one Python int; otherwise an int64 array of that shape.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+
+    Notes
+    -----
+    **Exact** (Canonne, Kamath, Steinke 2020, Algorithm 1 and Proposition 5): for
+    gamma <= 1, von Neumann's method with Bernoulli(gamma/k) coins; for gamma > 1, one
+    exp(-1) coin per unit of floor(gamma) (found by binary long division when gamma is a
+    multi-word rational) times an exp(-frac(gamma)) coin, stopping at the first 0.  No
+    exp or log is evaluated.  Not constant time.
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010.
+    """
+    frac = _exact("gamma", gamma, allow_zero=True)
+    size = _v.size(size)
+    if frac.numerator <= _U64 and frac.denominator <= _U64:
+        return _core.discrete(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
+    _big_ok("gamma", frac)
+    return _core.discrete_big(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
+
+
+def geometric(scale, size=None, *, rng=None, constant_time=False):
+    """Geometric integers k >= 0 with P(k) = (1 - q) q**k, q = exp(-1/scale).
+
+    This is the one-sided discrete Laplace (the magnitude of the two-sided one).
+
+    Parameters
+    ----------
+    scale : Fraction, int, (int, int) or float
+        Finite and > 0.  Converted to an exact rational s_num/s_den; when that does not fit
+        in 64-bit integers it is rounded **up** to the next such fraction (more noise,
+        never less privacy), a relative change below max(scale, 1/scale) * 2**-64.
+    size : int or tuple of ints, optional
+        ``None`` returns one Python int; otherwise an int64 array of that shape.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+    constant_time : bool
+        ``False`` (default): **exact**, running time depends on the value drawn.
+        ``True``: **certified, constant time**: the bitwise geometric with D 64-bit
+        compares, D = the least j with 2**j/scale >= 45 (e.g. 6 for scale 1, 22 for
+        scale 1e5); the work depends only on ``scale``.  Its total variation distance to
+        the exact law is at most ``constant_time_slack("geometric", scale)`` (about
+        D * 2**-65).  Needs scale <= about 1.02e17.
+
+    Raises
+    ------
+    OverflowError
+        If a draw exceeds the int64 range (the exact sampler never returns a wrong value).
+
+    Notes
+    -----
+    Exact path: Canonne, Kamath, Steinke (2020) Algorithm 2 (its geometric part), with the
+    block length floor(scale) in place of the scale's numerator so that no division is
+    done per draw.  Constant-time path: the binary digits of a geometric variable are
+    independent Bernoulli(q**(2**j)/(1 + q**(2**j))) variables; each threshold is computed
+    once with certified interval arithmetic.
+    """
+    num, den = _scale_rational(scale)
+    size = _v.size(size)
+    if constant_time:
+        return _dlap_ct(num, den).draw(True, size, rng)
+    return _core.discrete(_core.GEOMETRIC, num, den, size, rng)
+
+
+def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
+    """Discrete Laplace noise: integers x with P(x) ∝ exp(-|x|/scale).
+
+    P(x) = (1 - q)/(1 + q) q**|x| with q = exp(-1/scale).  Adding it to an integer query
+    of l1-sensitivity Δ is (Δ/scale)-DP.
+
+    Parameters
+    ----------
+    scale : Fraction, int, (int, int) or float
+        Finite and > 0.  Converted to an exact rational s_num/s_den; when that does not fit
+        in 64-bit integers it is rounded **up** to the next such fraction (more noise,
+        never less privacy), a relative change below max(scale, 1/scale) * 2**-64.
+    size : int or tuple of ints, optional
+        ``None`` returns one Python int; otherwise an int64 array of that shape.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        ``None`` is the calling thread's OS-keyed ChaCha20.
+    constant_time : bool
+        ``False`` (default): **exact**, not constant time.
+        ``True``: **certified, constant time**: D + 1 words per draw (see :func:`geometric`),
+        one compare each and no branch on random data, so the running time of the C kernel
+        does not depend on the value drawn.  Total variation distance to the exact law at
+        most ``constant_time_slack("discrete_laplace", scale)``; a mechanism that is
+        (ε, δ)-DP with exact noise is (ε, δ + k (1 + e**ε) slack)-DP with k such draws.
+        (Converting a scalar result to a Python int takes slightly longer for values
+        outside [-5, 256]; use ``size=`` to stay in C.)
+
+    Raises
+    ------
+    OverflowError
+        If a draw exceeds the int64 range (only for scales near 2**60 or above).
+
+    Privacy
+    -------
+    Exact path: the output law is exactly the discrete Laplace law above, so the
+    ε = Δ/scale guarantee holds with no slack, assuming a uniform bit source.
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, Algorithm 2.
+    """
+    num, den = _scale_rational(scale)
+    size = _v.size(size)
+    if constant_time:
+        return _dlap_ct(num, den).draw(False, size, rng)
+    return _core.discrete(_core.DISCRETE_LAPLACE, num, den, size, rng)
+
+
+def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None):
+    """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
+
+    Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
+    (Canonne, Kamath, Steinke 2020, Theorem 14).
+
+    Parameters
+    ----------
+    sigma : Fraction, int, (int, int) or float
+        Finite and > 0.  sigma**2 is formed exactly; when it does not fit in 64-bit
+        integers it is rounded **up** to the next such fraction (more noise, never less
+        privacy), a relative change below max(sigma**2, sigma**-2) * 2**-64.
+    size : int or tuple of ints, optional
+        ``None`` returns one Python int; otherwise an int64 array of that shape.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+    constant_time : bool
+        ``False`` (default): **exact**, not constant time.
+        ``True``: **certified, constant time**: one full scan of a cumulative table of
+        about 9.5 sigma + 1 entries per draw (2 words), the same work and memory accesses
+        for every value drawn; supports sigma up to about 430.  Total variation distance
+        to the exact law at most ``constant_time_slack("discrete_gaussian", sigma)``.
+    sigma2 : Fraction, int, (int, int) or float, optional
+        Give the variance instead of sigma (e.g. ``Fraction(5, 2)``, whose square root is
+        not rational).  Exactly one of ``sigma`` and ``sigma2``.
+
+    Raises
+    ------
+    OverflowError
+        If a draw exceeds the int64 range.
+
+    Privacy
+    -------
+    Exact path: the output law is exactly the discrete Gaussian above (no slack),
+    assuming a uniform bit source.
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, Algorithm 3.
+    """
+    num, den = _sigma2_rational(sigma, sigma2)
+    size = _v.size(size)
+    if constant_time:
+        return _dgauss_ct(num, den).draw(size, rng)
+    return _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, size, rng)
+
+
+def constant_time_slack(sampler, param=None, *, sigma2=None):
+    """Certified slack of a constant-time sampler: an upper bound on the total variation
+    distance between one draw and the exact law.
+
+    Parameters
+    ----------
+    sampler : {"geometric", "discrete_laplace", "discrete_gaussian"}
+    param : scale (geometric, discrete_laplace) or sigma (discrete_gaussian)
+        Converted exactly as by the sampler itself.
+    sigma2 : optional, instead of sigma for "discrete_gaussian"
+
+    Returns
+    -------
+    float
+        η >= TV(draw, exact law), rounded up.  If a mechanism is (ε, δ)-DP with exact
+        noise, it is (ε, δ + k (1 + e**ε) η)-DP when its k noise draws come from the
+        constant-time sampler instead (a union bound over the k draws).
+
+    Notes
+    -----
+    Laplace/geometric: η = Σ_{j<D} |T_j/2**64 - p_j| + q**(2**D) (+ the sign coin's
+    |T_s/2**64 - q/(1+q)| for the two-sided law), where each |T/2**64 - p| is bounded from a
+    192-bit certified interval of p; q**(2**D) < 2**-64.9.  Gaussian:
+    η = Σ_{k<M} |T_k/2**64 - P(|X| <= k)| + P(|X| > M), with P(|X| > M) <= 2**-65.
+    """
+    sampler = _v.choice("sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian"))
+    if sampler == "discrete_gaussian":
+        return _dgauss_ct(*_sigma2_rational(param, sigma2)).slack
+    if sigma2 is not None:
+        raise TypeError(f"sigma2 applies only to discrete_gaussian, not {sampler}")
+    t = _dlap_ct(*_scale_rational(param))
+    return t.slack if sampler == "discrete_laplace" else t.slack_geometric

@@ -1,0 +1,139 @@
+/* Discrete samplers: exact (Canonne, Kamath, Steinke 2020) and constant time (certified).
+ *
+ * Every kernel takes a dpf_rng_t first and reads 64-bit words from it; exactness assumes
+ * those words are independent and uniform.  No function here calls libm.
+ *
+ * Exact samplers (their output law is the stated one, with no approximation):
+ *   dpf_uniform_below        uniform on [0, n)                    Lemire (2019)
+ *   dpf_bernoulli_rational   Bernoulli(num/den)                   lazy comparison
+ *   dpf_bernoulli_big        Bernoulli(num/den), multi-word       lazy comparison
+ *   dpf_bernoulli_exp        Bernoulli(exp(-num/den))             CKS 2020, Alg. 1 / Prop. 5
+ *   dpf_bernoulli_exp_big    same, multi-word num and den
+ *   dpf_geometric            P(k) = (1-q) q^k, q = exp(-s_den/s_num), k >= 0
+ *   dpf_discrete_laplace     P(x) ∝ exp(-|x| s_den/s_num)        CKS 2020, Alg. 2
+ *   dpf_discrete_gaussian    P(x) ∝ exp(-x^2 den/(2 num))         CKS 2020, Alg. 3
+ * Their running time depends on the value drawn.  A result that does not fit in int64
+ * (or a loop that would need more than 2^62 iterations, which never happens in practice)
+ * gives DPF_E_RANGE instead of a wrong value.
+ *
+ * Constant-time samplers (certified, with a reported slack):
+ *   dpf_discrete_laplace_ct, dpf_geometric_ct   bitwise geometric: digits + 1 words, one
+ *                                               64-bit compare each, no data-dependent branch
+ *   dpf_discrete_gaussian_ct                    full scan of a cumulative table, 2 words
+ * Each *_prepare computes the thresholds once from public parameters with rigorous
+ * interval arithmetic (192-bit fixed point) and stores `slack`: a certified upper bound on
+ * the total variation distance between one output and the exact law.  A mechanism that is
+ * (eps, delta)-DP with exact noise is (eps, delta + k (1 + e^eps) slack)-DP when it uses k
+ * draws from the constant-time sampler instead.
+ *
+ * Return conventions: functions returning int either return a status (DPF_OK, DPF_E_*) and
+ * write the value through a pointer, or (the Bernoulli samplers) return 0 or 1, or
+ * -DPF_E_PARAM / -DPF_E_RANGE on error.
+ */
+#ifndef DPFAST_DISCRETE_H
+#define DPFAST_DISCRETE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpfast/rng.h"
+#include "dpfast/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DPF_BIG_MAX_LIMBS 20          /* multi-word rationals: at most 1280 bits */
+#define DPF_DLAP_CT_MAX_DIGITS 62     /* bitwise geometric: |value| < 2^62 */
+#define DPF_DGAUSS_CT_MAX 4096        /* cumulative table entries (sigma up to ~430) */
+
+/* ---------------------------------------------------------------- exact */
+
+/* Uniform on [0, n); n = 0 means 2^64 (one raw word). */
+uint64_t dpf_uniform_below(dpf_rng_t *r, uint64_t n);
+/* n in [1, 2^63]; DPF_E_PARAM otherwise. */
+int dpf_uniform_below_fill(dpf_rng_t *r, uint64_t n, int64_t *out, size_t count);
+
+/* 1 with probability num/den (den >= 1; num >= den gives 1). */
+int dpf_bernoulli_rational(dpf_rng_t *r, uint64_t num, uint64_t den);
+int dpf_bernoulli_rational_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out,
+                                size_t n);
+/* num and den: `limbs` little-endian words each, den > 0, limbs <= DPF_BIG_MAX_LIMBS. */
+int dpf_bernoulli_big(dpf_rng_t *r, const uint64_t *num, const uint64_t *den, size_t limbs);
+int dpf_bernoulli_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                           size_t limbs, int64_t *out, size_t n);
+
+/* 1 with probability exp(-num/den) (den >= 1). */
+int dpf_bernoulli_exp(dpf_rng_t *r, uint64_t num, uint64_t den);
+int dpf_bernoulli_exp_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out, size_t n);
+int dpf_bernoulli_exp_big(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                          size_t limbs);
+int dpf_bernoulli_exp_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
+                               size_t limbs, int64_t *out, size_t n);
+
+/* Scale t = s_num/s_den > 0 (both >= 1).  Geometric: P(k) ∝ exp(-k/t), k >= 0.
+ * Discrete Laplace: P(x) ∝ exp(-|x|/t), x in Z. */
+int dpf_geometric(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out);
+int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n);
+int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out);
+int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                              size_t n);
+
+/* sigma^2 = sigma2_num/sigma2_den > 0: P(x) ∝ exp(-x^2 / (2 sigma^2)), x in Z. */
+int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                          int64_t *out);
+int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                               int64_t *out, size_t n);
+
+/* ---------------------------------------------------------------- constant time */
+
+/* Bitwise geometric.  With q = exp(-s_den/s_num), digit j of a Geometric(q) variable is an
+ * independent Bernoulli(p_j), p_j = q^(2^j) / (1 + q^(2^j)); the sign is Bernoulli(q/(1+q))
+ * (negative values are -(M+1)).  threshold[j] = p_j * 2^64 rounded, so one uniform word w
+ * gives digit j = [w < threshold[j]].  `digits` D is the least j with
+ * s_den 2^j / s_num >= 45 (so q^(2^D) < 2^-64.9); it is at most 62.
+ *   slack_geometric = sum_{j<D} |threshold[j]/2^64 - p_j| + q^(2^D)
+ *   slack           = slack_geometric + |sign_threshold/2^64 - q/(1+q)|
+ * each term replaced by a certified upper bound (see discrete.c). */
+typedef struct dpf_dlap_ct {
+    uint64_t s_num, s_den;                            /* the scale, in lowest terms */
+    uint32_t digits;
+    uint64_t threshold[DPF_DLAP_CT_MAX_DIGITS];
+    uint64_t sign_threshold;
+    double slack_geometric;
+    double slack;
+} dpf_dlap_ct_t;
+
+/* DPF_E_PARAM for a zero argument; DPF_E_RANGE when more than 62 digits would be needed
+ * (t > 2^62/45, about 1.0e17). */
+int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den);
+int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
+void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+                                  size_t n);
+int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
+void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n);
+
+/* Cumulative table of |X| for the discrete Gaussian: the magnitude is the number of
+ * thresholds k < size with w >= threshold[k] (a scan of the whole table), the sign one
+ * random bit.  threshold[k] = P(|X| <= k) * 2^64 rounded; size M is the least M >= 1 whose
+ * certified tail bound sum_{m>M} exp(-m^2/(2 sigma^2)) <= sigma^2/M exp(-M^2/(2 sigma^2))
+ * is <= 2^-66, or k + 1 for the first threshold[k] = 2^64 - 1 if that comes earlier.
+ *   slack = sum_{k<M} |threshold[k]/2^64 - P(|X| <= k)| + P(|X| > M)
+ * each term replaced by a certified upper bound. */
+typedef struct dpf_dgauss_ct {
+    uint64_t sigma2_num, sigma2_den;                  /* sigma^2, in lowest terms */
+    uint32_t size;
+    double slack;
+    uint64_t threshold[DPF_DGAUSS_CT_MAX];
+} dpf_dgauss_ct_t;
+
+/* DPF_E_PARAM for a zero argument; DPF_E_RANGE when the table would need more than
+ * DPF_DGAUSS_CT_MAX entries; DPF_E_NOMEM if scratch memory is unavailable. */
+int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den);
+int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t);
+void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+                                   size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

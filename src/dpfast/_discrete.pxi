@@ -1,0 +1,199 @@
+# Discrete samplers (csrc/discrete.c): exact ones (Canonne, Kamath, Steinke 2020) and
+# constant-time ones with certified thresholds.  dpfast.random has validated every argument
+# and converted it to an exact rational; here the values are only bound to C types.  A
+# scalar draw holds the generator's lock; a fill also releases the GIL.
+
+from libc.stdint cimport int64_t
+
+ctypedef int (*_rat_fill_fn)(dpf_rng_t *, uint64_t, uint64_t, int64_t *, size_t) noexcept nogil
+ctypedef int (*_big_fill_fn)(dpf_rng_t *, const uint64_t *, const uint64_t *, size_t,
+                             int64_t *, size_t) noexcept nogil
+
+BERNOULLI, BERNOULLI_EXP, GEOMETRIC, DISCRETE_LAPLACE, DISCRETE_GAUSSIAN = range(5)
+BIG_MAX_BITS = 64 * DPF_BIG_MAX_LIMBS
+DLAP_CT_MAX_DIGITS = DPF_DLAP_CT_MAX_DIGITS
+DGAUSS_CT_MAX = DPF_DGAUSS_CT_MAX
+
+cdef _rat_fill_fn _RAT_FILL[5]
+_RAT_FILL[:] = [dpf_bernoulli_rational_fill, dpf_bernoulli_exp_fill, dpf_geometric_fill,
+                dpf_discrete_laplace_fill, dpf_discrete_gaussian_fill]
+
+
+cdef inline object _result(cnp.ndarray arr, object size):
+    """A Python int for ``size=None``, else the int64 array."""
+    if size is None:
+        return int((<int64_t *>cnp.PyArray_DATA(arr))[0])
+    return arr
+
+
+def discrete(int kind, uint64_t a, uint64_t b, object size, object rng):
+    """Sampler ``kind`` with the 64-bit rational parameter a/b (validated by the caller)."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+    cdef size_t n = arr.size
+    cdef _rat_fill_fn fill = _RAT_FILL[kind]
+    cdef int status
+    _bind(bg, &r)
+    if size is None:
+        with bg.lock:
+            status = fill(&r, a, b, out, 1)
+    else:
+        with bg.lock, nogil:
+            status = fill(&r, a, b, out, n)
+    _check(status)
+    return _result(arr, size)
+
+
+def discrete_big(int kind, object num, object den, object size, object rng):
+    """Bernoulli(num/den) or Bernoulli(exp(-num/den)) for integers of up to BIG_MAX_BITS."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef Py_ssize_t limbs = (max(num.bit_length(), den.bit_length()) + 63) // 64
+    cdef cnp.ndarray nl = np.array([(num >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef cnp.ndarray dl = np.array([(den >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef const uint64_t *pn = <const uint64_t *>cnp.PyArray_DATA(nl)
+    cdef const uint64_t *pd = <const uint64_t *>cnp.PyArray_DATA(dl)
+    cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+    cdef size_t n = arr.size
+    cdef _big_fill_fn fill
+    cdef int status
+    if kind == BERNOULLI:
+        fill = dpf_bernoulli_big_fill
+    elif kind == BERNOULLI_EXP:
+        fill = dpf_bernoulli_exp_big_fill
+    else:
+        raise ValueError(f"no multi-word version of sampler {kind}")
+    _bind(bg, &r)
+    if size is None:
+        with bg.lock:
+            status = fill(&r, pn, pd, limbs, out, 1)
+    else:
+        with bg.lock, nogil:
+            status = fill(&r, pn, pd, limbs, out, n)
+    _check(status)
+    return _result(arr, size)
+
+
+def uniform_below(uint64_t bound, object size, object rng):
+    """Uniform integers on [0, bound) by Lemire's method (bound in [1, 2**63])."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+    cdef size_t n = arr.size
+    cdef int status
+    _bind(bg, &r)
+    if size is None:
+        with bg.lock:
+            status = dpf_uniform_below_fill(&r, bound, out, 1)
+    else:
+        with bg.lock, nogil:
+            status = dpf_uniform_below_fill(&r, bound, out, n)
+    _check(status)
+    return _result(arr, size)
+
+
+cdef class DiscreteLaplaceCT:
+    """Certified thresholds of the bitwise geometric for the scale s_num/s_den (public).
+
+    Built once per scale (dpfast.random caches them); ``slack`` and ``slack_geometric``
+    are certified upper bounds on the total variation distance between one draw and the
+    exact law.
+    """
+    cdef dpf_dlap_ct_t t
+
+    def __cinit__(self, uint64_t s_num, uint64_t s_den):
+        cdef int status
+        with nogil:
+            status = dpf_dlap_ct_prepare(&self.t, s_num, s_den)
+        _check(status)
+
+    @property
+    def scale(self):
+        """(s_num, s_den) in lowest terms."""
+        return (int(self.t.s_num), int(self.t.s_den))
+
+    @property
+    def digits(self):
+        return int(self.t.digits)
+
+    @property
+    def thresholds(self):
+        return [int(self.t.threshold[j]) for j in range(self.t.digits)]
+
+    @property
+    def sign_threshold(self):
+        return int(self.t.sign_threshold)
+
+    @property
+    def slack(self):
+        return self.t.slack
+
+    @property
+    def slack_geometric(self):
+        return self.t.slack_geometric
+
+    def draw(self, bint geometric, object size, object rng):
+        cdef BitGenerator bg = _resolve(rng)
+        cdef dpf_rng_t r
+        cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+        cdef size_t n = arr.size
+        _bind(bg, &r)
+        if size is None:
+            with bg.lock:
+                if geometric:
+                    out[0] = dpf_geometric_ct(&r, &self.t)
+                else:
+                    out[0] = dpf_discrete_laplace_ct(&r, &self.t)
+        else:
+            with bg.lock, nogil:
+                if geometric:
+                    dpf_geometric_ct_fill(&r, &self.t, out, n)
+                else:
+                    dpf_discrete_laplace_ct_fill(&r, &self.t, out, n)
+        return _result(arr, size)
+
+
+cdef class DiscreteGaussianCT:
+    """Certified cumulative table of |X| for sigma^2 = num/den (public); see DiscreteLaplaceCT."""
+    cdef dpf_dgauss_ct_t t
+
+    def __cinit__(self, uint64_t sigma2_num, uint64_t sigma2_den):
+        cdef int status
+        with nogil:
+            status = dpf_dgauss_ct_prepare(&self.t, sigma2_num, sigma2_den)
+        _check(status)
+
+    @property
+    def sigma2(self):
+        """(num, den) in lowest terms."""
+        return (int(self.t.sigma2_num), int(self.t.sigma2_den))
+
+    @property
+    def thresholds(self):
+        return [int(self.t.threshold[k]) for k in range(self.t.size)]
+
+    @property
+    def slack(self):
+        return self.t.slack
+
+    def draw(self, object size, object rng):
+        cdef BitGenerator bg = _resolve(rng)
+        cdef dpf_rng_t r
+        cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+        cdef size_t n = arr.size
+        _bind(bg, &r)
+        if size is None:
+            with bg.lock:
+                out[0] = dpf_discrete_gaussian_ct(&r, &self.t)
+        else:
+            with bg.lock, nogil:
+                dpf_discrete_gaussian_ct_fill(&r, &self.t, out, n)
+        return _result(arr, size)
