@@ -6,7 +6,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CSRC = ["csrc/chacha.c", "csrc/continuous.c", "csrc/discrete.c"]
+CSRC = ["csrc/chacha.c", "csrc/continuous.c", "csrc/discrete.c", "csrc/selection.c"]
 
 if sys.platform == "win32":
     compile_args = ["/O2"]

@@ -116,3 +116,31 @@ cdef extern from "dpfast/discrete.h" nogil:
     int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                        size_t n)
+cdef extern from "dpfast/selection.h" nogil:
+    enum:
+        DPF_SCORES_F64
+        DPF_SCORES_I64
+        DPF_NOISE_GUMBEL
+        DPF_NOISE_EXPONENTIAL
+        DPF_NOISE_LAPLACE
+    ctypedef struct dpf_sel_grid_t:
+        double inv_grid
+        uint64_t g
+        uint32_t s
+    void dpf_selection_init()
+    void dpf_selection_constants(uint64_t out[7][4])
+    int dpf_scores_argmax(const void *u, int kind, size_t m, size_t *idx)
+    int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                      const dpf_sel_grid_t *grid, size_t *out)
+    int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                        const dpf_sel_grid_t *grid, size_t k, int64_t *out)
+    int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                             const dpf_sel_grid_t *grid, int noise, size_t *out)
+    int dpf_noisy_max_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, int noise,
+                           size_t *out)
+    int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t k,
+                      int64_t *out)
+    void dpf_rr_coins(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n)
+    void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
+    void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
+                     uint64_t t)

@@ -346,3 +346,5 @@ cdef int _bind(BitGenerator bg, dpf_rng_t *r) except -1:
 
 include "_continuous.pxi"
 include "_discrete.pxi"
+
+include "_selection.pxi"
