@@ -6,7 +6,8 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CSRC = ["csrc/chacha.c", "csrc/continuous.c", "csrc/discrete.c", "csrc/selection.c"]
+CSRC = ["csrc/chacha.c", "csrc/continuous.c", "csrc/discrete.c", "csrc/grid.c",
+        "csrc/selection.c"]
 
 if sys.platform == "win32":
     compile_args = ["/O2"]

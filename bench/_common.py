@@ -50,7 +50,7 @@ def parser(description):
     return p
 
 
-def report(title, rows, args, extra=None):
+def report(title, rows, args, extra=None, ratio_label="vs numpy"):
     """Print a table of rows (dicts with name, ns, and optional ratio/note), write JSON."""
     info = cpu_info()
     print(f"# {title}")
@@ -58,10 +58,10 @@ def report(title, rows, args, extra=None):
           f"SIMD {'/'.join(info.get('simd', []))}), numpy {info['numpy']}, "
           f"python {info['python']}; median of {args.repeats}")
     width = max(len(r["name"]) for r in rows) + 2
-    print(f"{'task':<{width}}{'ns/item':>12}{'vs numpy':>12}  note")
+    print(f"{'task':<{width}}{'ns/item':>12}{ratio_label:>14}  note")
     for r in rows:
         ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else ""
-        print(f"{r['name']:<{width}}{r['ns']:>12.2f}{ratio:>12}  {r.get('note', '')}")
+        print(f"{r['name']:<{width}}{r['ns']:>12.2f}{ratio:>14}  {r.get('note', '')}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"title": title, "machine": info, "rows": rows, **(extra or {})}, f,

@@ -89,44 +89,171 @@ static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64
 }
 
 /* Vector versions: LANES blocks side by side, word i of every block in one vector
- * ("vertical" layout), written with the GCC/Clang vector extension so one source serves
- * SSE2, AVX2, AVX-512 and NEON; the target attribute picks the instruction set. */
-#if defined(__GNUC__) || defined(__clang__)
-#define DPF_HAVE_VEC 1
-#define DEFINE_VEC_BLOCKS(NAME, LANES, ATTR)                                          \
-    typedef uint32_t NAME##_v __attribute__((vector_size(4 * (LANES))));              \
-    ATTR static void NAME(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr, \
-                          uint32_t *out, size_t nblocks)                              \
-    {                                                                                 \
-        size_t b;                                                                     \
-        int i, l, r;                                                                  \
-        for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                           \
-            uint32_t s0[16];                                                          \
-            NAME##_v s[16], x[16];                                                    \
-            chacha_input(s0, key, nonce, ctr + b);                                    \
-            for (i = 0; i < 16; i++) s[i] = (NAME##_v){0} + s0[i];                    \
-            for (l = 0; l < (LANES); l++) {                                           \
-                uint64_t c = ctr + b + (uint64_t)l;                                   \
-                s[12][l] = (uint32_t)c;                                               \
-                s[13][l] = nonce[0] + (uint32_t)(c >> 32);                            \
-            }                                                                         \
-            for (i = 0; i < 16; i++) x[i] = s[i];                                     \
-            for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }                              \
-            for (i = 0; i < 16; i++) x[i] += s[i];                                    \
-            for (l = 0; l < (LANES); l++)                                             \
-                for (i = 0; i < 16; i++) out[16 * (b + l) + i] = x[i][l];             \
-        }                                                                             \
+ * ("vertical" layout); lane l of the result vectors is block l, written out in order.
+ *
+ * x86-64: SSE2 (4 blocks), AVX2 (8) and AVX-512F (16) with intrinsics, which gcc, clang
+ * and MSVC all compile (gcc and clang need the target attribute; MSVC none), so the code
+ * tested on Linux is the code Windows runs.  arm64: NEON through the GCC/Clang vector
+ * extension.  DPF_NO_SIMD builds only the portable version. */
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(DPF_NO_SIMD)
+#define DPF_X86 1
+#include <immintrin.h>
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define DPF_TARGET(t)
+#else
+#define DPF_TARGET(t) __attribute__((target(t)))
+#endif
+
+/* Per-lane block counters (words 12 and 13) of LANES consecutive blocks. */
+static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint32_t *c12,
+                          uint32_t *c13)
+{
+    int l;
+    for (l = 0; l < lanes; l++) {
+        uint64_t c = ctr + (uint64_t)l;
+        c12[l] = (uint32_t)c;
+        c13[l] = nonce[0] + (uint32_t)(c >> 32);
+    }
+}
+
+/* The body, over the operations V_ADD, V_XOR, V_ROTL(x, n), V_ROT16, V_ROT8, V_SET1,
+ * V_LOAD, V_STORE that each instruction set defines just before instantiating it. */
+#define V_QR(a, b, c, d)                                                               \
+    a = V_ADD(a, b); d = V_XOR(d, a); d = V_ROT16(d);                                  \
+    c = V_ADD(c, d); b = V_XOR(b, c); b = V_ROTL(b, 12);                               \
+    a = V_ADD(a, b); d = V_XOR(d, a); d = V_ROT8(d);                                   \
+    c = V_ADD(c, d); b = V_XOR(b, c); b = V_ROTL(b, 7);
+#define DEFINE_X86_BLOCKS(NAME, V, LANES, TARGET)                                      \
+    TARGET static void NAME(const uint32_t key[8], const uint32_t nonce[3],            \
+                            uint64_t ctr, uint32_t *out, size_t nblocks)               \
+    {                                                                                  \
+        size_t b;                                                                      \
+        int i, l, r;                                                                   \
+        for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                            \
+            uint32_t s0[16], c12[LANES], c13[LANES], tmp[16 * (LANES)];                \
+            V s[16], x[16];                                                            \
+            chacha_input(s0, key, nonce, ctr + b);                                     \
+            lane_counters(nonce, ctr + b, (LANES), c12, c13);                          \
+            for (i = 0; i < 16; i++) s[i] = V_SET1(s0[i]);                             \
+            s[12] = V_LOAD(c12);                                                       \
+            s[13] = V_LOAD(c13);                                                       \
+            for (i = 0; i < 16; i++) x[i] = s[i];                                      \
+            for (r = 0; r < 10; r++) {                                                 \
+                V_QR(x[0], x[4], x[8], x[12]) V_QR(x[1], x[5], x[9], x[13])            \
+                V_QR(x[2], x[6], x[10], x[14]) V_QR(x[3], x[7], x[11], x[15])          \
+                V_QR(x[0], x[5], x[10], x[15]) V_QR(x[1], x[6], x[11], x[12])          \
+                V_QR(x[2], x[7], x[8], x[13]) V_QR(x[3], x[4], x[9], x[14])            \
+            }                                                                          \
+            for (i = 0; i < 16; i++) V_STORE(tmp + (LANES) * i, V_ADD(x[i], s[i]));    \
+            for (l = 0; l < (LANES); l++)                                              \
+                for (i = 0; i < 16; i++) out[16 * (b + l) + i] = tmp[(LANES) * i + l]; \
+        }                                                                              \
         if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b); \
     }
 
-#if defined(__x86_64__) || defined(__i386__)
-#define DPF_X86 1
-DEFINE_VEC_BLOCKS(blocks_vec128, 4, __attribute__((target("sse2"))))
-DEFINE_VEC_BLOCKS(blocks_avx2, 8, __attribute__((target("avx2"))))
-DEFINE_VEC_BLOCKS(blocks_avx512, 16, __attribute__((target("avx512f"))))
-#elif defined(__aarch64__) || defined(__ARM_NEON)
-DEFINE_VEC_BLOCKS(blocks_vec128, 4, )
+/* SSE2 (baseline x86-64): rotation by 16 swaps the 16-bit halves. */
+#define V_ADD _mm_add_epi32
+#define V_XOR _mm_xor_si128
+#define V_ROTL(x, n) _mm_or_si128(_mm_slli_epi32((x), (n)), _mm_srli_epi32((x), 32 - (n)))
+#define V_ROT16(x) _mm_shufflehi_epi16(_mm_shufflelo_epi16((x), 0xB1), 0xB1)
+#define V_ROT8(x) V_ROTL((x), 8)
+#define V_SET1(v) _mm_set1_epi32((int)(v))
+#define V_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+#define V_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
+DEFINE_X86_BLOCKS(blocks_vec128, __m128i, 4, DPF_TARGET("sse2"))
+#undef V_ADD
+#undef V_XOR
+#undef V_ROTL
+#undef V_ROT16
+#undef V_ROT8
+#undef V_SET1
+#undef V_LOAD
+#undef V_STORE
+
+/* AVX2: byte shuffles rotate by 16 and 8. */
+#define V_ADD _mm256_add_epi32
+#define V_XOR _mm256_xor_si256
+#define V_ROTL(x, n) _mm256_or_si256(_mm256_slli_epi32((x), (n)), _mm256_srli_epi32((x), 32 - (n)))
+#define V_ROT16(x) _mm256_shuffle_epi8((x), _mm256_setr_epi8(                           \
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,                              \
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13))
+#define V_ROT8(x) _mm256_shuffle_epi8((x), _mm256_setr_epi8(                            \
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,                              \
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14))
+#define V_SET1(v) _mm256_set1_epi32((int)(v))
+#define V_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define V_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
+DEFINE_X86_BLOCKS(blocks_avx2, __m256i, 8, DPF_TARGET("avx2"))
+#undef V_ADD
+#undef V_XOR
+#undef V_ROTL
+#undef V_ROT16
+#undef V_ROT8
+#undef V_SET1
+#undef V_LOAD
+#undef V_STORE
+
+/* AVX-512F: a rotate instruction. */
+#define V_ADD _mm512_add_epi32
+#define V_XOR _mm512_xor_si512
+#define V_ROTL(x, n) _mm512_rol_epi32((x), (n))
+#define V_ROT16(x) _mm512_rol_epi32((x), 16)
+#define V_ROT8(x) _mm512_rol_epi32((x), 8)
+#define V_SET1(v) _mm512_set1_epi32((int)(v))
+#define V_LOAD(p) _mm512_loadu_si512((const void *)(p))
+#define V_STORE(p, v) _mm512_storeu_si512((void *)(p), (v))
+DEFINE_X86_BLOCKS(blocks_avx512, __m512i, 16, DPF_TARGET("avx512f"))
+
+/* CPU and OS support (the OS must save the wider registers: XGETBV). */
+static int x86_has(int impl)
+{
+#if defined(_MSC_VER) && !defined(__clang__)
+    int r[4];
+    unsigned long long xcr0;
+    __cpuid(r, 0);
+    if (r[0] < 7) return 0;
+    __cpuid(r, 1);
+    if (!(r[2] & (1 << 27))) return 0;          /* OSXSAVE */
+    xcr0 = _xgetbv(0);
+    __cpuidex(r, 7, 0);
+    if (impl == DPF_IMPL_AVX2) return (r[1] & (1 << 5)) && (xcr0 & 0x6) == 0x6;
+    if (impl == DPF_IMPL_AVX512) return (r[1] & (1 << 16)) && (xcr0 & 0xE6) == 0xE6;
+    return 1;
+#else
+    __builtin_cpu_init();
+    if (impl == DPF_IMPL_AVX2) return __builtin_cpu_supports("avx2");
+    if (impl == DPF_IMPL_AVX512) return __builtin_cpu_supports("avx512f");
+    return 1;
 #endif
+}
+
+#elif (defined(__aarch64__) || defined(__ARM_NEON)) && (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
+#define DPF_NEON 1
+typedef uint32_t neon_v __attribute__((vector_size(16)));
+static void blocks_vec128(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
+                          uint32_t *out, size_t nblocks)
+{
+    size_t b;
+    int i, l, r;
+    for (b = 0; b + 4 <= nblocks; b += 4) {
+        uint32_t s0[16];
+        neon_v s[16], x[16];
+        chacha_input(s0, key, nonce, ctr + b);
+        for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
+        for (l = 0; l < 4; l++) {
+            uint64_t c = ctr + b + (uint64_t)l;
+            s[12][l] = (uint32_t)c;
+            s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+        }
+        for (i = 0; i < 16; i++) x[i] = s[i];
+        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
+        for (i = 0; i < 16; i++) x[i] += s[i];
+        for (l = 0; l < 4; l++)
+            for (i = 0; i < 16; i++) out[16 * (b + l) + i] = x[i][l];
+    }
+    if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b);
+}
 #endif
 
 typedef void (*blocks_fn)(const uint32_t *, const uint32_t *, uint64_t, uint32_t *, size_t);
@@ -135,10 +262,10 @@ static blocks_fn impl_fn(int impl)
 {
     switch (impl) {
     case DPF_IMPL_SCALAR: return blocks_scalar;
-#if defined(DPF_HAVE_VEC) && (defined(DPF_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+#if defined(DPF_X86) || defined(DPF_NEON)
     case DPF_IMPL_VEC128: return blocks_vec128;
 #endif
-#if defined(DPF_HAVE_VEC) && defined(DPF_X86)
+#if defined(DPF_X86)
     case DPF_IMPL_AVX2: return blocks_avx2;
     case DPF_IMPL_AVX512: return blocks_avx512;
 #endif
@@ -149,11 +276,11 @@ static blocks_fn impl_fn(int impl)
 int dpf_chacha_impl_available(int impl)
 {
     if (impl_fn(impl) == NULL) return 0;
-#if defined(DPF_HAVE_VEC) && defined(DPF_X86)
-    if (impl == DPF_IMPL_AVX2) return __builtin_cpu_supports("avx2");
-    if (impl == DPF_IMPL_AVX512) return __builtin_cpu_supports("avx512f");
-#endif
+#if defined(DPF_X86)
+    return x86_has(impl);
+#else
     return 1;
+#endif
 }
 
 static int best_impl = DPF_IMPL_SCALAR;
@@ -298,6 +425,7 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
 
 void dpf_chacha_free(dpf_chacha_t *c, int mapped)
 {
+    (void)mapped; /* only Linux maps OS-keyed states */
     if (c == NULL) return;
 #if defined(__linux__) && defined(MADV_WIPEONFORK)
     if (mapped) {

@@ -11,7 +11,7 @@
 
 /* x with its sign bit flipped when bit 8 of u is set: branch-free, since the sign is a
  * fair coin that a branch predictor would miss half of the time. */
-static inline double flip_sign(double x, uint64_t u)
+static DPF_INLINE double flip_sign(double x, uint64_t u)
 {
     uint64_t b;
     memcpy(&b, &x, sizeof b);
@@ -73,20 +73,14 @@ void dpf_continuous_init(void)
 
 /* The rare path: a point in a layer's wedge, or in the base layer's tail.
  * Returns the accepted |x|, or -1 to start over with a fresh word. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static double exp_slow(dpf_rng_t *r, unsigned i, double x)
+DPF_NOINLINE static double exp_slow(dpf_rng_t *r, unsigned i, double x)
 {
     if (i == 0) return ZE_R - log(dpf_next_double_oc(r)); /* memoryless tail */
     if (zexp.f[i] + dpf_next_double(r) * (zexp.f[i + 1] - zexp.f[i]) < exp(-x)) return x;
     return -1.0;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static double norm_slow(dpf_rng_t *r, unsigned i, double x)
+DPF_NOINLINE static double norm_slow(dpf_rng_t *r, unsigned i, double x)
 {
     if (i == 0) {
         /* Marsaglia (1964) tail: x = r + E1/r accepted when 2 E2 > (E1/r)^2. */
@@ -102,7 +96,7 @@ static double norm_slow(dpf_rng_t *r, unsigned i, double x)
 }
 
 /* Exp(1); *sign_word receives the word whose bit 8 is a fair coin (for Laplace). */
-static inline double zig_exp(dpf_rng_t *r, uint64_t *sign_word)
+static DPF_INLINE double zig_exp(dpf_rng_t *r, uint64_t *sign_word)
 {
     for (;;) {
         uint64_t u = dpf_next_u64(r);
@@ -116,7 +110,7 @@ static inline double zig_exp(dpf_rng_t *r, uint64_t *sign_word)
     }
 }
 
-static inline double zig_norm(dpf_rng_t *r)
+static DPF_INLINE double zig_norm(dpf_rng_t *r)
 {
     for (;;) {
         uint64_t u = dpf_next_u64(r);
@@ -129,7 +123,7 @@ static inline double zig_norm(dpf_rng_t *r)
     }
 }
 
-static inline double gumbel1(dpf_rng_t *r)
+static DPF_INLINE double gumbel1(dpf_rng_t *r)
 {
     uint64_t u;
     double e;

@@ -66,6 +66,10 @@ cdef extern from "dpfast/continuous.h" nogil:
     void dpf_laplace_fill(dpf_rng_t *r, double scale, double *out, size_t n)
     void dpf_gumbel_fill(dpf_rng_t *r, double scale, double *out, size_t n)
 
+cdef extern from "dpfast/grid.h" nogil:
+    int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k)
+    int dpf_int_add(const int64_t *x, const int64_t *z, int64_t *out, size_t n)
+
 cdef extern from "dpfast/discrete.h" nogil:
     enum:
         DPF_BIG_MAX_LIMBS

@@ -329,6 +329,12 @@ cdef BitGenerator _resolve(object rng):
                     f"numpy Generator; got {type(rng).__name__}")
 
 
+def resolve_rng(rng):
+    """The bit generator that ``rng=`` names (TypeError for anything else): mechanisms
+    resolve it before charging a budget, so a bad ``rng`` never spends privacy."""
+    return _resolve(rng)
+
+
 cdef int _bind(BitGenerator bg, dpf_rng_t *r) except -1:
     if isinstance(bg, ChaCha20):
         r.cc = (<ChaCha20>bg)._st
@@ -346,5 +352,5 @@ cdef int _bind(BitGenerator bg, dpf_rng_t *r) except -1:
 
 include "_continuous.pxi"
 include "_discrete.pxi"
-
+include "_mechanisms.pxi"
 include "_selection.pxi"

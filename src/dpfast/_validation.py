@@ -91,7 +91,9 @@ def integer(name, value, minimum=None, maximum=None):
 
 
 def choice(name, value, options):
-    if isinstance(value, str) and value in options:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string; got {type(value).__name__} {value!r}")
+    if value in options:
         return value
     _fail(name, "one of " + ", ".join(repr(o) for o in options), value)
 

@@ -20,16 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dpfast/common.h"
+
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define DPF_LIKELY(x) __builtin_expect(!!(x), 1)
-#define DPF_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define DPF_LIKELY(x) (x)
-#define DPF_UNLIKELY(x) (x)
 #endif
 
 #define DPF_CHACHA_BLOCKS 32                       /* blocks per refill */
@@ -85,7 +79,7 @@ void dpf_chacha_refill(dpf_chacha_t *c);
 /* Fill out[0..n) with the next n words. */
 void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n);
 
-static inline uint64_t dpf_chacha_next_u64(dpf_chacha_t *c)
+static DPF_INLINE uint64_t dpf_chacha_next_u64(dpf_chacha_t *c)
 {
     uint64_t v;
     if (DPF_UNLIKELY(c->pos >= c->len || c->fork_gen != dpf_fork_generation))

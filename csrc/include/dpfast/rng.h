@@ -12,7 +12,7 @@ typedef struct dpf_rng {
     uint64_t (*next_u64)(void *);     /* ... and bitgen_t.next_uint64 */
 } dpf_rng_t;
 
-static inline uint64_t dpf_next_u64(dpf_rng_t *r)
+static DPF_INLINE uint64_t dpf_next_u64(dpf_rng_t *r)
 {
     if (DPF_LIKELY(r->cc != NULL)) return dpf_chacha_next_u64(r->cc);
     return r->next_u64(r->state);
@@ -21,13 +21,13 @@ static inline uint64_t dpf_next_u64(dpf_rng_t *r)
 #define DPF_2POW_M53 (1.0 / 9007199254740992.0)
 
 /* Uniform on [0, 1): 53 random bits. */
-static inline double dpf_next_double(dpf_rng_t *r)
+static DPF_INLINE double dpf_next_double(dpf_rng_t *r)
 {
     return (double)(dpf_next_u64(r) >> 11) * DPF_2POW_M53;
 }
 
 /* Uniform on (0, 1]: never 0, so its log is finite. */
-static inline double dpf_next_double_oc(dpf_rng_t *r)
+static DPF_INLINE double dpf_next_double_oc(dpf_rng_t *r)
 {
     return (double)((dpf_next_u64(r) >> 11) + 1) * DPF_2POW_M53;
 }

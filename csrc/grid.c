@@ -1,0 +1,63 @@
+/* Grid release: see grid.h.  Why this is exact, line by line:
+ *
+ *  - g = 2^k and 1/g = 2^-k are exact doubles for |k| <= 1000, so x * (1/g) is exact
+ *    (no overflow: we only take this branch when |x| < 2^53 g) and round_half_even
+ *    rounds it to the nearest integer m, ties to even (default rounding mode, never
+ *    changed here).
+ *  - When |x| >= 2^53 g, the spacing of doubles near x is >= g, so x is already a
+ *    multiple of g: m = x / g without rounding.
+ *  - xr = m * g is then exact, and so is z * g when |z| < 2^53.  One IEEE addition of
+ *    the two exact grid values returns the correctly rounded exact sum g (m + z): a
+ *    function of m + z only, as the privacy argument needs (Mironov 2012, §5; the
+ *    integer mechanism is the geometric / discrete Laplace or discrete Gaussian one). */
+#include <float.h>
+#include <math.h>
+
+#include "dpfast/common.h"
+#include "dpfast/grid.h"
+#include "dpfast/status.h"
+
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0
+#error "the grid release needs IEEE double arithmetic without excess precision"
+#endif
+
+#define TWO52 4503599627370496.0
+#define TWO53 9007199254740992.0
+
+/* rint(v) without a libm call: for |v| < 2^52, adding and subtracting 2^52 (with v's
+ * sign) rounds v to an integer, ties to even, in the default rounding mode; from 2^52 on
+ * every double is an integer.  A zero result may be -0.0, as with rint; the release then
+ * adds +0.0 or a nonzero value, and IEEE addition never returns -0.0 from that. */
+static DPF_INLINE double round_half_even(double v)
+{
+    const double c = v < 0.0 ? -TWO52 : TWO52;
+    return fabs(v) < TWO52 ? (v + c) - c : v;
+}
+
+int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k)
+{
+    const double g = ldexp(1.0, k), inv_g = ldexp(1.0, -k), big = TWO53 * g;
+    int bad = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const double xi = x[i];
+        const int64_t zi = z[i];
+        const double xr = fabs(xi) < big ? round_half_even(xi * inv_g) * g : xi;
+        bad |= (zi >= (int64_t)1 << 53) | (zi <= -((int64_t)1 << 53));
+        out[i] = xr + (double)zi * g;
+    }
+    return bad ? DPF_E_RANGE : DPF_OK;
+}
+
+int dpf_int_add(const int64_t *x, const int64_t *z, int64_t *out, size_t n)
+{
+    int bad = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        /* overflow iff both operands have the sign opposite to the wrapped sum's */
+        const uint64_t s = (uint64_t)x[i] + (uint64_t)z[i];
+        bad |= (int)((((uint64_t)x[i] ^ s) & ((uint64_t)z[i] ^ s)) >> 63);
+        out[i] = (int64_t)s;
+    }
+    return bad ? DPF_E_RANGE : DPF_OK;
+}

@@ -1,0 +1,201 @@
+"""Noise calibrations: the scale of noise that makes a mechanism (epsilon, delta)-DP.
+
+Every function here rounds in the direction that only adds noise: a returned sigma is
+never smaller than the exact one, and floating error in the privacy condition is
+absorbed by a relative margin checked against a 50-digit computation in the tests.
+"""
+
+import math
+
+from . import _validation as _v
+from .accounting import zcdp_delta
+from ._errors import PrivacyParameterError
+
+# Relative margin added to bisection results, far larger than the floating error of the
+# privacy conditions below (checked against mpmath in tests/test_calibration.py).
+_MARGIN = 1e-9
+_SQRT2 = math.sqrt(2.0)
+
+
+def _phi(x):
+    """Standard normal CDF; erfc keeps full relative accuracy in the lower tail."""
+    return 0.5 * math.erfc(-x / _SQRT2)
+
+
+def _log_phi(x):
+    """log Phi(x), finite far into the lower tail (asymptotic series past erfc's range)."""
+    p = _phi(x)
+    if p > 1e-300:
+        return math.log(p)
+    # Phi(x) = phi(x)/|x| * (1 - 1/x^2 + 3/x^4 - ...) for x -> -inf; the first terms
+    # bracket it, and the lower bracket errs towards more noise here.
+    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / (x * x))
+
+
+def analytic_gaussian_delta(sigma, epsilon, sensitivity):
+    """delta of the Gaussian mechanism with this sigma (Balle & Wang 2018, Theorem 8):
+    Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D)."""
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = _phi(a - b)
+    second = math.exp(epsilon + _log_phi(-a - b))
+    return max(first - second, 0.0)
+
+
+def _bisect_sigma(delta_of, target, lo, hi):
+    """Smallest sigma (to 1e-12 relative) with delta_of(sigma) <= target, rounded up."""
+    while delta_of(hi) > target:
+        lo, hi = hi, hi * 2.0
+    while delta_of(lo) <= target and lo > 1e-300:
+        lo, hi = lo / 2.0, lo
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if delta_of(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return hi * (1.0 + _MARGIN)
+
+
+def classic_gaussian_sigma(epsilon, delta, sensitivity):
+    """Dwork & Roth Theorem 3.22: sigma = c Delta / epsilon with c^2 > 2 ln(1.25/delta);
+    valid only for epsilon in (0, 1)."""
+    if not epsilon < 1.0:
+        raise PrivacyParameterError(
+            "epsilon must be < 1 for the classic Gaussian calibration (Dwork & Roth "
+            f"Theorem 3.22); got {epsilon!r}. Use calibration='analytic', valid for every "
+            "epsilon > 0")
+    c = math.sqrt(2.0 * math.log(1.25 / delta))
+    # strict inequality c^2 > 2 ln(1.25/delta), and rounding of sqrt/log: step up
+    return math.nextafter(c * (1.0 + _MARGIN), math.inf) * sensitivity / epsilon
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity):
+    """The smallest sigma with analytic_gaussian_delta(sigma) <= delta (Balle & Wang 2018,
+    Algorithm 1, solved here by bisection), valid for every epsilon > 0."""
+    guess = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return _bisect_sigma(lambda s: analytic_gaussian_delta(s, epsilon, sensitivity), delta,
+                         guess / 4.0, guess)
+
+
+def gaussian_sigma(epsilon, delta, l2_sensitivity=1.0, calibration="analytic"):
+    """The noise standard deviation of the (continuous) Gaussian mechanism.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        For ``calibration="classic"`` it must also be < 1.
+    delta : float in (0, 1)
+    l2_sensitivity : float > 0
+        The l2 sensitivity of the released vector over add/remove neighbours.
+    calibration : {"analytic", "classic"}
+        ``"classic"``: sigma = c Delta_2 / epsilon with c^2 > 2 ln(1.25/delta)
+        (Dwork & Roth Theorem 3.22).  ``"analytic"``: the smallest sigma whose exact
+        privacy curve meets (epsilon, delta) (Balle & Wang 2018), never larger than the
+        classic one and valid for every epsilon.
+
+    Returns
+    -------
+    float
+        sigma, rounded up (relative margin 1e-9) so that floating error never makes it
+        too small.
+
+    References
+    ----------
+    Dwork & Roth, *The Algorithmic Foundations of Differential Privacy*, Theorem 3.22.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical
+    Calibration and Optimal Denoising", ICML 2018, Theorem 8 and Algorithm 1.
+    """
+    epsilon = _v.epsilon(epsilon)
+    delta = _v.delta(delta, allow_zero=False)
+    l2_sensitivity = _v.positive("l2_sensitivity", l2_sensitivity)
+    calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
+    if calibration == "classic":
+        return classic_gaussian_sigma(epsilon, delta, l2_sensitivity)
+    return analytic_gaussian_sigma(epsilon, delta, l2_sensitivity)
+
+
+# ------------------------------------------------------------------ discrete Gaussian
+
+def _dg_tail_bounds(j, sigma):
+    """Bounds on T(j) = P[Y >= j] for Y discrete Gaussian N_Z(0, sigma^2), j >= 1.
+
+    With f(y) = exp(-y^2/(2 sigma^2)) decreasing on y >= 0, the integral bounds
+    int_j^inf f <= sum_{y>=j} f(y) <= f(j) + int_j^inf f, and the normaliser
+    N = sigma sqrt(2 pi) (1 + 2 sum_k exp(-2 pi^2 sigma^2 k^2)) (Poisson summation) lies in
+    [sigma sqrt(2 pi), sigma sqrt(2 pi) (1 + 3 exp(-2 pi^2 sigma^2))]."""
+    q = 0.5 * math.erfc(j / (sigma * _SQRT2))                  # Phi^c(j / sigma)
+    pdf = math.exp(-0.5 * (j / sigma) ** 2) / math.sqrt(2.0 * math.pi) / sigma
+    theta = 1.0 + 3.0 * math.exp(-2.0 * math.pi ** 2 * sigma ** 2)
+    return q / theta, q + pdf
+
+
+# Below this sigma the tails are summed term by term (exact up to float rounding, which
+# is bounded and added); above it the integral bounds are tighter than 1e-7 relative.
+_DIRECT_SIGMA = 2000.0
+
+
+def _dg_tail_bounds_direct(j, sigma):
+    """Bounds on T(j) = P[Y >= j], j >= 1, by summing the pmf over |y| <= L, L = 40 sigma + j, and
+    bounding the rest (f(L+1) + int_{L+1}^inf f <= 2 f(L) for L >= sigma^2)."""
+    import numpy as np
+
+    L = int(40.0 * sigma) + abs(j) + 2
+    y = np.arange(0, L + 1, dtype=np.float64)
+    f = np.exp(-0.5 * (y / sigma) ** 2)
+    rest = 2.0 * (float(f[-1]) + math.exp(-0.5 * (L / sigma) ** 2) * sigma * sigma / L)
+    body = math.fsum(f[1:])
+    n_lo = 1.0 + 2.0 * body
+    n_hi = n_lo + 2.0 * rest
+    t = math.fsum(f[j:]) if j <= L else 0.0
+    err = 1e-15 * (n_hi + 1.0)                # float rounding of exp and of the sums
+    return max(t - err, 0.0) / n_hi, (t + rest + err) / max(n_lo - err, 1e-300)
+
+
+def discrete_gaussian_delta_upper(sigma, epsilon, shift):
+    """An upper bound on delta of N_Z(0, sigma^2) noise added to an integer with
+    sensitivity `shift` (an integer >= 1), at epsilon.
+
+    The exact value is the hockey-stick divergence
+    sum_y max(0, p(y) - e^eps p(y - s)) = P[Y < a] - e^eps P[Y < a - s], a = s/2 - sigma^2
+    eps / s (Canonne, Kamath & Steinke 2020, Theorem 7); largest at the largest shift.  It
+    is bounded by direct summation for small sigma (slack about 1e-7 relative) and with
+    _dg_tail_bounds for large sigma (slack about 1e-6 relative on the mechanisms' grid,
+    where the value is the analytic Gaussian one)."""
+    s = shift
+    a = s / 2.0 - sigma * sigma * epsilon / s
+    m = math.ceil(a) - 1                       # the largest integer < a
+    bounds = _dg_tail_bounds_direct if sigma <= _DIRECT_SIGMA else _dg_tail_bounds
+
+    def cdf_bounds(x):
+        """Bounds on F(x) = P[Y <= x] from the tail bounds, by symmetry."""
+        if x < 0:
+            return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
+        lo, hi = bounds(x + 1, sigma)          # P[Y <= x] = 1 - P[Y >= x + 1]
+        return 1.0 - hi, 1.0 - lo
+
+    upper1 = cdf_bounds(m)[1]
+    lower2 = cdf_bounds(m - s)[0]
+    return min(max(upper1 - math.exp(epsilon) * lower2, 0.0), 1.0)
+
+
+def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
+    """The smallest sigma (rounded up) for which adding N_Z(0, sigma^2) noise to each of
+    `dimension` integer coordinates with l2 sensitivity `sensitivity` is provably
+    (epsilon, delta)-DP.
+
+    One coordinate: the Theorem 7 bound of Canonne, Kamath & Steinke 2020 at the largest
+    integer shift floor(sensitivity) (see discrete_gaussian_delta_upper).  Several
+    coordinates: the discrete Gaussian is (Delta^2/(2 sigma^2))-zCDP in any dimension
+    (CKS 2020, Theorem 14), converted with zcdp_delta; a little more noise than one
+    coordinate needs, but a proof that holds for every shift vector."""
+    if dimension == 1:
+        s = max(math.floor(sensitivity), 1)
+        guess = analytic_gaussian_sigma(epsilon, delta, float(s))
+        return _bisect_sigma(lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
+                             delta, guess / 2.0, guess * 2.0)
+    guess = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    return _bisect_sigma(lambda sg: zcdp_delta(sensitivity ** 2 / (2.0 * sg * sg), epsilon),
+                         delta, guess / 2.0, guess * 2.0)

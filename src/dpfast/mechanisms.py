@@ -1,0 +1,380 @@
+"""Validated differential-privacy mechanisms, secure by default.
+
+Neighbouring datasets differ in one row (add/remove), as in Dwork & Roth.  Every
+mechanism here:
+
+* validates all its arguments before drawing anything (and before charging ``budget``);
+* charges ``budget`` (any object with ``spend(epsilon, delta, *, label=None)``, such as
+  :class:`dpfast.accounting.PrivacyBudget`) with its whole cost before drawing;
+* by default (``mode="secure"``) adds *integer* noise from exact samplers driven by the
+  ChaCha20 CSPRNG: integers get exact discrete Laplace / discrete Gaussian noise; floats
+  are released on a power-of-two grid chosen from public parameters only (Mironov 2012),
+  so their low-order bits carry no information about the input;
+* with ``mode="fast"`` adds continuous floating-point noise instead: the simulation path,
+  not safe against floating-point attacks, never the default.
+
+The grid release of a float x is ``fl(g * (round(x / g) + Z))`` with ``g = 2^k``.
+Rounding moves each coordinate by at most g/2, so two neighbours' rounded values differ by
+at most ``sensitivity / g + d`` grid steps in l1 (``l2_sensitivity / g + sqrt(d)`` in l2)
+for ``d`` released coordinates: that is the sensitivity the integer noise is calibrated
+to, and why the secure noise is a hair (relative ``d g / sensitivity``, about
+``d * 2^-40 / epsilon`` for Laplace) wider than the textbook scale.  Rounding the final
+sum to a double is post-processing of the integer ``round(x/g) + Z``.
+"""
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import _core
+from . import _validation as _v
+from . import random as _random
+from ._calibration import (
+    classic_gaussian_sigma,
+    discrete_gaussian_sigma,
+    gaussian_sigma,
+)
+
+__all__ = [
+    "laplace_mechanism",
+    "geometric_mechanism",
+    "gaussian_mechanism",
+    "discrete_gaussian_mechanism",
+    "gaussian_sigma",
+]
+
+_MODES = ("secure", "fast")
+# The Laplace grid is the power of two at or below scale * 2^-40: noise values of about
+# 2^40 grid steps, far below the 2^53 at which g * Z would stop being exact
+# (P[|Z| >= 2^53] < exp(-2^12)).
+_LAPLACE_GRID_BITS = 40
+_LAPLACE_MAX_STEPS = 2 ** 44
+# The Gaussian grid is 2^-24 of sigma: sigma^2 in grid steps stays below 2^52, an exact
+# integer for the sampler.
+_GAUSS_GRID_BITS = 24
+_GAUSS_MAX_STEPS = 2 ** 26
+_RATIONAL_BITS = 56
+_INF = math.inf
+# (epsilon, sensitivity) -> grid plan of a scalar release; bounded like an lru_cache.
+_SCALAR_LAPLACE_PLANS = {}
+
+
+# ------------------------------------------------------------------ helpers
+
+def _as_data(value):
+    """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
+
+    Never a view of the caller's array that we could write through: the C layer makes
+    new output arrays."""
+    if type(value) is float and -_INF < value < _INF:   # the common scalar case
+        return False, value, True
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("value must be numeric; got bool")
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise OverflowError(f"value {v} does not fit in a signed 64-bit integer")
+        return True, v, True
+    if isinstance(value, (float, np.floating)):
+        return False, _v.finite("value", float(value)), True
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
+        raise TypeError(f"value must hold integers or real numbers; got dtype {arr.dtype}")
+    if arr.dtype.kind in "iu":
+        if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= 2 ** 63:
+            raise OverflowError("value holds integers that do not fit in int64")
+        return True, arr.astype(np.int64, copy=False), False
+    return False, _v.float_array("value", arr), False
+
+
+def _ceil_rational(q):
+    """(num, den) with num/den >= q exactly, den a power of two, num < 2^56: a noise
+    scale rounded up (more noise is always safe)."""
+    top = math.ceil(q)
+    if top >= 2 ** _RATIONAL_BITS:
+        raise OverflowError(f"the noise parameter {float(q):.6g} is too large to sample exactly")
+    den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
+    num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
+    return num, den
+
+
+def _grid_exponent(scale, bits, granularity):
+    """k with 2^k the grid: from public parameters only, never from the data."""
+    if granularity is None:
+        k = math.frexp(scale)[1] - 1 - bits
+    else:
+        k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
+    if not -1000 <= k <= 1000:
+        raise _v.PrivacyParameterError(
+            f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
+            "[2^-1000, 2^1000]")
+    return k
+
+
+def _positive(name, value):
+    """_validation.positive, with the common case (a finite positive float) inlined: a
+    scalar release is called millions of times."""
+    if type(value) is float and 0.0 < value < _INF:
+        return value
+    return _v.positive(name, value)
+
+
+def _mode(mode):
+    return mode if mode == "secure" else _v.choice("mode", mode, _MODES)
+
+
+def _charge(budget, epsilon, delta, label):
+    if budget is not None:
+        budget.spend(epsilon, delta, label=label)
+
+
+def _shape_like(result, data, scalar):
+    if scalar:
+        return result
+    return result.reshape(np.shape(data))
+
+
+@functools.lru_cache(maxsize=512)
+def _laplace_grid_plan(epsilon, sensitivity, d, granularity):
+    b = sensitivity / epsilon
+    k = _grid_exponent(b, _LAPLACE_GRID_BITS, granularity)
+    # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
+    steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
+    if steps > _LAPLACE_MAX_STEPS:
+        raise _v.PrivacyParameterError(
+            f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
+            f"for scale {b!r}")
+    return (k,) + _ceil_rational(steps)
+
+
+@functools.lru_cache(maxsize=512)
+def _laplace_int_plan(epsilon, sensitivity):
+    return _ceil_rational(Fraction(sensitivity) / Fraction(epsilon))
+
+
+def _sqrt_ceil(d):
+    r = math.isqrt(d)
+    return r if r * r == d else r + 1
+
+
+@functools.lru_cache(maxsize=512)
+def _gauss_sigma(epsilon, delta, l2, d, calibration):
+    """sigma for N_Z noise on integers with l2 sensitivity l2 (proved in _calibration)."""
+    s = discrete_gaussian_sigma(epsilon, delta, l2, d)
+    if calibration == "classic":
+        s = max(s, classic_gaussian_sigma(epsilon, delta, l2))
+    return s
+
+
+@functools.lru_cache(maxsize=512)
+def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
+    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
+                       granularity)
+    # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
+    shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
+    sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
+    if sigma > _GAUSS_MAX_STEPS:
+        raise _v.PrivacyParameterError(
+            f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+    return k, sigma * sigma, 1
+
+
+# ------------------------------------------------------------------ Laplace
+
+def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
+                      granularity=None, budget=None):
+    """Release ``value`` with Laplace-type noise: epsilon-DP.
+
+    Parameters
+    ----------
+    value : int, float or array-like of them
+        The exact query answer f(x); a vector is released as a whole.
+    epsilon : float > 0
+    sensitivity : float > 0
+        The l1 sensitivity of f over add/remove neighbours (for the whole vector).
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        ``None``: the calling thread's OS-keyed ChaCha20.
+    mode : {"secure", "fast"}
+        ``"secure"`` (default): integers get exact discrete Laplace noise of scale
+        ``sensitivity / epsilon`` (the geometric mechanism); floats are released on a
+        power-of-two grid of about ``2^-40 * sensitivity / epsilon`` with exact discrete
+        Laplace noise in grid steps (module docstring).  ``"fast"``: continuous Laplace
+        noise in floating point; not floating-point safe (Mironov 2012), for simulation.
+    granularity : float > 0, optional
+        Secure float path only: the grid is the largest power of two <= granularity
+        (a public choice; at least 2^-44 of the noise scale).
+    budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged ``(epsilon, 0)`` before any noise is drawn.
+
+    Returns
+    -------
+    int, float or ndarray
+        Same shape as ``value``: int64 for integer input on the secure path, float64
+        otherwise.  The caller's array is never modified.
+
+    Privacy
+    -------
+    epsilon-DP for add/remove neighbours when ``sensitivity`` bounds the l1 change of
+    ``value`` (Dwork & Roth Theorem 3.6); the secure float path calibrates the integer
+    noise to the rounded values' sensitivity, so the guarantee is exact, and the output
+    is a function of an integer release only.
+
+    Accuracy
+    --------
+    Each coordinate's noise Y has P[|Y| >= t * b] <= e^(-t) with b the noise scale
+    (Fact 3.7; for the discrete versions the bound holds on the integer grid); over k
+    coordinates P[max |Y_i| >= ln(k/beta) b] <= beta (Theorem 3.8).  See
+    :mod:`dpfast.accuracy`.
+
+    References
+    ----------
+    Dwork & Roth, Def. 3.3, Theorems 3.6 and 3.8.  Ghosh, Roughgarden & Sundararajan,
+    "Universally utility-maximizing privacy mechanisms", STOC 2009 (geometric mechanism).
+    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS
+    2020 (exact sampler).  Mironov, "On Significance of the Least Significant Bits for
+    Differential Privacy", CCS 2012.
+    """
+    if (type(value) is float and type(epsilon) is float and type(sensitivity) is float
+            and -_INF < value < _INF and 0.0 < epsilon < _INF and 0.0 < sensitivity < _INF
+            and mode == "secure" and granularity is None):
+        # The common scalar call, validated inline (it is made millions of times); the
+        # same checks and plan as the general path below.
+        plan = _SCALAR_LAPLACE_PLANS.get((epsilon, sensitivity))
+        if plan is None:
+            if len(_SCALAR_LAPLACE_PLANS) >= 1024:
+                _SCALAR_LAPLACE_PLANS.clear()
+            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _laplace_grid_plan(
+                epsilon, sensitivity, 1, None)
+        gen = _core.resolve_rng(rng)
+        if budget is not None:
+            budget.spend(epsilon, 0.0, label="laplace_mechanism")
+        return _core.grid_release(_core.NOISE_DLAP, value, *plan, gen)
+    epsilon = _positive("epsilon", epsilon)
+    sensitivity = _positive("sensitivity", sensitivity)
+    mode = _mode(mode)
+    integer, data, scalar = _as_data(value)
+    gen = _core.resolve_rng(rng)
+    if mode == "fast":
+        noise = _random.laplace(sensitivity / epsilon, None if scalar else data.shape, rng=gen)
+        _charge(budget, epsilon, 0.0, "laplace_mechanism")
+        return data + noise
+    if integer:
+        plan = _laplace_int_plan(epsilon, sensitivity)
+        _charge(budget, epsilon, 0.0, "laplace_mechanism")
+        return _shape_like(_core.int_release(_core.NOISE_DLAP, data, *plan, gen), data, scalar)
+    d = 1 if scalar else data.size
+    k, num, den = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
+    _charge(budget, epsilon, 0.0, "laplace_mechanism")
+    return _shape_like(_core.grid_release(_core.NOISE_DLAP, data, k, num, den, gen), data, scalar)
+
+
+def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None):
+    """Integer release with exact two-sided geometric (discrete Laplace) noise.
+
+    ``P[Z = z] ∝ exp(-|z| epsilon / sensitivity)``: epsilon-DP for integer-valued f
+    whose l1 sensitivity is at most ``sensitivity`` (Ghosh, Roughgarden & Sundararajan
+    2009; sampler of Canonne, Kamath & Steinke 2020, Algorithm 2).  ``value`` must be an
+    int or an integer array; the result is int (or int64 array) of the same shape.
+    OverflowError if a noisy value leaves int64.  Charges ``budget`` (epsilon, 0) before
+    drawing.  Same as ``laplace_mechanism`` on integer input.
+    """
+    epsilon = _v.epsilon(epsilon)
+    sensitivity = _v.positive("sensitivity", sensitivity)
+    integer, data, scalar = _as_data(value)
+    if not integer:
+        raise TypeError("geometric_mechanism takes integers; use laplace_mechanism for floats")
+    return laplace_mechanism(data, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                             budget=budget)
+
+
+# ------------------------------------------------------------------ Gaussian
+
+def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration="analytic",
+                       rng=None, mode="secure", granularity=None, budget=None):
+    """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    value : int, float or array-like of them
+    epsilon : float > 0 (< 1 for ``calibration="classic"``)
+    delta : float in (0, 1)
+    l2_sensitivity : float > 0
+        The l2 sensitivity of f over add/remove neighbours.
+    calibration : {"analytic", "classic"}
+        How sigma is chosen: see :func:`gaussian_sigma`.
+    rng, budget
+        As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
+    mode : {"secure", "fast"}
+        ``"secure"``: exact discrete Gaussian noise (on integers directly, on floats in
+        steps of a power-of-two grid of about ``2^-24 sigma``), with sigma proved for the
+        discrete distribution: for one coordinate by the exact privacy curve of the
+        discrete Gaussian (Canonne, Kamath & Steinke 2020, Theorem 7), which matches the
+        analytic Gaussian's sigma to about 1e-7 on the grid; for several coordinates via
+        its (Delta^2 / 2 sigma^2)-zCDP guarantee (their Theorem 14) converted to
+        (epsilon, delta) (their Corollary 13) — a few percent more noise than the
+        continuous analytic calibration.  With ``"classic"`` sigma is also at least the
+        Theorem 3.22 value.  ``"fast"``: continuous Gaussian noise with
+        ``gaussian_sigma(...)``; not floating-point safe.
+    granularity : float > 0, optional
+        Secure float path only: the grid is the largest power of two <= granularity.
+
+    Returns
+    -------
+    int, float or ndarray of the shape of ``value`` (int64 for integer input on the
+    secure path).
+
+    Privacy
+    -------
+    (epsilon, delta)-DP for add/remove neighbours when ``l2_sensitivity`` bounds the l2
+    change of ``value`` (Dwork & Roth Theorem 3.22; Balle & Wang 2018; CKS 2020).
+
+    Accuracy
+    --------
+    Each coordinate's noise is (discrete) Gaussian with standard deviation about sigma:
+    P[|Y| >= t sigma] <= 2 exp(-t^2 / 2).
+
+    References
+    ----------
+    Dwork & Roth, Theorem 3.22.  Balle & Wang, ICML 2018.  Canonne, Kamath & Steinke,
+    NeurIPS 2020.  Mironov, CCS 2012.
+    """
+    epsilon = _v.epsilon(epsilon)
+    delta = _v.delta(delta, allow_zero=False)
+    l2 = _v.positive("l2_sensitivity", l2_sensitivity)
+    calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
+    mode = _mode(mode)
+    integer, data, scalar = _as_data(value)
+    gen = _core.resolve_rng(rng)
+    d = 1 if scalar else max(data.size, 1)
+    if mode == "fast":
+        sigma = gaussian_sigma(epsilon, delta, l2, calibration)
+        _charge(budget, epsilon, delta, "gaussian_mechanism")
+        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
+    if integer:
+        sigma = _gauss_sigma(epsilon, delta, l2, d, calibration)
+        num, den = _ceil_rational(Fraction(sigma) ** 2)
+        _charge(budget, epsilon, delta, "gaussian_mechanism")
+        return _shape_like(_core.int_release(_core.NOISE_DGAUSS, data, num, den, gen),
+                           data, scalar)
+    k, num, den = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
+    _charge(budget, epsilon, delta, "gaussian_mechanism")
+    return _shape_like(_core.grid_release(_core.NOISE_DGAUSS, data, k, num, den, gen),
+                       data, scalar)
+
+
+def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=None,
+                                budget=None):
+    """Integer release with exact discrete Gaussian noise: (epsilon, delta)-DP.
+
+    sigma is the smallest value proved for the discrete Gaussian (see
+    :func:`gaussian_mechanism`, secure path); the sampler is exact (Canonne, Kamath &
+    Steinke 2020, Algorithm 3).  ``value`` must be an int or integer array.
+    """
+    integer, data, _ = _as_data(value)
+    if not integer:
+        raise TypeError("discrete_gaussian_mechanism takes integers; use gaussian_mechanism "
+                        "for floats")
+    return gaussian_mechanism(data, epsilon=epsilon, delta=delta,
+                              l2_sensitivity=l2_sensitivity, rng=rng, budget=budget)

@@ -1,0 +1,104 @@
+"""Gaussian calibrations against 50-digit computations of their privacy conditions."""
+import math
+
+import mpmath as mp
+import pytest
+
+from dpfast import PrivacyParameterError
+from dpfast import _calibration as cal
+from dpfast.mechanisms import gaussian_sigma
+
+mp.mp.dps = 50
+
+
+def mp_analytic_delta(sigma, eps, sens):
+    s, e, d = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sens)
+    return mp.ncdf(d / (2 * s) - e * s / d) - mp.e ** e * mp.ncdf(-d / (2 * s) - e * s / d)
+
+
+def mp_discrete_delta(sigma, eps, shift):
+    """Exact hockey-stick divergence of N_Z(0, sigma^2) and its shift by `shift`."""
+    s2 = mp.mpf(sigma) ** 2
+    L = int(40 * sigma) + 50
+    w = {y: mp.e ** (-mp.mpf(y) ** 2 / (2 * s2)) for y in range(-L - shift, L + shift + 1)}
+    norm = mp.fsum(w[y] for y in range(-L, L + 1))
+    e = mp.e ** mp.mpf(eps)
+    return mp.fsum(max(mp.mpf(0), w[y] - e * w[y - shift]) for y in range(-L, L + 1)) / norm
+
+
+CASES = [(1.0, 1e-5, 1.0), (0.5, 1e-5, 1.0), (0.1, 1e-6, 2.0), (3.0, 1e-8, 1.0),
+         (10.0, 1e-10, 1.0), (50.0, 1e-12, 1.0), (0.01, 0.3, 5.0), (1.0, 1e-5, 2.0 ** 24)]
+
+
+@pytest.mark.parametrize("eps, delta, sens", CASES)
+def test_analytic_sigma_is_valid_and_tight(eps, delta, sens):
+    sigma = gaussian_sigma(eps, delta, sens)
+    assert mp_analytic_delta(sigma, eps, sens) <= delta                 # private
+    assert mp_analytic_delta(sigma * (1 - 1e-7), eps, sens) > delta    # and not wasteful
+
+
+def test_known_values():
+    # Balle & Wang 2018's calibration for eps = 1, delta = 1e-5 (sigma ~ 3.73)
+    assert gaussian_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-4)
+    # Dwork & Roth Theorem 3.22: c = sqrt(2 ln(1.25/delta)) (rounded up)
+    c = math.sqrt(2 * math.log(1.25 / 1e-5))
+    classic = gaussian_sigma(0.5, 1e-5, 2.0, calibration="classic")
+    assert classic > c * 2.0 / 0.5
+    assert classic == pytest.approx(c * 2.0 / 0.5, rel=1e-8)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.3, 0.9])
+def test_analytic_never_worse_than_classic(eps):
+    assert gaussian_sigma(eps, 1e-6) < gaussian_sigma(eps, 1e-6, calibration="classic")
+
+
+def test_classic_refuses_large_epsilon():
+    with pytest.raises(PrivacyParameterError, match="epsilon must be < 1 for the classic"):
+        gaussian_sigma(1.0, 1e-5, calibration="classic")
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"epsilon": float("nan"), "delta": 1e-5}, PrivacyParameterError, "epsilon"),
+    ({"epsilon": 1.0, "delta": 0.0}, PrivacyParameterError, "delta"),
+    ({"epsilon": 1.0, "delta": 1.0}, PrivacyParameterError, "delta"),
+    ({"epsilon": True, "delta": 1e-5}, TypeError, "epsilon"),
+    ({"epsilon": 1.0, "delta": 1e-5, "l2_sensitivity": 0.0}, PrivacyParameterError,
+     "l2_sensitivity"),
+    ({"epsilon": 1.0, "delta": 1e-5, "calibration": "optimal"}, PrivacyParameterError,
+     "calibration"),
+])
+def test_gaussian_sigma_validation(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        gaussian_sigma(**kwargs)
+
+
+@pytest.mark.parametrize("sigma, eps, shift", [(0.8, 0.5, 1), (3.0, 1.0, 1), (3.0, 1.0, 2),
+                                               (20.0, 0.2, 1), (7.5, 2.0, 3)])
+def test_discrete_delta_upper_bounds_exact(sigma, eps, shift):
+    exact = mp_discrete_delta(sigma, eps, shift)
+    bound = cal.discrete_gaussian_delta_upper(sigma, eps, shift)
+    assert bound >= exact
+    assert bound <= exact * (1 + 1e-6)
+
+
+def test_discrete_delta_large_sigma_matches_continuous():
+    # On the grid, sigma is ~2^24 steps: the discrete curve is the analytic one.
+    sigma, eps, shift = 2.0 ** 24 * 3.9, 1.0, 2 ** 24 + 1
+    cont = mp_analytic_delta(sigma, eps, shift)
+    bound = cal.discrete_gaussian_delta_upper(sigma, eps, shift)
+    assert cont * (1 - 1e-5) <= bound <= cont * (1 + 1e-5)
+
+
+@pytest.mark.parametrize("eps, delta, sens", [(1.0, 1e-5, 1), (0.3, 1e-6, 2), (2.0, 1e-4, 1)])
+def test_discrete_sigma_is_private_for_the_discrete_gaussian(eps, delta, sens):
+    sigma = cal.discrete_gaussian_sigma(eps, delta, sens)
+    assert mp_discrete_delta(sigma, eps, sens) <= delta
+    assert mp_discrete_delta(sigma * (1 - 1e-6), eps, sens) > delta * (1 - 1e-4)
+
+
+def test_discrete_sigma_several_coordinates_uses_zcdp():
+    from dpfast.accounting import zcdp_delta
+
+    sigma = cal.discrete_gaussian_sigma(1.0, 1e-5, 3.0, dimension=5)
+    assert zcdp_delta(9.0 / (2 * sigma ** 2), 1.0) <= 1e-5
+    assert sigma >= gaussian_sigma(1.0, 1e-5, 3.0)
