@@ -2,7 +2,10 @@
 
 Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.mechanisms` (validated mechanisms, secure by default),
-:mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets).
+:mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets),
+:mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
+:mod:`dpfast.randomized_response`, :mod:`dpfast.releases` (count, sum, mean, histogram,
+quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
@@ -10,6 +13,10 @@ from . import _core  # noqa: F401  (fails loudly if the extension was not built)
 from . import random
 from . import accounting
 from . import mechanisms
+from . import selection
+from . import randomized_response
+from . import releases
+from . import accuracy
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -24,6 +31,10 @@ __all__ = [
     "random",
     "accounting",
     "mechanisms",
+    "selection",
+    "randomized_response",
+    "releases",
+    "accuracy",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

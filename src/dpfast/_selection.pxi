@@ -26,17 +26,6 @@ cdef dpf_sel_grid_t _mkgrid(double inv_grid, uint64_t g, uint32_t s):
     return gr
 
 
-def check_rng(rng):
-    """Resolve ``rng`` now (TypeError for a wrong type) so that no budget is charged for a
-    call that would fail before drawing."""
-    _bind_check(_resolve(rng))
-
-
-cdef _bind_check(BitGenerator bg):
-    cdef dpf_rng_t r
-    _bind(bg, &r)
-
-
 def scores_argmax(cnp.ndarray scores):
     """Index of the first maximum, or -1 if some float score is NaN or infinite."""
     cdef int kind = _score_kind(scores)

@@ -154,8 +154,8 @@ def _common(scores, epsilon, sensitivity, monotonic, rng, mode):
     monotonic = _flag("monotonic", monotonic)
     mode = _v.choice("mode", mode, ("secure", "fast"))
     arr = _scores(scores, mode)
-    _core.check_rng(rng)
-    return arr, epsilon, sensitivity, monotonic, mode
+    rng = _core.resolve_rng(rng)
+    return arr, epsilon, sensitivity, monotonic, mode, rng
 
 
 # ---------------------------------------------------------------- mechanisms
@@ -219,7 +219,7 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     Differential Privacy", NeurIPS 2020.  Mironov, "On Significance of the Least
     Significant Bits for Differential Privacy", CCS 2012.
     """
-    arr, epsilon, sensitivity, monotonic, mode = _common(scores, epsilon, sensitivity,
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     _charge(budget, epsilon, "exponential_mechanism")
     if mode == "secure":
@@ -308,12 +308,14 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     return_value = _flag("return_value", return_value)
     if value_epsilon is not None:
         value_epsilon = _v.epsilon(value_epsilon, "value_epsilon")
-    arr, epsilon, sensitivity, monotonic, mode = _common(scores, epsilon, sensitivity,
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     kind = _core.SEL_LAPLACE if noise == "laplace" else _core.SEL_EXPONENTIAL
     if return_value and value_epsilon is None:
         value_epsilon = epsilon
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
+    if return_value and mode == "secure":
+        from .mechanisms import laplace_mechanism  # noqa: F401  (fail before charging)
     total = epsilon + value_epsilon if return_value else epsilon
     _charge(budget, total, "report_noisy_max")
     if mode == "secure":
@@ -323,17 +325,17 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
                                        kind, rng))
     if not return_value:
         return idx
-    value = _release_value(float(arr[idx]), value_epsilon, sensitivity, rng, mode)
+    score = int(arr[idx]) if arr.dtype == np.int64 else float(arr[idx])
+    value = _release_value(score, value_epsilon, sensitivity, rng, mode)
     return idx, value
 
 
 def _release_value(value, epsilon, sensitivity, rng, mode):
-    """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP."""
-    if mode == "fast":
-        return value + _core.continuous(_core.LAPLACE, sensitivity / epsilon, 0.0, None, rng,
-                                        None)
+    """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
+    the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
     from .mechanisms import laplace_mechanism
-    return float(laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng))
+    return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                             mode=mode)
 
 
 def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
@@ -379,7 +381,7 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
     selection", NeurIPS 2020.  Ding et al., "The Permute-and-Flip Mechanism is Identical to
     Report-Noisy-Max with Exponential Noise", 2021.
     """
-    arr, epsilon, sensitivity, monotonic, mode = _common(scores, epsilon, sensitivity,
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
     _charge(budget, epsilon, "permute_and_flip")
@@ -428,7 +430,7 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     Durfee & Rogers, "Practical Differentially Private Top-k Selection with
     Pay-what-you-get Composition", NeurIPS 2019.  Dwork & Roth 2014, Thm 3.10, 3.16.
     """
-    arr, epsilon, sensitivity, monotonic, mode = _common(scores, epsilon, sensitivity,
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
     _charge(budget, epsilon, "top_k")
