@@ -348,7 +348,8 @@ static size_t find_jth(const uint8_t *layer, size_t m, unsigned L, uint64_t j)
 
 /* Layers of the candidates in play (layer[i] != EXCL) below the maximum u[imax]. */
 static void build_layers(const void *u, int kind, size_t m, size_t imax,
-                         const dpf_sel_grid_t *gp, uint8_t *layer, uint64_t cnt[LAYERS])
+                         const dpf_sel_grid_t *gp, uint64_t shift, uint8_t *layer,
+                         uint64_t cnt[LAYERS])
 {
     uint64_t c4[4][LAYERS];
     size_t i;
@@ -362,7 +363,7 @@ static void build_layers(const void *u, int kind, size_t m, size_t imax,
         for (i = 0; i < m; i++) {
             unsigned n;
             if (layer[i] == EXCL) continue;
-            n = layer_of(mul64(g, gap_f64(x[i], um, inv)), s);
+            n = layer_of(mul64(g, gap_f64(x[i], um, inv) + shift), s);
             layer[i] = (uint8_t)n;
             c4[i & 3][n]++;
         }
@@ -372,7 +373,7 @@ static void build_layers(const void *u, int kind, size_t m, size_t imax,
         for (i = 0; i < m; i++) {
             unsigned n;
             if (layer[i] == EXCL) continue;
-            n = layer_of(mul64(g, gap_i64(x[i], um)), s);
+            n = layer_of(mul64(g, gap_i64(x[i], um) + shift), s);
             layer[i] = (uint8_t)n;
             c4[i & 3][n]++;
         }
@@ -398,7 +399,7 @@ static void build_layers(const void *u, int kind, size_t m, size_t imax,
  * Timing: the layer pass is O(m) whatever the data; the number of rounds (geometric, mean
  * < 8) and each round's cost depend on the scores.  This path is not constant time. */
 static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *gp,
-                   uint8_t *layer, size_t *out)
+                   uint64_t shift, uint8_t *layer, size_t *out)
 {
     uint64_t cnt[LAYERS];
     w128 W[LAYERS], total = {0, 0};
@@ -407,7 +408,7 @@ static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_se
     bitbuf_t bb = {0, 0};
     int st = argmax_excl(u, kind, m, layer, &imax);
     if (st != DPF_OK) return st;
-    build_layers(u, kind, m, imax, gp, layer, cnt);
+    build_layers(u, kind, m, imax, gp, shift, layer, cnt);
     for (n = 0; n < LAYERS; n++) {
         W[n] = w_shl64(cnt[n], (unsigned)(70 - layer_a[n]));
         total = w_add(total, W[n]);
@@ -429,7 +430,7 @@ static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_se
         {
             const void *umax = kind == DPF_SCORES_F64 ? (const void *)((const double *)u + imax)
                                                       : (const void *)((const int64_t *)u + imax);
-            w128 x = mul64(gp->g, gap_at(u, kind, i, umax, gp->inv_grid));
+            w128 x = mul64(gp->g, gap_at(u, kind, i, umax, gp->inv_grid) + shift);
             c = member_coin(r, x, gp->s, n);
         }
         if (c < 0) return -c;
@@ -437,17 +438,25 @@ static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_se
     }
 }
 
-int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *grid,
-                  size_t *out)
+int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
+                          const dpf_sel_grid_t *grid, uint64_t shift, size_t *out)
 {
     uint8_t *layer;
     int st;
     if (m == 0 || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63) return DPF_E_PARAM;
+    if (kind == DPF_SCORES_F64 ? shift > DPF_SEL_DMAX : shift >= ((uint64_t)1) << 62)
+        return DPF_E_PARAM;   /* keeps d + shift from wrapping */
     layer = (uint8_t *)calloc(m, 1);
     if (!layer) return DPF_E_NOMEM;
-    st = em_draw(r, u, kind, m, grid, layer, out);
+    st = em_draw(r, u, kind, m, grid, shift, layer, out);
     free(layer);
     return st;
+}
+
+int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *grid,
+                  size_t *out)
+{
+    return dpf_em_secure_shifted(r, u, kind, m, grid, 0, out);
 }
 
 /* Peeling top-k: k adaptive rounds of the exponential mechanism, each over the candidates
@@ -465,7 +474,7 @@ int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
     layer = (uint8_t *)calloc(m, 1);
     if (!layer) return DPF_E_NOMEM;
     for (t = 0; t < k; t++) {
-        st = em_draw(r, u, kind, m, grid, layer, &i);
+        st = em_draw(r, u, kind, m, grid, 0, layer, &i);
         if (st != DPF_OK) break;
         out[t] = (int64_t)i;
         layer[i] = EXCL;

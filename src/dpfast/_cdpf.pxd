@@ -136,6 +136,8 @@ cdef extern from "dpfast/selection.h" nogil:
     int dpf_scores_argmax(const void *u, int kind, size_t m, size_t *idx)
     int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                       const dpf_sel_grid_t *grid, size_t *out)
+    int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
+                              const dpf_sel_grid_t *grid, uint64_t shift, size_t *out)
     int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                         const dpf_sel_grid_t *grid, size_t k, int64_t *out)
     int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,

@@ -41,7 +41,9 @@ def scores_argmax(cnp.ndarray scores):
     return idx
 
 
-def em_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, object rng):
+def em_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, object rng,
+              uint64_t shift=0):
+    """shift != 0: tests only (the same law, driven through higher layers)."""
     cdef int kind = _score_kind(scores)
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
@@ -51,7 +53,7 @@ def em_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, objec
     cdef int st
     _bind(bg, &r)
     with bg.lock, nogil:
-        st = dpf_em_secure(&r, p, kind, m, &gr, &out)
+        st = dpf_em_secure_shifted(&r, p, kind, m, &gr, shift, &out)
     _check(st)
     return out
 

@@ -31,6 +31,7 @@ label=...)`` is called after the arguments are validated and before anything is 
 it raises (e.g. ``BudgetExceededError``) nothing is drawn.
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -104,6 +105,7 @@ def _dyadic_floor(gamma):
     return g, s
 
 
+@functools.lru_cache(maxsize=256)
 def _grid(epsilon, sensitivity, monotonic, integer, rounds=1):
     """Public parameters ``(inv_grid, g, s)`` of the secure paths; depend on no data.
 
