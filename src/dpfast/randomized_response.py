@@ -56,9 +56,12 @@ _COIN_FLIP = 2 ** 62                   # Claim 3.5: the truth is flipped with pr
 def _flip_threshold(epsilon, k):
     """The certified integer t >= 2^64 (k-1)/(e^eps + k - 1), or None when it would reach
     the uniform report (then every code is reported with probability 1/k)."""
+    # q decreases in epsilon, so evaluating it at min(epsilon, 1000) can only raise t:
+    # still certified (and t = 1 there anyway, for every k <= 2^62); it keeps exp finite.
     with localcontext() as ctx:
         ctx.prec = 60
-        q = Decimal(k - 1) / (Decimal(epsilon).exp() + (k - 1))     # Decimal(float) is exact
+        e = Decimal(min(epsilon, 1000.0))                           # Decimal(float) is exact
+        q = Decimal(k - 1) / (e.exp() + (k - 1))
         y = q * _TWO64
         t = int(y + Decimal(2) ** -20) + 1        # > y + 2^-20 > the exact 2^64 q
     cap = ((k - 1) * _TWO64) // k
@@ -102,6 +105,8 @@ def _charge(budget, epsilon, label):
 def _truth_bits(truth):
     """Booleans (or 0/1 integers) as a C-contiguous uint8 array, and whether it was a scalar."""
     arr = np.asarray(truth)
+    if arr.size == 0 and arr.dtype.kind == "f":         # [] -> no respondents
+        arr = arr.astype(np.bool_)
     if arr.dtype == np.bool_:
         return np.ascontiguousarray(arr).view(np.uint8), arr.ndim == 0
     if arr.dtype.kind not in "iu":
@@ -278,11 +283,14 @@ def estimate_proportion(responses, *, epsilon=None, coins=False):
     -------
     (estimate, variance) : (float, float)
         ``p_hat = (y - q') / (1 - 2 q')`` with ``y`` the observed fraction of True and ``q'``
-        the flip probability actually used, which is exactly unbiased; and the unbiased
-        estimate ``y (1 - y) / ((n - 1)(1 - 2 q')^2)`` of its variance
-        ``lambda (1 - lambda) / (n (1 - 2 q')^2)``, ``lambda = q' + p (1 - 2 q')``
-        (``nan`` for n = 1).  ``p_hat`` may fall outside [0, 1]; it is not clipped (clipping
-        would bias it).
+        the flip probability actually used.  It is exactly unbiased for the respondents'
+        own proportion (given their answers, its variance is
+        ``q'(1 - q') / (n (1 - 2 q')^2)``) and for the proportion p of a population they are
+        drawn from independently, where its variance is
+        ``lambda (1 - lambda) / (n (1 - 2 q')^2)``, ``lambda = q' + p (1 - 2 q')``; the
+        returned variance ``y (1 - y) / ((n - 1)(1 - 2 q')^2)`` is the unbiased estimate of
+        the latter (``nan`` for n = 1).  ``p_hat`` may fall outside [0, 1]; it is not
+        clipped (clipping would bias it).
     """
     coins = bool(coins)
     if coins:
@@ -320,9 +328,10 @@ def estimate_frequencies(responses, k, *, epsilon):
         With ``a = P[truth reported]``, ``b = P[a given other code]`` (the probabilities
         actually used, :func:`response_probabilities`) and ``y_c`` the observed fraction of
         code ``c``: ``pi_hat_c = (y_c - b) / (a - b)``, exactly unbiased since
-        ``E[y_c] = b + pi_c (a - b)``; variance ``lambda_c (1 - lambda_c)/(n (a - b)^2)``
-        estimated without bias by ``y_c (1 - y_c) / ((n - 1)(a - b)^2)``.  The estimates sum
-        to 1.
+        ``E[y_c] = b + pi_c (a - b)``.  For respondents drawn independently from a
+        population with frequencies pi its variance is
+        ``lambda_c (1 - lambda_c)/(n (a - b)^2)``, ``lambda_c = b + pi_c (a - b)``, estimated
+        without bias by ``y_c (1 - y_c) / ((n - 1)(a - b)^2)``.  The estimates sum to 1.
     """
     k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     a, b = response_probabilities(epsilon, k)
