@@ -514,12 +514,19 @@ static inline int s128_cmp(s128 a, s128 b)
  * law of permute-and-flip [MS20, DKSSWXZ21] -- not the exponential mechanism's (the SPEC
  * erratum on Thm 3.13).
  *
- * Laplace noise.  Discrete Laplace Z plus an independent uniform on [0,1) has the staircase
- * density f(x) proportional to exp(-gamma |floor x|); uniform tie-breaking is that
- * uniform.  Its survival function satisfies S(t + c) >= e^(-gamma c) S(t) for every real t
- * and c >= 0 (P(Z = z+1) >= e^-gamma P(Z = z) for every z), which is all the proof of
- * Claim 3.9 [DR14] uses: with scores of grid sensitivity D the shift is 2D (D when the
- * scores are monotone), so the mechanism is 2 gamma D- (gamma D-) DP. */
+ * Laplace noise: exact discrete Laplace P(Z = z) proportional to exp(-gamma |z|).
+ *
+ * Privacy of both (the argument of Claim 3.9 [DR14], on integers).  Add an independent
+ * uniform U_j on [0,1) to every Z_j: uniform tie-breaking is the argmax of V_j - d_j with
+ * V_j = Z_j + U_j.  Fix V_j for j != i; i wins iff V_i > T = max_{j!=i} (V_j - d_j) + d_i, so
+ * P(i wins) = S(T), S the survival function of V.  On a neighbouring data set the gaps are
+ * d'_j and T' <= T + Q with Q = max_{j!=i} (d_j - d'_j) + (d'_i - d_i): an INTEGER, and Q is
+ * at most the width W of the interval in which all the utilities move (selection.py,
+ * _grid), hence Q <= floor(W).  For integer shifts n >= 0, S(t + n) >= e^(-gamma n) S(t)
+ * for every real t (term by term, since P(Z = z+1) >= e^-gamma P(Z = z) for all z; this
+ * fails for non-integer shifts, which is why Q's integrality matters).  So
+ * P'(i) = S(T') >= S(T + Q) >= e^(-gamma Q) S(T) >= e^(-gamma W) P(i), and symmetrically:
+ * gamma W <= epsilon-DP. */
 int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                          const dpf_sel_grid_t *gp, int noise, size_t *out)
 {
@@ -661,7 +668,7 @@ static void heap_sift_up(double *hv, int64_t *hi, size_t p)
 }
 
 /* One-shot Gumbel top-k: the indices of the k largest gamma (u_i - u*) + G_i, largest first.
- * Its law is that of k rounds of peeling exponential mechanism [DR19, Lemma 4.2]. */
+ * Its law is that of k rounds of peeling exponential mechanism [DR19]. */
 int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t k,
                   int64_t *out)
 {

@@ -122,8 +122,10 @@ def _grid(epsilon, sensitivity, monotonic, integer, rounds=1):
 
     and ``2 Delta``, ``Delta`` for integer scores.  If all utilities move within an interval
     of width ``W``, the exponential mechanism's probabilities change by a factor of at most
-    ``exp(gamma W)`` (the proof of Thm 3.10, Dwork & Roth), and so does report noisy max's
-    (the proof of Claim 3.9: the threshold ``r*`` moves by at most ``W``).  With
+    ``exp(gamma W)`` (the proof of Thm 3.10, Dwork & Roth), and so do report noisy max's
+    with exact integer noise (the proof of Claim 3.9: the winning threshold moves by an
+    integer number of grid steps, at most ``W``; csrc/selection.c,
+    ``dpf_noisy_max_secure``).  With
     ``gamma <= epsilon / (rounds W)`` each of ``rounds`` draws is ``epsilon/rounds``-DP and
     together they are epsilon-DP (Thm 3.16).  gamma is rounded *down* to a dyadic ``g/2**s``.
     """
@@ -282,11 +284,13 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     total is what the budget is charged.
     Secure mode works on the grid-rounded scores (as :func:`exponential_mechanism`) with
     exact integer noise: discrete Laplace (two-sided geometric) or geometric noise of rate
-    ``gamma = epsilon/W`` per grid step, ties broken uniformly at random.  A discrete noise
-    plus an independent uniform on [0, 1) is a continuous noise whose survival function
-    shrinks by at most ``exp(-gamma c)`` over any distance c, which is all the proof of
-    Claim 3.9 needs, so the guarantee is exactly epsilon-DP.  For exponential noise the law
-    on the grid is exactly that of continuous exponential noise (memorylessness).  The
+    ``gamma = epsilon/W`` per grid step, ties broken uniformly at random.  Claim 3.9's proof
+    carries over: with the other noises fixed, candidate i wins iff its noise clears a
+    threshold, which moves between neighbours by an *integer* number of grid steps at most
+    ``W``, and the discrete noises' tails shrink by at most ``exp(-gamma n)`` over n steps
+    (csrc/selection.c, ``dpf_noisy_max_secure``), so the guarantee is exactly epsilon-DP.
+    For exponential noise the law on the grid is exactly that of continuous exponential
+    noise (memorylessness).  The
     released value goes through :func:`dpfast.mechanisms.laplace_mechanism` (secure) or
     float Laplace noise (fast).
 
@@ -365,15 +369,15 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
 
     Privacy
     -------
-    epsilon-DP (McKenna & Sheldon 2020, Thm 1).  Secure mode: exact geometric noise on the
+    epsilon-DP (McKenna & Sheldon 2020).  Secure mode: exact geometric noise on the
     grid-rounded scores with uniform tie-breaking, which is exactly exponential noise on
     those scores (memorylessness); rate ``gamma = epsilon/W`` per grid step as in
     :func:`exponential_mechanism`.  Running time O(m), not constant time per candidate.
 
     Accuracy
     --------
-    Never worse than the exponential mechanism in expected score (McKenna & Sheldon,
-    Thm 2); the tail bound of Cor. 3.12 holds for it too (a union bound over the candidates
+    Never worse than the exponential mechanism in expected score (McKenna & Sheldon
+    2020); the tail bound of Cor. 3.12 holds for it too (a union bound over the candidates
     whose noise would have to exceed the gap): see
     :func:`dpfast.accuracy.exponential_mechanism_error`.
 
@@ -421,7 +425,7 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     accounting for the same mechanism; it is not used here.  Secure mode: k exact rounds
     (O(k m) work).  Fast mode: one-shot Gumbel (add Gumbel noise of scale
     ``2 k Delta/epsilon`` once, report the k largest), which has exactly the law of k
-    peeling rounds (Durfee & Rogers 2019, Lemma 4.2).
+    peeling rounds (Durfee & Rogers 2019).
 
     Accuracy
     --------
