@@ -14,6 +14,7 @@
  * geometric, discrete Laplace) are the ones of csrc/discrete.c; this file only composes
  * them.
  */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -111,6 +112,12 @@ static w128 w_uniform_below(dpf_rng_t *r, w128 n)
 }
 
 /* ---------------------------------------------------------------- score -> grid gap */
+
+/* gap_f64's rounding and error bounds assume every double operation rounds to 53 bits
+ * (not x87 extended precision). */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
+#error "dpfast selection.c needs FLT_EVAL_METHOD == 0 (SSE2 doubles), not extended precision"
+#endif
 
 #define LAYERS 50            /* layers 0..48 exact, 49 = "deep" (x >= 49) */
 #define DEEP 49

@@ -55,6 +55,14 @@ def test_sum_secure_exact_grid_and_noise_scale(seeded):
     assert abs(true_sum - exact.sum()) <= x.size * step / 2
 
 
+def test_sum_and_mean_with_bounds_narrower_than_a_grid_step(seeded):
+    lo, hi = 1.0, 1.0 + 1e-12
+    x = np.full(10, 1.0)
+    out = R.sum(x, lower=lo, upper=hi, epsilon=1e6, rng=seeded(13))
+    assert abs(out - 10.0) < 1e-4              # noise scale B/eps = 1e-6
+    assert lo <= R.mean(x, lower=lo, upper=hi, epsilon=1.0, rng=seeded(13)) <= hi
+
+
 def test_sum_fast_noise_scale(seeded):
     x = np.random.default_rng(1).uniform(0, 1, 300)
     g = seeded(4)

@@ -76,11 +76,12 @@ def _values(values):
 
 
 def _value_grid(lo, hi):
-    """Public grid 2^j <= max(|lo|, |hi|) 2^-30, and the bounds in grid steps."""
+    """Public grid 2^j <= max(|lo|, |hi|) 2^-30, and the bounds rounded outward to it (so
+    qlo <= qhi even for bounds closer than one step)."""
     _, e = math.frexp(max(abs(lo), abs(hi)))
     j = e - 1 - _SUM_GRID_BITS
     step = math.ldexp(1.0, j)
-    qlo, qhi = math.ceil(lo / step), math.floor(hi / step)      # exact: step is 2^j
+    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
     return step, qlo, qhi
 
 
@@ -151,7 +152,8 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     -------
     Adding or removing one record changes the clamped sum by at most
     ``B = max(|lower|, |upper|)``.  Secure mode rounds each clamped value to the grid
-    ``s = 2^j <= B 2^-30`` (``[lower, upper]`` shrunk to grid points), sums the integers
+    ``s = 2^j <= B 2^-30`` (``[lower, upper]`` rounded outward to grid points ``qlo s``,
+    ``qhi s``), sums the integers
     exactly and releases that integer with discrete Laplace noise of sensitivity
     ``max(|qlo|, |qhi|)`` grid steps (the largest rounded value), then multiplies by ``s``:
     epsilon-DP, exact, no floating point on the data's sum.  Fast mode: float sum plus
