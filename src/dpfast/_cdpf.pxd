@@ -124,7 +124,8 @@ cdef extern from "dpfast/discrete.h" nogil:
         uint32_t digits, shift
         dpf_coin_t coin[64]
     ctypedef struct dpf_dgauss_exact_t:
-        uint64_t sigma2_num, sigma2_den, t
+        uint64_t sigma2_num, sigma2_den, t, ymax
+        uint64_t *table
         dpf_dlap_exact_t proposal
     int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
                                unsigned fast_bits)
@@ -135,3 +136,6 @@ cdef extern from "dpfast/discrete.h" nogil:
                                  unsigned fast_bits)
     int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                          size_t n)
+    void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
+    int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                             uint64_t *lo, uint64_t *hi)
