@@ -545,7 +545,14 @@ int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *ou
 {
     geo_t g;
     size_t i;
-    int st = geo_init(&g, s_num, s_den);
+    int st;
+    if (n >= DPF_EXACT_FILL_MIN) {
+        dpf_dlap_exact_t x;
+        st = dpf_dlap_exact_prepare(&x, s_num, s_den, 64);
+        if (st != DPF_OK) return st;
+        return dpf_geometric_exact_fill(r, &x, out, n);
+    }
+    st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {
         uint64_t y;
@@ -571,7 +578,14 @@ int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int6
     geo_t g;
     bits_t b = {0, 0};
     size_t i;
-    int st = geo_init(&g, s_num, s_den);
+    int st;
+    if (n >= DPF_EXACT_FILL_MIN) {
+        dpf_dlap_exact_t x;
+        st = dpf_dlap_exact_prepare(&x, s_num, s_den, 64);
+        if (st != DPF_OK) return st;
+        return dpf_discrete_laplace_exact_fill(r, &x, out, n);
+    }
+    st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {
         st = dlap_draw(r, &g, &b, out + i);
@@ -586,14 +600,6 @@ int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int6
  * with probability exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2)).  Over a common denominator the
  * exponent is N/D with N = (|Y| b t - a)^2 and D = 2 a b t^2, computed exactly:
  * a, b < 2^64 and t <= 2^32 give |Y| b t < 2^159, N < 2^318 (5 limbs), D < 2^194. */
-typedef struct {
-    geo_t prop;           /* the DLap(t) proposal: scale t/1 */
-    uint64_t a;
-    uint64_t bt[2];       /* b t */
-    uint64_t D[6];
-    int dn;
-} dg_t;
-
 /* s^2 b <= a ? */
 static int sq_le(uint64_t s, uint64_t b, uint64_t a)
 {
@@ -603,51 +609,78 @@ static int sq_le(uint64_t s, uint64_t b, uint64_t a)
     return h2 == 0 && l2 <= a;
 }
 
-static int dg_init(dg_t *g, uint64_t a, uint64_t b)
+/* sigma^2 = *a / *b is put in lowest terms; t = floor(sigma) + 1, bt = b t, D = 2 a b t^2. */
+static int dg_setup(uint64_t *a, uint64_t *b, uint64_t *t, uint64_t bt[2], uint64_t D[6],
+                    int *dn)
 {
-    uint64_t c, lo = 0, hi = (uint64_t)1 << 32, t, ab[2], tt[2], abtt[4];
-    if (a == 0 || b == 0) return DPF_E_PARAM;
-    c = gcd64(a, b);
-    a /= c;
-    b /= c;
+    uint64_t c, lo = 0, hi = (uint64_t)1 << 32, ab[2], tt[2], abtt[4];
+    if (*a == 0 || *b == 0) return DPF_E_PARAM;
+    c = gcd64(*a, *b);
+    *a /= c;
+    *b /= c;
     /* floor(sigma) = the largest s with s^2 b <= a; invariant lo^2 b <= a < hi^2 b */
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (sq_le(mid, b, a)) lo = mid; else hi = mid;
+        if (sq_le(mid, *b, *a)) lo = mid; else hi = mid;
     }
-    t = lo + 1;
-    geo_init(&g->prop, t, 1);
-    g->a = a;
-    g->bt[0] = mul64(b, t, &g->bt[1]);
-    ab[0] = mul64(a, b, &ab[1]);
-    tt[0] = mul64(t, t, &tt[1]);
+    *t = lo + 1;
+    bt[0] = mul64(*b, *t, &bt[1]);
+    ab[0] = mul64(*a, *b, &ab[1]);
+    tt[0] = mul64(*t, *t, &tt[1]);
     big_mul(abtt, ab, 2, tt, 2);
-    g->dn = big_len(g->D, big_shl(g->D, abtt, 4, 1));
+    memset(D, 0, 6 * sizeof(uint64_t));
+    *dn = big_len(D, big_shl(D, abtt, 4, 1));
     return DPF_OK;
+}
+
+/* Accept the proposal y with probability exp(-(|y| b t - a)^2 / (2 a b t^2)).  Returns 1, 0
+ * or -DPF_E_RANGE. */
+static int dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint64_t *D, int dn,
+                     int64_t y)
+{
+    uint64_t x, P[3], N[6], c, hi, lo;
+    x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+    /* P = x b t (3 limbs), then |P - a| */
+    P[0] = mul64(x, bt[0], &c);
+    lo = mul64(x, bt[1], &hi);
+    P[1] = lo + c;
+    P[2] = hi + (P[1] < lo);
+    if (P[1] == 0 && P[2] == 0 && P[0] < a) {
+        P[0] = a - P[0];
+    } else {
+        uint64_t A[1];
+        A[0] = a;
+        big_sub(P, 3, A, 1);
+    }
+    big_mul(N, P, 3, P, 3);
+    return bern_exp_ratio(r, N, 6, D, dn);
+}
+
+typedef struct {
+    geo_t prop;           /* the DLap(t) proposal: scale t/1, [CKS] Algorithm 2 */
+    uint64_t a, b, t;
+    uint64_t bt[2];
+    uint64_t D[6];
+    int dn;
+} dg_t;
+
+static int dg_init(dg_t *g, uint64_t a, uint64_t b)
+{
+    int st;
+    g->a = a;
+    g->b = b;
+    st = dg_setup(&g->a, &g->b, &g->t, g->bt, g->D, &g->dn);
+    if (st != DPF_OK) return st;
+    return geo_init(&g->prop, g->t, 1);
 }
 
 static int dg_draw(dpf_rng_t *r, const dg_t *g, bits_t *b, int64_t *out)
 {
     for (;;) {
         int64_t y;
-        uint64_t x, P[3], N[6], c, hi, lo;
-        int st = dlap_draw(r, &g->prop, b, &y), acc;
+        int acc, st = dlap_draw(r, &g->prop, b, &y);
         if (st != DPF_OK) return st;
-        x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
-        /* P = x b t (3 limbs), then |P - a| */
-        P[0] = mul64(x, g->bt[0], &c);
-        lo = mul64(x, g->bt[1], &hi);
-        P[1] = lo + c;
-        P[2] = hi + (P[1] < lo);
-        if (P[1] == 0 && P[2] == 0 && P[0] < g->a) {
-            P[0] = g->a - P[0];
-        } else {
-            uint64_t A[1];
-            A[0] = g->a;
-            big_sub(P, 3, A, 1);
-        }
-        big_mul(N, P, 3, P, 3);
-        acc = bern_exp_ratio(r, N, 6, g->D, g->dn);
+        acc = dg_accept(r, g->a, g->bt, g->D, g->dn, y);
         if (acc == 1) {
             *out = y;
             return DPF_OK;
@@ -672,7 +705,15 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
     dg_t g;
     bits_t b = {0, 0};
     size_t i;
-    int st = dg_init(&g, sigma2_num, sigma2_den);
+    int st;
+    if (n >= DPF_EXACT_FILL_MIN) {
+        dpf_dgauss_exact_t x;
+        st = dpf_dgauss_exact_prepare(&x, sigma2_num, sigma2_den, 64);
+        if (st == DPF_OK) st = dpf_discrete_gaussian_exact_fill(r, &x, out, n);
+        dpf_dgauss_exact_free(&x);
+        return st;
+    }
+    st = dg_init(&g, sigma2_num, sigma2_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {
         st = dg_draw(r, &g, &b, out + i);
@@ -685,38 +726,40 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
  *
  * The constant-time samplers compare one uniform word with fixed thresholds.  Those are
  * computed once, from public parameters, with interval arithmetic on nonnegative
- * fixed-point numbers of FXN limbs: the value of x is x.w / 2^(64 (FXN-1)), i.e. one
- * integer limb and 192 fractional bits.  Each operation returns a lower bound (rounded
+ * fixed-point numbers of n limbs: the value of x is x.w / 2^(64 (n-1)), i.e. one integer
+ * limb and 64 (n-1) fractional bits (192 for the constant-time tables, CTN = 4; up to 704,
+ * FXMAX = 12, for the exact samplers' tie-breaking).  Each operation returns a lower bound (rounded
  * down) or an upper bound (rounded up) of the exact result, so every [lo, hi] pair below
  * contains the exact real number.  No floating point is used anywhere in this part except
  * the final conversion of the slack to a double, which is rounded up.
  */
 
-#define FXN 4
-typedef struct { uint64_t w[FXN]; } fx_t;
+#define FXMAX 12    /* at most 704 fractional bits */
+#define CTN 4       /* precision of the constant-time tables: 192 fractional bits */
+typedef struct { uint64_t w[FXMAX]; } fx_t;
 
 static void fx_zero(fx_t *x) { memset(x, 0, sizeof *x); }
 
-static void fx_int(fx_t *x, uint64_t v)
+static void fx_int(fx_t *x, uint64_t v, int n)
 {
     fx_zero(x);
-    x->w[FXN - 1] = v;
+    x->w[n - 1] = v;
 }
 
-static int fx_cmp(const fx_t *x, const fx_t *y)
+static int fx_cmp(const fx_t *x, const fx_t *y, int n)
 {
     int i;
-    for (i = FXN - 1; i >= 0; i--)
+    for (i = n - 1; i >= 0; i--)
         if (x->w[i] != y->w[i]) return x->w[i] < y->w[i] ? -1 : 1;
     return 0;
 }
 
 /* z = x + y; returns the carry out (an overflow). */
-static int fx_add(fx_t *z, const fx_t *x, const fx_t *y)
+static int fx_add(fx_t *z, const fx_t *x, const fx_t *y, int n)
 {
     uint64_t c = 0;
     int i;
-    for (i = 0; i < FXN; i++) {
+    for (i = 0; i < n; i++) {
         uint64_t s = x->w[i] + c, c1 = s < c;
         uint64_t t = s + y->w[i], c2 = t < s;
         z->w[i] = t;
@@ -726,206 +769,664 @@ static int fx_add(fx_t *z, const fx_t *x, const fx_t *y)
 }
 
 /* z = x - y for x >= y. */
-static void fx_sub(fx_t *z, const fx_t *x, const fx_t *y)
+static void fx_sub(fx_t *z, const fx_t *x, const fx_t *y, int n)
 {
     fx_t t = *x;
-    big_sub(t.w, FXN, y->w, FXN);
+    big_sub(t.w, n, y->w, n);
     *z = t;
 }
 
-/* z += one unit in the last place. */
-static int fx_add_ulp(fx_t *z)
+/* z += 2^(64 limb) units of the last place (limb 0 is the last place). */
+static int fx_add_at(fx_t *z, int limb, int n)
 {
     int i;
-    for (i = 0; i < FXN; i++)
+    for (i = limb; i < n; i++)
         if (++z->w[i] != 0) return 0;
     return 1;
 }
 
+static int fx_add_ulp(fx_t *z, int n) { return fx_add_at(z, 0, n); }
+
 /* z = x y rounded down (up = 0) or up (up = 1); returns nonzero on overflow. */
-static int fx_mul(fx_t *z, const fx_t *x, const fx_t *y, int up)
+static int fx_mul(fx_t *z, const fx_t *x, const fx_t *y, int up, int n)
 {
-    uint64_t p[2 * FXN];
+    uint64_t p[2 * FXMAX];
     int i, sticky = 0;
-    big_mul(p, x->w, FXN, y->w, FXN);
-    for (i = 0; i < FXN - 1; i++) sticky |= p[i] != 0;
-    for (i = 0; i < FXN; i++) z->w[i] = p[i + FXN - 1];
-    if (p[2 * FXN - 1] != 0) return 1;
-    if (up && sticky) return fx_add_ulp(z);
+    big_mul(p, x->w, n, y->w, n);
+    for (i = 0; i < n - 1; i++) sticky |= p[i] != 0;
+    for (i = 0; i < n; i++) z->w[i] = p[i + n - 1];
+    if (p[2 * n - 1] != 0) return 1;
+    if (up && sticky) return fx_add_ulp(z, n);
     return 0;
 }
 
 /* z = x k exactly; nonzero on overflow. */
-static int fx_mul_u64(fx_t *z, const fx_t *x, uint64_t k)
+static int fx_mul_u64(fx_t *z, const fx_t *x, uint64_t k, int n)
 {
-    uint64_t p[FXN + 1];
-    big_mul_u64(p, x->w, FXN, k);
-    memcpy(z->w, p, sizeof z->w);
-    return p[FXN] != 0;
+    uint64_t p[FXMAX + 1];
+    big_mul_u64(p, x->w, n, k);
+    memcpy(z->w, p, (size_t)n * sizeof(uint64_t));
+    return p[n] != 0;
 }
 
 /* z = x / d rounded down or up (d >= 1). */
-static void fx_div_u64(fx_t *z, const fx_t *x, uint64_t d, int up)
+static void fx_div_u64(fx_t *z, const fx_t *x, uint64_t d, int up, int n)
 {
     uint64_t rem = 0;
     int i;
-    for (i = FXN - 1; i >= 0; i--) z->w[i] = div128(rem, x->w[i], d, &rem);
-    if (up && rem) fx_add_ulp(z);
+    for (i = n - 1; i >= 0; i--) z->w[i] = div128(rem, x->w[i], d, &rem);
+    if (up && rem) fx_add_ulp(z, n);
 }
 
 /* z = (nhi 2^64 + nlo) / d rounded down or up; requires nhi < d (the value is < 2^64). */
-static void fx_ratio(fx_t *z, uint64_t nhi, uint64_t nlo, uint64_t d, int up)
+static void fx_ratio(fx_t *z, uint64_t nhi, uint64_t nlo, uint64_t d, int up, int n)
 {
     uint64_t rem;
     int i;
+    fx_zero(z);
     /* the dividend's limbs: nhi at 2^64, nlo at 2^0 (the integer limb), zeros below */
-    z->w[FXN - 1] = div128(nhi, nlo, d, &rem);
-    for (i = FXN - 2; i >= 0; i--) z->w[i] = div128(rem, 0, d, &rem);
-    if (up && rem) fx_add_ulp(z);
+    z->w[n - 1] = div128(nhi, nlo, d, &rem);
+    for (i = n - 2; i >= 0; i--) z->w[i] = div128(rem, 0, d, &rem);
+    if (up && rem) fx_add_ulp(z, n);
 }
 
 /* z = x / 2 rounded down or up. */
-static void fx_half(fx_t *z, const fx_t *x, int up)
+static void fx_half(fx_t *z, const fx_t *x, int up, int n)
 {
     int i, lost = (int)(x->w[0] & 1);
-    for (i = 0; i < FXN - 1; i++) z->w[i] = (x->w[i] >> 1) | (x->w[i + 1] << 63);
-    z->w[FXN - 1] = x->w[FXN - 1] >> 1;
-    if (up && lost) fx_add_ulp(z);
+    for (i = 0; i < n - 1; i++) z->w[i] = (x->w[i] >> 1) | (x->w[i + 1] << 63);
+    z->w[n - 1] = x->w[n - 1] >> 1;
+    if (up && lost) fx_add_ulp(z, n);
 }
 
-/* z = x / y rounded down or up (y > 0, x/y < 2^64): restoring division of x 2^192 by y,
- * one quotient bit at a time.  Set-up only. */
-static void fx_div(fx_t *z, const fx_t *x, const fx_t *y, int up)
+/* z = x / y rounded down or up (y > 0, x/y < 2^64): restoring division of x 2^(64(n-1))
+ * by y, one quotient bit at a time.  Set-up only. */
+static void fx_div(fx_t *z, const fx_t *x, const fx_t *y, int up, int n)
 {
-    uint64_t rem[FXN + 1], yy[FXN + 1];
-    int bit, i, nonzero;
+    uint64_t rem[FXMAX + 1], yy[FXMAX + 1];
+    int bit, i;
     fx_t q;
     memset(rem, 0, sizeof rem);
-    memcpy(yy, y->w, sizeof y->w);
-    yy[FXN] = 0;
+    memset(yy, 0, sizeof yy);
+    memcpy(yy, y->w, (size_t)n * sizeof(uint64_t));
     fx_zero(&q);
-    /* the dividend x 2^(64 (FXN-1)) has limbs x.w[i] at positions i + FXN - 1 */
-    for (bit = 64 * (2 * FXN - 1) - 1; bit >= 0; bit--) {
-        int limb = bit / 64 - (FXN - 1);
+    /* the dividend has limbs x.w[i] at positions i + n - 1 */
+    for (bit = 64 * (2 * n - 1) - 1; bit >= 0; bit--) {
+        int limb = bit / 64 - (n - 1);
         uint64_t in = limb >= 0 ? (x->w[limb] >> (bit % 64)) & 1 : 0;
-        for (i = FXN; i > 0; i--) rem[i] = (rem[i] << 1) | (rem[i - 1] >> 63);
+        for (i = n; i > 0; i--) rem[i] = (rem[i] << 1) | (rem[i - 1] >> 63);
         rem[0] = (rem[0] << 1) | in;
-        if (big_cmp(rem, FXN + 1, yy, FXN + 1) >= 0) {
-            big_sub(rem, FXN + 1, yy, FXN + 1);
-            if (bit < 64 * FXN) q.w[bit / 64] |= (uint64_t)1 << (bit % 64);
+        if (big_cmp(rem, n + 1, yy, n + 1) >= 0) {
+            big_sub(rem, n + 1, yy, n + 1);
+            if (bit < 64 * n) q.w[bit / 64] |= (uint64_t)1 << (bit % 64);
         }
     }
-    nonzero = big_len(rem, FXN + 1) != 0;
-    if (up && nonzero) fx_add_ulp(&q);
+    if (up && big_len(rem, n + 1) != 0) fx_add_ulp(&q, n);
     *z = q;
 }
 
 /* |x - y| */
-static void fx_absdiff(fx_t *z, const fx_t *x, const fx_t *y)
+static void fx_absdiff(fx_t *z, const fx_t *x, const fx_t *y, int n)
 {
-    if (fx_cmp(x, y) >= 0) fx_sub(z, x, y); else fx_sub(z, y, x);
+    if (fx_cmp(x, y, n) >= 0) fx_sub(z, x, y, n); else fx_sub(z, y, x, n);
 }
 
 /* An upper bound of x as a double: the limbs are summed in double (each step rounds to
- * nearest, relative error <= 2^-53 per step, FXN steps), then inflated by 2^-48. */
-static double fx_to_double_up(const fx_t *x)
+ * nearest, relative error <= 2^-53 per step), then inflated by 2^-48. */
+static double fx_to_double_up(const fx_t *x, int n)
 {
     double v = 0.0, scale = 1.0;
     int i;
-    for (i = FXN - 1; i >= 0; i--) {
+    for (i = n - 1; i >= 0; i--) {
         v += (double)x->w[i] * scale;
         scale *= 1.0 / 18446744073709551616.0;
     }
     return v * (1.0 + 1.0 / 281474976710656.0);
 }
 
-/* exp(f) for f in [flo, fhi] within [0, 1]: the Taylor sum to k = 64 with terms rounded
- * down (lower bound) or up (upper bound), plus the tail sum_{k>64} f^k/k! <= f^64/64!,
- * which the last upper term bounds. */
-static void fx_exp_pos(fx_t *lo, fx_t *hi, const fx_t *flo, const fx_t *fhi)
+/* exp(f) for f in [flo, fhi] within [0, 1]: the Taylor sum with terms rounded down (lower
+ * bound) or up (upper bound), up to the first K whose upper term is one unit in the last
+ * place; the tail sum_{k>K} f^k/k! <= (f^K/K!)/K is then at most that term, which is added
+ * to the upper bound. */
+static void fx_exp_pos(fx_t *lo, fx_t *hi, const fx_t *flo, const fx_t *fhi, int n)
 {
-    fx_t tl, th;
+    fx_t tl, th, ulp;
     uint64_t k;
-    fx_int(&tl, 1);
-    fx_int(&th, 1);
-    fx_int(lo, 1);
-    fx_int(hi, 1);
-    for (k = 1; k <= 64; k++) {
-        fx_mul(&tl, &tl, flo, 0);
-        fx_div_u64(&tl, &tl, k, 0);
-        fx_mul(&th, &th, fhi, 1);
-        fx_div_u64(&th, &th, k, 1);
-        fx_add(lo, lo, &tl);
-        fx_add(hi, hi, &th);
+    fx_int(&tl, 1, n);
+    fx_int(&th, 1, n);
+    fx_int(lo, 1, n);
+    fx_int(hi, 1, n);
+    fx_zero(&ulp);
+    ulp.w[0] = 1;
+    for (k = 1; k < 1000; k++) {
+        fx_mul(&tl, &tl, flo, 0, n);
+        fx_div_u64(&tl, &tl, k, 0, n);
+        fx_mul(&th, &th, fhi, 1, n);
+        fx_div_u64(&th, &th, k, 1, n);
+        fx_add(lo, lo, &tl, n);
+        fx_add(hi, hi, &th, n);
+        if (k >= 2 && fx_cmp(&th, &ulp, n) <= 0) break;
     }
-    fx_add(hi, hi, &th);
+    fx_add(hi, hi, &th, n);
 }
 
 typedef struct { fx_t lo, hi; } fxi_t;
 
 /* [exp(-1)] */
-static void fx_exp_m1(fxi_t *e1)
+static void fx_exp_m1(fxi_t *e1, int n)
 {
     fx_t one, slo, shi;
-    fx_int(&one, 1);
-    fx_exp_pos(&slo, &shi, &one, &one);
-    fx_div(&e1->lo, &one, &shi, 0);
-    fx_div(&e1->hi, &one, &slo, 1);
+    fx_int(&one, 1, n);
+    fx_exp_pos(&slo, &shi, &one, &one, n);
+    fx_div(&e1->lo, &one, &shi, 0, n);
+    fx_div(&e1->hi, &one, &slo, 1, n);
 }
 
-/* [exp(-(n + f))] for an integer n and f in [flo, fhi] within [0, 1), given [exp(-1)]. */
-static void fx_exp_neg(fxi_t *res, uint64_t n, const fx_t *flo, const fx_t *fhi,
-                       const fxi_t *e1)
+/* [exp(-(k + f))] for an integer k and f in [flo, fhi] within [0, 1), given [exp(-1)]. */
+static void fx_exp_neg(fxi_t *res, uint64_t k, const fx_t *flo, const fx_t *fhi,
+                       const fxi_t *e1, int n)
 {
     fx_t one, slo, shi, elo, ehi, plo, phi, blo, bhi;
-    if (n >= 140) {   /* exp(-140) < 2^-201: [0, one ulp] contains it */
+    if (k >= 45 * (uint64_t)(n - 1)) {   /* exp(-k) < 2^(-64 (n-1)): [0, 1 ulp] holds it */
         fx_zero(&res->lo);
         fx_zero(&res->hi);
         res->hi.w[0] = 1;
         return;
     }
-    fx_int(&one, 1);
-    fx_exp_pos(&slo, &shi, flo, fhi);
-    fx_div(&elo, &one, &shi, 0);   /* exp(-f) = 1 / exp(f) */
-    fx_div(&ehi, &one, &slo, 1);
-    /* exp(-1)^n by binary powering, bounds rounded outwards */
-    fx_int(&plo, 1);
-    fx_int(&phi, 1);
+    fx_int(&one, 1, n);
+    fx_exp_pos(&slo, &shi, flo, fhi, n);
+    fx_div(&elo, &one, &shi, 0, n);   /* exp(-f) = 1 / exp(f) */
+    fx_div(&ehi, &one, &slo, 1, n);
+    /* exp(-1)^k by binary powering, bounds rounded outwards */
+    fx_int(&plo, 1, n);
+    fx_int(&phi, 1, n);
     blo = e1->lo;
     bhi = e1->hi;
-    while (n) {
-        if (n & 1) {
-            fx_mul(&plo, &plo, &blo, 0);
-            fx_mul(&phi, &phi, &bhi, 1);
+    while (k) {
+        if (k & 1) {
+            fx_mul(&plo, &plo, &blo, 0, n);
+            fx_mul(&phi, &phi, &bhi, 1, n);
         }
-        n >>= 1;
-        if (n) {
-            fx_mul(&blo, &blo, &blo, 0);
-            fx_mul(&bhi, &bhi, &bhi, 1);
+        k >>= 1;
+        if (k) {
+            fx_mul(&blo, &blo, &blo, 0, n);
+            fx_mul(&bhi, &bhi, &bhi, 1, n);
         }
     }
-    fx_mul(&res->lo, &plo, &elo, 0);
-    fx_mul(&res->hi, &phi, &ehi, 1);
+    fx_mul(&res->lo, &plo, &elo, 0, n);
+    fx_mul(&res->hi, &phi, &ehi, 1, n);
+}
+
+/* [p] for p = exp(-y) (ratio = 0) or exp(-y)/(1 + exp(-y)) (ratio = 1), y = k + num/den
+ * with num < den. */
+static void fx_coin_p(fxi_t *p, uint64_t k, uint64_t num, uint64_t den, int ratio,
+                      const fxi_t *e1, int n)
+{
+    fx_t flo, fhi, one, d;
+    fxi_t a;
+    fx_ratio(&flo, 0, num, den, 0, n);
+    fx_ratio(&fhi, 0, num, den, 1, n);
+    fx_exp_neg(&a, k, &flo, &fhi, e1, n);
+    if (!ratio) {
+        *p = a;
+        return;
+    }
+    fx_int(&one, 1, n);
+    /* x/(1+x) is increasing in x */
+    fx_add(&d, &one, &a.lo, n);
+    fx_div(&p->lo, &a.lo, &d, 0, n);
+    fx_add(&d, &one, &a.hi, n);
+    fx_div(&p->hi, &a.hi, &d, 1, n);
+}
+
+/* N/D for multi-word N, D (D > 0): the integer part *k (UINT64_MAX if it does not fit,
+ * which only makes exp(-N/D) a value below one ulp) and [flo, fhi] around the fraction, by
+ * restoring division over the bits of N 2^(64 (n-1)).  Set-up and ties only. */
+static void big_ratio_split(const uint64_t *N, int nn, const uint64_t *D, int dn, uint64_t *k,
+                            fx_t *flo, fx_t *fhi, int n)
+{
+    uint64_t rem[BIGW + 2], q = 0;
+    int bit, i, rn = dn + 1, sat = 0;
+    memset(rem, 0, sizeof rem);
+    fx_zero(flo);
+    for (bit = 64 * nn + 64 * (n - 1) - 1; bit >= 0; bit--) {
+        int pos = bit - 64 * (n - 1);   /* >= 0: a bit of N; < 0: the fraction's zeros */
+        uint64_t in = pos >= 0 ? (N[pos / 64] >> (pos % 64)) & 1 : 0;
+        int one;
+        for (i = rn - 1; i > 0; i--) rem[i] = (rem[i] << 1) | (rem[i - 1] >> 63);
+        rem[0] = (rem[0] << 1) | in;
+        one = big_cmp(rem, rn, D, dn) >= 0;
+        if (one) big_sub(rem, rn, D, dn);
+        if (pos >= 0) {
+            sat |= (int)(q >> 63);
+            q = (q << 1) | (uint64_t)one;
+        } else if (one) {
+            int fb = bit;   /* fraction bit index: limb fb/64 of the n-1 fractional limbs */
+            flo->w[fb / 64] |= (uint64_t)1 << (fb % 64);
+        }
+    }
+    *k = sat ? UINT64_MAX : q;
+    *fhi = *flo;
+    if (big_len(rem, rn) != 0) fx_add_ulp(fhi, n);
+}
+
+/* [exp(-N/D)] for multi-word N, D. */
+static void fx_exp_neg_big(fxi_t *res, const uint64_t *N, int nn, const uint64_t *D, int dn,
+                           const fxi_t *e1, int n)
+{
+    fx_t flo, fhi;
+    uint64_t k;
+    big_ratio_split(N, nn, D, dn, &k, &flo, &fhi, n);
+    fx_exp_neg(res, k, &flo, &fhi, e1, n);
 }
 
 /* The 64-bit threshold nearest to the lower bound of p in [0, 1], and a certified bound
- * err >= |T/2^64 - p| = max over the interval's ends. */
-static uint64_t fx_threshold(const fxi_t *p, fx_t *err)
+ * err >= |T/2^64 - p| = max over the interval's ends.  n >= 3. */
+static uint64_t fx_threshold(const fxi_t *p, fx_t *err, int n)
 {
     fx_t tf, e2;
     uint64_t t;
-    if (p->lo.w[FXN - 1] != 0) {
+    if (p->lo.w[n - 1] != 0) {
         t = UINT64_MAX;
     } else {
-        t = p->lo.w[FXN - 2];
-        if ((p->lo.w[FXN - 3] >> 63) && t != UINT64_MAX) t++;
+        t = p->lo.w[n - 2];
+        if ((p->lo.w[n - 3] >> 63) && t != UINT64_MAX) t++;
     }
     fx_zero(&tf);
-    tf.w[FXN - 2] = t;
-    fx_absdiff(err, &tf, &p->lo);
-    fx_absdiff(&e2, &tf, &p->hi);
-    if (fx_cmp(&e2, err) > 0) *err = e2;
+    tf.w[n - 2] = t;
+    fx_absdiff(err, &tf, &p->lo, n);
+    fx_absdiff(&e2, &tf, &p->hi, n);
+    if (fx_cmp(&e2, err, n) > 0) *err = e2;
     return t;
+}
+
+/* ================================================================ exact, prepared
+ *
+ * See discrete.h.  Exactness: Y = B V + U with V = floor(Y/B), U = Y mod B independent,
+ * V ~ Geometric(q^B) and U ∝ q^u on [0, B) (the decomposition of Algorithm 2 above).  The
+ * binary digits of V are independent, digit j being 1 with probability
+ * p_j = q_B^(2^j)/(1 + q_B^(2^j)), q_B = exp(-beta): P(V = v) = (1 - q_B) prod_j q_B^(d_j 2^j)
+ * factorises over the digits.  floor(V/2^D) is Geometric(q_B^(2^D)); the coin
+ * "V >= 2^D" has probability q_B^(2^D), and given it the rest is memoryless.  Every coin
+ * is exact (see coin_fast / coin_tie), so the law of the output is exact.
+ */
+
+/* Tuned on x86-64 (bench/bench_discrete.py): a block of t/4 keeps the rejection for U
+ * mostly predictable (acceptance >= 0.88); the digits of V stop at the first
+ * 2^j beta >= 6, so P(V >= 2^D) <= e^-6 and that rare case is finished by [CKS] coins. */
+#define XB_DIV 4
+#define XY_STOP 6
+
+static void coin_set(dpf_coin_t *c, uint64_t k, uint64_t num, uint64_t s_num, int ratio,
+                     const fxi_t *e1, uint32_t shift)
+{
+    fxi_t p;
+    c->y_int = k;
+    c->y_num = num;
+    c->ratio = (uint32_t)ratio;
+    fx_coin_p(&p, k, num, s_num, ratio, e1, CTN);
+    /* p < 1 here (p <= 1/2 for ratio coins, p <= e^-6 for the high coin): limb CTN-2 of p
+     * is floor(2^64 p) */
+    c->lo = p.lo.w[CTN - 2] >> shift;
+    c->hi = p.hi.w[CTN - 2] >> shift;
+    if (p.hi.w[CTN - 1] != 0) c->hi = UINT64_MAX >> shift;
+}
+
+int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
+                           unsigned fast_bits)
+{
+    fxi_t e1;
+    uint64_t c, bnum, k, rr;
+    uint32_t j, shift;
+    if (s_num == 0 || s_den == 0 || fast_bits < 1 || fast_bits > 64) return DPF_E_PARAM;
+    memset(t, 0, sizeof *t);
+    c = gcd64(s_num, s_den);
+    s_num /= c;
+    s_den /= c;
+    shift = 64 - fast_bits;
+    t->s_num = s_num;
+    t->s_den = s_den;
+    t->shift = shift;
+    /* B = floor(t/4) for t >= 32 (then beta = B s_den / s_num is in (7/32, 1/4] and
+     * B s_den <= s_num/4 fits), else B = 1 (beta = 1/t) */
+    t->block = s_num / s_den >= 8 * XB_DIV ? s_num / s_den / XB_DIV : 1;
+    bnum = t->block * s_den;
+    fx_exp_m1(&e1, CTN);
+    /* y_j = 2^j beta = k + rr/s_num exactly */
+    k = bnum / s_num;
+    rr = bnum % s_num;
+    for (j = 0; k < XY_STOP && j < DPF_DLAP_CT_MAX_DIGITS; j++) {
+        int carry;
+        coin_set(&t->coin[j], k, rr, s_num, 1, &e1, shift);
+        carry = rr >= s_num - rr;
+        rr = carry ? rr - (s_num - rr) : 2 * rr;
+        k = 2 * k + (uint64_t)carry;
+    }
+    t->digits = j;
+    coin_set(&t->coin[j], k, rr, s_num, 0, &e1, shift);                        /* V >= 2^D */
+    coin_set(&t->coin[j + 1], s_den / s_num, s_den % s_num, s_num, 1, &e1, shift);   /* sign */
+    return DPF_OK;
+}
+
+/* Certified 704-bit intervals of the coins' p, computed on first need, per fill call (the
+ * prepared table stays read-only and shareable between threads). */
+typedef struct {
+    uint64_t have;
+    int have_e1;
+    fxi_t e1;
+    fxi_t p[DPF_DLAP_CT_MAX_DIGITS + 2];
+} tie_cache_t;
+
+/* [U < p] for the uniform real U whose first 64 bits are w, when the fast test could not
+ * decide: U lies in [u, u + 2^(-64 nw)) after nw words; 1 once that interval is below the
+ * certified 704-bit interval of p, 0 once it is at or above it, else one more word. */
+static int lazy_vs_interval(dpf_rng_t *r, uint64_t w, const fxi_t *p, int *err)
+{
+    const int n = FXMAX;
+    uint64_t words[FXMAX];
+    fx_t u, uhi;
+    int nw = 1, j;
+    words[0] = w;
+    for (;;) {
+        fx_zero(&u);
+        for (j = 0; j < nw; j++) u.w[n - 2 - j] = words[j];
+        uhi = u;
+        fx_add_at(&uhi, n - 1 - nw, n);
+        if (fx_cmp(&uhi, &p->lo, n) <= 0) return 1;
+        if (fx_cmp(&u, &p->hi, n) >= 0) return 0;
+        if (nw == n - 1) {   /* undecided after 704 bits: probability < 2^-600 */
+            *err = DPF_E_RANGE;
+            return 0;
+        }
+        words[nw++] = dpf_next_u64(r);
+    }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int coin_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, uint64_t w, tie_cache_t *tc,
+                    int *err)
+{
+    const int n = FXMAX;
+    const dpf_coin_t *c = &t->coin[i];
+    if (!((tc->have >> i) & 1)) {
+        if (!tc->have_e1) {
+            fx_exp_m1(&tc->e1, n);
+            tc->have_e1 = 1;
+        }
+        fx_coin_p(&tc->p[i], c->y_int, c->y_num, t->s_num, (int)c->ratio, &tc->e1, n);
+        tc->have |= (uint64_t)1 << i;
+    }
+    return lazy_vs_interval(r, w, &tc->p[i], err);
+}
+
+/* Coin i: [U < p] from one word, exact: below lo, U < (lo)/2^k <= p; above hi,
+ * U >= (hi+1)/2^k > p. */
+static inline int coin_fast(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, tie_cache_t *tc,
+                            int *err)
+{
+    const dpf_coin_t *c = &t->coin[i];
+    uint64_t w = dpf_next_u64(r), wk = w >> t->shift;
+    if (DPF_LIKELY(wk - c->lo > c->hi - c->lo)) return wk < c->lo;
+    return coin_tie(r, t, i, w, tc, err);
+}
+
+static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64_t *out)
+{
+    uint64_t v = 0, u = 0, hi, lo;
+    int err = 0, j, D = (int)t->digits;
+    for (j = 0; j < D; j++) v |= (uint64_t)coin_fast(r, t, j, tc, &err) << j;
+    if (DPF_UNLIKELY(coin_fast(r, t, D, tc, &err) && !err)) {
+        /* V >= 2^D: floor(V/2^D) = 1 + Geometric(exp(-y_D)) (memoryless), by [CKS] coins */
+        const dpf_coin_t *c = &t->coin[D];
+        uint64_t h = 1;
+        while (bern_exp_split(r, c->y_int, c->y_num, t->s_num))
+            if (++h > ((uint64_t)INT64_MAX >> D)) return DPF_E_RANGE;
+        if (h > (((uint64_t)INT64_MAX - v) >> D)) return DPF_E_RANGE;
+        v += h << D;
+    }
+    if (DPF_UNLIKELY(err)) return err;
+    if (t->block > 1) {
+        do u = dpf_uniform_below(r, t->block);
+        while (!bern_exp_le1(r, u * t->s_den, t->s_num));
+    }
+    lo = mul64(t->block, v, &hi);
+    if (DPF_UNLIKELY(hi != 0 || lo > (uint64_t)INT64_MAX - u)) return DPF_E_RANGE;
+    *out = lo + u;
+    return DPF_OK;
+}
+
+/* X = Y or -(Y+1) with a Bernoulli(q/(1+q)) sign: P(X = x) = (1-q)/(1+q) q^|x|. */
+static int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, int64_t *out)
+{
+    uint64_t y;
+    int err = 0, st;
+    uint64_t neg = (uint64_t)coin_fast(r, t, (int)t->digits + 1, tc, &err);
+    if (DPF_UNLIKELY(err)) return err;
+    st = xgeo(r, t, tc, &y);
+    if (st != DPF_OK) return st;
+    if (err) return err;
+    *out = (int64_t)(y ^ ((uint64_t)0 - neg));
+    return DPF_OK;
+}
+
+int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out, size_t n)
+{
+    tie_cache_t tc;
+    size_t i;
+    tc.have = 0;
+    tc.have_e1 = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t y;
+        int st = xgeo(r, t, &tc, &y);
+        if (st != DPF_OK) return st;
+        out[i] = (int64_t)y;
+    }
+    return DPF_OK;
+}
+
+int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
+                                    size_t n)
+{
+    tie_cache_t tc;
+    size_t i;
+    tc.have = 0;
+    tc.have_e1 = 0;
+    for (i = 0; i < n; i++) {
+        int st = xdlap(r, t, &tc, out + i);
+        if (st != DPF_OK) return st;
+    }
+    return DPF_OK;
+}
+
+/* The acceptance coin of |y| = x: p(x) = exp(-d^2/D), d = |x b t - a| (3 limbs). */
+static void dg_square(uint64_t N[6], uint64_t a, const uint64_t bt[2], uint64_t x)
+{
+    uint64_t P[3], c, hi, lo;
+    P[0] = mul64(x, bt[0], &c);
+    lo = mul64(x, bt[1], &hi);
+    P[1] = lo + c;
+    P[2] = hi + (P[1] < lo);
+    if (P[1] == 0 && P[2] == 0 && P[0] < a) {
+        P[0] = a - P[0];
+    } else {
+        uint64_t A[1];
+        A[0] = a;
+        big_sub(P, 3, A, 1);
+    }
+    big_mul(N, P, 3, P, 3);
+}
+
+#define DG_TABLE_TMAX 1024
+#define DG_TABLE_SPAN 16   /* the table covers |y| <= 16 t: P(|Y| > 16 t) < e^-16 */
+
+/* Acceptance table: A(x) = exp(-(x - mu)^2 / (2 sigma^2)), mu = sigma^2/t, by the exact
+ * recurrence A(0) = exp(-sigma^2/(2 t^2)) = exp(-a/(2 b t^2)),
+ * A(x+1) = A(x) exp(1/t) E(x), E(x) = exp(-(2x+1) c) = E(x-1) exp(-2c), c = b/(2a)
+ * (since (x+1-mu)^2 - (x-mu)^2 = 2x + 1 - 2 mu and 2 mu c = 1/t), with outward rounding.
+ * Each factor is certified, every product is rounded down (lower bounds) or up (upper
+ * bounds); A stays below e^(1/2) times its start, so the absolute error stays within a
+ * few ulp per step (192-bit precision, at most 16385 steps). */
+static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
+{
+    const int n = CTN;
+    fxi_t e1, A, E, G, Q2;
+    fx_t flo, fhi;
+    uint64_t Nn[6], Dd[6], x, ymax;
+    int dn2;
+    g->table = NULL;
+    g->ymax = 0;
+    if (g->t > DG_TABLE_TMAX) return DPF_OK;
+    ymax = DG_TABLE_SPAN * g->t;
+    g->table = (uint64_t *)malloc(sizeof(uint64_t) * 2 * (size_t)(ymax + 1));
+    if (g->table == NULL) return DPF_E_NOMEM;
+    g->ymax = ymax;
+    fx_exp_m1(&e1, n);
+    /* A(0) = exp(-a / (2 b t^2)): 2 b t^2 = D / a */
+    {
+        uint64_t tt[2], btt[4];
+        tt[0] = mul64(g->t, g->t, &tt[1]);
+        Nn[0] = g->sigma2_den;
+        big_mul(btt, Nn, 1, tt, 2);          /* b t^2 */
+        dn2 = big_len(Dd, big_shl(Dd, btt, 3, 1));
+        Nn[0] = g->sigma2_num;
+        fx_exp_neg_big(&A, Nn, 1, Dd, dn2, &e1, n);
+    }
+    /* G = exp(1/t): the series at 1/t rounded down and up */
+    fx_ratio(&flo, 0, 1, g->t, 0, n);
+    fx_ratio(&fhi, 0, 1, g->t, 1, n);
+    fx_exp_pos(&G.lo, &G.hi, &flo, &fhi, n);
+    /* E(0) = exp(-c) = exp(-b/(2a)), Q2 = exp(-2c) = exp(-b/a) */
+    Nn[0] = g->sigma2_den;
+    Dd[0] = g->sigma2_num;
+    fx_exp_neg_big(&Q2, Nn, 1, Dd, 1, &e1, n);
+    Dd[1] = g->sigma2_num >> 63;             /* 2a, two limbs */
+    Dd[0] = g->sigma2_num << 1;
+    fx_exp_neg_big(&E, Nn, 1, Dd, 2, &e1, n);
+    for (x = 0; x <= ymax; x++) {
+        uint64_t lo = A.lo.w[n - 1] ? UINT64_MAX : A.lo.w[n - 2];
+        uint64_t hi = A.hi.w[n - 1] ? UINT64_MAX : A.hi.w[n - 2];
+        g->table[2 * x] = lo >> shift;
+        g->table[2 * x + 1] = hi >> shift;
+        fx_mul(&A.lo, &A.lo, &G.lo, 0, n);
+        fx_mul(&A.lo, &A.lo, &E.lo, 0, n);
+        fx_mul(&A.hi, &A.hi, &G.hi, 1, n);
+        fx_mul(&A.hi, &A.hi, &E.hi, 1, n);
+        fx_mul(&E.lo, &E.lo, &Q2.lo, 0, n);
+        fx_mul(&E.hi, &E.hi, &Q2.hi, 1, n);
+    }
+    return DPF_OK;
+}
+
+int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
+                             unsigned fast_bits)
+{
+    int st;
+    memset(g, 0, sizeof *g);
+    g->sigma2_num = sigma2_num;
+    g->sigma2_den = sigma2_den;
+    st = dg_setup(&g->sigma2_num, &g->sigma2_den, &g->t, g->bt, g->D, &g->dn);
+    if (st != DPF_OK) return st;
+    st = dpf_dlap_exact_prepare(&g->proposal, g->t, 1, fast_bits);
+    if (st != DPF_OK) return st;
+    return dg_table(g, g->proposal.shift);
+}
+
+void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
+{
+    free(g->table);
+    g->table = NULL;
+    g->ymax = 0;
+}
+
+/* 704-bit intervals of the acceptance coins of |y| < 256, computed on first need per call. */
+#define DG_TIE_CACHE 256
+typedef struct {
+    int have_e1;
+    fxi_t e1;
+    unsigned char *have;
+    fxi_t *p;
+} acc_cache_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int dg_accept_tie(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t x, uint64_t w,
+                         acc_cache_t *ac, int *err)
+{
+    uint64_t N[6];
+    fxi_t p, *pp = &p;
+    if (!ac->have_e1) {
+        fx_exp_m1(&ac->e1, FXMAX);
+        ac->have_e1 = 1;
+    }
+    if (x < DG_TIE_CACHE && ac->p == NULL) {
+        ac->p = (fxi_t *)malloc(sizeof(fxi_t) * DG_TIE_CACHE);
+        ac->have = (unsigned char *)calloc(DG_TIE_CACHE, 1);
+        if (ac->p == NULL || ac->have == NULL) {
+            free(ac->p);
+            free(ac->have);
+            ac->p = NULL;
+            ac->have = NULL;
+        }
+    }
+    if (x < DG_TIE_CACHE && ac->p != NULL) {
+        pp = &ac->p[x];
+        if (ac->have[x]) return lazy_vs_interval(r, w, pp, err);
+        ac->have[x] = 1;
+    }
+    dg_square(N, g->sigma2_num, g->bt, x);
+    fx_exp_neg_big(pp, N, 6, g->D, g->dn, &ac->e1, FXMAX);
+    return lazy_vs_interval(r, w, pp, err);
+}
+
+int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
+                                     size_t n)
+{
+    tie_cache_t tc;
+    acc_cache_t ac;
+    size_t i;
+    int st = DPF_OK;
+    const uint32_t shift = g->proposal.shift;
+    tc.have = 0;
+    tc.have_e1 = 0;
+    ac.have_e1 = 0;
+    ac.have = NULL;
+    ac.p = NULL;
+    for (i = 0; i < n && st == DPF_OK; i++) {
+        for (;;) {
+            int64_t y;
+            uint64_t x;
+            int acc, err = 0;
+            st = xdlap(r, &g->proposal, &tc, &y);
+            if (st != DPF_OK) break;
+            x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+            if (DPF_LIKELY(x <= g->ymax && g->table != NULL)) {
+                uint64_t w = dpf_next_u64(r), wk = w >> shift;
+                uint64_t lo = g->table[2 * x], hi = g->table[2 * x + 1];
+                if (DPF_LIKELY(wk - lo > hi - lo)) acc = wk < lo;
+                else acc = dg_accept_tie(r, g, x, w, &ac, &err);
+                if (err) {
+                    st = err;
+                    break;
+                }
+            } else {
+                acc = dg_accept(r, g->sigma2_num, g->bt, g->D, g->dn, y);
+                if (acc < 0) {
+                    st = -acc;
+                    break;
+                }
+            }
+            if (acc) {
+                out[i] = y;
+                break;
+            }
+        }
+    }
+    free(ac.p);
+    free(ac.have);
+    return st;
 }
 
 /* ================================================================ constant time: Laplace
@@ -946,29 +1447,11 @@ static uint64_t fx_threshold(const fxi_t *p, fx_t *err)
  * per word, no branch on any random value.  D depends only on the scale.
  */
 
-/* [q^(2^j)/(1+q^(2^j))] for y = n + rr/s_num (q^(2^j) = exp(-y)). */
-static void dlap_digit_p(fxi_t *p, fx_t *tail_hi, uint64_t n, uint64_t rr, uint64_t s_num,
-                         const fxi_t *e1)
-{
-    fx_t flo, fhi, one, den;
-    fxi_t a;
-    fx_ratio(&flo, 0, rr, s_num, 0);
-    fx_ratio(&fhi, 0, rr, s_num, 1);
-    fx_exp_neg(&a, n, &flo, &fhi, e1);
-    if (tail_hi) *tail_hi = a.hi;
-    fx_int(&one, 1);
-    /* x/(1+x) is increasing in x */
-    fx_add(&den, &one, &a.lo);
-    fx_div(&p->lo, &a.lo, &den, 0);
-    fx_add(&den, &one, &a.hi);
-    fx_div(&p->hi, &a.hi, &den, 1);
-}
-
 int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
 {
     fxi_t e1, p;
-    fx_t sum, err, tail;
-    uint64_t c, n, rr;
+    fx_t sum, err;
+    uint64_t c, k, rr;
     uint32_t j;
     if (s_num == 0 || s_den == 0) return DPF_E_PARAM;
     memset(t, 0, sizeof *t);
@@ -977,31 +1460,31 @@ int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
     s_den /= c;
     t->s_num = s_num;
     t->s_den = s_den;
-    fx_exp_m1(&e1);
+    fx_exp_m1(&e1, CTN);
     fx_zero(&sum);
-    /* y_j = 2^j s_den / s_num = n + rr/s_num, exactly */
-    n = s_den / s_num;
+    /* y_j = 2^j s_den / s_num = k + rr/s_num, exactly; q^(2^j) = exp(-y_j) */
+    k = s_den / s_num;
     rr = s_den % s_num;
-    for (j = 0; n < 45; j++) {
+    for (j = 0; k < 45; j++) {
         int carry;
         if (j == DPF_DLAP_CT_MAX_DIGITS) return DPF_E_RANGE;
-        dlap_digit_p(&p, NULL, n, rr, s_num, &e1);
-        t->threshold[j] = fx_threshold(&p, &err);
-        fx_add(&sum, &sum, &err);
+        fx_coin_p(&p, k, rr, s_num, 1, &e1, CTN);
+        t->threshold[j] = fx_threshold(&p, &err, CTN);
+        fx_add(&sum, &sum, &err, CTN);
         carry = rr >= s_num - rr;   /* 2 rr >= s_num, without overflow */
         rr = carry ? rr - (s_num - rr) : 2 * rr;
-        n = 2 * n + (uint64_t)carry;
+        k = 2 * k + (uint64_t)carry;
     }
     t->digits = j;
     /* truncation: q^(2^D) = exp(-y_D) */
-    dlap_digit_p(&p, &tail, n, rr, s_num, &e1);
-    fx_add(&sum, &sum, &tail);
-    t->slack_geometric = fx_to_double_up(&sum);
+    fx_coin_p(&p, k, rr, s_num, 0, &e1, CTN);
+    fx_add(&sum, &sum, &p.hi, CTN);
+    t->slack_geometric = fx_to_double_up(&sum, CTN);
     /* sign coin: q/(1+q) = p_0 */
-    dlap_digit_p(&p, NULL, s_den / s_num, s_den % s_num, s_num, &e1);
-    t->sign_threshold = fx_threshold(&p, &err);
-    fx_add(&sum, &sum, &err);
-    t->slack = fx_to_double_up(&sum);
+    fx_coin_p(&p, s_den / s_num, s_den % s_num, s_num, 1, &e1, CTN);
+    t->sign_threshold = fx_threshold(&p, &err, CTN);
+    fx_add(&sum, &sum, &err, CTN);
+    t->slack = fx_to_double_up(&sum, CTN);
     return DPF_OK;
 }
 
@@ -1018,11 +1501,16 @@ int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
     return (int64_t)geo_ct(r, t);
 }
 
-int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+static inline int64_t dlap_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
 {
     uint64_t neg = (uint64_t)(dpf_next_u64(r) < t->sign_threshold);
     uint64_t m = geo_ct(r, t);
     return (int64_t)(m ^ ((uint64_t)0 - neg));   /* neg: ~m = -m - 1 */
+}
+
+int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+{
+    return dlap_ct(r, t);
 }
 
 void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
@@ -1035,7 +1523,7 @@ void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t 
                                   size_t n)
 {
     size_t i;
-    for (i = 0; i < n; i++) out[i] = dpf_discrete_laplace_ct(r, t);
+    for (i = 0; i < n; i++) out[i] = dlap_ct(r, t);
 }
 
 /* ================================================================ constant time: Gaussian
@@ -1073,10 +1561,10 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     t->slack = 1.0;
     S = (fxi_t *)malloc(sizeof(fxi_t) * (DPF_DGAUSS_CT_MAX + 1));
     if (S == NULL) return DPF_E_NOMEM;
-    fx_exp_m1(&e1);
-    fx_int(&one, 1);
+    fx_exp_m1(&e1, CTN);
+    fx_int(&one, 1, CTN);
     fx_zero(&lim);
-    lim.w[FXN - 3] = (uint64_t)1 << 62;   /* 2^-66 */
+    lim.w[CTN - 3] = (uint64_t)1 << 62;   /* 2^-66 */
     fx_zero(&lim2);
     lim2.w[0] = (uint64_t)1 << 32;        /* 2^-160 */
     /* c k = n + f exactly for k = 1 (r_0) and k = 2 (q): c k = k b / (2a).  k b < 2^65,
@@ -1096,11 +1584,11 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
             l = mul64(Q & 1, a, &h);
             l += R;
             h += l < R;
-            fx_ratio(&flo, h, l, a, 0);   /* ((Q mod 2) a + R)/a in [0, 2) */
-            fx_ratio(&fhi, h, l, a, 1);
-            fx_half(&flo, &flo, 0);
-            fx_half(&fhi, &fhi, 1);
-            fx_exp_neg(dst, Q >> 1, &flo, &fhi, &e1);
+            fx_ratio(&flo, h, l, a, 0, CTN);   /* ((Q mod 2) a + R)/a in [0, 2) */
+            fx_ratio(&fhi, h, l, a, 1, CTN);
+            fx_half(&flo, &flo, 0, CTN);
+            fx_half(&fhi, &fhi, 1, CTN);
+            fx_exp_neg(dst, Q >> 1, &flo, &fhi, &e1, CTN);
         }
     }
     /* e_0 = 1; S_k = 1 + 2 sum_{1<=m<=k} e_m for k <= M (the table).  The sum goes on to
@@ -1113,25 +1601,25 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     fx_zero(&rest.lo);
     fx_zero(&rest.hi);
     for (m = 1;; m++) {
-        fx_mul(&e.lo, &e.lo, &r.lo, 0);   /* e_m = e_{m-1} r_{m-1} */
-        fx_mul(&e.hi, &e.hi, &r.hi, 1);
-        fx_mul(&r.lo, &r.lo, &q.lo, 0);   /* r_m = r_{m-1} exp(-2c) */
-        fx_mul(&r.hi, &r.hi, &q.hi, 1);
+        fx_mul(&e.lo, &e.lo, &r.lo, 0, CTN);   /* e_m = e_{m-1} r_{m-1} */
+        fx_mul(&e.hi, &e.hi, &r.hi, 1, CTN);
+        fx_mul(&r.lo, &r.lo, &q.lo, 0, CTN);   /* r_m = r_{m-1} exp(-2c) */
+        fx_mul(&r.hi, &r.hi, &q.hi, 1, CTN);
         if (M == 0) {
-            fx_add(&S[m].lo, &S[m - 1].lo, &e.lo);
-            fx_add(&S[m].lo, &S[m].lo, &e.lo);
-            fx_add(&S[m].hi, &S[m - 1].hi, &e.hi);
-            fx_add(&S[m].hi, &S[m].hi, &e.hi);
+            fx_add(&S[m].lo, &S[m - 1].lo, &e.lo, CTN);
+            fx_add(&S[m].lo, &S[m].lo, &e.lo, CTN);
+            fx_add(&S[m].hi, &S[m - 1].hi, &e.hi, CTN);
+            fx_add(&S[m].hi, &S[m].hi, &e.hi, CTN);
         } else {
-            fx_add(&rest.lo, &rest.lo, &e.lo);
-            fx_add(&rest.hi, &rest.hi, &e.hi);
+            fx_add(&rest.lo, &rest.lo, &e.lo, CTN);
+            fx_add(&rest.hi, &rest.hi, &e.hi, CTN);
         }
         /* tail bound sum_{m' > m} e_m' <= e_m a / (b m) */
-        if (!fx_mul_u64(&tail, &e.hi, a)) {
-            fx_div_u64(&tail, &tail, b, 1);
-            fx_div_u64(&tail, &tail, m, 1);
-            if (M == 0 && fx_cmp(&tail, &lim) <= 0) M = m;
-            if (M != 0 && fx_cmp(&tail, &lim2) <= 0) break;
+        if (!fx_mul_u64(&tail, &e.hi, a, CTN)) {
+            fx_div_u64(&tail, &tail, b, 1, CTN);
+            fx_div_u64(&tail, &tail, m, 1, CTN);
+            if (M == 0 && fx_cmp(&tail, &lim, CTN) <= 0) M = m;
+            if (M != 0 && fx_cmp(&tail, &lim2, CTN) <= 0) break;
         }
         if (M == 0 && m == DPF_DGAUSS_CT_MAX) {
             status = DPF_E_RANGE;
@@ -1144,31 +1632,31 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     }
     /* N in [S_M.lo + 2 rest.lo, S_M.hi + 2 rest.hi + 2 tail] */
     Mtab = M;
-    fx_add(&Nlo, &S[M].lo, &rest.lo);
-    fx_add(&Nlo, &Nlo, &rest.lo);
-    fx_add(&beyond, &rest.hi, &tail);     /* >= sum_{m>M} e_m */
-    fx_add(&Nhi, &S[M].hi, &beyond);
-    fx_add(&Nhi, &Nhi, &beyond);
-    fx_div(&ilo, &one, &Nhi, 0);
-    fx_div(&ihi, &one, &Nlo, 1);
+    fx_add(&Nlo, &S[M].lo, &rest.lo, CTN);
+    fx_add(&Nlo, &Nlo, &rest.lo, CTN);
+    fx_add(&beyond, &rest.hi, &tail, CTN);     /* >= sum_{m>M} e_m */
+    fx_add(&Nhi, &S[M].hi, &beyond, CTN);
+    fx_add(&Nhi, &Nhi, &beyond, CTN);
+    fx_div(&ilo, &one, &Nhi, 0, CTN);
+    fx_div(&ihi, &one, &Nlo, 1, CTN);
     fx_zero(&sum);
     for (m = 0; m < M; m++) {
         fxi_t C;
         uint64_t T;
-        fx_mul(&C.lo, &S[m].lo, &ilo, 0);
-        fx_mul(&C.hi, &S[m].hi, &ihi, 1);
-        T = fx_threshold(&C, &err);
+        fx_mul(&C.lo, &S[m].lo, &ilo, 0, CTN);
+        fx_mul(&C.hi, &S[m].hi, &ihi, 1, CTN);
+        T = fx_threshold(&C, &err, CTN);
         if (m > 0 && T < t->threshold[m - 1]) {   /* keep the table monotone */
             fx_t tf, e2;
             T = t->threshold[m - 1];
             fx_zero(&tf);
-            tf.w[FXN - 2] = T;
-            fx_absdiff(&err, &tf, &C.lo);
-            fx_absdiff(&e2, &tf, &C.hi);
-            if (fx_cmp(&e2, &err) > 0) err = e2;
+            tf.w[CTN - 2] = T;
+            fx_absdiff(&err, &tf, &C.lo, CTN);
+            fx_absdiff(&e2, &tf, &C.hi, CTN);
+            if (fx_cmp(&e2, &err, CTN) > 0) err = e2;
         }
         t->threshold[m] = T;
-        fx_add(&sum, &sum, &err);
+        fx_add(&sum, &sum, &err, CTN);
         if (T == UINT64_MAX) {   /* later entries could only repeat 2^64 - 1: stop here */
             M = m + 1;
             break;
@@ -1176,13 +1664,13 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     }
     /* tau = P(|X| > M) = (N - S_M)/N <= (S_max.hi - S_M.lo + 2 beyond) ihi, where S_max is
      * the last stored partial sum (beyond bounds everything after it) */
-    fx_add(&tmp, &S[Mtab].hi, &beyond);
-    fx_add(&tmp, &tmp, &beyond);
-    fx_sub(&tmp, &tmp, &S[M].lo);
-    fx_mul(&tmp, &tmp, &ihi, 1);
-    fx_add(&sum, &sum, &tmp);
+    fx_add(&tmp, &S[Mtab].hi, &beyond, CTN);
+    fx_add(&tmp, &tmp, &beyond, CTN);
+    fx_sub(&tmp, &tmp, &S[M].lo, CTN);
+    fx_mul(&tmp, &tmp, &ihi, 1, CTN);
+    fx_add(&sum, &sum, &tmp, CTN);
     t->size = (uint32_t)M;
-    t->slack = fx_to_double_up(&sum);
+    t->slack = fx_to_double_up(&sum, CTN);
 done:
     free(S);
     return status;
@@ -1237,4 +1725,20 @@ void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64
         }
         i += cnt;
     }
+}
+
+/* ================================================================ certified exp (API) */
+
+int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                         uint64_t *lo, uint64_t *hi)
+{
+    fxi_t e1, res;
+    int n = (int)prec;
+    if (limbs == 0 || limbs > 6 || prec < 3 || prec > FXMAX) return DPF_E_PARAM;
+    if (big_len(den, (int)limbs) == 0) return DPF_E_PARAM;
+    fx_exp_m1(&e1, n);
+    fx_exp_neg_big(&res, num, (int)limbs, den, (int)limbs, &e1, n);
+    memcpy(lo, res.lo.w, (size_t)n * sizeof(uint64_t));
+    memcpy(hi, res.hi.w, (size_t)n * sizeof(uint64_t));
+    return DPF_OK;
 }

@@ -137,10 +137,11 @@ def test_bernoulli_edges_and_scalar():
     0, Fraction(1, 10**12), Fraction(1, 1000), 0.5, 1, Fraction(7, 3), 2.5, 7, 10,
     Fraction(37 * 2**70 + 1, 10 * 2**70),         # multi-word rational, gamma ~ 3.7
     Fraction(2**65 + 3, 2**66),                    # multi-word numerator, gamma ~ 0.5
+    (2**63, 2**64 - 1),                            # den * k overflows 64 bits from k = 2
 ])
 def test_bernoulli_exp(gamma):
     x = dr.bernoulli_exp(gamma, N, rng=rng(3))
-    g = Fraction(gamma)
+    g = Fraction(*gamma) if isinstance(gamma, tuple) else Fraction(gamma)
     p = mpmath.exp(-mpmath.mpf(g.numerator) / g.denominator)
     assert set(np.unique(x)) <= {0, 1}
     assert binom_ok(x.sum(), N, p)
@@ -204,6 +205,156 @@ def test_discrete_laplace_huge_and_tiny_scales():
     assert 0.8e16 < np.abs(x).mean() < 1.2e16
 
 
+@pytest.mark.parametrize("fast_bits", [1, 3])
+@pytest.mark.parametrize("scale", [0.3, 3, Fraction(200, 3)])
+def test_exact_tie_continuation(scale, fast_bits):
+    """With the first comparison cut to 1 or 3 bits, ties are frequent and every coin is
+    often finished by the exact 704-bit continuation: the law must still be exact."""
+    prepared = dpfast._core.DiscreteLaplaceExact(*dr._scale_rational(scale), fast_bits)
+    K = dlap_range(scale)
+    x = prepared.draw(False, N, rng(20))
+    assert chisq_pvalue(x, dlap_pmf(scale), -K, K) > ALPHA
+    y = prepared.draw(True, N // 4, rng(21))
+    assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
+
+
+def test_exact_tie_continuation_gaussian():
+    """Ties of the proposal's coins and of the tabulated acceptance coins (cached for
+    |y| < 256 and computed afresh beyond) are finished exactly."""
+    prepared = dpfast._core.DiscreteGaussianExact(9, 1, 2)
+    x = prepared.draw(N, rng(22))
+    assert chisq_pvalue(x, dgauss_pmf(9), -50, 50) > ALPHA
+    prepared = dpfast._core.DiscreteGaussianExact(150**2, 1, 2)
+    x = prepared.draw(N // 10, rng(23))
+    assert chisq_pvalue(x, dgauss_pmf_float(150, 2000), -2000, 2000) > ALPHA
+
+
+@pytest.mark.parametrize("prec", [3, 4, 6, 12])
+def test_certified_exp_intervals(prec):
+    """The certified arithmetic behind every threshold: the interval contains exp(-x),
+    computed independently at 1600 bits, and is only a few ulp wide."""
+    import random as pyrandom
+    gen = pyrandom.Random(prec)
+    F = 64 * (prec - 1)
+    cases = [(0, 1), (1, 1), (1, 3), (45, 1), (2**64 - 1, 2**64 - 3), (3**80, 7**45)]
+    cases += [(gen.randrange(0, 2**gen.randrange(1, 300)), gen.randrange(1, 2**gen.randrange(1, 300)))
+              for _ in range(40)]
+    with mpmath.workprec(1600):
+        for num, den in cases:
+            lo, hi = dpfast._core.exp_neg_interval(num, den, prec)
+            exact = mpmath.exp(-mpmath.mpf(num) / den) * mpmath.mpf(2) ** F
+            assert lo <= exact <= hi, (num, den)
+            assert hi - lo <= 256, (num, den, hi - lo)      # observed: at most ~70 ulp
+
+
+@pytest.mark.parametrize("kind,param,pmf,lo,hi", [
+    ("GEOMETRIC", (5, 2), geom_pmf(Fraction(5, 2)), 0, 130),
+    ("DISCRETE_LAPLACE", (7, 3), dlap_pmf(Fraction(7, 3)), -120, 120),
+    ("DISCRETE_GAUSSIAN", (9, 4), dgauss_pmf(Fraction(9, 4)), -30, 30),
+])
+def test_c_fill_paths(kind, param, pmf, lo, hi):
+    """The unprepared C fills: [CKS] loops below DPF_EXACT_FILL_MIN values, the prepared
+    sampler (set up inside the call) from there on."""
+    k = getattr(dpfast._core, kind)
+    g = rng(23)
+    small = np.concatenate([dpfast._core.discrete(k, *param, (10000,), g) for _ in range(100)])
+    assert chisq_pvalue(small, pmf, lo, hi) > ALPHA
+    large = dpfast._core.discrete(k, *param, (N,), g)
+    assert chisq_pvalue(large, pmf, lo, hi) > ALPHA
+
+
+# ---------------------------------------------------------------- rare branches, replayed
+
+def ref_lazy_lt(words, p):
+    """Reference for [U < p] from U's 64-bit words: decided as soon as the interval of U
+    known so far lies below p (1) or at or above it (0); returns (result, words used)."""
+    u = Fraction(0)
+    for k, w in enumerate(words, 1):
+        u += Fraction(int(w), 2 ** (64 * k))
+        if u + Fraction(1, 2 ** (64 * k)) <= p:
+            return 1, k
+        if u >= p:
+            return 0, k
+    raise AssertionError("undecided")
+
+
+def expansion(p, k):
+    """The first k base-2**64 digits of p in (0, 1): words that keep [U < p] undecided."""
+    out = []
+    for _ in range(k):
+        p *= TWO64
+        out.append(int(p))
+        p -= int(p)
+    return out
+
+
+def test_lazy_comparison_replayed():
+    import random as pyrandom
+    gen = pyrandom.Random(31)
+    checked = 0
+    for trial in range(400):
+        big = trial % 2 == 1
+        den = gen.randrange(2, 2**200 if big else 2**64)
+        num = gen.randrange(1, den)
+        p = Fraction(num, den)
+        if (p.denominator <= TWO64 - 1) == big or p.denominator == 1:
+            continue
+        k = trial % 4                   # 0..3 words equal to p's expansion, then random ones
+        words = expansion(p, k) + [gen.randrange(TWO64) for _ in range(4)]
+        g = dpfast._core.ReplayWords(words)
+        assert dr.bernoulli(p, rng=g) == ref_lazy_lt(words, p)[0]
+        assert g.consumed == ref_lazy_lt(words, p)[1] and not g.overrun
+        checked += 1
+    assert checked > 300
+    # a tie that lasts exactly as long as the denominator allows: p = 1/3, 2/3
+    for p in (Fraction(1, 3), Fraction(2, 3), Fraction(2**64 - 2, 2**64 - 1)):
+        words = expansion(p, 3) + [0]
+        g = dpfast._core.ReplayWords(words)
+        assert (dr.bernoulli(p, rng=g), g.consumed) == ref_lazy_lt(words, p)
+
+
+def test_exact_coin_tie_replayed():
+    """The prepared exact sampler's tie continuation, driven word by word: the first draw's
+    sign coin (p = q/(1+q), q = exp(-1/3), irrational) is fed the first k base-2**64 digits
+    of p, so it stays undecided for k words; then one deciding word; then words that make
+    every other coin 0 (so the value is 0 or -1)."""
+    prepared = dpfast._core.DiscreteLaplaceExact(3, 1)
+    assert prepared.block == 1
+    D = prepared.digits
+    with mpmath.workprec(1400):
+        q = mpmath.exp(-mpmath.mpf(1) / 3)
+        pm = q / (1 + q)
+        man, exp = pm.man_exp
+        p = Fraction(int(man), 2 ** -int(exp))        # p to 1400 bits
+    for k in range(1, 11):
+        for flip in (0, 2**63):
+            digits = expansion(p, k + 1)
+            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [TWO64 - 1] * (D + 1)
+            sign, used = ref_lazy_lt(words, p)
+            g = dpfast._core.ReplayWords(words)
+            assert dr.discrete_laplace(3, 1, rng=g)[0] == -sign
+            assert g.consumed == used + D + 1 and not g.overrun
+    # undecided after 11 words = 704 bits: an error, never a guess
+    words = expansion(p, 12)
+    with pytest.raises(OverflowError):
+        dr.discrete_laplace(3, 1, rng=dpfast._core.ReplayWords(words))
+
+
+def test_lemire_rejections_replayed():
+    for n in [3, 10, 2**62 + 1, 3 * 2**61 + 5, 2**63 - 25]:   # 2^64 mod n: 1, 6, 2^62 - 3, ...
+        assert n <= 2**63
+        thresh = TWO64 % n
+        words = [0, 1, 2**64 - 1, 12345678901234567, 2**63, 7, 2**62 + 3]
+        for start in range(len(words) - 2):
+            ws = words[start:]
+            g = dpfast._core.ReplayWords(ws)
+            got = dpfast._core.uniform_below(n, None, g)
+            for k, w in enumerate(ws, 1):      # reference: accept once (w n mod 2^64) >= 2^64 mod n
+                if (w * n) % TWO64 >= thresh:
+                    break
+            assert (got, g.consumed) == ((ws[k - 1] * n) >> 64, k)
+
+
 # ---------------------------------------------------------------- discrete Gaussian
 
 # 0.3: sigma**2 of a float does not fit in 64 bits and is rounded up
@@ -226,8 +377,22 @@ def test_discrete_gaussian(sigma, sigma2, constant_time):
     assert binom_ok((np.abs(x) >= k).sum(), N, tail)
 
 
+def dgauss_pmf_float(sigma, K):
+    """float64 pmf on [-K, K] (for large sigma, where mpmath per point would be slow)."""
+    xs = np.arange(-K, K + 1, dtype=np.float64)
+    w = np.exp(-xs**2 / (2.0 * sigma**2))
+    w /= w.sum()
+    return lambda x: w[x + K]
+
+
 def test_discrete_gaussian_large_sigma_and_scalar():
     g = rng(10)
+    # sigma 2000: t = 2001 > 1024, so no acceptance table (the multi-word coin throughout)
+    assert dr._dgauss_exact(*dr._sigma2_rational(2000, None)).table_span == 0
+    assert dr._dgauss_exact(*dr._sigma2_rational(50, None)).table_span == 16 * 51
+    K = 2000 * 12
+    x = dr.discrete_gaussian(2000, N, rng=g)
+    assert chisq_pvalue(x, dgauss_pmf_float(2000, K), -K, K) > ALPHA
     x = dr.discrete_gaussian(1e6, 100000, rng=g)
     assert abs(x.std() / 1e6 - 1) < 0.02
     x = np.array([dr.discrete_gaussian(2, rng=g) for _ in range(30000)])
@@ -450,6 +615,21 @@ def test_zero_scale_rejected(name, call):
     for zero in (0, 0.0, Fraction(0), (0, 5)):
         with pytest.raises(PrivacyParameterError, match="scale" if name == "param" else name):
             call(zero)
+
+
+def test_cached_conversions_still_validate():
+    dr.discrete_laplace(1)                 # cached for the int 1 ...
+    with pytest.raises(TypeError, match="scale"):
+        dr.discrete_laplace(True)          # ... never for the bool True (== 1)
+    dr.discrete_gaussian(1.0)
+    with pytest.raises(TypeError, match="sigma"):
+        dr.discrete_gaussian(np.bool_(True))
+    dr.bernoulli(1)
+    with pytest.raises(TypeError, match="p"):
+        dr.bernoulli(True)
+    with pytest.raises(TypeError, match="scale"):
+        dr.discrete_laplace([3])           # unhashable: the uncached path reports it
+    assert dr.discrete_laplace(np.float64(2.0), 3, rng=rng(1)).shape == (3,)
 
 
 def test_other_bad_arguments():

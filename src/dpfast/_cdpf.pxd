@@ -120,6 +120,30 @@ cdef extern from "dpfast/discrete.h" nogil:
     int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                        size_t n)
+    ctypedef struct dpf_coin_t:
+        uint64_t y_int, y_num, lo, hi
+        uint32_t ratio
+    ctypedef struct dpf_dlap_exact_t:
+        uint64_t s_num, s_den, block
+        uint32_t digits, shift
+        dpf_coin_t coin[64]
+    ctypedef struct dpf_dgauss_exact_t:
+        uint64_t sigma2_num, sigma2_den, t, ymax
+        uint64_t *table
+        dpf_dlap_exact_t proposal
+    int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
+                               unsigned fast_bits)
+    int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out, size_t n)
+    int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
+                                        size_t n)
+    int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
+                                 unsigned fast_bits)
+    int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
+                                         size_t n)
+    void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
+    int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                             uint64_t *lo, uint64_t *hi)
+
 cdef extern from "dpfast/selection.h" nogil:
     enum:
         DPF_SCORES_F64

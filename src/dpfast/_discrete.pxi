@@ -30,20 +30,25 @@ def discrete(int kind, uint64_t a, uint64_t b, object size, object rng):
     """Sampler ``kind`` with the 64-bit rational parameter a/b (validated by the caller)."""
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
-    cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-    cdef size_t n = arr.size
+    cdef cnp.ndarray arr
+    cdef int64_t *out
+    cdef int64_t v
+    cdef size_t n
     cdef _rat_fill_fn fill = _RAT_FILL[kind]
     cdef int status
     _bind(bg, &r)
     if size is None:
         with bg.lock:
-            status = fill(&r, a, b, out, 1)
-    else:
-        with bg.lock, nogil:
-            status = fill(&r, a, b, out, n)
+            status = fill(&r, a, b, &v, 1)
+        _check(status)
+        return v
+    arr = np.empty(size, dtype=np.int64)
+    out = <int64_t *>cnp.PyArray_DATA(arr)
+    n = arr.size
+    with bg.lock, nogil:
+        status = fill(&r, a, b, out, n)
     _check(status)
-    return _result(arr, size)
+    return arr
 
 
 def discrete_big(int kind, object num, object den, object size, object rng):
@@ -197,3 +202,147 @@ cdef class DiscreteGaussianCT:
             with bg.lock, nogil:
                 dpf_discrete_gaussian_ct_fill(&r, &self.t, out, n)
         return _result(arr, size)
+
+
+cdef class DiscreteLaplaceExact:
+    """Prepared exact discrete Laplace / geometric for the scale s_num/s_den (public).
+
+    ``fast_bits`` < 64 only for tests: it makes ties, and so the exact 704-bit
+    continuation, frequent.
+    """
+    cdef dpf_dlap_exact_t t
+
+    def __cinit__(self, uint64_t s_num, uint64_t s_den, unsigned fast_bits=64):
+        cdef int status
+        with nogil:
+            status = dpf_dlap_exact_prepare(&self.t, s_num, s_den, fast_bits)
+        _check(status)
+
+    @property
+    def block(self):
+        return int(self.t.block)
+
+    @property
+    def digits(self):
+        return int(self.t.digits)
+
+    def draw(self, bint geometric, object size, object rng):
+        cdef BitGenerator bg = _resolve(rng)
+        cdef dpf_rng_t r
+        cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+        cdef size_t n = arr.size
+        cdef int status
+        _bind(bg, &r)
+        with bg.lock, nogil:
+            if geometric:
+                status = dpf_geometric_exact_fill(&r, &self.t, out, n)
+            else:
+                status = dpf_discrete_laplace_exact_fill(&r, &self.t, out, n)
+        _check(status)
+        return _result(arr, size)
+
+
+cdef class DiscreteGaussianExact:
+    """Prepared exact discrete Gaussian for sigma^2 = num/den (public); see above."""
+    cdef dpf_dgauss_exact_t g
+
+    def __cinit__(self, uint64_t sigma2_num, uint64_t sigma2_den, unsigned fast_bits=64):
+        cdef int status
+        with nogil:
+            status = dpf_dgauss_exact_prepare(&self.g, sigma2_num, sigma2_den, fast_bits)
+        _check(status)
+
+    def __dealloc__(self):
+        dpf_dgauss_exact_free(&self.g)
+
+    @property
+    def t(self):
+        return int(self.g.t)
+
+    @property
+    def table_span(self):
+        """The largest |y| whose acceptance coin is tabulated (0: no table)."""
+        return int(self.g.ymax)
+
+    def draw(self, object size, object rng):
+        cdef BitGenerator bg = _resolve(rng)
+        cdef dpf_rng_t r
+        cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
+        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
+        cdef size_t n = arr.size
+        cdef int status
+        _bind(bg, &r)
+        with bg.lock, nogil:
+            status = dpf_discrete_gaussian_exact_fill(&r, &self.g, out, n)
+        _check(status)
+        return _result(arr, size)
+
+
+def exp_neg_interval(object num, object den, unsigned prec):
+    """(lo, hi) with lo <= 2**(64 (prec-1)) exp(-num/den) <= hi, certified (num, den ints
+    of up to 384 bits, den > 0, 3 <= prec <= 12)."""
+    cdef Py_ssize_t limbs = max(1, (max(num.bit_length(), den.bit_length()) + 63) // 64)
+    cdef cnp.ndarray nl = np.array([(num >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef cnp.ndarray dl = np.array([(den >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef cnp.ndarray lo = np.zeros(12, dtype=np.uint64)
+    cdef cnp.ndarray hi = np.zeros(12, dtype=np.uint64)
+    _check(dpf_exp_neg_interval(<const uint64_t *>cnp.PyArray_DATA(nl),
+                                <const uint64_t *>cnp.PyArray_DATA(dl), limbs, prec,
+                                <uint64_t *>cnp.PyArray_DATA(lo), <uint64_t *>cnp.PyArray_DATA(hi)))
+    return (sum(int(lo[i]) << (64 * i) for i in range(prec)),
+            sum(int(hi[i]) << (64 * i) for i in range(prec)))
+
+
+# ---------------------------------------------------------------- test helper
+
+cdef struct _replay_t:
+    const uint64_t *words
+    size_t n
+    size_t pos
+    int overrun
+
+cdef uint64_t _replay_next(void *st) noexcept nogil:
+    cdef _replay_t *s = <_replay_t *>st
+    if s.pos < s.n:
+        s.pos += 1
+        return s.words[s.pos - 1]
+    s.overrun = 1
+    return 0xFFFFFFFFFFFFFFFF    # makes every coin 0, so every sampling loop ends
+
+cdef uint32_t _replay_next32(void *st) noexcept nogil:
+    return <uint32_t>(_replay_next(st) >> 32)
+
+cdef double _replay_double(void *st) noexcept nogil:
+    return <double>(_replay_next(st) >> 11) * (1.0 / 9007199254740992.0)
+
+
+cdef class ReplayWords(BitGenerator):
+    """A BitGenerator that hands out a given list of 64-bit words, then 2**64 - 1 (and sets
+    ``overrun``).  Not random: tests use it to drive rare branches (ties of the lazy
+    comparisons, Lemire rejections) deterministically."""
+    cdef _replay_t _st
+    cdef object _arr
+
+    def __init__(self, words):
+        BitGenerator.__init__(self, SeedlessSeedSequence())
+        self._arr = np.ascontiguousarray(np.array(words, dtype=np.uint64))
+        self._st.words = <const uint64_t *>cnp.PyArray_DATA(self._arr)
+        self._st.n = self._arr.size
+        self._st.pos = 0
+        self._st.overrun = 0
+        self._bitgen.state = <void *>&self._st
+        self._bitgen.next_uint64 = &_replay_next
+        self._bitgen.next_uint32 = &_replay_next32
+        self._bitgen.next_double = &_replay_double
+        self._bitgen.next_raw = &_replay_next
+
+    @property
+    def consumed(self):
+        return int(self._st.pos)
+
+    @property
+    def overrun(self):
+        return bool(self._st.overrun)
