@@ -3,7 +3,6 @@ permute-and-flip's law versus the exponential mechanism's, extreme scores, valid
 and the budget charged before anything is drawn."""
 import itertools
 import math
-from fractions import Fraction
 
 import mpmath
 import numpy as np
