@@ -7,7 +7,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 CSRC = ["csrc/chacha.c", "csrc/continuous.c", "csrc/discrete.c", "csrc/grid.c",
-        "csrc/sparse.c"]
+        "csrc/sparse.c", "csrc/selection.c"]
 
 if sys.platform == "win32":
     compile_args = ["/O2"]

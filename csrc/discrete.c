@@ -709,8 +709,9 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
     if (n >= DPF_EXACT_FILL_MIN) {
         dpf_dgauss_exact_t x;
         st = dpf_dgauss_exact_prepare(&x, sigma2_num, sigma2_den, 64);
-        if (st != DPF_OK) return st;
-        return dpf_discrete_gaussian_exact_fill(r, &x, out, n);
+        if (st == DPF_OK) st = dpf_discrete_gaussian_exact_fill(r, &x, out, n);
+        dpf_dgauss_exact_free(&x);
+        return st;
     }
     st = dg_init(&g, sigma2_num, sigma2_den);
     if (st != DPF_OK) return st;
@@ -978,6 +979,47 @@ static void fx_coin_p(fxi_t *p, uint64_t k, uint64_t num, uint64_t den, int rati
     fx_div(&p->hi, &a.hi, &d, 1, n);
 }
 
+/* N/D for multi-word N, D (D > 0): the integer part *k (UINT64_MAX if it does not fit,
+ * which only makes exp(-N/D) a value below one ulp) and [flo, fhi] around the fraction, by
+ * restoring division over the bits of N 2^(64 (n-1)).  Set-up and ties only. */
+static void big_ratio_split(const uint64_t *N, int nn, const uint64_t *D, int dn, uint64_t *k,
+                            fx_t *flo, fx_t *fhi, int n)
+{
+    uint64_t rem[BIGW + 2], q = 0;
+    int bit, i, rn = dn + 1, sat = 0;
+    memset(rem, 0, sizeof rem);
+    fx_zero(flo);
+    for (bit = 64 * nn + 64 * (n - 1) - 1; bit >= 0; bit--) {
+        int pos = bit - 64 * (n - 1);   /* >= 0: a bit of N; < 0: the fraction's zeros */
+        uint64_t in = pos >= 0 ? (N[pos / 64] >> (pos % 64)) & 1 : 0;
+        int one;
+        for (i = rn - 1; i > 0; i--) rem[i] = (rem[i] << 1) | (rem[i - 1] >> 63);
+        rem[0] = (rem[0] << 1) | in;
+        one = big_cmp(rem, rn, D, dn) >= 0;
+        if (one) big_sub(rem, rn, D, dn);
+        if (pos >= 0) {
+            sat |= (int)(q >> 63);
+            q = (q << 1) | (uint64_t)one;
+        } else if (one) {
+            int fb = bit;   /* fraction bit index: limb fb/64 of the n-1 fractional limbs */
+            flo->w[fb / 64] |= (uint64_t)1 << (fb % 64);
+        }
+    }
+    *k = sat ? UINT64_MAX : q;
+    *fhi = *flo;
+    if (big_len(rem, rn) != 0) fx_add_ulp(fhi, n);
+}
+
+/* [exp(-N/D)] for multi-word N, D. */
+static void fx_exp_neg_big(fxi_t *res, const uint64_t *N, int nn, const uint64_t *D, int dn,
+                           const fxi_t *e1, int n)
+{
+    fx_t flo, fhi;
+    uint64_t k;
+    big_ratio_split(N, nn, D, dn, &k, &flo, &fhi, n);
+    fx_exp_neg(res, k, &flo, &fhi, e1, n);
+}
+
 /* The 64-bit threshold nearest to the lower bound of p in [0, 1], and a certified bound
  * err >= |T/2^64 - p| = max over the interval's ends.  n >= 3. */
 static uint64_t fx_threshold(const fxi_t *p, fx_t *err, int n)
@@ -1077,7 +1119,29 @@ typedef struct {
 
 /* [U < p] for the uniform real U whose first 64 bits are w, when the fast test could not
  * decide: U lies in [u, u + 2^(-64 nw)) after nw words; 1 once that interval is below the
- * certified interval of p, 0 once it is above, else one more word. */
+ * certified 704-bit interval of p, 0 once it is at or above it, else one more word. */
+static int lazy_vs_interval(dpf_rng_t *r, uint64_t w, const fxi_t *p, int *err)
+{
+    const int n = FXMAX;
+    uint64_t words[FXMAX];
+    fx_t u, uhi;
+    int nw = 1, j;
+    words[0] = w;
+    for (;;) {
+        fx_zero(&u);
+        for (j = 0; j < nw; j++) u.w[n - 2 - j] = words[j];
+        uhi = u;
+        fx_add_at(&uhi, n - 1 - nw, n);
+        if (fx_cmp(&uhi, &p->lo, n) <= 0) return 1;
+        if (fx_cmp(&u, &p->hi, n) >= 0) return 0;
+        if (nw == n - 1) {   /* undecided after 704 bits: probability < 2^-600 */
+            *err = DPF_E_RANGE;
+            return 0;
+        }
+        words[nw++] = dpf_next_u64(r);
+    }
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -1086,9 +1150,6 @@ static int coin_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, uint64_t w, 
 {
     const int n = FXMAX;
     const dpf_coin_t *c = &t->coin[i];
-    uint64_t words[FXMAX];
-    fx_t u, uhi;
-    int nw = 1, j;
     if (!((tc->have >> i) & 1)) {
         if (!tc->have_e1) {
             fx_exp_m1(&tc->e1, n);
@@ -1097,20 +1158,7 @@ static int coin_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, uint64_t w, 
         fx_coin_p(&tc->p[i], c->y_int, c->y_num, t->s_num, (int)c->ratio, &tc->e1, n);
         tc->have |= (uint64_t)1 << i;
     }
-    words[0] = w;
-    for (;;) {
-        fx_zero(&u);
-        for (j = 0; j < nw; j++) u.w[n - 2 - j] = words[j];
-        uhi = u;
-        fx_add_at(&uhi, n - 1 - nw, n);
-        if (fx_cmp(&uhi, &tc->p[i].lo, n) <= 0) return 1;
-        if (fx_cmp(&u, &tc->p[i].hi, n) >= 0) return 0;
-        if (nw == n - 1) {   /* undecided after 704 bits: probability < 2^-600 */
-            *err = DPF_E_RANGE;
-            return 0;
-        }
-        words[nw++] = dpf_next_u64(r);
-    }
+    return lazy_vs_interval(r, w, &tc->p[i], err);
 }
 
 /* Coin i: [U < p] from one word, exact: below lo, U < (lo)/2^k <= p; above hi,
@@ -1192,6 +1240,85 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
     return DPF_OK;
 }
 
+/* The acceptance coin of |y| = x: p(x) = exp(-d^2/D), d = |x b t - a| (3 limbs). */
+static void dg_square(uint64_t N[6], uint64_t a, const uint64_t bt[2], uint64_t x)
+{
+    uint64_t P[3], c, hi, lo;
+    P[0] = mul64(x, bt[0], &c);
+    lo = mul64(x, bt[1], &hi);
+    P[1] = lo + c;
+    P[2] = hi + (P[1] < lo);
+    if (P[1] == 0 && P[2] == 0 && P[0] < a) {
+        P[0] = a - P[0];
+    } else {
+        uint64_t A[1];
+        A[0] = a;
+        big_sub(P, 3, A, 1);
+    }
+    big_mul(N, P, 3, P, 3);
+}
+
+#define DG_TABLE_TMAX 1024
+#define DG_TABLE_SPAN 16   /* the table covers |y| <= 16 t: P(|Y| > 16 t) < e^-16 */
+
+/* Acceptance table: A(x) = exp(-(x - mu)^2 / (2 sigma^2)), mu = sigma^2/t, by the exact
+ * recurrence A(0) = exp(-sigma^2/(2 t^2)) = exp(-a/(2 b t^2)),
+ * A(x+1) = A(x) exp(1/t) E(x), E(x) = exp(-(2x+1) c) = E(x-1) exp(-2c), c = b/(2a)
+ * (since (x+1-mu)^2 - (x-mu)^2 = 2x + 1 - 2 mu and 2 mu c = 1/t), with outward rounding.
+ * Each factor is certified, every product is rounded down (lower bounds) or up (upper
+ * bounds); A stays below e^(1/2) times its start, so the absolute error stays within a
+ * few ulp per step (192-bit precision, at most 16385 steps). */
+static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
+{
+    const int n = CTN;
+    fxi_t e1, A, E, G, Q2;
+    fx_t flo, fhi;
+    uint64_t Nn[6], Dd[6], x, ymax;
+    int dn2;
+    g->table = NULL;
+    g->ymax = 0;
+    if (g->t > DG_TABLE_TMAX) return DPF_OK;
+    ymax = DG_TABLE_SPAN * g->t;
+    g->table = (uint64_t *)malloc(sizeof(uint64_t) * 2 * (size_t)(ymax + 1));
+    if (g->table == NULL) return DPF_E_NOMEM;
+    g->ymax = ymax;
+    fx_exp_m1(&e1, n);
+    /* A(0) = exp(-a / (2 b t^2)): 2 b t^2 = D / a */
+    {
+        uint64_t tt[2], btt[4];
+        tt[0] = mul64(g->t, g->t, &tt[1]);
+        Nn[0] = g->sigma2_den;
+        big_mul(btt, Nn, 1, tt, 2);          /* b t^2 */
+        dn2 = big_len(Dd, big_shl(Dd, btt, 3, 1));
+        Nn[0] = g->sigma2_num;
+        fx_exp_neg_big(&A, Nn, 1, Dd, dn2, &e1, n);
+    }
+    /* G = exp(1/t): the series at 1/t rounded down and up */
+    fx_ratio(&flo, 0, 1, g->t, 0, n);
+    fx_ratio(&fhi, 0, 1, g->t, 1, n);
+    fx_exp_pos(&G.lo, &G.hi, &flo, &fhi, n);
+    /* E(0) = exp(-c) = exp(-b/(2a)), Q2 = exp(-2c) = exp(-b/a) */
+    Nn[0] = g->sigma2_den;
+    Dd[0] = g->sigma2_num;
+    fx_exp_neg_big(&Q2, Nn, 1, Dd, 1, &e1, n);
+    Dd[1] = g->sigma2_num >> 63;             /* 2a, two limbs */
+    Dd[0] = g->sigma2_num << 1;
+    fx_exp_neg_big(&E, Nn, 1, Dd, 2, &e1, n);
+    for (x = 0; x <= ymax; x++) {
+        uint64_t lo = A.lo.w[n - 1] ? UINT64_MAX : A.lo.w[n - 2];
+        uint64_t hi = A.hi.w[n - 1] ? UINT64_MAX : A.hi.w[n - 2];
+        g->table[2 * x] = lo >> shift;
+        g->table[2 * x + 1] = hi >> shift;
+        fx_mul(&A.lo, &A.lo, &G.lo, 0, n);
+        fx_mul(&A.lo, &A.lo, &E.lo, 0, n);
+        fx_mul(&A.hi, &A.hi, &G.hi, 1, n);
+        fx_mul(&A.hi, &A.hi, &E.hi, 1, n);
+        fx_mul(&E.lo, &E.lo, &Q2.lo, 0, n);
+        fx_mul(&E.hi, &E.hi, &Q2.hi, 1, n);
+    }
+    return DPF_OK;
+}
+
 int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
                              unsigned fast_bits)
 {
@@ -1201,30 +1328,105 @@ int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_
     g->sigma2_den = sigma2_den;
     st = dg_setup(&g->sigma2_num, &g->sigma2_den, &g->t, g->bt, g->D, &g->dn);
     if (st != DPF_OK) return st;
-    return dpf_dlap_exact_prepare(&g->proposal, g->t, 1, fast_bits);
+    st = dpf_dlap_exact_prepare(&g->proposal, g->t, 1, fast_bits);
+    if (st != DPF_OK) return st;
+    return dg_table(g, g->proposal.shift);
+}
+
+void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
+{
+    free(g->table);
+    g->table = NULL;
+    g->ymax = 0;
+}
+
+/* 704-bit intervals of the acceptance coins of |y| < 256, computed on first need per call. */
+#define DG_TIE_CACHE 256
+typedef struct {
+    int have_e1;
+    fxi_t e1;
+    unsigned char *have;
+    fxi_t *p;
+} acc_cache_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static int dg_accept_tie(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t x, uint64_t w,
+                         acc_cache_t *ac, int *err)
+{
+    uint64_t N[6];
+    fxi_t p, *pp = &p;
+    if (!ac->have_e1) {
+        fx_exp_m1(&ac->e1, FXMAX);
+        ac->have_e1 = 1;
+    }
+    if (x < DG_TIE_CACHE && ac->p == NULL) {
+        ac->p = (fxi_t *)malloc(sizeof(fxi_t) * DG_TIE_CACHE);
+        ac->have = (unsigned char *)calloc(DG_TIE_CACHE, 1);
+        if (ac->p == NULL || ac->have == NULL) {
+            free(ac->p);
+            free(ac->have);
+            ac->p = NULL;
+            ac->have = NULL;
+        }
+    }
+    if (x < DG_TIE_CACHE && ac->p != NULL) {
+        pp = &ac->p[x];
+        if (ac->have[x]) return lazy_vs_interval(r, w, pp, err);
+        ac->have[x] = 1;
+    }
+    dg_square(N, g->sigma2_num, g->bt, x);
+    fx_exp_neg_big(pp, N, 6, g->D, g->dn, &ac->e1, FXMAX);
+    return lazy_vs_interval(r, w, pp, err);
 }
 
 int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                      size_t n)
 {
     tie_cache_t tc;
+    acc_cache_t ac;
     size_t i;
+    int st = DPF_OK;
+    const uint32_t shift = g->proposal.shift;
     tc.have = 0;
     tc.have_e1 = 0;
-    for (i = 0; i < n; i++) {
+    ac.have_e1 = 0;
+    ac.have = NULL;
+    ac.p = NULL;
+    for (i = 0; i < n && st == DPF_OK; i++) {
         for (;;) {
             int64_t y;
-            int acc, st = xdlap(r, &g->proposal, &tc, &y);
-            if (st != DPF_OK) return st;
-            acc = dg_accept(r, g->sigma2_num, g->bt, g->D, g->dn, y);
-            if (acc == 1) {
+            uint64_t x;
+            int acc, err = 0;
+            st = xdlap(r, &g->proposal, &tc, &y);
+            if (st != DPF_OK) break;
+            x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+            if (DPF_LIKELY(x <= g->ymax && g->table != NULL)) {
+                uint64_t w = dpf_next_u64(r), wk = w >> shift;
+                uint64_t lo = g->table[2 * x], hi = g->table[2 * x + 1];
+                if (DPF_LIKELY(wk - lo > hi - lo)) acc = wk < lo;
+                else acc = dg_accept_tie(r, g, x, w, &ac, &err);
+                if (err) {
+                    st = err;
+                    break;
+                }
+            } else {
+                acc = dg_accept(r, g->sigma2_num, g->bt, g->D, g->dn, y);
+                if (acc < 0) {
+                    st = -acc;
+                    break;
+                }
+            }
+            if (acc) {
                 out[i] = y;
                 break;
             }
-            if (acc < 0) return -acc;
         }
     }
-    return DPF_OK;
+    free(ac.p);
+    free(ac.have);
+    return st;
 }
 
 /* ================================================================ constant time: Laplace
@@ -1299,11 +1501,16 @@ int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
     return (int64_t)geo_ct(r, t);
 }
 
-int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+static inline int64_t dlap_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
 {
     uint64_t neg = (uint64_t)(dpf_next_u64(r) < t->sign_threshold);
     uint64_t m = geo_ct(r, t);
     return (int64_t)(m ^ ((uint64_t)0 - neg));   /* neg: ~m = -m - 1 */
+}
+
+int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+{
+    return dlap_ct(r, t);
 }
 
 void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
@@ -1316,7 +1523,7 @@ void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t 
                                   size_t n)
 {
     size_t i;
-    for (i = 0; i < n; i++) out[i] = dpf_discrete_laplace_ct(r, t);
+    for (i = 0; i < n; i++) out[i] = dlap_ct(r, t);
 }
 
 /* ================================================================ constant time: Gaussian
@@ -1518,4 +1725,20 @@ void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64
         }
         i += cnt;
     }
+}
+
+/* ================================================================ certified exp (API) */
+
+int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                         uint64_t *lo, uint64_t *hi)
+{
+    fxi_t e1, res;
+    int n = (int)prec;
+    if (limbs == 0 || limbs > 6 || prec < 3 || prec > FXMAX) return DPF_E_PARAM;
+    if (big_len(den, (int)limbs) == 0) return DPF_E_PARAM;
+    fx_exp_m1(&e1, n);
+    fx_exp_neg_big(&res, num, (int)limbs, den, (int)limbs, &e1, n);
+    memcpy(lo, res.lo.w, (size_t)n * sizeof(uint64_t));
+    memcpy(hi, res.hi.w, (size_t)n * sizeof(uint64_t));
+    return DPF_OK;
 }

@@ -219,9 +219,32 @@ def test_exact_tie_continuation(scale, fast_bits):
 
 
 def test_exact_tie_continuation_gaussian():
+    """Ties of the proposal's coins and of the tabulated acceptance coins (cached for
+    |y| < 256 and computed afresh beyond) are finished exactly."""
     prepared = dpfast._core.DiscreteGaussianExact(9, 1, 2)
     x = prepared.draw(N, rng(22))
     assert chisq_pvalue(x, dgauss_pmf(9), -50, 50) > ALPHA
+    prepared = dpfast._core.DiscreteGaussianExact(150**2, 1, 2)
+    x = prepared.draw(N // 10, rng(23))
+    assert chisq_pvalue(x, dgauss_pmf_float(150, 2000), -2000, 2000) > ALPHA
+
+
+@pytest.mark.parametrize("prec", [3, 4, 6, 12])
+def test_certified_exp_intervals(prec):
+    """The certified arithmetic behind every threshold: the interval contains exp(-x),
+    computed independently at 1600 bits, and is only a few ulp wide."""
+    import random as pyrandom
+    gen = pyrandom.Random(prec)
+    F = 64 * (prec - 1)
+    cases = [(0, 1), (1, 1), (1, 3), (45, 1), (2**64 - 1, 2**64 - 3), (3**80, 7**45)]
+    cases += [(gen.randrange(0, 2**gen.randrange(1, 300)), gen.randrange(1, 2**gen.randrange(1, 300)))
+              for _ in range(40)]
+    with mpmath.workprec(1600):
+        for num, den in cases:
+            lo, hi = dpfast._core.exp_neg_interval(num, den, prec)
+            exact = mpmath.exp(-mpmath.mpf(num) / den) * mpmath.mpf(2) ** F
+            assert lo <= exact <= hi, (num, den)
+            assert hi - lo <= 256, (num, den, hi - lo)      # observed: at most ~70 ulp
 
 
 @pytest.mark.parametrize("kind,param,pmf,lo,hi", [
@@ -354,8 +377,22 @@ def test_discrete_gaussian(sigma, sigma2, constant_time):
     assert binom_ok((np.abs(x) >= k).sum(), N, tail)
 
 
+def dgauss_pmf_float(sigma, K):
+    """float64 pmf on [-K, K] (for large sigma, where mpmath per point would be slow)."""
+    xs = np.arange(-K, K + 1, dtype=np.float64)
+    w = np.exp(-xs**2 / (2.0 * sigma**2))
+    w /= w.sum()
+    return lambda x: w[x + K]
+
+
 def test_discrete_gaussian_large_sigma_and_scalar():
     g = rng(10)
+    # sigma 2000: t = 2001 > 1024, so no acceptance table (the multi-word coin throughout)
+    assert dr._dgauss_exact(*dr._sigma2_rational(2000, None)).table_span == 0
+    assert dr._dgauss_exact(*dr._sigma2_rational(50, None)).table_span == 16 * 51
+    K = 2000 * 12
+    x = dr.discrete_gaussian(2000, N, rng=g)
+    assert chisq_pvalue(x, dgauss_pmf_float(2000, K), -K, K) > ALPHA
     x = dr.discrete_gaussian(1e6, 100000, rng=g)
     assert abs(x.std() / 1e6 - 1) < 0.02
     x = np.array([dr.discrete_gaussian(2, rng=g) for _ in range(30000)])
@@ -578,6 +615,21 @@ def test_zero_scale_rejected(name, call):
     for zero in (0, 0.0, Fraction(0), (0, 5)):
         with pytest.raises(PrivacyParameterError, match="scale" if name == "param" else name):
             call(zero)
+
+
+def test_cached_conversions_still_validate():
+    dr.discrete_laplace(1)                 # cached for the int 1 ...
+    with pytest.raises(TypeError, match="scale"):
+        dr.discrete_laplace(True)          # ... never for the bool True (== 1)
+    dr.discrete_gaussian(1.0)
+    with pytest.raises(TypeError, match="sigma"):
+        dr.discrete_gaussian(np.bool_(True))
+    dr.bernoulli(1)
+    with pytest.raises(TypeError, match="p"):
+        dr.bernoulli(True)
+    with pytest.raises(TypeError, match="scale"):
+        dr.discrete_laplace([3])           # unhashable: the uncached path reports it
+    assert dr.discrete_laplace(np.float64(2.0), 3, rng=rng(1)).shape == (3,)
 
 
 def test_other_bad_arguments():

@@ -3,7 +3,10 @@
 Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.mechanisms` (validated mechanisms, secure by default),
 :mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets),
-:mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams).
+:mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams),
+:mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
+:mod:`dpfast.randomized_response`, :mod:`dpfast.releases` (count, sum, mean, histogram,
+quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
@@ -12,6 +15,10 @@ from . import random
 from . import accounting
 from . import mechanisms
 from . import sparse
+from . import selection
+from . import randomized_response
+from . import releases
+from . import accuracy
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -27,6 +34,10 @@ __all__ = [
     "accounting",
     "mechanisms",
     "sparse",
+    "selection",
+    "randomized_response",
+    "releases",
+    "accuracy",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

@@ -128,7 +128,8 @@ cdef extern from "dpfast/discrete.h" nogil:
         uint32_t digits, shift
         dpf_coin_t coin[64]
     ctypedef struct dpf_dgauss_exact_t:
-        uint64_t sigma2_num, sigma2_den, t
+        uint64_t sigma2_num, sigma2_den, t, ymax
+        uint64_t *table
         dpf_dlap_exact_t proposal
     int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
                                unsigned fast_bits)
@@ -139,6 +140,9 @@ cdef extern from "dpfast/discrete.h" nogil:
                                  unsigned fast_bits)
     int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                          size_t n)
+    void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
+    int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                             uint64_t *lo, uint64_t *hi)
 
 cdef extern from "dpfast/sparse.h" nogil:
     # Only the public fields of dpf_svt_t: the secret threshold noise is deliberately not
@@ -180,3 +184,34 @@ cdef extern from "dpfast/sparse.h" nogil:
     void dpf_svt_wipe(dpf_svt_t *s)
     int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
                                   int64_t *out)
+
+cdef extern from "dpfast/selection.h" nogil:
+    enum:
+        DPF_SCORES_F64
+        DPF_SCORES_I64
+        DPF_NOISE_GUMBEL
+        DPF_NOISE_EXPONENTIAL
+        DPF_NOISE_LAPLACE
+    ctypedef struct dpf_sel_grid_t:
+        double inv_grid
+        uint64_t g
+        uint32_t s
+    void dpf_selection_init()
+    void dpf_selection_constants(uint64_t out[7][4])
+    int dpf_scores_argmax(const void *u, int kind, size_t m, size_t *idx)
+    int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                      const dpf_sel_grid_t *grid, size_t *out)
+    int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
+                              const dpf_sel_grid_t *grid, uint64_t shift, size_t *out)
+    int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                        const dpf_sel_grid_t *grid, size_t k, int64_t *out)
+    int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                             const dpf_sel_grid_t *grid, int noise, size_t *out)
+    int dpf_noisy_max_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, int noise,
+                           size_t *out)
+    int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t k,
+                      int64_t *out)
+    void dpf_rr_coins(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n)
+    void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
+    void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
+                     uint64_t t)

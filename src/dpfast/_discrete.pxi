@@ -30,20 +30,25 @@ def discrete(int kind, uint64_t a, uint64_t b, object size, object rng):
     """Sampler ``kind`` with the 64-bit rational parameter a/b (validated by the caller)."""
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
-    cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-    cdef size_t n = arr.size
+    cdef cnp.ndarray arr
+    cdef int64_t *out
+    cdef int64_t v
+    cdef size_t n
     cdef _rat_fill_fn fill = _RAT_FILL[kind]
     cdef int status
     _bind(bg, &r)
     if size is None:
         with bg.lock:
-            status = fill(&r, a, b, out, 1)
-    else:
-        with bg.lock, nogil:
-            status = fill(&r, a, b, out, n)
+            status = fill(&r, a, b, &v, 1)
+        _check(status)
+        return v
+    arr = np.empty(size, dtype=np.int64)
+    out = <int64_t *>cnp.PyArray_DATA(arr)
+    n = arr.size
+    with bg.lock, nogil:
+        status = fill(&r, a, b, out, n)
     _check(status)
-    return _result(arr, size)
+    return arr
 
 
 def discrete_big(int kind, object num, object den, object size, object rng):
@@ -248,9 +253,17 @@ cdef class DiscreteGaussianExact:
             status = dpf_dgauss_exact_prepare(&self.g, sigma2_num, sigma2_den, fast_bits)
         _check(status)
 
+    def __dealloc__(self):
+        dpf_dgauss_exact_free(&self.g)
+
     @property
     def t(self):
         return int(self.g.t)
+
+    @property
+    def table_span(self):
+        """The largest |y| whose acceptance coin is tabulated (0: no table)."""
+        return int(self.g.ymax)
 
     def draw(self, object size, object rng):
         cdef BitGenerator bg = _resolve(rng)
@@ -264,6 +277,23 @@ cdef class DiscreteGaussianExact:
             status = dpf_discrete_gaussian_exact_fill(&r, &self.g, out, n)
         _check(status)
         return _result(arr, size)
+
+
+def exp_neg_interval(object num, object den, unsigned prec):
+    """(lo, hi) with lo <= 2**(64 (prec-1)) exp(-num/den) <= hi, certified (num, den ints
+    of up to 384 bits, den > 0, 3 <= prec <= 12)."""
+    cdef Py_ssize_t limbs = max(1, (max(num.bit_length(), den.bit_length()) + 63) // 64)
+    cdef cnp.ndarray nl = np.array([(num >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef cnp.ndarray dl = np.array([(den >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(limbs)],
+                                   dtype=np.uint64)
+    cdef cnp.ndarray lo = np.zeros(12, dtype=np.uint64)
+    cdef cnp.ndarray hi = np.zeros(12, dtype=np.uint64)
+    _check(dpf_exp_neg_interval(<const uint64_t *>cnp.PyArray_DATA(nl),
+                                <const uint64_t *>cnp.PyArray_DATA(dl), limbs, prec,
+                                <uint64_t *>cnp.PyArray_DATA(lo), <uint64_t *>cnp.PyArray_DATA(hi)))
+    return (sum(int(lo[i]) << (64 * i) for i in range(prec)),
+            sum(int(hi[i]) << (64 * i) for i in range(prec)))
 
 
 # ---------------------------------------------------------------- test helper

@@ -159,17 +159,56 @@ def _fit_up(name, frac):
     return up.numerator, up.denominator
 
 
+def _cached(convert):
+    """Memoise a validated conversion of one public parameter.  typed=True keeps 1, 1.0,
+    True and np.float64(1) apart (so a bool is never accepted from the cache); a value
+    that cannot be hashed, or fails validation, goes through the uncached conversion,
+    which raises the proper error."""
+    memo = functools.lru_cache(maxsize=256, typed=True)(convert)
+
+    def wrapper(value):
+        try:
+            return memo(value)
+        except TypeError:
+            return convert(value)
+    return wrapper
+
+
+@_cached
 def _scale_rational(scale):
     return _fit_up("scale", _exact("scale", scale))
+
+
+@_cached
+def _sigma_rational(sigma):
+    s = _exact("sigma", sigma)
+    return _fit_up("sigma**2", s * s)
+
+
+@_cached
+def _sigma2_only_rational(sigma2):
+    return _fit_up("sigma2", _exact("sigma2", sigma2))
 
 
 def _sigma2_rational(sigma, sigma2):
     if (sigma is None) == (sigma2 is None):
         raise TypeError("give exactly one of sigma and sigma2")
     if sigma2 is not None:
-        return _fit_up("sigma2", _exact("sigma2", sigma2))
-    s = _exact("sigma", sigma)
-    return _fit_up("sigma**2", s * s)
+        return _sigma2_only_rational(sigma2)
+    return _sigma_rational(sigma)
+
+
+@_cached
+def _p_rational(p):
+    frac = _exact("p", p, allow_zero=True)
+    if frac > 1:
+        raise _v.PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
+    return frac
+
+
+@_cached
+def _gamma_rational(gamma):
+    return _exact("gamma", gamma, allow_zero=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -230,9 +269,7 @@ def bernoulli(p, size=None, *, rng=None):
     comparison exactly.  One 64-bit word per draw in expectation; no division, no floating
     point.  Not constant time (the rare continuation takes longer).
     """
-    frac = _exact("p", p, allow_zero=True)
-    if frac > 1:
-        raise _v.PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
+    frac = _p_rational(p)
     size = _v.size(size)
     if frac.denominator <= _U64:
         return _core.discrete(_core.BERNOULLI, frac.numerator, frac.denominator, size, rng)
@@ -265,7 +302,7 @@ def bernoulli_exp(gamma, size=None, *, rng=None):
     C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020, arXiv:2004.00010.
     """
-    frac = _exact("gamma", gamma, allow_zero=True)
+    frac = _gamma_rational(gamma)
     size = _v.size(size)
     if frac.numerator <= _U64 and frac.denominator <= _U64:
         return _core.discrete(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)

@@ -124,18 +124,25 @@ int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *o
 int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
                                     size_t n);
 
-/* [CKS] Algorithm 3 with the prepared exact DLap(t) as its proposal. */
+/* [CKS] Algorithm 3 with the prepared exact DLap(t) as its proposal.  For t <= 1024 the
+ * acceptance coin Bernoulli(exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))) of each |y| <= 16 t is
+ * a certified one-word coin like those above (table: lo, hi per |y|; a tie continues
+ * exactly against a 704-bit interval); other |y| use the multi-word exact coin. */
 typedef struct dpf_dgauss_exact {
     uint64_t sigma2_num, sigma2_den;  /* sigma^2, in lowest terms */
     uint64_t t;                   /* floor(sigma) + 1 */
     uint64_t bt[2];               /* sigma2_den t */
     uint64_t D[6];                /* 2 sigma2_num sigma2_den t^2 */
     int dn;
+    uint64_t ymax;                /* the table covers |y| <= ymax */
+    uint64_t *table;              /* 2 (ymax + 1) words, or NULL; owned */
     dpf_dlap_exact_t proposal;
 } dpf_dgauss_exact_t;
 
+/* DPF_E_NOMEM if the table cannot be allocated.  Release with dpf_dgauss_exact_free. */
 int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
                              unsigned fast_bits);
+void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g);
 int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                      size_t n);
 
@@ -191,6 +198,15 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
 int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t);
 void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                    size_t n);
+
+/* ---------------------------------------------------------------- certified arithmetic */
+
+/* A certified interval [lo, hi] / 2^(64 (prec-1)) containing exp(-num/den), for num and den
+ * of `limbs` little-endian words (den > 0, limbs <= 6) at a precision of prec limbs
+ * (3 <= prec <= 12: 64 (prec-1) fractional bits).  lo and hi receive prec words each.
+ * The thresholds of the samplers above are computed by the same code. */
+int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
+                         uint64_t *lo, uint64_t *hi);
 
 #ifdef __cplusplus
 }

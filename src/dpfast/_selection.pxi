@@ -1,0 +1,173 @@
+# Selection and randomized response (dpfast.selection, dpfast.randomized_response).
+# Arguments were validated and the public grid computed in Python; here we only convert,
+# hold the generator's lock, release the GIL and map the status (one call to _check).
+# Score arrays arrive C-contiguous, float64 or int64, non-empty.
+
+dpf_selection_init()
+
+SEL_GUMBEL, SEL_EXPONENTIAL, SEL_LAPLACE = DPF_NOISE_GUMBEL, DPF_NOISE_EXPONENTIAL, DPF_NOISE_LAPLACE
+
+
+cdef int _score_kind(cnp.ndarray a) except -1:
+    if not cnp.PyArray_IS_C_CONTIGUOUS(a) or a.ndim != 1:
+        raise ValueError("internal: scores must be a 1-d C-contiguous array")
+    if a.dtype == np.float64:
+        return DPF_SCORES_F64
+    if a.dtype == np.int64:
+        return DPF_SCORES_I64
+    raise TypeError(f"internal: scores must be float64 or int64, got {a.dtype}")
+
+
+cdef dpf_sel_grid_t _mkgrid(double inv_grid, uint64_t g, uint32_t s):
+    cdef dpf_sel_grid_t gr
+    gr.inv_grid = inv_grid
+    gr.g = g
+    gr.s = s
+    return gr
+
+
+def scores_argmax(cnp.ndarray scores):
+    """Index of the first maximum, or -1 if some float score is NaN or infinite."""
+    cdef int kind = _score_kind(scores)
+    cdef size_t idx = 0
+    cdef size_t m = scores.shape[0]
+    cdef const void *p = cnp.PyArray_DATA(scores)
+    cdef int st
+    with nogil:
+        st = dpf_scores_argmax(p, kind, m, &idx)
+    if st == DPF_E_PARAM:
+        return -1
+    _check(st)
+    return idx
+
+
+def em_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, object rng,
+              uint64_t shift=0):
+    """shift != 0: tests only (the same law, driven through higher layers)."""
+    cdef int kind = _score_kind(scores)
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef dpf_sel_grid_t gr = _mkgrid(inv_grid, g, s)
+    cdef size_t out = 0, m = scores.shape[0]
+    cdef const void *p = cnp.PyArray_DATA(scores)
+    cdef int st
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        st = dpf_em_secure_shifted(&r, p, kind, m, &gr, shift, &out)
+    _check(st)
+    return out
+
+
+def topk_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, size_t k,
+                object rng):
+    cdef int kind = _score_kind(scores)
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef dpf_sel_grid_t gr = _mkgrid(inv_grid, g, s)
+    cdef size_t m = scores.shape[0]
+    cdef const void *p = cnp.PyArray_DATA(scores)
+    cdef cnp.ndarray out = np.empty(k, dtype=np.int64)
+    cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
+    cdef int st
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        st = dpf_topk_secure(&r, p, kind, m, &gr, k, o)
+    _check(st)
+    return out
+
+
+def noisy_max_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, int noise,
+                     object rng):
+    cdef int kind = _score_kind(scores)
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef dpf_sel_grid_t gr = _mkgrid(inv_grid, g, s)
+    cdef size_t out = 0, m = scores.shape[0]
+    cdef const void *p = cnp.PyArray_DATA(scores)
+    cdef int st
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        st = dpf_noisy_max_secure(&r, p, kind, m, &gr, noise, &out)
+    _check(st)
+    return out
+
+
+def noisy_max_fast(cnp.ndarray scores, double gamma, int noise, object rng):
+    cdef int kind = _score_kind(scores)
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef size_t out = 0, m = scores.shape[0]
+    cdef const double *p = <const double *>cnp.PyArray_DATA(scores)
+    cdef int st
+    if kind != DPF_SCORES_F64:
+        raise TypeError("internal: the fast path takes float64 scores")
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        st = dpf_noisy_max_fast(&r, p, m, gamma, noise, &out)
+    _check(st)
+    return out
+
+
+def topk_fast(cnp.ndarray scores, double gamma, size_t k, object rng):
+    cdef int kind = _score_kind(scores)
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef size_t m = scores.shape[0]
+    cdef const double *p = <const double *>cnp.PyArray_DATA(scores)
+    cdef cnp.ndarray out = np.empty(k, dtype=np.int64)
+    cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
+    cdef int st
+    if kind != DPF_SCORES_F64:
+        raise TypeError("internal: the fast path takes float64 scores")
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        st = dpf_topk_fast(&r, p, m, gamma, k, o)
+    _check(st)
+    return out
+
+
+def rr_coins(cnp.ndarray truth, object rng):
+    """truth: C-contiguous uint8 0/1 (any shape); returns uint8 of the same shape."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef cnp.ndarray out = np.empty_like(truth)
+    cdef size_t n = truth.size
+    cdef const uint8_t *t = <const uint8_t *>cnp.PyArray_DATA(truth)
+    cdef uint8_t *o = <uint8_t *>cnp.PyArray_DATA(out)
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        dpf_rr_coins(&r, t, o, n)
+    return out
+
+
+def rr_binary(cnp.ndarray truth, uint64_t threshold, object rng):
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef cnp.ndarray out = np.empty_like(truth)
+    cdef size_t n = truth.size
+    cdef const uint8_t *t = <const uint8_t *>cnp.PyArray_DATA(truth)
+    cdef uint8_t *o = <uint8_t *>cnp.PyArray_DATA(out)
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        dpf_rr_binary(&r, t, o, n, threshold)
+    return out
+
+
+def rr_kary(cnp.ndarray truth, uint64_t k, uint64_t threshold, object rng):
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef cnp.ndarray out = np.empty_like(truth)
+    cdef size_t n = truth.size
+    cdef const int64_t *t = <const int64_t *>cnp.PyArray_DATA(truth)
+    cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        dpf_rr_kary(&r, t, o, n, k, threshold)
+    return out
+
+
+def _selection_constants():
+    """(k, J, beta_num, beta_den) of the exact layer coins, for the tests."""
+    cdef uint64_t c[7][4]
+    dpf_selection_constants(c)
+    return [tuple(int(c[i][j]) for j in range(4)) for i in range(7)]

@@ -1,0 +1,383 @@
+"""Everyday releases: count, bounded sum and mean, histogram, quantile.
+
+Neighbouring data sets differ by adding or removing one record (Dwork & Roth).  Every
+bound (``lower``, ``upper``, ``bins``, quantile candidates) is a public argument and is never
+computed from the data: bounds taken from the data would themselves leak.
+
+Secure mode (default) releases integers with exact discrete Laplace noise
+(:func:`dpfast.mechanisms.geometric_mechanism`).  Real values are first clamped and rounded
+to a public power-of-two grid and summed *exactly as integers*, so no floating-point
+rounding of the data enters the released value (Mironov 2012); the rounding is charged to
+the sensitivity.  ``mode="fast"`` uses float Laplace noise (simulation only).
+
+Each function charges ``budget.spend(epsilon, 0.0, label=...)`` once, after validation and
+before any noise is drawn.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import _core
+from . import _validation as _v
+from ._errors import PrivacyParameterError
+from .selection import _common as _sel_common
+
+__all__ = ["count", "sum", "mean", "histogram", "quantile"]
+
+_builtin_sum = sum
+_SUM_GRID_BITS = 30            # value grid: 2^-30 of the clamping bound (at least)
+_Q_BITS = 16                   # quantile levels are rounded to multiples of 2^-16
+
+
+def _mode(mode):
+    return _v.choice("mode", mode, ("secure", "fast"))
+
+
+def _charge(budget, epsilon, label):
+    if budget is not None:
+        budget.spend(epsilon, 0.0, label=label)
+
+
+def _mech():
+    from . import mechanisms
+    return mechanisms
+
+
+def _int_release(value, epsilon, sensitivity, rng, mode):
+    """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
+    m = _mech()
+    if mode == "secure":
+        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
+    return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
+                               if not np.isscalar(value) else float(value),
+                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
+
+
+def _bounds(lower, upper):
+    lo = _v.finite("lower", lower)
+    hi = _v.finite("upper", upper)
+    if not lo < hi:
+        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
+                                    f"upper={upper!r}")
+    return lo, hi
+
+
+def _values(values):
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
+        raise TypeError(f"values must hold real numbers; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False).ravel()
+    if arr.size and not np.isfinite(arr).all():
+        raise ValueError("values must be finite (NaN or infinite records are not counted "
+                         "or clamped; remove or impute them first)")
+    return arr
+
+
+def _value_grid(lo, hi):
+    """Public grid 2^j <= max(|lo|, |hi|) 2^-30, and the bounds rounded outward to it (so
+    qlo <= qhi even for bounds closer than one step)."""
+    _, e = math.frexp(max(abs(lo), abs(hi)))
+    j = e - 1 - _SUM_GRID_BITS
+    step = math.ldexp(1.0, j)
+    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
+    return step, qlo, qhi
+
+
+def _grid_ints(arr, lo, hi, step, qlo, qhi):
+    """Clamp to [lo, hi], round to the grid, keep within [qlo, qhi] (grid steps, int64)."""
+    q = np.rint(np.clip(arr, lo, hi) / step)
+    return np.clip(q, qlo, qhi).astype(np.int64)
+
+
+def count(data, *, epsilon, rng=None, mode="secure", budget=None):
+    """The number of records in ``data`` (``len(data)``), with noise.
+
+    Parameters
+    ----------
+    data : sized collection (list, array, data frame ...)
+        One entry per record; pass only the records that satisfy your condition.
+    epsilon : float
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+    mode : {"secure", "fast"}
+    budget : object with ``spend(epsilon, delta, *, label)``, optional
+
+    Returns
+    -------
+    int (secure) or float (fast)
+
+    Privacy
+    -------
+    Sensitivity 1 (Example 3.1: adding or removing a record changes the count by one);
+    secure mode adds exact discrete Laplace noise ``P[z] ∝ exp(-epsilon |z|)``, which is
+    epsilon-DP (the geometric mechanism; Thm 3.6's argument on the integers).
+
+    Accuracy
+    --------
+    ``P[|noise| >= ln(1/beta)/epsilon] <= beta`` (Fact 3.7; for the discrete noise the bound
+    holds too); :func:`dpfast.accuracy.laplace_error`.
+
+    References
+    ----------
+    Dwork & Roth 2014, Example 3.1, Thm 3.6.  Ghosh, Roughgarden, Sundararajan,
+    "Universally utility-maximizing privacy mechanisms", STOC 2009.
+    """
+    epsilon = _v.epsilon(epsilon)
+    mode = _mode(mode)
+    n = len(data)
+    gen = _core.resolve_rng(rng)
+    _charge(budget, epsilon, "count")
+    return _int_release(int(n), epsilon, 1, gen, mode)
+
+
+def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+    """The sum of the values clamped to ``[lower, upper]``, with noise.
+
+    Parameters
+    ----------
+    values : array_like of real
+        One value per record, finite.
+    lower, upper : float
+        Public clamping bounds, ``lower < upper``; never take them from the data.
+    epsilon : float
+    rng, mode, budget
+        As in :func:`count`.
+
+    Returns
+    -------
+    float
+
+    Privacy
+    -------
+    Adding or removing one record changes the clamped sum by at most
+    ``B = max(|lower|, |upper|)``.  Secure mode rounds each clamped value to the grid
+    ``s = 2^j <= B 2^-30`` (``[lower, upper]`` rounded outward to grid points ``qlo s``,
+    ``qhi s``), sums the integers
+    exactly and releases that integer with discrete Laplace noise of sensitivity
+    ``max(|qlo|, |qhi|)`` grid steps (the largest rounded value), then multiplies by ``s``:
+    epsilon-DP, exact, no floating point on the data's sum.  Fast mode: float sum plus
+    ``Lap(B/epsilon)``.
+
+    Accuracy
+    --------
+    Noise of scale ``B/epsilon`` (plus at most ``n s/2`` of rounding):
+    :func:`dpfast.accuracy.laplace_error` with ``sensitivity=B``.
+
+    References
+    ----------
+    Dwork & Roth 2014, Thm 3.6.  Mironov, CCS 2012.
+    """
+    epsilon = _v.epsilon(epsilon)
+    lo, hi = _bounds(lower, upper)
+    mode = _mode(mode)
+    arr = _values(values)
+    gen = _core.resolve_rng(rng)
+    _charge(budget, epsilon, "sum")
+    if mode == "fast":
+        clamped = np.clip(arr, lo, hi)
+        return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
+                                  gen, "fast"))
+    step, qlo, qhi = _value_grid(lo, hi)
+    q = _grid_ints(arr, lo, hi, step, qlo, qhi)
+    total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
+    noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
+    return float(Fraction(noisy) * Fraction(step))
+
+
+def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+    """The mean of the values clamped to ``[lower, upper]``, with noise.
+
+    Half of epsilon releases the count, half the sum of the values centred at the middle
+    of the bounds; the mean is their ratio, clamped to ``[lower, upper]`` (post-processing).
+
+    Parameters
+    ----------
+    values : array_like of real
+    lower, upper : float
+        Public clamping bounds.
+    epsilon : float
+        Total; ``epsilon/2`` each for the count and the centred sum.
+    rng, mode, budget
+        As in :func:`count`.
+
+    Returns
+    -------
+    float
+        In ``[lower, upper]``; the middle of the bounds if the noisy count is below 1.
+
+    Privacy
+    -------
+    The count has sensitivity 1, the centred sum ``sum(x_i - m)``, ``m = (lower+upper)/2``,
+    has sensitivity ``(upper - lower)/2`` (in secure mode: ``(qhi - qlo)`` half-steps of the
+    value grid of :func:`sum`); each is released ``epsilon/2``-DP, together epsilon-DP
+    (Thm 3.14), and the ratio is post-processing.
+
+    Accuracy
+    --------
+    For n records the error is about ``(upper - lower)/(n epsilon)`` plus the count's
+    relative error; no closed-form tail bound is given.
+
+    References
+    ----------
+    Dwork & Roth 2014, Thm 3.6, 3.14.
+    """
+    epsilon = _v.epsilon(epsilon)
+    lo, hi = _bounds(lower, upper)
+    mode = _mode(mode)
+    arr = _values(values)
+    gen = _core.resolve_rng(rng)
+    _charge(budget, epsilon, "mean")
+    half = epsilon / 2.0
+    n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
+    if mode == "fast":
+        centre = lo / 2.0 + hi / 2.0
+        s = math.fsum(np.clip(arr, lo, hi) - centre)
+        s_noisy = float(_int_release(s, half, (hi - lo) / 2.0, gen, "fast"))
+        n_noisy = float(n_noisy)
+    else:
+        step, qlo, qhi = _value_grid(lo, hi)
+        q = _grid_ints(arr, lo, hi, step, qlo, qhi)
+        # 2 q_i - (qlo + qhi) is an integer in [-(qhi - qlo), qhi - qlo]: exact half-steps
+        total = 2 * int(q.sum(dtype=np.int64)) - arr.size * (qlo + qhi)
+        s_half = _int_release(int(total), half, qhi - qlo, gen, "secure")
+        s_noisy = Fraction(int(s_half)) * Fraction(step) / 2
+        centre = Fraction(qlo + qhi) * Fraction(step) / 2
+        n_noisy = int(n_noisy)
+    if n_noisy < 1:
+        return float(centre)
+    return float(min(max(float(centre + s_noisy / n_noisy), lo), hi))
+
+
+def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", budget=None):
+    """Counts of the values in public bins, with noise on every bin.
+
+    Parameters
+    ----------
+    values : array_like of real
+        One value per record.  Values outside the bins (and NaN) are not counted.
+    bins : int or array_like of float
+        Strictly increasing finite edges (``numpy.histogram``'s convention: the last bin
+        is closed), or a number of equal bins over ``range``.
+    epsilon : float
+    range : (float, float), optional
+        Required when ``bins`` is an int; public.
+    rng, mode, budget
+        As in :func:`count`.
+
+    Returns
+    -------
+    (counts, edges) : (ndarray of int64 (secure) or float64 (fast), ndarray of float64)
+
+    Privacy
+    -------
+    The bins are disjoint, so adding or removing one record changes one count by one: the
+    histogram has l1 sensitivity 1 (Example 3.2), and independent discrete Laplace noise
+    of scale ``1/epsilon`` on every bin is epsilon-DP in total, whatever the number of bins.
+    The bins must not depend on the data.
+
+    Accuracy
+    --------
+    ``P[max_bin |noise| >= ln(k/beta)/epsilon] <= beta`` for k bins (Thm 3.8;
+    :func:`dpfast.accuracy.laplace_error` with ``k``).
+
+    References
+    ----------
+    Dwork & Roth 2014, Example 3.2, Thm 3.8.
+    """
+    epsilon = _v.epsilon(epsilon)
+    mode = _mode(mode)
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
+        nb = _v.integer("bins", bins, minimum=1)
+        if range is None:
+            raise TypeError("range=(low, high) is required when bins is a number (the range "
+                            "must be public, never taken from the data)")
+        lo, hi = _bounds(*range)
+        edges = np.linspace(lo, hi, nb + 1)
+    else:
+        edges = _v.float_array("bins", bins)
+        if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
+            raise PrivacyParameterError("bins must be at least two strictly increasing finite "
+                                        "edges")
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
+        raise TypeError(f"values must hold real numbers; got dtype {arr.dtype}")
+    gen = _core.resolve_rng(rng)
+    _charge(budget, epsilon, "histogram")
+    arr = arr.astype(np.float64, copy=False).ravel()
+    counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
+    return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
+
+
+def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mode="secure",
+             budget=None):
+    """A q-quantile of the values, chosen by the exponential mechanism among public
+    candidates.
+
+    Parameters
+    ----------
+    values : array_like of real
+        One value per record, finite.
+    q : float
+        Quantile level in [0, 1]; rounded to a multiple of 2^-16 (public).
+    lower, upper : float
+        Public bounds of the candidates.
+    epsilon : float
+    candidates : int or array_like of float
+        Number of evenly spaced candidates in ``[lower, upper]`` (default 1025), or the
+        candidate values themselves (public, sorted or not).
+    rng, mode, budget
+        As in :func:`count`; ``mode`` is the exponential mechanism's.
+
+    Returns
+    -------
+    float
+        One of the candidates.
+
+    Privacy
+    -------
+    With ``q = a/2^16``, ``L_c = #{x < c}`` and ``G_c = #{x > c}``, candidate c has the integer
+    utility ``-|(2^16 - a) L_c - a G_c|``: adding or removing one record changes ``L_c`` or
+    ``G_c`` (not both) by one, so the utility has sensitivity ``max(a, 2^16 - a)``.  The
+    exponential mechanism with that sensitivity is epsilon-DP (Thm 3.10); on the secure
+    path the integer utilities are sampled exactly (:func:`dpfast.selection.
+    exponential_mechanism`).  The candidates are public.
+
+    Accuracy
+    --------
+    With probability ``>= 1 - beta`` the chosen candidate's utility is within
+    ``(2 Delta/epsilon)(ln K + ln(1/beta))`` of the best candidate's (Cor. 3.12): in rank
+    terms, ``L_c`` is within ``2 (ln K + ln(1/beta))/epsilon + 1`` records (about) of
+    ``q n`` when a candidate sits at the true quantile.
+
+    References
+    ----------
+    Smith, "Privacy-preserving statistical estimation with optimal convergence rates",
+    STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
+    """
+    epsilon = _v.epsilon(epsilon)
+    level = _v.probability("q", q)
+    lo, hi = _bounds(lower, upper)
+    mode = _mode(mode)
+    if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
+        k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
+        cand = np.linspace(lo, hi, k) if k > 1 else np.array([(lo + hi) / 2.0])
+    else:
+        cand = _v.float_array("candidates", candidates)
+        if cand.ndim != 1 or cand.size == 0:
+            raise PrivacyParameterError("candidates must be a non-empty 1-d array of values")
+    arr = _values(values)
+    a = round(level * 2 ** _Q_BITS)
+    b = 2 ** _Q_BITS
+    sens = max(a, b - a)
+    srt = np.sort(arr)
+    less = np.searchsorted(srt, cand, side="left").astype(np.int64)
+    greater = arr.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
+    scores = -np.abs((b - a) * less - a * greater)
+    scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
+                                                            rng, mode)
+    _charge(budget, epsilon, "quantile")
+    from .selection import exponential_mechanism
+    idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
+                                mode=mode)
+    return float(cand[idx])

@@ -1,0 +1,447 @@
+"""Differentially private selection: exponential mechanism, report noisy max,
+permute-and-flip, top-k.
+
+Every function takes a vector of scores (utilities) ``scores[i] = u(x, i)`` of the
+candidates ``0 .. m-1`` and returns indices into it.  The candidate set is the index range
+``range(len(scores))``: it must be fixed before looking at the data (Dwork & Roth, after
+Def. 3.4: "the range of potential prices is independent of the actual bids"); a candidate
+that exists for one database and not for a neighbour breaks differential privacy.  Score
+``i`` must have sensitivity ``sensitivity`` (Delta): adding or removing one record changes
+it by at most Delta.  With ``monotonic=True`` the caller also promises that adding a record
+never decreases any score and removing one never increases any (counting queries), which
+halves the noise.
+
+Modes
+-----
+``mode="secure"`` (default)
+    Exact sampling on a public grid, floating-point-attack safe (Mironov 2012): float scores
+    are rounded to multiples of ``G = 2**j``, the power of two with
+    ``Delta / G in [2**12, 2**13)`` (chosen from Delta only); the rounding is charged to the
+    sensitivity (see ``_grid``); integer scores are used as they are.  All probabilities
+    are then realised with exact integer samplers (Canonne, Kamath, Steinke 2020), so the
+    output law is exactly the stated one on the rounded scores.  Not constant time.
+``mode="fast"``
+    Ordinary floating-point noise (Gumbel, Laplace, exponential) from the ChaCha20 stream:
+    the textbook mechanisms, for simulation.  Never the default.
+
+Budget
+------
+Every function takes ``budget=None``.  If given, ``budget.spend(epsilon_total, 0.0,
+label=...)`` is called after the arguments are validated and before anything is drawn; if
+it raises (e.g. ``BudgetExceededError``) nothing is drawn.
+"""
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from . import _core
+from . import _validation as _v
+from ._errors import PrivacyParameterError
+
+__all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k"]
+
+_GRID_BITS = 12                      # Delta / G in [2**12, 2**13)
+_MAX_CANDIDATES = 2 ** 40            # csrc/include/dpfast/selection.h
+_MIN_NOISE_GAMMA = Fraction(1, 2 ** 40)   # secure noisy max: noise scale <= 2**40 grid units
+_MIN_FLOAT_SENSITIVITY = 1e-290      # 1/G must stay a normal double
+_MAX_GAMMA = 2 ** 62                 # larger gammas are clamped (smaller gamma: still private)
+
+
+# ---------------------------------------------------------------- validation helpers
+
+def _flag(name, value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool; got {type(value).__name__} {value!r}")
+
+
+def _scores(scores, mode):
+    """The scores as a 1-d C-contiguous float64 or int64 array (a copy only when needed).
+
+    Integer scores stay integer on the secure path (exact, no grid); the fast path works in
+    float64.  Empty, NaN or infinite scores are rejected here, before any budget is
+    charged."""
+    arr = np.asarray(scores)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
+        raise TypeError(f"scores must hold real numbers; got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"scores must be one-dimensional; got shape {arr.shape}")
+    if arr.size == 0:
+        raise PrivacyParameterError("scores must not be empty; got 0 candidates")
+    if arr.size > _MAX_CANDIDATES:
+        raise PrivacyParameterError(f"scores must have at most 2**40 candidates; got {arr.size}")
+    if arr.dtype.kind in "iu" and mode == "secure":
+        if arr.dtype == np.uint64 and int(arr.max()) >= 2 ** 63:
+            raise PrivacyParameterError("integer scores must fit in int64; got a uint64 score "
+                                        f">= 2**63 ({int(arr.max())})")
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+    else:
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+        if _core.scores_argmax(arr) < 0:
+            bad = float(arr[~np.isfinite(arr)][0])
+            raise PrivacyParameterError(f"scores must be finite everywhere; got {bad!r}")
+    return arr
+
+
+def _charge(budget, epsilon, label):
+    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
+    if budget is not None:
+        budget.spend(epsilon, 0.0, label=label)
+
+
+def _dyadic_floor(gamma):
+    """The largest g / 2**s <= gamma with g < 2**63 and 0 <= s <= 63 (exact).
+
+    Rounding gamma *down* only makes the mechanism more private."""
+    gamma = min(gamma, Fraction(_MAX_GAMMA))
+    s = 63
+    g = math.floor(gamma * 2 ** s)
+    while g >= 2 ** 63:
+        s -= 1
+        g = math.floor(gamma * 2 ** s)
+    return g, s
+
+
+@functools.lru_cache(maxsize=256)
+def _grid(epsilon, sensitivity, monotonic, integer, rounds=1):
+    """Public parameters ``(inv_grid, g, s)`` of the secure paths; depend on no data.
+
+    Privacy.  Let ``v_i`` be the score in grid units (``u_i / G``; ``u_i`` itself for integer
+    scores).  The C kernels realise weights proportional to ``exp(gamma w_i)`` where ``w_i``
+    differs from the clamped utility ``max(v_i, v* - 2**50)`` by less than 5/4 (rounding of
+    the float subtraction and of the grid; csrc/selection.c, ``gap_f64``), and ``w_i = v_i``
+    exactly for integer scores.  Between neighbours every ``w_i`` therefore moves within an
+    interval of width
+
+    * ``W = 2 Delta/G + 5`` in general (each score moves by at most ``Delta/G + 5/2``),
+    * ``W = Delta/G + 5`` for monotone scores (all move the same way, by at most
+      ``Delta/G``, plus rounding),
+
+    and ``2 Delta``, ``Delta`` for integer scores.  If all utilities move within an interval
+    of width ``W``, the exponential mechanism's probabilities change by a factor of at most
+    ``exp(gamma W)`` (the proof of Thm 3.10, Dwork & Roth), and so do report noisy max's
+    with exact integer noise (the proof of Claim 3.9: the winning threshold moves by an
+    integer number of grid steps, at most ``W``; csrc/selection.c,
+    ``dpf_noisy_max_secure``).  With
+    ``gamma <= epsilon / (rounds W)`` each of ``rounds`` draws is ``epsilon/rounds``-DP and
+    together they are epsilon-DP (Thm 3.16).  gamma is rounded *down* to a dyadic ``g/2**s``.
+    """
+    if integer:
+        inv_grid = 1.0
+        width = Fraction(sensitivity) * (1 if monotonic else 2)
+    else:
+        if sensitivity < _MIN_FLOAT_SENSITIVITY:
+            raise PrivacyParameterError(
+                "sensitivity must be >= 1e-290 for float scores on the secure path; got "
+                f"{sensitivity!r}")
+        _, e = math.frexp(sensitivity)            # sensitivity in [2**(e-1), 2**e)
+        j = e - 1 - _GRID_BITS                     # G = 2**j
+        inv_grid = math.ldexp(1.0, -j)
+        steps = Fraction(sensitivity) / Fraction(2) ** j      # Delta/G, exact
+        width = steps + 5 if monotonic else 2 * steps + 5
+    g, s = _dyadic_floor(Fraction(epsilon) / (rounds * width))
+    return inv_grid, g, s
+
+
+def _fast_gamma(epsilon, sensitivity, monotonic, rounds=1):
+    """epsilon/(2 Delta) per round (epsilon/Delta when monotone), clamped to a finite value."""
+    gamma = epsilon / (rounds * sensitivity * (1.0 if monotonic else 2.0))
+    return min(gamma, 1e300) if gamma > 0.0 else 5e-324
+
+
+def _common(scores, epsilon, sensitivity, monotonic, rng, mode):
+    epsilon = _v.epsilon(epsilon)
+    sensitivity = _v.positive("sensitivity", sensitivity)
+    monotonic = _flag("monotonic", monotonic)
+    mode = _v.choice("mode", mode, ("secure", "fast"))
+    arr = _scores(scores, mode)
+    rng = _core.resolve_rng(rng)
+    return arr, epsilon, sensitivity, monotonic, mode, rng
+
+
+# ---------------------------------------------------------------- mechanisms
+
+def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
+                          mode="secure", budget=None):
+    """Choose candidate ``i`` with probability proportional to
+    ``exp(epsilon * scores[i] / (2 * sensitivity))`` (``/ sensitivity`` when monotonic).
+
+    Parameters
+    ----------
+    scores : array_like of real, shape (m,)
+        Utility of each candidate, finite, m >= 1.  Integer dtypes are used exactly on the
+        secure path.  The candidates (indices) must not depend on the data.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    sensitivity : float
+        Largest change of any score when one record is added or removed (Delta u).
+    monotonic : bool
+        True only if every score is monotone in the data set (e.g. counts).
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        None: the calling thread's OS-keyed ChaCha20.
+    mode : {"secure", "fast"}
+        "secure": exact sampler on the public grid (below).  "fast": Gumbel-max in floating
+        point, ``argmax(epsilon*u/(2*Delta) + Gumbel(0,1))`` (simulation only).
+    budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged ``epsilon`` before anything is drawn.
+
+    Returns
+    -------
+    int
+        The chosen index.
+
+    Privacy
+    -------
+    epsilon-DP under add/remove neighbours (Def. 3.4, Thm 3.10 of Dwork & Roth; monotone
+    variant: exponent ``epsilon u / Delta``).  Secure mode samples *exactly* the
+    exponential mechanism on the grid-rounded scores with the slightly smaller rate
+    ``gamma = epsilon / W`` per grid step (``W = 2 Delta/G + 5``, ``G = 2**j`` with
+    ``Delta/G in [2**12, 2**13)``): the rounding is paid for by the sensitivity, so the
+    guarantee is exactly epsilon-DP with no slack; the loss of accuracy is a factor
+    ``(2 Delta/G) / W >= 0.9993`` in the exponent.  Integer scores are not rounded:
+    ``gamma = epsilon/(2 Delta)`` (rounded down to a dyadic), the textbook law.
+    Gaps of more than ``2**50`` grid steps below the best score are clamped there (a
+    transform of the same sensitivity; those candidates' weights are below
+    ``exp(-2**50 gamma)``).  The algorithm (csrc/selection.c, ``em_draw``) is rejection
+    sampling with a dyadic envelope and exact Bernoulli(exp(-x)) coins; no floating point
+    touches a score-dependent probability.  Its running time depends on the scores (it is
+    not constant time).  Fast mode: Gumbel-max has exactly the exponential mechanism's law
+    in real arithmetic, but its floating point noise is not attack-safe.
+
+    Accuracy
+    --------
+    ``P[u(out) <= OPT - (2 Delta/epsilon)(ln(m/|R_OPT|) + t)] <= exp(-t)`` (Thm 3.11,
+    Cor. 3.12); see :func:`dpfast.accuracy.exponential_mechanism_error`.
+
+    References
+    ----------
+    McSherry & Talwar, "Mechanism Design via Differential Privacy", FOCS 2007.
+    Dwork & Roth 2014, Sec. 3.4.  Canonne, Kamath, Steinke, "The Discrete Gaussian for
+    Differential Privacy", NeurIPS 2020.  Mironov, "On Significance of the Least
+    Significant Bits for Differential Privacy", CCS 2012.
+    """
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
+                                                         monotonic, rng, mode)
+    _charge(budget, epsilon, "exponential_mechanism")
+    if mode == "secure":
+        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+        return int(_core.em_secure(arr, inv_grid, g, s, rng))
+    gamma = _fast_gamma(epsilon, sensitivity, monotonic)
+    return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
+
+
+def _noise_grid(epsilon, sensitivity, monotonic, arr):
+    inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+    if Fraction(g, 2 ** s) < _MIN_NOISE_GAMMA:
+        raise PrivacyParameterError(
+            "epsilon / sensitivity is too small for the exact noisy-max sampler (the noise "
+            "would exceed 2**40 grid steps); use a larger epsilon or mode='fast'; got "
+            f"epsilon={epsilon!r}, sensitivity={sensitivity!r}")
+    return inv_grid, g, s
+
+
+def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise="laplace",
+                     return_value=False, value_epsilon=None, rng=None, mode="secure",
+                     budget=None):
+    """Add independent noise to every score and report the index of the largest.
+
+    Parameters
+    ----------
+    scores : array_like of real, shape (m,)
+        Finite scores, m >= 1; the candidates must not depend on the data.
+    epsilon : float
+        Privacy parameter of the selection, finite and > 0.
+    sensitivity : float
+        Delta: the largest change of any score when one record is added or removed.
+    monotonic : bool
+        True only for monotone scores such as counts (Claim 3.9's setting).
+    noise : {"laplace", "exponential"}
+        Laplace of scale ``2 Delta/epsilon`` (``Delta/epsilon`` when monotonic), or one-sided
+        exponential of the same scale (whose law is permute-and-flip's).  Gaussian noise is
+        not offered: report noisy max with Gaussian noise is not epsilon-DP (Dwork & Roth,
+        Sec. 3.5.3).
+    return_value : bool
+        Also release the chosen score with *fresh* Laplace noise of scale
+        ``Delta/value_epsilon`` (the selection's noise is never released).
+    value_epsilon : float, optional
+        Privacy parameter of the released value; default ``epsilon``.
+    rng, mode, budget
+        As in :func:`exponential_mechanism`.  The budget is charged the total epsilon.
+
+    Returns
+    -------
+    int, or (int, float) when ``return_value``
+
+    Privacy
+    -------
+    The selection is epsilon-DP (Claim 3.9 for monotone counting queries with scale
+    ``Delta/epsilon``; scale ``2 Delta/epsilon`` for general scores).  With
+    ``return_value`` the value is a Laplace mechanism on one score of sensitivity Delta,
+    ``value_epsilon``-DP, so the pair is ``(epsilon + value_epsilon)``-DP (Thm 3.14), and that
+    total is what the budget is charged.
+    Secure mode works on the grid-rounded scores (as :func:`exponential_mechanism`) with
+    exact integer noise: discrete Laplace (two-sided geometric) or geometric noise of rate
+    ``gamma = epsilon/W`` per grid step, ties broken uniformly at random.  Claim 3.9's proof
+    carries over: with the other noises fixed, candidate i wins iff its noise clears a
+    threshold, which moves between neighbours by an *integer* number of grid steps at most
+    ``W``, and the discrete noises' tails shrink by at most ``exp(-gamma n)`` over n steps
+    (csrc/selection.c, ``dpf_noisy_max_secure``), so the guarantee is exactly epsilon-DP.
+    For exponential noise the law on the grid is exactly that of continuous exponential
+    noise (memorylessness).  The
+    released value goes through :func:`dpfast.mechanisms.laplace_mechanism` (secure) or
+    float Laplace noise (fast).
+
+    Accuracy
+    --------
+    With probability >= 1 - beta every noise is below ``b ln(m/beta)`` in absolute value
+    (Thm 3.8's union bound), so the chosen score is within ``2 b ln(m/beta)`` of the best,
+    ``b`` the noise scale; see :func:`dpfast.accuracy.report_noisy_max_error`.
+
+    References
+    ----------
+    Dwork & Roth 2014, Claim 3.9 and Sec. 3.5.3.  Ding, Kifer, Saghaian, Steinke, Wang,
+    Xiao, Zhang, "The Permute-and-Flip Mechanism is Identical to Report-Noisy-Max with
+    Exponential Noise", 2021.
+    """
+    if isinstance(noise, str) and noise == "gaussian":
+        raise PrivacyParameterError(
+            "noise must be 'laplace' or 'exponential'; report noisy max with Gaussian noise is "
+            "not epsilon-DP (Dwork & Roth, Sec. 3.5.3); got 'gaussian'")
+    noise = _v.choice("noise", noise, ("laplace", "exponential"))
+    return_value = _flag("return_value", return_value)
+    if value_epsilon is not None:
+        value_epsilon = _v.epsilon(value_epsilon, "value_epsilon")
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
+                                                         monotonic, rng, mode)
+    kind = _core.SEL_LAPLACE if noise == "laplace" else _core.SEL_EXPONENTIAL
+    if return_value and value_epsilon is None:
+        value_epsilon = epsilon
+    grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
+    if return_value and mode == "secure":
+        from .mechanisms import laplace_mechanism  # noqa: F401  (fail before charging)
+    total = epsilon + value_epsilon if return_value else epsilon
+    _charge(budget, total, "report_noisy_max")
+    if mode == "secure":
+        idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
+    else:
+        idx = int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
+                                       kind, rng))
+    if not return_value:
+        return idx
+    score = int(arr[idx]) if arr.dtype == np.int64 else float(arr[idx])
+    value = _release_value(score, value_epsilon, sensitivity, rng, mode)
+    return idx, value
+
+
+def _release_value(value, epsilon, sensitivity, rng, mode):
+    """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
+    the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
+    from .mechanisms import laplace_mechanism
+    return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                             mode=mode)
+
+
+def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
+                     mode="secure", budget=None):
+    """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random
+    order and stop at candidate ``r`` with probability
+    ``exp(epsilon (u_r - max u) / (2 Delta))`` (``/ Delta`` when monotonic).
+
+    It is implemented as what it is identical to: report noisy max with one-sided
+    exponential noise of scale ``2 Delta/epsilon`` (Ding et al. 2021), the "Report One-Sided
+    Noisy Arg-Max" of Dwork & Roth before Thm 3.13.  Its law is *not* the exponential
+    mechanism's: Thm 3.13 claims it is, which is false (SPEC erratum): with two candidates of
+    scores 0 and c, permute-and-flip picks the worse with probability
+    ``exp(-epsilon c/(2 Delta))/2``, the exponential mechanism with
+    ``1/(1 + exp(epsilon c/(2 Delta)))``.
+
+    Parameters
+    ----------
+    scores, epsilon, sensitivity, monotonic, rng, mode, budget
+        As in :func:`exponential_mechanism`.
+
+    Returns
+    -------
+    int
+
+    Privacy
+    -------
+    epsilon-DP (McKenna & Sheldon 2020).  Secure mode: exact geometric noise on the
+    grid-rounded scores with uniform tie-breaking, which is exactly exponential noise on
+    those scores (memorylessness); rate ``gamma = epsilon/W`` per grid step as in
+    :func:`exponential_mechanism`.  Running time O(m), not constant time per candidate.
+
+    Accuracy
+    --------
+    Never worse than the exponential mechanism in expected score (McKenna & Sheldon
+    2020); the tail bound of Cor. 3.12 holds for it too (a union bound over the candidates
+    whose noise would have to exceed the gap): see
+    :func:`dpfast.accuracy.exponential_mechanism_error`.
+
+    References
+    ----------
+    McKenna & Sheldon, "Permute-and-Flip: A new mechanism for differentially private
+    selection", NeurIPS 2020.  Ding et al., "The Permute-and-Flip Mechanism is Identical to
+    Report-Noisy-Max with Exponential Noise", 2021.
+    """
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
+                                                         monotonic, rng, mode)
+    grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
+    _charge(budget, epsilon, "permute_and_flip")
+    if mode == "secure":
+        return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
+    return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
+                                    _core.SEL_EXPONENTIAL, rng))
+
+
+def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mode="secure",
+          budget=None):
+    """The indices of k distinct candidates chosen by k rounds of the exponential mechanism
+    ("peeling"), each with ``epsilon / k``, best first.
+
+    Parameters
+    ----------
+    scores : array_like of real, shape (m,)
+    k : int
+        1 <= k <= m.
+    epsilon : float
+        Total privacy parameter; each round uses ``epsilon / k``.
+    sensitivity, monotonic, rng, mode, budget
+        As in :func:`exponential_mechanism`.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (k,)
+        In selection order.
+
+    Privacy
+    -------
+    epsilon-DP: each round is an ``epsilon/k``-DP exponential mechanism over the candidates
+    not chosen yet (a range that depends only on earlier outputs), and k adaptive rounds
+    compose to epsilon (Thm 3.16).  Durfee & Rogers (2019) give tighter (epsilon, delta)
+    accounting for the same mechanism; it is not used here.  Secure mode: k exact rounds
+    (O(k m) work).  Fast mode: one-shot Gumbel (add Gumbel noise of scale
+    ``2 k Delta/epsilon`` once, report the k largest), which has exactly the law of k
+    peeling rounds (Durfee & Rogers 2019).
+
+    Accuracy
+    --------
+    Each round obeys Cor. 3.12 with ``epsilon/k`` over the remaining candidates.
+
+    References
+    ----------
+    Durfee & Rogers, "Practical Differentially Private Top-k Selection with
+    Pay-what-you-get Composition", NeurIPS 2019.  Dwork & Roth 2014, Thm 3.10, 3.16.
+    """
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
+                                                         monotonic, rng, mode)
+    k = _v.integer("k", k, minimum=1, maximum=arr.size)
+    _charge(budget, epsilon, "top_k")
+    if mode == "secure":
+        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
+                               rounds=k)
+        return _core.topk_secure(arr, inv_grid, g, s, k, rng)
+    return _core.topk_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic, rounds=k), k, rng)
