@@ -14,7 +14,7 @@ from scipy import integrate, stats
 import dpfast
 import dpfast.random as dr
 from dpfast import _core
-from dpfast import _svt_accuracy as acc
+from dpfast import accuracy as acc
 from dpfast.sparse import AboveThreshold, NumericSparse, Sparse
 from stat_helpers import ALPHA, chi2_pvalue
 

@@ -33,11 +33,7 @@ def _k_beta(k, beta):
 
 
 def _beta(beta):
-    """A probability in (0, 1) (NaN and bool rejected, as everywhere in dpfast)."""
-    b = _v._number("beta", beta)
-    if 0.0 < b < 1.0:
-        return b
-    _v._fail("beta", "in (0, 1)", beta)
+    return _v.open_probability("beta", beta)
 
 
 def _alpha(alpha):

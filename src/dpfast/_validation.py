@@ -67,6 +67,14 @@ def delta(value, name="delta", *, allow_zero=True):
     _fail(name, "in [0, 1)" if allow_zero else "in (0, 1)", value)
 
 
+def open_probability(name, value):
+    """A probability in (0, 1) (failure probabilities beta, delta')."""
+    v = _number(name, value)
+    if 0.0 < v < 1.0:
+        return v
+    _fail(name, "in (0, 1)", value)
+
+
 def probability(name, value):
     """A probability in [0, 1]."""
     v = _number(name, value)

@@ -13,7 +13,8 @@ References
 ----------
 Dwork & Roth, The Algorithmic Foundations of Differential Privacy, 2014: Fact 3.7,
 Thm 3.8 (Laplace), Thm 3.11 and Cor. 3.12 (exponential mechanism), Claim 3.9 (report
-noisy max), Thm 3.22 (Gaussian).  Hoeffding, "Probability inequalities for sums of bounded
+noisy max), Thm 3.22 (Gaussian), Thm 3.24, 3.26, 3.28 (sparse vector; the last corrected
+for delta > 0, see dpfast._svt_accuracy).  Hoeffding, "Probability inequalities for sums of bounded
 random variables", JASA 1963 (randomized response).
 """
 
@@ -22,6 +23,14 @@ from statistics import NormalDist
 
 from . import _validation as _v
 from ._errors import PrivacyParameterError
+from ._svt_accuracy import (  # noqa: F401  (sparse vector bounds, Thm 3.24, 3.26, 3.28)
+    above_threshold_alpha,
+    above_threshold_epsilon,
+    numeric_sparse_alpha,
+    numeric_sparse_epsilon,
+    sparse_alpha,
+    sparse_epsilon,
+)
 
 __all__ = [
     "laplace_error", "laplace_epsilon",
@@ -30,14 +39,14 @@ __all__ = [
     "gaussian_error", "gaussian_sigma", "gaussian_mechanism_error",
     "gaussian_mechanism_epsilon",
     "randomized_response_error", "randomized_response_epsilon",
+    "above_threshold_alpha", "above_threshold_epsilon",
+    "sparse_alpha", "sparse_epsilon",
+    "numeric_sparse_alpha", "numeric_sparse_epsilon",
 ]
 
 
 def _beta(beta):
-    b = _v._number("beta", beta)
-    if 0.0 < b < 1.0:
-        return b
-    _v._fail("beta", "in (0, 1)", beta)
+    return _v.open_probability("beta", beta)
 
 
 def _count(name, value):

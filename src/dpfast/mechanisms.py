@@ -378,3 +378,23 @@ def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=
                         "for floats")
     return gaussian_mechanism(data, epsilon=epsilon, delta=delta,
                               l2_sensitivity=l2_sensitivity, rng=rng, budget=budget)
+
+
+# dpfast.mechanisms is the one place to find every mechanism: the selection mechanisms
+# and randomized response live in their own modules, re-exported here.
+from .randomized_response import (  # noqa: E402
+    coin_response,
+    kary_response,
+    randomized_response,
+)
+from .selection import (  # noqa: E402
+    exponential_mechanism,
+    permute_and_flip,
+    report_noisy_max,
+    top_k,
+)
+
+__all__ += [
+    "coin_response", "randomized_response", "kary_response",
+    "exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
+]
