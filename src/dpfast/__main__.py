@@ -6,6 +6,7 @@ import numpy as np
 import dpfast
 import dpfast.mechanisms as M
 import dpfast.random as dr
+from dpfast import releases, sparse
 from dpfast.accounting import PrivacyBudget
 
 
@@ -18,7 +19,7 @@ def _ns_per_item(fn, n, repeats=5):
     return sorted(runs)[len(runs) // 2] / n
 
 
-def releases():
+def releases_demo():
     """A small synthetic survey released under one privacy budget."""
     data = np.random.default_rng(2026).integers(18, 90, size=10_000)   # public demo data
     budget = PrivacyBudget(epsilon=1.0, delta=1e-6)
@@ -44,6 +45,25 @@ def releases():
         print(f"  one more release is refused before any noise is drawn: {e}")
 
 
+def streams_and_selection():
+    """Sparse vector over a stream of queries, and a private choice among candidates."""
+    rng = np.random.default_rng(7)                                    # public demo data
+    counts = rng.poisson(40, size=1000).astype(float)
+    counts[[137, 512, 903]] += 200.0                                  # three heavy hitters
+    budget = PrivacyBudget(epsilon=3.0)
+    svt = sparse.Sparse(threshold=150.0, cutoff=3, epsilon=2.0, budget=budget)
+    tops = svt.feed(counts)
+    print("\nSparse vector (secure, eps=2.0): which of 1,000 counts exceed 150?")
+    print(f"  positives at {[int(i) for i in np.flatnonzero(tops)]} after {svt.consumed} queries; "
+          f"halted={svt.halted} (true: [137, 512, 903])")
+    scores = np.array([12.0, 30.0, 31.0, 5.0])
+    pick = M.exponential_mechanism(scores, epsilon=0.5, budget=budget)
+    print(f"  exponential mechanism (exact, eps=0.5) picks candidate {pick} of scores {scores}")
+    ages = rng.integers(18, 90, size=5000).astype(float)
+    median = releases.quantile(ages, 0.5, lower=0.0, upper=120.0, epsilon=0.5, budget=budget)
+    print(f"  median age (eps=0.5): {median:.1f} (true {np.median(ages):.1f})")
+
+
 def throughput():
     n = 1_000_000
     g = dr.default_rng()
@@ -65,7 +85,8 @@ def throughput():
 def main():
     print(f"dpfast {dpfast.__version__}: differential privacy, fast and floating-point safe")
     print(f"Default generator: {dr.default_rng()!r}, keyed from the operating system")
-    releases()
+    releases_demo()
+    streams_and_selection()
     throughput()
 
 

@@ -44,3 +44,7 @@ LAPLACE: int
 GUMBEL: int
 NOISE_DLAP: int
 NOISE_DGAUSS: int
+
+# The remaining private entry points (discrete samplers, selection and sparse-vector
+# kernels, the SVT stream base class) are reached only through the Python modules.
+def __getattr__(name: str) -> Any: ...
