@@ -23,7 +23,14 @@
  * Overflow: every product that can exceed 64 bits is computed with mul64 (64x64->128) or
  * with the small multi-word routines below; a result outside int64 gives DPF_E_RANGE.
  *
- * Constant-time samplers: see the second half of this file (certified thresholds).
+ * The file, in order:
+ *   1. portable arithmetic, small multi-word integers;
+ *   2. exact samplers with no set-up ([CKS] loops): scalars and short arrays;
+ *   3. certified fixed-point interval arithmetic (exp of a rational, thresholds);
+ *   4. exact prepared samplers: one-word certified coins with an exact continuation on
+ *      ties, the fast path for arrays;
+ *   5. constant-time samplers (bitwise geometric, cumulative table) and their slack.
+ * No floating point is used to sample; the only doubles are the reported slacks.
  */
 #include <stdlib.h>
 #include <string.h>
