@@ -74,7 +74,7 @@ cdef extern from "dpfast/discrete.h" nogil:
     ctypedef struct dpf_dlap_ct_t:
         uint64_t s_num, s_den
         uint32_t digits
-        uint64_t threshold[62]
+        uint64_t threshold[31][3]
         uint64_t sign_threshold
         double slack_geometric
         double slack

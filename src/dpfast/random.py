@@ -326,11 +326,12 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     constant_time : bool
         ``False`` (default): **exact**, running time depends on the value drawn.
-        ``True``: **certified, constant time**: the bitwise geometric with D 64-bit
-        compares, D = the least j with 2**j/scale >= 45 (e.g. 6 for scale 1, 22 for
-        scale 1e5); the work depends only on ``scale``.  Its total variation distance to
-        the exact law is at most ``constant_time_slack("geometric", scale)`` (about
-        D * 2**-65).  Needs scale <= about 1.02e17.
+        ``True``: **certified, constant time**: the bitwise geometric on D binary digits,
+        D = the least j with 2**j/scale >= 45 (e.g. 6 for scale 1, 22 for scale 1e5),
+        two digits per 64-bit word, three compares per word and no branch on random
+        data; the work depends only on ``scale``.  Its total variation distance to the
+        exact law is at most ``constant_time_slack("geometric", scale)`` (about
+        1.5 D * 2**-65).  Needs scale <= about 1.02e17.
 
     Raises
     ------
@@ -346,8 +347,9 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     are independent Bernoulli(q_B**(2**j)/(1 + q_B**(2**j))) coins; each coin compares one
     64-bit word with a certified interval and, when the word falls inside it (probability
     about 2**-64), continues the comparison exactly against a 704-bit certified interval.
-    A set-up of about 0.1 ms per scale is cached.  Constant-time path: the same digits of
-    the whole geometric, each from one compare with a threshold rounded to 64 bits.
+    A set-up of about 0.1 ms per scale is cached.  Constant-time path: the digits of the
+    whole geometric, drawn in pairs by inverting each pair's joint law with three
+    thresholds rounded to 64 bits (certified error, summed into the slack).
     """
     num, den = _scale_rational(scale)
     size = _v.size(size)
@@ -376,9 +378,9 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
         ``None`` is the calling thread's OS-keyed ChaCha20.
     constant_time : bool
         ``False`` (default): **exact**, not constant time.
-        ``True``: **certified, constant time**: D + 1 words per draw (see :func:`geometric`),
-        one compare each and no branch on random data, so the running time of the C kernel
-        does not depend on the value drawn.  Total variation distance to the exact law at
+        ``True``: **certified, constant time**: 1 + ceil(D/2) words per draw (see
+        :func:`geometric`), at most three compares each and no branch on random data, so
+        the running time of the C kernel does not depend on the value drawn.  Total variation distance to the exact law at
         most ``constant_time_slack("discrete_laplace", scale)``; a mechanism that is
         (ε, δ)-DP with exact noise is (ε, δ + k (1 + e**ε) slack)-DP with k such draws.
         (Converting a scalar result to a Python int takes slightly longer for values
