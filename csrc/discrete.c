@@ -1798,26 +1798,57 @@ int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     return (int64_t)((m ^ ((uint64_t)0 - s)) + s);   /* s: -m */
 }
 
-/* Eight draws per pass over the table (the table is loaded once per eight draws), one
- * word of sign bits per 64 draws. */
+/* Eight draws per pass over the table: m[l] = #{k < M : w[l] >= T[k]}.  The vector
+ * versions (chosen by the CPU, never by the data) compare all eight words with one
+ * broadcast threshold per step; every version does the same M steps for any words. */
+typedef void (*dg_scan8_fn)(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m);
+
+static void dg_scan8_scalar(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m)
+{
+    uint32_t k, l;
+    for (l = 0; l < 8; l++) m[l] = 0;
+    for (k = 0; k < M; k++)
+        for (l = 0; l < 8; l++) m[l] += (uint64_t)(w[l] >= T[k]);
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define DPF_DG_VEC 1
+typedef uint64_t dg_v8 __attribute__((vector_size(64)));
+#define DEFINE_DG_SCAN8(NAME, ATTR)                                                     \
+    ATTR static void NAME(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m) \
+    {                                                                                   \
+        dg_v8 W, acc = {0, 0, 0, 0, 0, 0, 0, 0};                                        \
+        uint32_t k;                                                                     \
+        memcpy(&W, w, sizeof W);                                                        \
+        for (k = 0; k < M; k++) acc -= (dg_v8)(W >= ((dg_v8){0, 0, 0, 0, 0, 0, 0, 0} + T[k])); \
+        memcpy(m, &acc, sizeof acc);                                                    \
+    }
+DEFINE_DG_SCAN8(dg_scan8_avx2, __attribute__((target("avx2"))))
+DEFINE_DG_SCAN8(dg_scan8_avx512, __attribute__((target("avx512f"))))
+#endif
+
+static dg_scan8_fn dg_scan8_pick(void)
+{
+#if defined(DPF_DG_VEC)
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX512)) return dg_scan8_avx512;
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX2)) return dg_scan8_avx2;
+#endif
+    return dg_scan8_scalar;
+}
+
+/* One word of sign bits per 64 draws. */
 void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                    size_t n)
 {
     size_t i = 0;
     uint64_t signs = 0;
     int left = 0;
+    const dg_scan8_fn scan = dg_scan8_pick();
     while (i < n) {
         uint64_t w[8], m[8];
         size_t l, cnt = n - i < 8 ? n - i : 8;
-        uint32_t k;
-        for (l = 0; l < 8; l++) {
-            w[l] = l < cnt ? dpf_next_u64(r) : 0;
-            m[l] = 0;
-        }
-        for (k = 0; k < t->size; k++) {
-            uint64_t T = t->threshold[k];
-            for (l = 0; l < 8; l++) m[l] += (uint64_t)(w[l] >= T);
-        }
+        for (l = 0; l < 8; l++) w[l] = l < cnt ? dpf_next_u64(r) : 0;
+        scan(t->threshold, t->size, w, m);
         for (l = 0; l < cnt; l++) {
             uint64_t s;
             if (left == 0) {
