@@ -1621,15 +1621,17 @@ static void dlap_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, siz
     dpf_secure_zero(buf, sizeof buf);
 }
 
-void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
+int dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
 {
     dlap_ct_fill(r, t, out, n, 0);
+    return DPF_OK;
 }
 
-void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
-                                  size_t n)
+int dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+                                 size_t n)
 {
     dlap_ct_fill(r, t, out, n, 1);
+    return DPF_OK;
 }
 
 /* ================================================================ constant time: Gaussian
@@ -1837,8 +1839,8 @@ static dg_scan8_fn dg_scan8_pick(void)
 }
 
 /* One word of sign bits per 64 draws. */
-void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
-                                   size_t n)
+int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+                                  size_t n)
 {
     size_t i = 0;
     uint64_t signs = 0;
@@ -1862,6 +1864,7 @@ void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64
         }
         i += cnt;
     }
+    return DPF_OK;
 }
 
 /* ================================================================ certified exp (API) */

@@ -14,6 +14,16 @@ The discrete samplers (``bernoulli``, ``bernoulli_exp``, ``geometric``,
 ``discrete_laplace``, ``discrete_gaussian``) take exact rational parameters and are exact
 (Canonne, Kamath, Steinke 2020) or, with ``constant_time=True``, certified: their distance
 to the exact law is bounded by :func:`constant_time_slack`.
+
+Constant time, precisely: with ``constant_time=True`` the C kernels of ``geometric``,
+``discrete_laplace`` and ``discrete_gaussian`` draw a number of 64-bit words, make a
+number of compares and read table entries in an order that depend only on the public
+parameters and on ``size``, never on the values drawn, and no branch depends on a random
+word (checked in the generated x86-64 code).  Not covered: the Python layer (argument
+checks; building a table the first time a parameter is seen, which depends on that public
+parameter only; converting a scalar result to a Python int, which is slower outside
+[-5, 256]) and a foreign numpy BitGenerator, whose own timing is its own.  The exact
+samplers (the default) are not constant time.
 """
 
 import functools
@@ -268,6 +278,11 @@ def bernoulli(p, size=None, *, rng=None):
     decide except with probability < 2**-64, and then the next 64 bits continue the
     comparison exactly.  One 64-bit word per draw in expectation; no division, no floating
     point.  Not constant time (the rare continuation takes longer).
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, section 5 (sampling Bernoulli(n/d) exactly).
     """
     frac = _p_rational(p)
     size = _v.size(size)
@@ -350,6 +365,11 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     A set-up of about 0.1 ms per scale is cached.  Constant-time path: the digits of the
     whole geometric, drawn in pairs by inverting each pair's joint law with three
     thresholds rounded to 64 bits (certified error, summed into the slack).
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, Algorithms 1 and 2.
     """
     num, den = _scale_rational(scale)
     size = _v.size(size)

@@ -177,13 +177,13 @@ typedef struct dpf_dlap_ct {
 } dpf_dlap_ct_t;
 
 /* DPF_E_PARAM for a zero argument; DPF_E_RANGE when more than 62 digits would be needed
- * (t > 2^62/45, about 1.0e17). */
+ * (t > 2^62/45, about 1.0e17).  The constant-time fills cannot fail; they return DPF_OK. */
 int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den);
 int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
-void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+int dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
                                   size_t n);
 int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
-void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n);
+int dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n);
 
 /* Cumulative table of |X| for the discrete Gaussian: the magnitude is the number of
  * thresholds k < size with w >= threshold[k] (a scan of the whole table), the sign one
@@ -203,7 +203,7 @@ typedef struct dpf_dgauss_ct {
  * DPF_DGAUSS_CT_MAX entries; DPF_E_NOMEM if scratch memory is unavailable. */
 int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den);
 int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t);
-void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                    size_t n);
 
 /* ---------------------------------------------------------------- certified arithmetic */
