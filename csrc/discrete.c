@@ -23,7 +23,14 @@
  * Overflow: every product that can exceed 64 bits is computed with mul64 (64x64->128) or
  * with the small multi-word routines below; a result outside int64 gives DPF_E_RANGE.
  *
- * Constant-time samplers: see the second half of this file (certified thresholds).
+ * The file, in order:
+ *   1. portable arithmetic, small multi-word integers;
+ *   2. exact samplers with no set-up ([CKS] loops): scalars and short arrays;
+ *   3. certified fixed-point interval arithmetic (exp of a rational, thresholds);
+ *   4. exact prepared samplers: one-word certified coins with an exact continuation on
+ *      ties, the fast path for arrays;
+ *   5. constant-time samplers (bitwise geometric, cumulative table) and their slack.
+ * No floating point is used to sample; the only doubles are the reported slacks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -1433,26 +1440,56 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
  *
  * Bitwise geometric.  For M ~ Geometric(q), P(M = sum_j d_j 2^j) = (1-q) prod_j q^(d_j 2^j),
  * which factorises: the digits d_j are independent with P(d_j = 1) = p_j = q^(2^j)/(1 +
- * q^(2^j)).  Digit j is [w_j < T_j] for a fresh uniform word w_j, which is exactly
- * Bernoulli(T_j / 2^64).  Digits j >= D are dropped: the result is M mod 2^D, which differs
- * from M only when M >= 2^D, an event of probability q^(2^D).  The sign: X >= 0 with
- * probability 1/(1+q) and, given X < 0, -X-1 is again Geometric(q); so X = M or ~M = -M-1
- * with a Bernoulli(q/(1+q)) coin (= p_0), and P(X = x) = (1-q)/(1+q) q^|x| exactly.
+ * q^(2^j)).  Two digits are drawn from one uniform word w by inverting their joint law:
+ * m = d_2k + 2 d_2k+1 = #{i < 3 : w >= T_i}, which is exactly m with probability
+ * (T_m - T_(m-1))/2^64 (T_-1 = 0, T_3 = 2^64).  Digits j >= D are dropped: the result is
+ * M mod 2^D, which differs from M only when M >= 2^D, an event of probability q^(2^D).
+ * The sign: X >= 0 with probability 1/(1+q) and, given X < 0, -X-1 is again
+ * Geometric(q); so X = M or ~M = -M-1 with a Bernoulli(q/(1+q)) coin (= p_0), and
+ * P(X = x) = (1-q)/(1+q) q^|x| exactly.
  *
- * Slack: coupling each rounded coin with its exact coin and M mod 2^D with M,
- *   TV(output, exact) <= sum_{j<D} |T_j/2^64 - p_j| + q^(2^D) (+ |T_s/2^64 - p_0| for the sign).
- * Each |T/2^64 - p| is bounded by fx_threshold from the certified interval of p.
+ * Slack: coupling each pair with its exact pair (TV of a pair <= the sum of its three
+ * threshold errors, as for any inverted cumulative table: 1/2 sum_m |dP(m)| <=
+ * 1/2 sum_m (eps_m + eps_(m-1))), the sign with the exact sign, and M mod 2^D with M:
+ *   TV(output, exact) <= sum_thresholds |T/2^64 - C| + q^(2^D) (+ the sign's error).
+ * Each |T/2^64 - C| is bounded from the certified interval of C (fx_threshold).
  *
- * Work per draw: D + 1 words (D for the geometric), one unsigned compare and one shift/or
- * per word, no branch on any random value.  D depends only on the scale.
+ * Work per draw: 1 + ceil(D/2) words (ceil(D/2) for the geometric), 3 unsigned compares
+ * per word summed without a branch; D depends only on the scale.
  */
+
+/* 1 - x for x in [0, 1] */
+static void fx_one_minus(fx_t *z, const fx_t *x, int n)
+{
+    fx_t one;
+    fx_int(&one, 1, n);
+    fx_sub(z, &one, x, n);
+}
+
+/* Threshold of a cumulative probability C, kept >= the previous threshold (a table must
+ * be monotone for the count of thresholds <= w to invert it); err >= |T/2^64 - C|. */
+static uint64_t ct_threshold(const fxi_t *C, uint64_t prev, fx_t *err, int n)
+{
+    uint64_t T = fx_threshold(C, err, n);
+    if (T < prev) {
+        fx_t tf, e2;
+        T = prev;
+        fx_zero(&tf);
+        tf.w[n - 2] = T;
+        fx_absdiff(err, &tf, &C->lo, n);
+        fx_absdiff(&e2, &tf, &C->hi, n);
+        if (fx_cmp(&e2, err, n) > 0) *err = e2;
+    }
+    return T;
+}
 
 int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
 {
-    fxi_t e1, p;
+    const int n = CTN;
+    fxi_t e1, p, dig[DPF_DLAP_CT_MAX_DIGITS];
     fx_t sum, err;
     uint64_t c, k, rr;
-    uint32_t j;
+    uint32_t j, D;
     if (s_num == 0 || s_den == 0) return DPF_E_PARAM;
     memset(t, 0, sizeof *t);
     c = gcd64(s_num, s_den);
@@ -1460,7 +1497,7 @@ int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
     s_den /= c;
     t->s_num = s_num;
     t->s_den = s_den;
-    fx_exp_m1(&e1, CTN);
+    fx_exp_m1(&e1, n);
     fx_zero(&sum);
     /* y_j = 2^j s_den / s_num = k + rr/s_num, exactly; q^(2^j) = exp(-y_j) */
     k = s_den / s_num;
@@ -1468,62 +1505,133 @@ int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
     for (j = 0; k < 45; j++) {
         int carry;
         if (j == DPF_DLAP_CT_MAX_DIGITS) return DPF_E_RANGE;
-        fx_coin_p(&p, k, rr, s_num, 1, &e1, CTN);
-        t->threshold[j] = fx_threshold(&p, &err, CTN);
-        fx_add(&sum, &sum, &err, CTN);
+        fx_coin_p(&dig[j], k, rr, s_num, 1, &e1, n);
         carry = rr >= s_num - rr;   /* 2 rr >= s_num, without overflow */
         rr = carry ? rr - (s_num - rr) : 2 * rr;
         k = 2 * k + (uint64_t)carry;
     }
-    t->digits = j;
+    t->digits = D = j;
+    /* pairs of digits: cumulative law of m = d_2k + 2 d_2k+1, outward rounded */
+    for (j = 0; j < D; j += 2) {
+        uint64_t *T = t->threshold[j / 2];
+        fxi_t C, na, nb, ab;
+        fx_one_minus(&na.lo, &dig[j].hi, n);          /* 1 - a */
+        fx_one_minus(&na.hi, &dig[j].lo, n);
+        if (j + 1 == D) {                             /* a pair of one: C_0 = 1 - a */
+            T[0] = ct_threshold(&na, 0, &err, n);
+            fx_add(&sum, &sum, &err, n);
+            T[1] = T[2] = UINT64_MAX;                 /* unused */
+            break;
+        }
+        fx_one_minus(&nb.lo, &dig[j + 1].hi, n);      /* 1 - b */
+        fx_one_minus(&nb.hi, &dig[j + 1].lo, n);
+        fx_mul(&C.lo, &na.lo, &nb.lo, 0, n);          /* C_0 = (1-a)(1-b) */
+        fx_mul(&C.hi, &na.hi, &nb.hi, 1, n);
+        T[0] = ct_threshold(&C, 0, &err, n);
+        fx_add(&sum, &sum, &err, n);
+        T[1] = ct_threshold(&nb, T[0], &err, n);      /* C_1 = 1 - b */
+        fx_add(&sum, &sum, &err, n);
+        fx_mul(&ab.hi, &dig[j].hi, &dig[j + 1].hi, 1, n);
+        fx_mul(&ab.lo, &dig[j].lo, &dig[j + 1].lo, 0, n);
+        fx_one_minus(&C.lo, &ab.hi, n);               /* C_2 = 1 - ab */
+        fx_one_minus(&C.hi, &ab.lo, n);
+        T[2] = ct_threshold(&C, T[1], &err, n);
+        fx_add(&sum, &sum, &err, n);
+    }
     /* truncation: q^(2^D) = exp(-y_D) */
-    fx_coin_p(&p, k, rr, s_num, 0, &e1, CTN);
-    fx_add(&sum, &sum, &p.hi, CTN);
-    t->slack_geometric = fx_to_double_up(&sum, CTN);
+    fx_coin_p(&p, k, rr, s_num, 0, &e1, n);
+    fx_add(&sum, &sum, &p.hi, n);
+    t->slack_geometric = fx_to_double_up(&sum, n);
     /* sign coin: q/(1+q) = p_0 */
-    fx_coin_p(&p, s_den / s_num, s_den % s_num, s_num, 1, &e1, CTN);
-    t->sign_threshold = fx_threshold(&p, &err, CTN);
-    fx_add(&sum, &sum, &err, CTN);
-    t->slack = fx_to_double_up(&sum, CTN);
+    fx_coin_p(&p, s_den / s_num, s_den % s_num, s_num, 1, &e1, n);
+    t->sign_threshold = fx_threshold(&p, &err, n);
+    fx_add(&sum, &sum, &err, n);
+    t->slack = fx_to_double_up(&sum, n);
     return DPF_OK;
 }
 
-static inline uint64_t geo_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
+/* The geometric value from ceil(D/2) words: pair k gives digits 2k and 2k+1. */
+static inline uint64_t geo_ct_words(const dpf_dlap_ct_t *t, const uint64_t *w)
 {
-    uint64_t m = 0;
-    uint32_t j;
-    for (j = 0; j < t->digits; j++) m |= (uint64_t)(dpf_next_u64(r) < t->threshold[j]) << j;
-    return m;
+    const uint32_t D = t->digits, full = D / 2;
+    uint64_t v = 0;
+    uint32_t k;
+    for (k = 0; k < full; k++) {
+        const uint64_t *T = t->threshold[k];
+        uint64_t x = w[k];
+        uint64_t m = (uint64_t)(x >= T[0]) + (uint64_t)(x >= T[1]) + (uint64_t)(x >= T[2]);
+        v |= m << (2 * k);
+    }
+    if (D & 1) v |= (uint64_t)(w[full] >= t->threshold[full][0]) << (D - 1);
+    return v;
 }
 
 int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
 {
-    return (int64_t)geo_ct(r, t);
-}
-
-static inline int64_t dlap_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
-{
-    uint64_t neg = (uint64_t)(dpf_next_u64(r) < t->sign_threshold);
-    uint64_t m = geo_ct(r, t);
-    return (int64_t)(m ^ ((uint64_t)0 - neg));   /* neg: ~m = -m - 1 */
+    uint64_t w[DPF_DLAP_CT_MAX_PAIRS], v;
+    uint32_t k, words = (t->digits + 1) / 2;
+    for (k = 0; k < words; k++) w[k] = dpf_next_u64(r);
+    v = geo_ct_words(t, w);
+    dpf_secure_zero(w, sizeof w);
+    return (int64_t)v;
 }
 
 int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
 {
-    return dlap_ct(r, t);
+    uint64_t neg = (uint64_t)(dpf_next_u64(r) < t->sign_threshold);
+    uint64_t m = (uint64_t)dpf_geometric_ct(r, t);
+    return (int64_t)(m ^ ((uint64_t)0 - neg));   /* neg: ~m = -m - 1 */
 }
 
-void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
+/* The fills take their words in blocks (one bulk copy from the ChaCha20 buffer, or one
+ * call per word for a foreign generator) sized to whole draws, so the number of words, the
+ * compares and the memory accesses depend only on n and the table. */
+#define CT_BLOCK 256
+
+static void ct_words(dpf_rng_t *r, uint64_t *buf, size_t k)
 {
     size_t i;
-    for (i = 0; i < n; i++) out[i] = (int64_t)geo_ct(r, t);
+    if (r->cc != NULL) {
+        dpf_chacha_fill(r->cc, buf, k);
+        return;
+    }
+    for (i = 0; i < k; i++) buf[i] = r->next_u64(r->state);
 }
 
-void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
-                                  size_t n)
+static void dlap_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n,
+                         int sign)
 {
-    size_t i;
-    for (i = 0; i < n; i++) out[i] = dlap_ct(r, t);
+    uint64_t buf[CT_BLOCK];
+    const uint32_t words = (t->digits + 1) / 2, per = words + (uint32_t)sign;
+    const size_t batch = per ? CT_BLOCK / per : CT_BLOCK;
+    size_t i = 0;
+    while (i < n) {
+        size_t m = n - i < batch ? n - i : batch, l;
+        const uint64_t *w = buf;
+        ct_words(r, buf, m * per);
+        for (l = 0; l < m; l++) {
+            uint64_t neg = 0, v;
+            if (sign) neg = (uint64_t)(*w++ < t->sign_threshold);
+            v = geo_ct_words(t, w);
+            w += words;
+            out[i + l] = (int64_t)(v ^ ((uint64_t)0 - neg));
+        }
+        i += m;
+    }
+    dpf_secure_zero(buf, sizeof buf);
+}
+
+int dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
+{
+    dlap_ct_fill(r, t, out, n, 0);
+    return DPF_OK;
+}
+
+int dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+                                 size_t n)
+{
+    dlap_ct_fill(r, t, out, n, 1);
+    return DPF_OK;
 }
 
 /* ================================================================ constant time: Gaussian
@@ -1692,26 +1800,57 @@ int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     return (int64_t)((m ^ ((uint64_t)0 - s)) + s);   /* s: -m */
 }
 
-/* Eight draws per pass over the table (the table is loaded once per eight draws), one
- * word of sign bits per 64 draws. */
-void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
-                                   size_t n)
+/* Eight draws per pass over the table: m[l] = #{k < M : w[l] >= T[k]}.  The vector
+ * versions (chosen by the CPU, never by the data) compare all eight words with one
+ * broadcast threshold per step; every version does the same M steps for any words. */
+typedef void (*dg_scan8_fn)(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m);
+
+static void dg_scan8_scalar(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m)
+{
+    uint32_t k, l;
+    for (l = 0; l < 8; l++) m[l] = 0;
+    for (k = 0; k < M; k++)
+        for (l = 0; l < 8; l++) m[l] += (uint64_t)(w[l] >= T[k]);
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define DPF_DG_VEC 1
+typedef uint64_t dg_v8 __attribute__((vector_size(64)));
+#define DEFINE_DG_SCAN8(NAME, ATTR)                                                     \
+    ATTR static void NAME(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m) \
+    {                                                                                   \
+        dg_v8 W, acc = {0, 0, 0, 0, 0, 0, 0, 0};                                        \
+        uint32_t k;                                                                     \
+        memcpy(&W, w, sizeof W);                                                        \
+        for (k = 0; k < M; k++) acc -= (dg_v8)(W >= ((dg_v8){0, 0, 0, 0, 0, 0, 0, 0} + T[k])); \
+        memcpy(m, &acc, sizeof acc);                                                    \
+    }
+DEFINE_DG_SCAN8(dg_scan8_avx2, __attribute__((target("avx2"))))
+DEFINE_DG_SCAN8(dg_scan8_avx512, __attribute__((target("avx512f"))))
+#endif
+
+static dg_scan8_fn dg_scan8_pick(void)
+{
+#if defined(DPF_DG_VEC)
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX512)) return dg_scan8_avx512;
+    if (dpf_chacha_impl_available(DPF_IMPL_AVX2)) return dg_scan8_avx2;
+#endif
+    return dg_scan8_scalar;
+}
+
+/* One word of sign bits per 64 draws. */
+int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+                                  size_t n)
 {
     size_t i = 0;
     uint64_t signs = 0;
     int left = 0;
+    const dg_scan8_fn scan = dg_scan8_pick();
     while (i < n) {
         uint64_t w[8], m[8];
         size_t l, cnt = n - i < 8 ? n - i : 8;
-        uint32_t k;
-        for (l = 0; l < 8; l++) {
-            w[l] = l < cnt ? dpf_next_u64(r) : 0;
-            m[l] = 0;
-        }
-        for (k = 0; k < t->size; k++) {
-            uint64_t T = t->threshold[k];
-            for (l = 0; l < 8; l++) m[l] += (uint64_t)(w[l] >= T);
-        }
+        for (l = 0; l < 8; l++) w[l] = l < cnt ? dpf_next_u64(r) : 0;
+        scan(t->threshold, t->size, w, m);
         for (l = 0; l < cnt; l++) {
             uint64_t s;
             if (left == 0) {
@@ -1725,6 +1864,7 @@ void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64
         }
         i += cnt;
     }
+    return DPF_OK;
 }
 
 /* ================================================================ certified exp (API) */

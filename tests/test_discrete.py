@@ -186,6 +186,10 @@ def test_discrete_laplace_scalar_path():
     assert type(dr.discrete_laplace(2, rng=g)) is int
     assert type(dr.discrete_laplace(2, rng=g, constant_time=True)) is int
     assert chisq_pvalue(x, dlap_pmf(2), -100, 100) > ALPHA
+    x = np.array([dr.discrete_laplace(2, rng=g, constant_time=True) for _ in range(40000)])
+    assert chisq_pvalue(x, dlap_pmf(2), -100, 100) > ALPHA
+    x = np.array([dr.geometric(Fraction(7, 3), rng=g, constant_time=True) for _ in range(40000)])
+    assert chisq_pvalue(x, geom_pmf(Fraction(7, 3)), 0, 120) > ALPHA
 
 
 def test_discrete_laplace_huge_and_tiny_scales():
@@ -433,24 +437,43 @@ def _digit_p(scale, j):
     return qj / (1 + qj)
 
 
+def _pair_cdfs(scale, k, D):
+    """Exact cumulative law of m = d_2k + 2 d_2k+1 (or of d_2k alone for an odd last digit)."""
+    a = _digit_p(scale, 2 * k)
+    if 2 * k + 1 == D:
+        return [1 - a]
+    b = _digit_p(scale, 2 * k + 1)
+    return [(1 - a) * (1 - b), 1 - b, 1 - a * b]
+
+
+def _pair_pmf(T):
+    edges = [0] + T + [TWO64]
+    return [mpmath.mpf(edges[m + 1] - edges[m]) / TWO64 for m in range(len(T) + 1)]
+
+
 @pytest.mark.parametrize("scale", [Fraction(1, 50), 0.5, 1, 3, Fraction(7, 3), 1000, 1e12])
 def test_laplace_ct_thresholds_and_slack(scale):
     s = Fraction(scale)
     t = dr._dlap_ct(*dr._scale_rational(scale))
     D = t.digits
-    # D is the least j with 2^j / scale >= 45
+    # D is the least j with 2^j / scale >= 45; digits come in pairs
     assert 2**D / s >= 45 and (D == 0 or 2 ** (D - 1) / s < 45)
+    assert len(t.thresholds) == (D + 1) // 2
     formula = mpmath.mpf(0)
-    for j, T in enumerate(t.thresholds):
-        err = abs(mpmath.mpf(T) / TWO64 - _digit_p(scale, j))
-        assert err <= mpmath.mpf(2) ** -65 * (1 + mpmath.mpf(2) ** -60)   # rounded to nearest
-        formula += err
+    for k, T in enumerate(t.thresholds):
+        assert T == sorted(T)
+        for Ti, Ci in zip(T, _pair_cdfs(scale, k, D)):
+            err = abs(mpmath.mpf(Ti) / TWO64 - Ci)
+            # rounded to nearest (2**64 - 1 caps a cumulative value within 2**-65 of 1)
+            assert err <= mpmath.mpf(2) ** (-64 if Ti == TWO64 - 1 else -65) * (1 + mpmath.mpf(2) ** -60)
+            formula += err
     formula += _q(scale) ** (2**D)                                        # truncation
     assert mpmath.mpf(t.slack_geometric) >= formula
     assert mpmath.mpf(t.slack_geometric) <= formula * (1 + mpmath.mpf(2) ** -40)
     sign_err = abs(mpmath.mpf(t.sign_threshold) / TWO64 - _digit_p(scale, 0))
+    assert sign_err <= mpmath.mpf(2) ** -65 * (1 + mpmath.mpf(2) ** -60)
     assert mpmath.mpf(t.slack) >= formula + sign_err
-    assert t.slack <= (D + 3) * 2.0**-64
+    assert t.slack <= (3 * D + 3) * 2.0**-64
     assert dr.constant_time_slack("discrete_laplace", scale) == t.slack
     assert dr.constant_time_slack("geometric", scale) == t.slack_geometric
 
@@ -459,12 +482,13 @@ def test_laplace_ct_thresholds_and_slack(scale):
 def test_laplace_ct_exact_total_variation(scale):
     """The law the thresholds define, computed exactly, is within `slack` of the exact law."""
     t = dr._dlap_ct(*dr._scale_rational(scale))
-    D, ps = t.digits, [mpmath.mpf(T) / TWO64 for T in t.thresholds]
+    D = t.digits
+    pairs = [_pair_pmf(T) for T in t.thresholds]
     b = mpmath.mpf(t.sign_threshold) / TWO64
     pm = dlap_pmf(scale)
     tv = mpmath.mpf(0)
     for m in range(2**D):
-        pt = mpmath.fprod(ps[j] if (m >> j) & 1 else 1 - ps[j] for j in range(D))
+        pt = mpmath.fprod(pairs[k][(m >> (2 * k)) & 3] for k in range(len(pairs)))
         tv += abs((1 - b) * pt - pm(m)) + abs(b * pt - pm(-m - 1))
     K = 2**D          # the support of the table's law is [-K, K)
     outside = 1 - mpmath.fsum(pm(x) for x in range(-K, K))
@@ -512,7 +536,7 @@ def test_constant_time_work_is_fixed():
     n = 1000
     for scale in [0.5, 3, 1000]:
         D = dr._dlap_ct(*dr._scale_rational(scale)).digits
-        for geometric, per in [(False, D + 1), (True, D)]:
+        for geometric, per in [(False, 1 + (D + 1) // 2), (True, (D + 1) // 2)]:
             g1, g2 = rng(12), rng(12)
             if geometric:
                 dr.geometric(scale, n, rng=g1, constant_time=True)

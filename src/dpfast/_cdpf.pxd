@@ -78,7 +78,7 @@ cdef extern from "dpfast/discrete.h" nogil:
     ctypedef struct dpf_dlap_ct_t:
         uint64_t s_num, s_den
         uint32_t digits
-        uint64_t threshold[62]
+        uint64_t threshold[31][3]
         uint64_t sign_threshold
         double slack_geometric
         double slack
@@ -112,13 +112,13 @@ cdef extern from "dpfast/discrete.h" nogil:
                                    int64_t *out, size_t n)
     int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
     int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
-    void dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
+    int dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
                                       size_t n)
     int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t)
-    void dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
+    int dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n)
     int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den)
     int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
-    void dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
+    int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                        size_t n)
     ctypedef struct dpf_coin_t:
         uint64_t y_int, y_num, lo, hi

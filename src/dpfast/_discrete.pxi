@@ -129,7 +129,11 @@ cdef class DiscreteLaplaceCT:
 
     @property
     def thresholds(self):
-        return [int(self.t.threshold[j]) for j in range(self.t.digits)]
+        """Per pair of digits (2k, 2k+1): its cumulative thresholds (three, or one for an
+        odd last digit)."""
+        D = self.t.digits
+        return [[int(self.t.threshold[k][i]) for i in range(3 if 2 * k + 1 < D else 1)]
+                for k in range((D + 1) // 2)]
 
     @property
     def sign_threshold(self):

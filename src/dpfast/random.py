@@ -14,6 +14,16 @@ The discrete samplers (``bernoulli``, ``bernoulli_exp``, ``geometric``,
 ``discrete_laplace``, ``discrete_gaussian``) take exact rational parameters and are exact
 (Canonne, Kamath, Steinke 2020) or, with ``constant_time=True``, certified: their distance
 to the exact law is bounded by :func:`constant_time_slack`.
+
+Constant time, precisely: with ``constant_time=True`` the C kernels of ``geometric``,
+``discrete_laplace`` and ``discrete_gaussian`` draw a number of 64-bit words, make a
+number of compares and read table entries in an order that depend only on the public
+parameters and on ``size``, never on the values drawn, and no branch depends on a random
+word (checked in the generated x86-64 code).  Not covered: the Python layer (argument
+checks; building a table the first time a parameter is seen, which depends on that public
+parameter only; converting a scalar result to a Python int, which is slower outside
+[-5, 256]) and a foreign numpy BitGenerator, whose own timing is its own.  The exact
+samplers (the default) are not constant time.
 """
 
 import functools
@@ -268,6 +278,11 @@ def bernoulli(p, size=None, *, rng=None):
     decide except with probability < 2**-64, and then the next 64 bits continue the
     comparison exactly.  One 64-bit word per draw in expectation; no division, no floating
     point.  Not constant time (the rare continuation takes longer).
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, section 5 (sampling Bernoulli(n/d) exactly).
     """
     frac = _p_rational(p)
     size = _v.size(size)
@@ -326,11 +341,12 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     constant_time : bool
         ``False`` (default): **exact**, running time depends on the value drawn.
-        ``True``: **certified, constant time**: the bitwise geometric with D 64-bit
-        compares, D = the least j with 2**j/scale >= 45 (e.g. 6 for scale 1, 22 for
-        scale 1e5); the work depends only on ``scale``.  Its total variation distance to
-        the exact law is at most ``constant_time_slack("geometric", scale)`` (about
-        D * 2**-65).  Needs scale <= about 1.02e17.
+        ``True``: **certified, constant time**: the bitwise geometric on D binary digits,
+        D = the least j with 2**j/scale >= 45 (e.g. 6 for scale 1, 22 for scale 1e5),
+        two digits per 64-bit word, three compares per word and no branch on random
+        data; the work depends only on ``scale``.  Its total variation distance to the
+        exact law is at most ``constant_time_slack("geometric", scale)`` (about
+        1.5 D * 2**-65).  Needs scale <= about 1.02e17.
 
     Raises
     ------
@@ -346,8 +362,14 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     are independent Bernoulli(q_B**(2**j)/(1 + q_B**(2**j))) coins; each coin compares one
     64-bit word with a certified interval and, when the word falls inside it (probability
     about 2**-64), continues the comparison exactly against a 704-bit certified interval.
-    A set-up of about 0.1 ms per scale is cached.  Constant-time path: the same digits of
-    the whole geometric, each from one compare with a threshold rounded to 64 bits.
+    A set-up of about 0.1 ms per scale is cached.  Constant-time path: the digits of the
+    whole geometric, drawn in pairs by inverting each pair's joint law with three
+    thresholds rounded to 64 bits (certified error, summed into the slack).
+
+    References
+    ----------
+    C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
+    NeurIPS 2020, arXiv:2004.00010, Algorithms 1 and 2.
     """
     num, den = _scale_rational(scale)
     size = _v.size(size)
@@ -376,9 +398,9 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
         ``None`` is the calling thread's OS-keyed ChaCha20.
     constant_time : bool
         ``False`` (default): **exact**, not constant time.
-        ``True``: **certified, constant time**: D + 1 words per draw (see :func:`geometric`),
-        one compare each and no branch on random data, so the running time of the C kernel
-        does not depend on the value drawn.  Total variation distance to the exact law at
+        ``True``: **certified, constant time**: 1 + ceil(D/2) words per draw (see
+        :func:`geometric`), at most three compares each and no branch on random data, so
+        the running time of the C kernel does not depend on the value drawn.  Total variation distance to the exact law at
         most ``constant_time_slack("discrete_laplace", scale)``; a mechanism that is
         (ε, δ)-DP with exact noise is (ε, δ + k (1 + e**ε) slack)-DP with k such draws.
         (Converting a scalar result to a Python int takes slightly longer for values
@@ -435,8 +457,9 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     constant_time : bool
         ``False`` (default): **exact**, not constant time.
         ``True``: **certified, constant time**: one full scan of a cumulative table of
-        about 9.1 sigma + 1 entries per draw (2 words), the same work and memory accesses
-        for every value drawn; supports sigma up to about 410.  Total variation distance
+        about 9.1 sigma + 1 entries per draw (2 words; eight draws per pass, with AVX2 or
+        AVX-512 compares when the CPU has them), the same work and memory accesses for
+        every value drawn; supports sigma up to about 410.  Total variation distance
         to the exact law at most ``constant_time_slack("discrete_gaussian", sigma)``.
     sigma2 : Fraction, int, (int, int) or float, optional
         Give the variance instead of sigma (e.g. ``Fraction(5, 2)``, whose square root is
@@ -457,7 +480,10 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     Exact: Algorithm 3 of the reference, t = floor(sigma) + 1, proposing Y ~ DLap(t) and
     accepting with probability exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2)), evaluated as an
     exact multi-word rational by Bernoulli(exp(-x)) coins (no exp is computed).  Arrays use
-    the prepared DLap(t) sampler of :func:`discrete_laplace` as the proposal.
+    the prepared DLap(t) sampler of :func:`discrete_laplace` as the proposal and, for
+    sigma < 1024, a table of certified one-word acceptance coins for |Y| <= 16 t (a word
+    that falls inside a coin's certified interval continues the comparison exactly); the
+    law is the same.  Set-up, cached per sigma: up to a few ms and 16 t * 16 bytes.
 
     References
     ----------
