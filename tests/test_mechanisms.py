@@ -36,6 +36,7 @@ def test_integer_gaussian_is_exact_discrete_gaussian():
                              rng=ChaCha20(2)) - 7
     sigma = M._gauss_sigma(eps, delta, 1.0, 1_000_000, "analytic")
     num, den = M._ceil_rational(Fraction(sigma) ** 2)
+    assert M._dgauss(num, den).sigma2 == (num // math.gcd(num, den), den // math.gcd(num, den))
     s2 = num / den
     support = np.arange(-60, 61)
     w = np.exp(-support.astype(float) ** 2 / (2 * s2))
@@ -69,9 +70,11 @@ def test_float_release_lies_on_a_data_independent_grid(mech, kw):
 def _planned_law(mech, d, **kw):
     """The continuous law the grid release approximates, from the mechanism's own plan."""
     if mech is M.laplace_mechanism:
-        k, num, den = M._laplace_grid_plan(kw["epsilon"], kw.get("sensitivity", 1.0), d, None)
+        k, sampler = M._laplace_grid_plan(kw["epsilon"], kw.get("sensitivity", 1.0), d, None)
+        num, den = sampler.scale
         return stats.laplace(scale=math.ldexp(num / den, k))
-    k, num, den = M._gauss_grid_plan(kw["epsilon"], kw["delta"], 1.0, d, "analytic", None)
+    k, sampler = M._gauss_grid_plan(kw["epsilon"], kw["delta"], 1.0, d, "analytic", None)
+    num, den = sampler.sigma2
     return stats.norm(scale=math.ldexp(math.sqrt(num / den), k))
 
 
@@ -97,7 +100,8 @@ def test_float_release_law(mech, kw):
 def test_grid_charge_is_in_the_plan():
     # The integer noise scale covers the rounded values' sensitivity sensitivity/g + d.
     for eps, sens, d in [(1.0, 1.0, 1), (0.1, 3.0, 1000), (5.0, 0.01, 7)]:
-        k, num, den = M._laplace_grid_plan(eps, sens, d, None)
+        k, sampler = M._laplace_grid_plan(eps, sens, d, None)
+        num, den = sampler.scale
         need = (Fraction(sens) / Fraction(2) ** k + d) / Fraction(eps)
         assert Fraction(num, den) >= need
         assert Fraction(num, den) <= need * (1 + Fraction(1, 2 ** 30))

@@ -223,6 +223,11 @@ cdef class DiscreteLaplaceExact:
         _check(status)
 
     @property
+    def scale(self):
+        """(s_num, s_den): the scale, in lowest terms."""
+        return int(self.t.s_num), int(self.t.s_den)
+
+    @property
     def block(self):
         return int(self.t.block)
 
@@ -259,6 +264,11 @@ cdef class DiscreteGaussianExact:
 
     def __dealloc__(self):
         dpf_dgauss_exact_free(&self.g)
+
+    @property
+    def sigma2(self):
+        """(num, den): sigma^2, in lowest terms."""
+        return int(self.g.sigma2_num), int(self.g.sigma2_den)
 
     @property
     def t(self):

@@ -3,24 +3,35 @@
 # k, a, b are) is decided and proved in dpfast.mechanisms; this only moves data.
 
 cdef enum:
-    _NOISE_DLAP = 0
-    _NOISE_DGAUSS = 1
     _CHUNK = 4096
 
-NOISE_DLAP, NOISE_DGAUSS = 0, 1
+
+cdef int _prepared_noise(const dpf_dlap_exact_t *lap, const dpf_dgauss_exact_t *gauss,
+                         dpf_rng_t *r, int64_t *z, size_t n) noexcept nogil:
+    if lap != NULL:
+        return dpf_discrete_laplace_exact_fill(r, lap, z, n)
+    return dpf_discrete_gaussian_exact_fill(r, gauss, z, n)
 
 
-cdef int _int_noise(int kind, dpf_rng_t *r, uint64_t a, uint64_t b, int64_t *z,
-                    size_t n) noexcept nogil:
-    if kind == _NOISE_DLAP:
-        return dpf_discrete_laplace_fill(r, a, b, z, n)     # scale a/b
-    return dpf_discrete_gaussian_fill(r, a, b, z, n)        # sigma^2 = a/b
+cdef int _unpack(object sampler, const dpf_dlap_exact_t **lap,
+                 const dpf_dgauss_exact_t **gauss) except -1:
+    """The prepared exact sampler (discrete Laplace or discrete Gaussian) inside."""
+    if isinstance(sampler, DiscreteLaplaceExact):
+        lap[0] = &(<DiscreteLaplaceExact>sampler).t
+    elif isinstance(sampler, DiscreteGaussianExact):
+        gauss[0] = &(<DiscreteGaussianExact>sampler).g
+    else:
+        raise TypeError("sampler must be a prepared exact discrete sampler")
+    return 0
 
 
-def grid_release(int kind, object x, int k, uint64_t a, uint64_t b, object rng):
-    """fl(2^k (round(x / 2^k) + Z)) for a float or a float64 array x (a new array)."""
+def grid_release(object sampler, object x, int k, object rng):
+    """fl(2^k (round(x / 2^k) + Z)) for a float or a float64 array x (a new array), Z from
+    the prepared exact sampler (its public parameters were chosen by the caller)."""
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
+    cdef const dpf_dlap_exact_t *lap = NULL
+    cdef const dpf_dgauss_exact_t *gauss = NULL
     cdef int status = DPF_OK
     cdef double xv, yv
     cdef int64_t zv
@@ -29,11 +40,12 @@ def grid_release(int kind, object x, int k, uint64_t a, uint64_t b, object rng):
     cdef double *op
     cdef int64_t *zp
     cdef size_t n, off, m
+    _unpack(sampler, &lap, &gauss)
     _bind(bg, &r)
     if isinstance(x, float):
         xv = x
         with bg.lock:
-            status = _int_noise(kind, &r, a, b, &zv, 1)
+            status = _prepared_noise(lap, gauss, &r, &zv, 1)
             if status == DPF_OK:
                 status = dpf_grid_add(&xv, &zv, &yv, 1, k)
         _check(status)
@@ -49,28 +61,31 @@ def grid_release(int kind, object x, int k, uint64_t a, uint64_t b, object rng):
         off = 0
         while off < n and status == DPF_OK:
             m = min(n - off, <size_t>_CHUNK)
-            status = _int_noise(kind, &r, a, b, zp, m)
+            status = _prepared_noise(lap, gauss, &r, zp, m)
             if status == DPF_OK:
                 status = dpf_grid_add(xp + off, zp, op + off, m, k)
             off += m
-        dpf_secure_zero(zp, min(n, <size_t>_CHUNK) * sizeof(int64_t))
+    zbuf[...] = 0   # the noise is secret: do not leave it in freed memory
     _check(status)
     return out
 
 
-def int_release(int kind, object x, uint64_t a, uint64_t b, object rng):
+def int_release(object sampler, object x, object rng):
     """x + Z for an int or an int64 array x (a new array); OverflowError past int64."""
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
+    cdef const dpf_dlap_exact_t *lap = NULL
+    cdef const dpf_dgauss_exact_t *gauss = NULL
     cdef int status = DPF_OK
     cdef int64_t xv, zv, yv
     cdef cnp.ndarray xa, out
     cdef size_t n
+    _unpack(sampler, &lap, &gauss)
     _bind(bg, &r)
     if isinstance(x, int):
         xv = x
         with bg.lock:
-            status = _int_noise(kind, &r, a, b, &zv, 1)
+            status = _prepared_noise(lap, gauss, &r, &zv, 1)
             if status == DPF_OK:
                 status = dpf_int_add(&xv, &zv, &yv, 1)
         _check(status)
@@ -80,7 +95,7 @@ def int_release(int kind, object x, uint64_t a, uint64_t b, object rng):
     n = xa.size
     with bg.lock, nogil:
         # the noise goes straight into out, then the values are added in place
-        status = _int_noise(kind, &r, a, b, <int64_t *>cnp.PyArray_DATA(out), n)
+        status = _prepared_noise(lap, gauss, &r, <int64_t *>cnp.PyArray_DATA(out), n)
         if status == DPF_OK:
             status = dpf_int_add(<int64_t *>cnp.PyArray_DATA(xa),
                                  <int64_t *>cnp.PyArray_DATA(out),

@@ -125,6 +125,18 @@ def _mode(mode):
     return mode if mode == "secure" else _v.choice("mode", mode, _MODES)
 
 
+@functools.lru_cache(maxsize=256)
+def _dlap(num, den):
+    """The prepared exact discrete Laplace sampler of scale num/den (public)."""
+    return _core.DiscreteLaplaceExact(num, den)
+
+
+@functools.lru_cache(maxsize=64)
+def _dgauss(num, den):
+    """The prepared exact discrete Gaussian sampler of sigma^2 = num/den (public)."""
+    return _core.DiscreteGaussianExact(num, den)
+
+
 def _charge(budget, epsilon, delta, label):
     if budget is not None:
         budget.spend(epsilon, delta, label=label)
@@ -146,12 +158,12 @@ def _laplace_grid_plan(epsilon, sensitivity, d, granularity):
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
             f"for scale {b!r}")
-    return (k,) + _ceil_rational(steps)
+    return k, _dlap(*_ceil_rational(steps))
 
 
 @functools.lru_cache(maxsize=512)
 def _laplace_int_plan(epsilon, sensitivity):
-    return _ceil_rational(Fraction(sensitivity) / Fraction(epsilon))
+    return _dlap(*_ceil_rational(Fraction(sensitivity) / Fraction(epsilon)))
 
 
 def _sqrt_ceil(d):
@@ -178,7 +190,7 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
     if sigma > _GAUSS_MAX_STEPS:
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
-    return k, sigma * sigma, 1
+    return k, _dgauss(sigma * sigma, 1)
 
 
 # ------------------------------------------------------------------ Laplace
@@ -250,7 +262,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         gen = _core.resolve_rng(rng)
         if budget is not None:
             budget.spend(epsilon, 0.0, label="laplace_mechanism")
-        return _core.grid_release(_core.NOISE_DLAP, value, *plan, gen)
+        return _core.grid_release(plan[1], value, plan[0], gen)
     epsilon = _positive("epsilon", epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
@@ -261,13 +273,13 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         return data + _random.laplace(sensitivity / epsilon, None if scalar else data.shape,
                                       rng=gen)
     if integer:
-        plan = _laplace_int_plan(epsilon, sensitivity)
+        sampler = _laplace_int_plan(epsilon, sensitivity)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return _shape_like(_core.int_release(_core.NOISE_DLAP, data, *plan, gen), data, scalar)
+        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
     d = 1 if scalar else data.size
-    k, num, den = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
+    k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
     _charge(budget, epsilon, 0.0, "laplace_mechanism")
-    return _shape_like(_core.grid_release(_core.NOISE_DLAP, data, k, num, den, gen), data, scalar)
+    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
 
 
 def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None):
@@ -353,15 +365,13 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         _charge(budget, epsilon, delta, "gaussian_mechanism")
         return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
     if integer:
-        sigma = _gauss_sigma(epsilon, delta, l2, d, calibration)
-        num, den = _ceil_rational(Fraction(sigma) ** 2)
+        sampler = _dgauss(*_ceil_rational(Fraction(
+            _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return _shape_like(_core.int_release(_core.NOISE_DGAUSS, data, num, den, gen),
-                           data, scalar)
-    k, num, den = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
+        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
+    k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
     _charge(budget, epsilon, delta, "gaussian_mechanism")
-    return _shape_like(_core.grid_release(_core.NOISE_DGAUSS, data, k, num, den, gen),
-                       data, scalar)
+    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
 
 
 def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=None,
