@@ -24,7 +24,7 @@
  * with the small multi-word routines below; a result outside int64 gives DPF_E_RANGE.
  *
  * The file, in order:
- *   1. portable arithmetic, small multi-word integers;
+ *   1. small multi-word integers (64x64/128-bit primitives: dpfast/arith.h);
  *   2. exact samplers with no set-up ([CKS] loops): scalars and short arrays;
  *   3. certified fixed-point interval arithmetic (exp of a rational, thresholds);
  *   4. exact prepared samplers: one-word certified coins with an exact continuation on
@@ -34,77 +34,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "dpfast/arith.h"
 #include "dpfast/discrete.h"
-
-#if defined(_MSC_VER) && !defined(__clang__)
-#include <intrin.h>
-#endif
-
-/* ================================================================ portable arithmetic */
-
-/* 64x64 -> 128: returns the low word, *hi the high word.  DPF_PORTABLE_ARITH forces the
- * plain-C versions (used to test them on a compiler that has the fast ones). */
-static inline uint64_t mul64(uint64_t a, uint64_t b, uint64_t *hi)
-{
-#if defined(__SIZEOF_INT128__) && !defined(DPF_PORTABLE_ARITH)
-    __extension__ unsigned __int128 p = (unsigned __int128)a * b;
-    *hi = (uint64_t)(p >> 64);
-    return (uint64_t)p;
-#elif defined(_MSC_VER) && defined(_M_X64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
-    return _umul128(a, b, hi);
-#elif defined(_MSC_VER) && defined(_M_ARM64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
-    *hi = __umulh(a, b);
-    return a * b;
-#else
-    uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-    *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-    return (mid << 32) | (p00 & 0xffffffffu);
-#endif
-}
-
-/* (hi*2^64 + lo) / d for hi < d (so the quotient fits); *rem gets the remainder.
- * Only the set-up code (prepare functions) divides; the samplers never do. */
-static uint64_t div128(uint64_t hi, uint64_t lo, uint64_t d, uint64_t *rem)
-{
-#if defined(__SIZEOF_INT128__) && !defined(DPF_PORTABLE_ARITH)
-    __extension__ unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
-    *rem = (uint64_t)(n % d);
-    return (uint64_t)(n / d);
-#elif defined(_MSC_VER) && _MSC_VER >= 1920 && defined(_M_X64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
-    return _udiv128(hi, lo, d, rem);
-#else
-    /* Restoring division, one quotient bit at a time; hi < d throughout. */
-    uint64_t q = 0;
-    int i;
-    for (i = 63; i >= 0; i--) {
-        uint64_t top = hi >> 63;
-        hi = (hi << 1) | (lo >> 63);
-        lo <<= 1;
-        if (top || hi >= d) {
-            hi -= d;   /* modulo 2^64: the true value 2^64*top + hi - d is < d */
-            q |= (uint64_t)1 << i;
-        }
-    }
-    *rem = hi;
-    return q;
-#endif
-}
-
-static inline int bitlen64(uint64_t x)
-{
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_PORTABLE_ARITH)
-    return x ? 64 - __builtin_clzll(x) : 0;
-#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64)) && !defined(DPF_PORTABLE_ARITH)
-    unsigned long i;
-    return _BitScanReverse64(&i, x) ? (int)i + 1 : 0;
-#else
-    int n = 0;
-    while (x) { n++; x >>= 1; }
-    return n;
-#endif
-}
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -153,7 +84,7 @@ static int big_mul_u64(uint64_t *out, const uint64_t *a, int an, uint64_t k)
     uint64_t c = 0;
     int i;
     for (i = 0; i < an; i++) {
-        uint64_t hi, lo = mul64(a[i], k, &hi);
+        uint64_t hi, lo = dpf_mul64(a[i], k, &hi);
         lo += c;
         hi += lo < c;
         out[i] = lo;
@@ -171,7 +102,7 @@ static int big_mul(uint64_t *out, const uint64_t *a, int an, const uint64_t *b, 
     for (i = 0; i < an; i++) {
         uint64_t c = 0;
         for (j = 0; j < bn; j++) {
-            uint64_t hi, lo = mul64(a[i], b[j], &hi), s;
+            uint64_t hi, lo = dpf_mul64(a[i], b[j], &hi), s;
             lo += c;
             hi += lo < c;
             s = out[i + j] + lo;
@@ -202,7 +133,7 @@ static int big_shl(uint64_t *out, const uint64_t *a, int an, int s)
 static int big_bitlen(const uint64_t *a, int an)
 {
     an = big_len(a, an);
-    return an ? 64 * (an - 1) + bitlen64(a[an - 1]) : 0;
+    return an ? 64 * (an - 1) + dpf_bitlen64(a[an - 1]) : 0;
 }
 
 /* ================================================================ exact samplers */
@@ -213,10 +144,10 @@ uint64_t dpf_uniform_below(dpf_rng_t *r, uint64_t n)
 {
     uint64_t hi, lo;
     if (n == 0) return dpf_next_u64(r);
-    lo = mul64(dpf_next_u64(r), n, &hi);
+    lo = dpf_mul64(dpf_next_u64(r), n, &hi);
     if (DPF_UNLIKELY(lo < n)) {
         uint64_t thresh = (0 - n) % n;   /* 2^64 mod n */
-        while (lo < thresh) lo = mul64(dpf_next_u64(r), n, &hi);
+        while (lo < thresh) lo = dpf_mul64(dpf_next_u64(r), n, &hi);
     }
     return hi;
 }
@@ -230,10 +161,10 @@ int dpf_uniform_below_fill(dpf_rng_t *r, uint64_t n, int64_t *out, size_t count)
 }
 
 /* [U < num/den] by the lazy comparison described at the top (den >= 1). */
-static inline int bern_lt64(dpf_rng_t *r, uint64_t num, uint64_t den)
+static DPF_INLINE int bern_lt64(dpf_rng_t *r, uint64_t num, uint64_t den)
 {
     for (;;) {
-        uint64_t hi, lo = mul64(dpf_next_u64(r), den, &hi);
+        uint64_t hi, lo = dpf_mul64(dpf_next_u64(r), den, &hi);
         /* hi >= num: U den >= num.  hi <= num - 2: U den < (W den + den)/2^64 <= num. */
         if (DPF_LIKELY(hi != num - 1)) return hi < num;
         /* hi = num - 1: decided (U < num/den) iff lo + den <= 2^64 */
@@ -251,7 +182,7 @@ static int bern_lt_big(dpf_rng_t *r, uint64_t *N, const uint64_t *D, int n)
         uint64_t w = dpf_next_u64(r), c = 0, borrow = 0;
         int cmp = 0;
         for (i = 0; i < n; i++) {
-            uint64_t hi, lo = mul64(w, D[i], &hi);
+            uint64_t hi, lo = dpf_mul64(w, D[i], &hi);
             lo += c;
             hi += lo < c;
             P[i] = lo;
@@ -345,7 +276,7 @@ static int bern_exp_le1(dpf_rng_t *r, uint64_t num, uint64_t den)
     if (num == 0) return 1;
     if (num == den) return bern_exp1(r);
     for (k = 1;; k++) {
-        uint64_t hi, dk = mul64(den, k, &hi);   /* Bernoulli(gamma/k) = Bernoulli(num/(den k)) */
+        uint64_t hi, dk = dpf_mul64(den, k, &hi);   /* Bernoulli(gamma/k) = Bernoulli(num/(den k)) */
         int a;
         if (DPF_LIKELY(hi == 0)) {
             a = bern_lt64(r, num, dk);
@@ -497,7 +428,7 @@ static int geo_draw(dpf_rng_t *r, const geo_t *g, uint64_t *out)
         do u = dpf_uniform_below(r, g->block);
         while (!bern_exp_le1(r, u * g->s_den, g->s_num));
     }
-    lo = mul64(g->block, v, &hi);
+    lo = dpf_mul64(g->block, v, &hi);
     if (DPF_UNLIKELY(hi != 0 || lo > (uint64_t)INT64_MAX - u)) return DPF_E_RANGE;
     *out = lo + u;
     return DPF_OK;
@@ -509,7 +440,7 @@ typedef struct {
     int left;
 } bits_t;
 
-static inline int next_bit(dpf_rng_t *r, bits_t *b)
+static DPF_INLINE int next_bit(dpf_rng_t *r, bits_t *b)
 {
     int v;
     if (b->left == 0) {
@@ -610,9 +541,9 @@ int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int6
 /* s^2 b <= a ? */
 static int sq_le(uint64_t s, uint64_t b, uint64_t a)
 {
-    uint64_t h1, l1 = mul64(s, s, &h1), h2, l2;
+    uint64_t h1, l1 = dpf_mul64(s, s, &h1), h2, l2;
     if (h1 != 0) return 0;
-    l2 = mul64(l1, b, &h2);
+    l2 = dpf_mul64(l1, b, &h2);
     return h2 == 0 && l2 <= a;
 }
 
@@ -631,9 +562,9 @@ static int dg_setup(uint64_t *a, uint64_t *b, uint64_t *t, uint64_t bt[2], uint6
         if (sq_le(mid, *b, *a)) lo = mid; else hi = mid;
     }
     *t = lo + 1;
-    bt[0] = mul64(*b, *t, &bt[1]);
-    ab[0] = mul64(*a, *b, &ab[1]);
-    tt[0] = mul64(*t, *t, &tt[1]);
+    bt[0] = dpf_mul64(*b, *t, &bt[1]);
+    ab[0] = dpf_mul64(*a, *b, &ab[1]);
+    tt[0] = dpf_mul64(*t, *t, &tt[1]);
     big_mul(abtt, ab, 2, tt, 2);
     memset(D, 0, 6 * sizeof(uint64_t));
     *dn = big_len(D, big_shl(D, abtt, 4, 1));
@@ -648,8 +579,8 @@ static int dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint6
     uint64_t x, P[3], N[6], c, hi, lo;
     x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
     /* P = x b t (3 limbs), then |P - a| */
-    P[0] = mul64(x, bt[0], &c);
-    lo = mul64(x, bt[1], &hi);
+    P[0] = dpf_mul64(x, bt[0], &c);
+    lo = dpf_mul64(x, bt[1], &hi);
     P[1] = lo + c;
     P[2] = hi + (P[1] < lo);
     if (P[1] == 0 && P[2] == 0 && P[0] < a) {
@@ -821,7 +752,7 @@ static void fx_div_u64(fx_t *z, const fx_t *x, uint64_t d, int up, int n)
 {
     uint64_t rem = 0;
     int i;
-    for (i = n - 1; i >= 0; i--) z->w[i] = div128(rem, x->w[i], d, &rem);
+    for (i = n - 1; i >= 0; i--) z->w[i] = dpf_div128(rem, x->w[i], d, &rem);
     if (up && rem) fx_add_ulp(z, n);
 }
 
@@ -832,8 +763,8 @@ static void fx_ratio(fx_t *z, uint64_t nhi, uint64_t nlo, uint64_t d, int up, in
     int i;
     fx_zero(z);
     /* the dividend's limbs: nhi at 2^64, nlo at 2^0 (the integer limb), zeros below */
-    z->w[n - 1] = div128(nhi, nlo, d, &rem);
-    for (i = n - 2; i >= 0; i--) z->w[i] = div128(rem, 0, d, &rem);
+    z->w[n - 1] = dpf_div128(nhi, nlo, d, &rem);
+    for (i = n - 2; i >= 0; i--) z->w[i] = dpf_div128(rem, 0, d, &rem);
     if (up && rem) fx_add_ulp(z, n);
 }
 
@@ -1170,7 +1101,7 @@ static int coin_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, uint64_t w, 
 
 /* Coin i: [U < p] from one word, exact: below lo, U < (lo)/2^k <= p; above hi,
  * U >= (hi+1)/2^k > p. */
-static inline int coin_fast(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, tie_cache_t *tc,
+static DPF_INLINE int coin_fast(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, tie_cache_t *tc,
                             int *err)
 {
     const dpf_coin_t *c = &t->coin[i];
@@ -1198,7 +1129,7 @@ static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64
         do u = dpf_uniform_below(r, t->block);
         while (!bern_exp_le1(r, u * t->s_den, t->s_num));
     }
-    lo = mul64(t->block, v, &hi);
+    lo = dpf_mul64(t->block, v, &hi);
     if (DPF_UNLIKELY(hi != 0 || lo > (uint64_t)INT64_MAX - u)) return DPF_E_RANGE;
     *out = lo + u;
     return DPF_OK;
@@ -1251,8 +1182,8 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
 static void dg_square(uint64_t N[6], uint64_t a, const uint64_t bt[2], uint64_t x)
 {
     uint64_t P[3], c, hi, lo;
-    P[0] = mul64(x, bt[0], &c);
-    lo = mul64(x, bt[1], &hi);
+    P[0] = dpf_mul64(x, bt[0], &c);
+    lo = dpf_mul64(x, bt[1], &hi);
     P[1] = lo + c;
     P[2] = hi + (P[1] < lo);
     if (P[1] == 0 && P[2] == 0 && P[0] < a) {
@@ -1293,7 +1224,7 @@ static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
     /* A(0) = exp(-a / (2 b t^2)): 2 b t^2 = D / a */
     {
         uint64_t tt[2], btt[4];
-        tt[0] = mul64(g->t, g->t, &tt[1]);
+        tt[0] = dpf_mul64(g->t, g->t, &tt[1]);
         Nn[0] = g->sigma2_den;
         big_mul(btt, Nn, 1, tt, 2);          /* b t^2 */
         dn2 = big_len(Dd, big_shl(Dd, btt, 3, 1));
@@ -1551,7 +1482,7 @@ int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den)
 }
 
 /* The geometric value from ceil(D/2) words: pair k gives digits 2k and 2k+1. */
-static inline uint64_t geo_ct_words(const dpf_dlap_ct_t *t, const uint64_t *w)
+static DPF_INLINE uint64_t geo_ct_words(const dpf_dlap_ct_t *t, const uint64_t *w)
 {
     const uint32_t D = t->digits, full = D / 2;
     uint64_t v = 0;
@@ -1681,15 +1612,15 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
         uint64_t k;
         for (k = 1; k <= 2; k++) {
             fxi_t *dst = k == 1 ? &r : &q;
-            l = mul64(k, b, &h);
+            l = dpf_mul64(k, b, &h);
             if (h >= a) {   /* c k >= 2^64: exp(-c k) is below one ulp */
                 fx_zero(&dst->lo);
                 fx_zero(&dst->hi);
                 dst->hi.w[0] = 1;
                 continue;
             }
-            Q = div128(h, l, a, &R);
-            l = mul64(Q & 1, a, &h);
+            Q = dpf_div128(h, l, a, &R);
+            l = dpf_mul64(Q & 1, a, &h);
             l += R;
             h += l < R;
             fx_ratio(&flo, h, l, a, 0, CTN);   /* ((Q mod 2) a + R)/a in [0, 2) */
@@ -1784,7 +1715,7 @@ done:
     return status;
 }
 
-static inline uint64_t dg_scan(const uint64_t *T, uint32_t M, uint64_t w)
+static DPF_INLINE uint64_t dg_scan(const uint64_t *T, uint32_t M, uint64_t w)
 {
     uint64_t m = 0;
     uint32_t k;

@@ -18,38 +18,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include "dpfast/selection.h"
+#include "dpfast/arith.h"
 #include "dpfast/discrete.h"
-
-#if defined(_MSC_VER) && defined(_M_X64)
-#include <intrin.h>
-#pragma intrinsic(_umul128)
-#endif
+#include "dpfast/selection.h"
 
 /* ---------------------------------------------------------------- 128-bit helpers */
 
 typedef struct { uint64_t hi, lo; } w128;
 
-static inline w128 mul64(uint64_t a, uint64_t b)
+static DPF_INLINE w128 mul64(uint64_t a, uint64_t b)
 {
     w128 r;
-#if defined(__SIZEOF_INT128__)
-    unsigned __int128 p = (unsigned __int128)a * b;
-    r.hi = (uint64_t)(p >> 64);
-    r.lo = (uint64_t)p;
-#elif defined(_MSC_VER) && defined(_M_X64)
-    r.lo = _umul128(a, b, &r.hi);
-#else
-    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
-    r.lo = (mid << 32) | (uint32_t)p00;
-    r.hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-#endif
+    r.lo = dpf_mul64(a, b, &r.hi);
     return r;
 }
 
-static inline w128 w_shl64(uint64_t x, unsigned k)   /* x << k, k < 128 */
+static DPF_INLINE w128 w_shl64(uint64_t x, unsigned k)   /* x << k, k < 128 */
 {
     w128 r;
     if (k == 0) { r.hi = 0; r.lo = x; }
@@ -58,7 +42,7 @@ static inline w128 w_shl64(uint64_t x, unsigned k)   /* x << k, k < 128 */
     return r;
 }
 
-static inline w128 w_add(w128 a, w128 b)
+static DPF_INLINE w128 w_add(w128 a, w128 b)
 {
     w128 r;
     r.lo = a.lo + b.lo;
@@ -66,7 +50,7 @@ static inline w128 w_add(w128 a, w128 b)
     return r;
 }
 
-static inline w128 w_sub(w128 a, w128 b)
+static DPF_INLINE w128 w_sub(w128 a, w128 b)
 {
     w128 r;
     r.lo = a.lo - b.lo;
@@ -74,10 +58,10 @@ static inline w128 w_sub(w128 a, w128 b)
     return r;
 }
 
-static inline int w_lt(w128 a, w128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
-static inline int w_is0(w128 a) { return (a.hi | a.lo) == 0; }
+static DPF_INLINE int w_lt(w128 a, w128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+static DPF_INLINE int w_is0(w128 a) { return (a.hi | a.lo) == 0; }
 
-static inline w128 w_shr(w128 x, unsigned s)   /* s < 64 */
+static DPF_INLINE w128 w_shr(w128 x, unsigned s)   /* s < 64 */
 {
     w128 r;
     if (s == 0) return x;
@@ -86,17 +70,11 @@ static inline w128 w_shr(w128 x, unsigned s)   /* s < 64 */
     return r;
 }
 
-static inline int bitlen64(uint64_t x)
-{
-    int n = 0;
-    while (x) { n++; x >>= 1; }
-    return n;
-}
 
 /* Uniform on [0, n), n > 0, exactly: rejection from the next power of two. */
 static w128 w_uniform_below(dpf_rng_t *r, w128 n)
 {
-    int bits = n.hi ? 64 + bitlen64(n.hi) : bitlen64(n.lo);
+    int bits = n.hi ? 64 + dpf_bitlen64(n.hi) : dpf_bitlen64(n.lo);
     for (;;) {
         w128 v;
         if (bits > 64) {
@@ -140,7 +118,7 @@ static w128 w_uniform_below(dpf_rng_t *r, w128 n)
  * < Delta/G + 5/2 <= Delta/G + 3, which is the D the Python layer divides epsilon by
  * (selection.py, _grid).  Shifting by u* (data-dependent) changes no probability: it is a
  * common factor of every weight (Def. 3.4, [DR14]). */
-static inline uint64_t gap_f64(double ui, double umax, double inv_grid)
+static DPF_INLINE uint64_t gap_f64(double ui, double umax, double inv_grid)
 {
     double t = (ui - umax) * inv_grid;     /* <= 0; -inf if the difference overflowed */
     if (!(t > -DMAXF)) return DPF_SEL_DMAX;
@@ -149,12 +127,12 @@ static inline uint64_t gap_f64(double ui, double umax, double inv_grid)
 
 /* int64 scores are their own grid (G = 1): the gap is exact.  u* >= u_i, so the unsigned
  * difference is the true one, in [0, 2^64). */
-static inline uint64_t gap_i64(int64_t ui, int64_t umax)
+static DPF_INLINE uint64_t gap_i64(int64_t ui, int64_t umax)
 {
     return (uint64_t)umax - (uint64_t)ui;
 }
 
-static inline uint64_t gap_at(const void *u, int kind, size_t i, const void *umax,
+static DPF_INLINE uint64_t gap_at(const void *u, int kind, size_t i, const void *umax,
                               double inv_grid)
 {
     if (kind == DPF_SCORES_F64)
@@ -163,7 +141,7 @@ static inline uint64_t gap_at(const void *u, int kind, size_t i, const void *uma
 }
 
 /* x = gamma d in units of 2^-s: the exact product g d (< 2^127). */
-static inline unsigned layer_of(w128 x, unsigned s)
+static DPF_INLINE unsigned layer_of(w128 x, unsigned s)
 {
     w128 n = w_shr(x, s);
     if (n.hi != 0 || n.lo >= DEEP) return DEEP;
@@ -259,7 +237,7 @@ void dpf_selection_constants(uint64_t out[7][4])
 
 typedef struct { uint64_t w; int n; } bitbuf_t;
 
-static inline int next_bit(dpf_rng_t *r, bitbuf_t *b)
+static DPF_INLINE int next_bit(dpf_rng_t *r, bitbuf_t *b)
 {
     int v;
     if (b->n == 0) { b->w = dpf_next_u64(r); b->n = 64; }
@@ -494,7 +472,7 @@ int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
 
 typedef struct { int64_t hi; uint64_t lo; } s128;
 
-static inline s128 s128_diff(int64_t z, uint64_t d)     /* z - d, exactly */
+static DPF_INLINE s128 s128_diff(int64_t z, uint64_t d)     /* z - d, exactly */
 {
     s128 v;
     uint64_t lo = (uint64_t)z;
@@ -503,7 +481,7 @@ static inline s128 s128_diff(int64_t z, uint64_t d)     /* z - d, exactly */
     return v;
 }
 
-static inline int s128_cmp(s128 a, s128 b)
+static DPF_INLINE int s128_cmp(s128 a, s128 b)
 {
     if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
     if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
@@ -601,7 +579,7 @@ static void fill_words(dpf_rng_t *r, uint64_t *buf, size_t n)
 
 /* The noise of one candidate from its 32-bit chunk c (plus fresh bits when needed).
  * V = (w + 1) 2^-64 in (0, 1], w a uniform 64-bit word whose top bits come from c. */
-static inline double noise_full(dpf_rng_t *r, uint32_t c, int kind)
+static DPF_INLINE double noise_full(dpf_rng_t *r, uint32_t c, int kind)
 {
     if (kind == DPF_NOISE_LAPLACE) {
         /* bit 0 of c: the sign; bits 1..31: the top of V */
@@ -623,7 +601,7 @@ static inline double noise_full(dpf_rng_t *r, uint32_t c, int kind)
  *   Laplace      a negative sign, or -log V <= delta;
  * V > t 2^-b when t holds the top b bits of V, so t >= max(1, 2^b >> k) implies V >= 2^-k.
  * Branch-free: the outcome is a coin flip the predictor would miss. */
-static inline int pruned(uint32_t c, double delta, int kind)
+static DPF_INLINE int pruned(uint32_t c, double delta, int kind)
 {
     double dd = delta > 0.0 ? (delta < 40.0 ? delta : 40.0) : 0.0;   /* NaN -> 0: keep */
     unsigned k = (unsigned)(dd * LOG2E_LO);                          /* 0 .. 57 */

@@ -84,18 +84,12 @@
 #include "dpfast/sparse.h"
 #include "dpfast/continuous.h"
 
-#if defined(_MSC_VER) && !defined(__clang__)
-#define SVT_INLINE __inline
-#else
-#define SVT_INLINE inline
-#endif
-
 /* ---------------------------------------------------------------- secure helpers */
 
 /* floor(x) as int64 for |x| < 2^62, without libm and without a branch: truncate, then
  * subtract one where truncation went up.  (double)t is exact: t is an integer of a double
  * below 2^52, or x itself. */
-static SVT_INLINE int64_t floor_i64(double x)
+static DPF_INLINE int64_t floor_i64(double x)
 {
     int64_t t = (int64_t)x;
     return t - (int64_t)(x < (double)t);
@@ -166,14 +160,14 @@ static SVT_INLINE int64_t floor_i64(double x)
 #define LC7 0.19235933878519512098
 #define LC8 0.16972882834987805967
 
-static SVT_INLINE double bits_to_d(uint64_t b)
+static DPF_INLINE double bits_to_d(uint64_t b)
 {
     double d;
     memcpy(&d, &b, sizeof d);
     return d;
 }
 
-static SVT_INLINE uint64_t d_to_bits(double d)
+static DPF_INLINE uint64_t d_to_bits(double d)
 {
     uint64_t b;
     memcpy(&b, &d, sizeof b);
@@ -181,7 +175,7 @@ static SVT_INLINE uint64_t d_to_bits(double d)
 }
 
 /* Exact for a < 2^32: the bits of 2^52 + a, minus 2^52. */
-static SVT_INLINE double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
+static DPF_INLINE double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
 
 /* The reference (scalar) implementation; the vector ones below mirror it operation for
  * operation. */
@@ -367,7 +361,7 @@ int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *word
  * minus 1.5 2^52), and so is b g (g a power of two; an overflow to +-inf keeps the
  * comparison with a finite f exact).  The atom (N = 2^62: bit 62 set, bit 63 clear) gets
  * -inf: always a top, as N = +inf requires.  Integer and IEEE operations only. */
-static SVT_INLINE double top_bound(uint64_t rt, uint64_t n, double g)
+static DPF_INLINE double top_bound(uint64_t rt, uint64_t n, double g)
 {
     uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
     double d = (bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND) * g;
@@ -712,7 +706,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
 }
 
 /* P(nu >= x) for nu ~ Laplace(b) */
-static SVT_INLINE double lap_sf(double x, double b)
+static DPF_INLINE double lap_sf(double x, double b)
 {
     return x >= 0.0 ? 0.5 * exp(-x / b) : 1.0 - 0.5 * exp(x / b);
 }
