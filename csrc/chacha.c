@@ -370,6 +370,15 @@ int dpf_os_entropy(void *buf, size_t n)
 
 /* ------------------------------------------------------------------ fork safety */
 
+uint64_t dpf_process_id(void)
+{
+#if defined(_WIN32)
+    return (uint64_t)GetCurrentProcessId();
+#else
+    return (uint64_t)getpid();
+#endif
+}
+
 #if !defined(_WIN32)
 static void after_fork_child(void)
 {
@@ -420,6 +429,9 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
     c->magic = DPF_CHACHA_MAGIC;
     c->mode = (uint32_t)mode;
     c->impl = (uint32_t)best_impl;
+    /* Without a wipe-on-fork page, a fork that runs no atfork handler (a raw clone) is
+     * caught by the process id at the next refill. */
+    if (mode == DPF_CHACHA_OS && !*mapped) c->pid = dpf_process_id();
     return c;
 }
 
@@ -466,12 +478,14 @@ void dpf_chacha_refill(dpf_chacha_t *c)
 {
     uint32_t *w = (uint32_t *)c->buf;
     blocks_fn fn;
-    if (c->magic == 0 || (c->mode == DPF_CHACHA_OS && c->fork_gen != dpf_fork_generation)) {
+    if (c->magic == 0 || (c->mode == DPF_CHACHA_OS && (c->fork_gen != dpf_fork_generation ||
+                                                       (c->pid && c->pid != dpf_process_id())))) {
         /* A forked child (wiped page, or atfork generation moved): never reuse the
          * parent's key or buffer.  Only OS-mode states can be wiped, since only they
          * live in MADV_WIPEONFORK pages. */
         c->mode = DPF_CHACHA_OS;
         c->impl = (uint32_t)best_impl;
+        if (c->pid) c->pid = dpf_process_id();
         if (dpf_chacha_key_os(c) != DPF_OK) {
             fputs("dpfast: no OS entropy to rekey ChaCha20 in a forked child\n", stderr);
             abort(); /* never continue with the parent's stream */

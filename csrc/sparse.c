@@ -545,6 +545,7 @@ int dpf_svt_start(dpf_svt_t *s, dpf_rng_t *r)
         return st;
     }
     s->fork_gen = dpf_fork_generation;
+    s->pid = dpf_process_id();
     s->started = 1;
     return DPF_OK;
 }
@@ -801,7 +802,8 @@ int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
 {
     int st;
     *done = 0;
-    if (s->started && !s->halted && s->fork_gen != dpf_fork_generation) {
+    if (s->started && !s->halted &&
+        (s->fork_gen != dpf_fork_generation || s->pid != dpf_process_id())) {
         /* a child of fork(): its copy of the secrets must not answer anything */
         dpf_secure_zero(&s->secret_thr_int, sizeof s->secret_thr_int);
         dpf_secure_zero(&s->secret_thr_dbl, sizeof s->secret_thr_dbl);

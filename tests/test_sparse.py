@@ -2,6 +2,8 @@
 exact references at a tiny alpha, accuracy against the theorems, inputs, threads, budget,
 and what must never be released."""
 import copy
+import os
+import sys
 import math
 import pickle
 import threading
@@ -901,3 +903,46 @@ def test_threads_share_one_stream(mode):
     assert sum(len(r) for r in results) == s.consumed
     assert sum(int(r.sum()) for r in results) == cutoff
     assert len(halted_errors) == 4                      # every thread saw the halt
+
+
+_RAW_FORK = {"x86_64": (57,), "aarch64": (220, 17, 0, 0, 0, 0)}  # fork(2); clone(SIGCHLD)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or
+                    __import__("platform").machine() not in _RAW_FORK,
+                    reason="a raw fork system call is a Linux-specific way to skip atfork "
+                           "handlers")
+def test_raw_fork_without_atfork_handlers_never_answers_in_the_child():
+    # A fork that runs no pthread_atfork handler must still not let the child's copy of
+    # the secret threshold answer (found by review: the process id is now checked too).
+    import ctypes
+    import platform
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    s = dpfast.sparse.AboveThreshold(0.0, epsilon=1.0, rng=dr.ChaCha20())
+    s.feed(np.full(5, -1e6))
+    g = dr.ChaCha20()
+    g.random_raw(1)
+    r, w = os.pipe()
+    pid = libc.syscall(*_RAW_FORK[platform.machine()])
+    if pid == 0:
+        try:
+            s.feed(np.linspace(-20, 20, 41))
+            msg = b"answered"
+        except dpfast.MechanismHaltedError:
+            msg = b"halted  "
+        os.write(w, msg + g.random_raw(4).tobytes())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while len(data) < 40:
+        chunk = os.read(r, 64)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert data[:8] == b"halted  "
+    child_words = set(np.frombuffer(data[8:40], dtype=np.uint64))
+    assert not child_words & set(g.random_raw(4))
+    assert not s.halted and s.consumed == 5   # the parent's stream goes on

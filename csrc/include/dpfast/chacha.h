@@ -49,6 +49,7 @@ typedef struct dpf_chacha {
     uint32_t half;          /* the unused high half of a word split by next_u32 */
     uint32_t has_half;
     uint64_t magic;         /* DPF_CHACHA_MAGIC while keyed; zero in a wiped page */
+    uint64_t pid;           /* OS mode outside a wipe-on-fork page: the keying process */
 } dpf_chacha_t;
 
 #define DPF_CHACHA_MAGIC 0x64706661737443ULL
@@ -98,6 +99,9 @@ int dpf_chacha_keystream(int impl, const uint8_t key[32], const uint8_t nonce[12
 int dpf_chacha_impl_available(int impl);
 int dpf_chacha_best_impl(void);
 const char *dpf_chacha_impl_name(int impl);
+
+/* The calling process's id (getpid; GetCurrentProcessId on Windows). */
+uint64_t dpf_process_id(void);
 
 /* Fill buf with n bytes of OS entropy: 0 on success, DPF_E_ENTROPY otherwise. */
 int dpf_os_entropy(void *buf, size_t n);

@@ -83,6 +83,8 @@ struct dpf_svt {
     int started;
     int forked;                /* halted because the process forked after the start */
     uint32_t fork_gen;         /* dpf_fork_generation at the start */
+    uint64_t pid;              /* the process that started the stream (a raw clone() runs
+                                * no atfork handler, so the id is checked too) */
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
     void (*noise_chunk)(const dpf_svt_t *, const uint64_t *, int64_t *);  /* that code */
     int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
