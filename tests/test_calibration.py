@@ -2,6 +2,7 @@
 import math
 
 import mpmath as mp
+import numpy as np
 import pytest
 
 from dpfast import PrivacyParameterError
@@ -102,3 +103,36 @@ def test_discrete_sigma_several_coordinates_uses_zcdp():
     sigma = cal.discrete_gaussian_sigma(1.0, 1e-5, 3.0, dimension=5)
     assert zcdp_delta(9.0 / (2 * sigma ** 2), 1.0) <= 1e-5
     assert sigma >= gaussian_sigma(1.0, 1e-5, 3.0)
+
+
+@pytest.mark.parametrize("eps, delta, sens", [
+    (1.0, 1e-15, 1),     # delta near float resolution (review: was 270x too much noise)
+    (1e-3, 1e-6, 1),     # sigma > 2000: the convex-tail bracket (review: was 1.29x)
+    (1e-4, 1e-6, 1),
+    (0.01, 1e-9, 30),
+])
+def test_one_coordinate_discrete_sigma_is_close_to_analytic(eps, delta, sens):
+    sigma = cal.discrete_gaussian_sigma(eps, delta, sens)
+    assert sigma <= gaussian_sigma(eps, delta, sens) * 1.001
+    if sigma < 50:
+        assert mp_discrete_delta(sigma, eps, sens) <= delta
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"epsilon": 1e-300, "delta": 1e-5, "l2_sensitivity": 1e10},   # scale beyond doubles
+    {"epsilon": 1e9, "delta": 1e-5},                                # e^epsilon overflows
+    {"epsilon": 1e-200, "delta": 1e-5, "l2_sensitivity": 1e-200},  # tiny sigma
+    {"epsilon": 50.0, "delta": 1e-300},
+])
+def test_extreme_parameters_give_a_scale_or_a_clear_error(kwargs):
+    # review found a hang, an OverflowError and a ZeroDivisionError here
+    import dpfast.mechanisms as M
+
+    for value in (1.0, 3, [0.0, 1.0], [2, 3]):
+        for mode in ("secure", "fast"):
+            try:
+                out = M.gaussian_mechanism(value, mode=mode, **kwargs)
+            except PrivacyParameterError as e:
+                assert "outside the range" in str(e) or "no finite" in str(e)
+            else:
+                assert np.all(np.isfinite(out))

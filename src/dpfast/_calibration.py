@@ -38,18 +38,32 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity):
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     first = _phi(a - b)
-    second = math.exp(epsilon + _log_phi(-a - b))
+    # past e^709 the subtracted term exceeds 1 >= first: delta is 0 (and exp would overflow)
+    second = math.exp(min(epsilon + _log_phi(-a - b), 709.0))
     return max(first - second, 0.0)
 
 
 def _bisect_sigma(delta_of, target, lo, hi):
-    """Smallest sigma (to 1e-12 relative) with delta_of(sigma) <= target, rounded up."""
-    while delta_of(hi) > target:
+    """Smallest sigma (to 1e-12 relative) with delta_of(sigma) <= target, rounded up.
+
+    The bracket comes from public parameters; one that is not a finite positive range
+    (a scale beyond the doubles) is refused rather than searched forever."""
+    if not 0.0 < lo <= hi < math.inf:
+        raise PrivacyParameterError(
+            f"the noise scale for these parameters is outside the range of doubles "
+            f"(bracket [{lo!r}, {hi!r}]); use a larger epsilon or a smaller sensitivity")
+    for _ in range(4096):
+        if delta_of(hi) <= target:
+            break
         lo, hi = hi, hi * 2.0
-    while delta_of(lo) <= target and lo > 1e-300:
+        if hi == math.inf:
+            raise PrivacyParameterError("no finite noise scale meets this delta")
+    for _ in range(4096):
+        if not (delta_of(lo) <= target and lo > 1e-300):
+            break
         lo, hi = lo / 2.0, lo
     for _ in range(200):
-        mid = math.sqrt(lo * hi)
+        mid = lo * math.sqrt(hi / lo)           # geometric mean, without underflow
         if delta_of(mid) <= target:
             hi = mid
         else:
@@ -122,13 +136,17 @@ def gaussian_sigma(epsilon, delta, l2_sensitivity=1.0, calibration="analytic"):
 def _dg_tail_bounds(j, sigma):
     """Bounds on T(j) = P[Y >= j] for Y discrete Gaussian N_Z(0, sigma^2), j >= 1.
 
-    With f(y) = exp(-y^2/(2 sigma^2)) decreasing on y >= 0, the integral bounds
-    int_j^inf f <= sum_{y>=j} f(y) <= f(j) + int_j^inf f, and the normaliser
-    N = sigma sqrt(2 pi) (1 + 2 sum_k exp(-2 pi^2 sigma^2 k^2)) (Poisson summation) lies in
-    [sigma sqrt(2 pi), sigma sqrt(2 pi) (1 + 3 exp(-2 pi^2 sigma^2))]."""
+    With f(y) = exp(-y^2/(2 sigma^2)) and N = sum_y f(y) = sigma sqrt(2 pi) theta, where
+    1 <= theta <= 1 + 3 exp(-2 pi^2 sigma^2) (Poisson summation):
+      * f decreasing on y >= 0: int_j^inf f <= sum_{y>=j} f(y) <= f(j) + int_j^inf f;
+      * f also convex on y >= sigma, so for j - 1/2 >= sigma (Hermite-Hadamard and the
+        trapezoid rule): int_j^inf f + f(j)/2 <= sum_{y>=j} f(y) <= int_{j-1/2}^inf f,
+        a bracket whose width is O(f'(j)) instead of f(j)."""
     q = 0.5 * math.erfc(j / (sigma * _SQRT2))                  # Phi^c(j / sigma)
     pdf = math.exp(-0.5 * (j / sigma) ** 2) / math.sqrt(2.0 * math.pi) / sigma
     theta = 1.0 + 3.0 * math.exp(-2.0 * math.pi ** 2 * sigma ** 2)
+    if j - 0.5 >= sigma:
+        return (q + 0.5 * pdf) / theta, 0.5 * math.erfc((j - 0.5) / (sigma * _SQRT2))
     return q / theta, q + pdf
 
 
@@ -144,14 +162,17 @@ def _dg_tail_bounds_direct(j, sigma):
 
     L = int(40.0 * sigma) + abs(j) + 2
     y = np.arange(0, L + 1, dtype=np.float64)
-    f = np.exp(-0.5 * (y / sigma) ** 2)
-    rest = 2.0 * (float(f[-1]) + math.exp(-0.5 * (L / sigma) ** 2) * sigma * sigma / L)
+    with np.errstate(over="ignore", under="ignore"):      # tiny sigma: terms are 0
+        f = np.exp(-0.5 * (y / sigma) * (y / sigma))
+    rest = 2.0 * (float(f[-1]) + math.exp(-0.5 * (L / sigma) * (L / sigma)) * sigma * sigma / L)
     body = math.fsum(f[1:])
     n_lo = 1.0 + 2.0 * body
     n_hi = n_lo + 2.0 * rest
     t = math.fsum(f[j:]) if j <= L else 0.0
-    err = 1e-15 * (n_hi + 1.0)                # float rounding of exp and of the sums
-    return max(t - err, 0.0) / n_hi, (t + rest + err) / max(n_lo - err, 1e-300)
+    # exp is within a few ulp and fsum correctly rounded: every sum of these positive
+    # terms is within 2^-48 relative of the exact one
+    r = 2.0 ** -48
+    return t * (1 - r) / (n_hi * (1 + r)), (t * (1 + r) + rest) / (n_lo * (1 - r))
 
 
 def discrete_gaussian_delta_upper(sigma, epsilon, shift):
@@ -178,7 +199,9 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
 
     upper1 = cdf_bounds(m)[1]
     lower2 = cdf_bounds(m - s)[0]
-    return min(max(upper1 - math.exp(epsilon) * lower2, 0.0), 1.0)
+    # e^eps * lower2, capped where it already exceeds 1 >= upper1 (exp would overflow)
+    second = math.exp(min(epsilon + math.log(lower2), 709.0)) if lower2 > 0.0 else 0.0
+    return min(max(upper1 - second, 0.0), 1.0)
 
 
 def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
@@ -186,16 +209,18 @@ def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
     `dimension` integer coordinates with l2 sensitivity `sensitivity` is provably
     (epsilon, delta)-DP.
 
-    One coordinate: the Theorem 7 bound of Canonne, Kamath & Steinke 2020 at the largest
-    integer shift floor(sensitivity) (see discrete_gaussian_delta_upper).  Several
-    coordinates: the discrete Gaussian is (Delta^2/(2 sigma^2))-zCDP in any dimension
-    (CKS 2020, Theorem 14), converted with zcdp_delta; a little more noise than one
-    coordinate needs, but a proof that holds for every shift vector."""
-    if dimension == 1:
-        s = max(math.floor(sensitivity), 1)
-        guess = analytic_gaussian_sigma(epsilon, delta, float(s))
-        return _bisect_sigma(lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
-                             delta, guess / 2.0, guess * 2.0)
+    Any dimension: the discrete Gaussian is (Delta^2/(2 sigma^2))-zCDP (CKS 2020,
+    Theorem 14), converted with zcdp_delta (their Corollary 13).  One coordinate: also
+    the exact privacy curve (their Theorem 7) at the largest integer shift
+    floor(sensitivity), bounded rigorously by discrete_gaussian_delta_upper; the smaller
+    of the two sigmas is returned, since each is a proof."""
     guess = analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    return _bisect_sigma(lambda sg: zcdp_delta(sensitivity ** 2 / (2.0 * sg * sg), epsilon),
+    zcdp = _bisect_sigma(lambda sg: zcdp_delta(0.5 * (sensitivity / sg) ** 2, epsilon),
                          delta, guess / 2.0, guess * 2.0)
+    if dimension != 1:
+        return zcdp
+    s = max(math.floor(sensitivity), 1)
+    guess = analytic_gaussian_sigma(epsilon, delta, float(s))
+    one = _bisect_sigma(lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
+                        delta, guess / 2.0, guess * 2.0)
+    return min(one, zcdp)  # both are proofs; use the better one
