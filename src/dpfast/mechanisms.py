@@ -94,7 +94,9 @@ def _ceil_rational(q):
     scale rounded up (more noise is always safe)."""
     top = math.ceil(q)
     if top >= 2 ** _RATIONAL_BITS:
-        raise OverflowError(f"the noise parameter {float(q):.6g} is too large to sample exactly")
+        raise _v.PrivacyParameterError(
+            f"the noise parameter {float(q):.6g} is too large to sample exactly (at most 2^56 "
+            "steps): use a larger epsilon or a smaller sensitivity")
     den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
     num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
     return num, den
@@ -102,6 +104,10 @@ def _ceil_rational(q):
 
 def _grid_exponent(scale, bits, granularity):
     """k with 2^k the grid: from public parameters only, never from the data."""
+    if not 0.0 < scale < _INF:
+        raise _v.PrivacyParameterError(
+            f"the noise scale {scale!r} is outside the range of doubles: use a larger "
+            "epsilon or a smaller sensitivity")
     if granularity is None:
         k = math.frexp(scale)[1] - 1 - bits
     else:
@@ -269,9 +275,12 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
+        scale = sensitivity / epsilon
+        if not scale < _INF:
+            raise _v.PrivacyParameterError(
+                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} overflows a double")
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + _random.laplace(sensitivity / epsilon, None if scalar else data.shape,
-                                      rng=gen)
+        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen)
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")

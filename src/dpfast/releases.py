@@ -81,6 +81,9 @@ def _value_grid(lo, hi):
     _, e = math.frexp(max(abs(lo), abs(hi)))
     j = e - 1 - _SUM_GRID_BITS
     step = math.ldexp(1.0, j)
+    if step == 0.0:
+        raise _v.PrivacyParameterError(
+            f"bounds [{lo!r}, {hi!r}] are too close to 0 for the value grid (2^-1074)")
     qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
     return step, qlo, qhi
 
@@ -173,12 +176,13 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     mode = _mode(mode)
     arr = _values(values)
     gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "sum")
     if mode == "fast":
+        _charge(budget, epsilon, "sum")
         clamped = np.clip(arr, lo, hi)
         return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
                                   gen, "fast"))
-    step, qlo, qhi = _value_grid(lo, hi)
+    step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
+    _charge(budget, epsilon, "sum")
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
@@ -227,6 +231,7 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     mode = _mode(mode)
     arr = _values(values)
     gen = _core.resolve_rng(rng)
+    grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
     _charge(budget, epsilon, "mean")
     half = epsilon / 2.0
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
@@ -236,7 +241,7 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
         s_noisy = float(_int_release(s, half, (hi - lo) / 2.0, gen, "fast"))
         n_noisy = float(n_noisy)
     else:
-        step, qlo, qhi = _value_grid(lo, hi)
+        step, qlo, qhi = grid
         q = _grid_ints(arr, lo, hi, step, qlo, qhi)
         # 2 q_i - (qlo + qhi) is an integer in [-(qhi - qlo), qhi - qlo]: exact half-steps
         total = 2 * int(q.sum(dtype=np.int64)) - arr.size * (qlo + qhi)
@@ -303,9 +308,9 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
         raise TypeError(f"values must hold real numbers; got dtype {arr.dtype}")
     gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "histogram")
     arr = arr.astype(np.float64, copy=False).ravel()
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
+    _charge(budget, epsilon, "histogram")   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 

@@ -225,11 +225,12 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     """
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
-    _charge(budget, epsilon, "exponential_mechanism")
-    if mode == "secure":
+    if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+        _charge(budget, epsilon, "exponential_mechanism")
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
+    _charge(budget, epsilon, "exponential_mechanism")
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -319,21 +320,36 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     kind = _core.SEL_LAPLACE if noise == "laplace" else _core.SEL_EXPONENTIAL
     if return_value and value_epsilon is None:
         value_epsilon = epsilon
+    # plan everything first: nothing is charged for parameters that fail
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    if return_value and mode == "secure":
-        from .mechanisms import laplace_mechanism  # noqa: F401  (fail before charging)
+    gamma = _fast_gamma(epsilon, sensitivity, monotonic) if mode == "fast" else None
+    if return_value:
+        _plan_value_release(value_epsilon, sensitivity, arr.dtype == np.int64, mode)
     total = epsilon + value_epsilon if return_value else epsilon
     _charge(budget, total, "report_noisy_max")
     if mode == "secure":
         idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
     else:
-        idx = int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
-                                       kind, rng))
+        idx = int(_core.noisy_max_fast(arr, gamma, kind, rng))
     if not return_value:
         return idx
     score = int(arr[idx]) if arr.dtype == np.int64 else float(arr[idx])
     value = _release_value(score, value_epsilon, sensitivity, rng, mode)
     return idx, value
+
+
+def _plan_value_release(epsilon, sensitivity, integer, mode):
+    """Raise now (before any charge) if the value release below would refuse its scale."""
+    from . import mechanisms
+
+    if mode == "fast":
+        if not sensitivity / epsilon < math.inf:
+            raise PrivacyParameterError(f"value_epsilon {epsilon!r} is too small for "
+                                        f"sensitivity {sensitivity!r}: infinite noise scale")
+    elif integer:
+        mechanisms._laplace_int_plan(epsilon, sensitivity)
+    else:
+        mechanisms._laplace_grid_plan(epsilon, sensitivity, 1, None)
 
 
 def _release_value(value, epsilon, sensitivity, rng, mode):
@@ -439,9 +455,11 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
-    _charge(budget, epsilon, "top_k")
-    if mode == "secure":
+    if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
+        _charge(budget, epsilon, "top_k")
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
-    return _core.topk_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic, rounds=k), k, rng)
+    gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
+    _charge(budget, epsilon, "top_k")
+    return _core.topk_fast(arr, gamma, k, rng)
