@@ -210,6 +210,20 @@ class _SVTBase(_core._SVTStream):
     __slots__ = ("_threshold", "_epsilon", "_delta", "_sensitivity", "_cutoff", "_mode",
                  "_grid", "_constant_time", "_cost", "_noise")
 
+    def _setup_with_cutoff(self, kind, threshold, cutoff, epsilon, delta, sensitivity, rng,
+                           mode, budget, granularity, constant_time):
+        """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
+        _setup."""
+        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        delta = _v.delta(delta)
+        sigma, sigma_value = _calibration(kind, epsilon, delta, cutoff)
+        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
+                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
+                    granularity=granularity, constant_time=constant_time, sigma=sigma,
+                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})")
+
     def _setup(self, *, threshold, epsilon, delta, cutoff, sensitivity, rng, mode, budget,
                granularity, constant_time, sigma, sigma_value, label):
         """Configure the C stream, charge the budget, then draw the first threshold.
@@ -460,15 +474,8 @@ class Sparse(_SVTBase):
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
                  mode="secure", budget=None, granularity=None, constant_time=False):
-        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
-            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
-        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
-        delta = _v.delta(delta)
-        sigma, _ = _calibration("Sparse", epsilon, delta, cutoff)
-        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
-                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
-                    granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label=f"Sparse(cutoff={cutoff})")
+        self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
+                                mode, budget, granularity, constant_time)
 
 
 class NumericSparse(_SVTBase):
@@ -515,12 +522,5 @@ class NumericSparse(_SVTBase):
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
                  mode="secure", budget=None, granularity=None, constant_time=False):
-        threshold, epsilon, sensitivity, mode, granularity, budget = _common(
-            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
-        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
-        delta = _v.delta(delta)
-        sigma, sigma_value = _calibration("NumericSparse", epsilon, delta, cutoff)
-        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
-                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
-                    granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=f"NumericSparse(cutoff={cutoff})")
+        self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
+                                mode, budget, granularity, constant_time)
