@@ -777,11 +777,20 @@ def test_bad_queries_consume_nothing(mode, call, exc, name):
     np.testing.assert_array_equal(s.feed(vals[10:]), twin.feed(vals[10:]))
 
 
-def test_values_beyond_the_secure_grid():
-    s = AboveThreshold(0.0, epsilon=1.0)                       # g = 2^-20: |v| < 2^41
-    with pytest.raises(dpfast.PrivacyParameterError, match=r"values\[1\].*granularity"):
-        s.feed([0.0, 2.0 ** 41])
-    assert s.consumed == 0
+def test_values_beyond_the_secure_grid_are_clamped_not_refused():
+    # An error on a huge query value would reveal it; clamping to the grid's range keeps
+    # the sensitivity (found by review).  Thresholds are public and still refused.
+    s = AboveThreshold(0.0, epsilon=1.0, rng=dr.ChaCha20(70))      # g = 2^-20: |v| < 2^41
+    assert s.feed([-2.0 ** 45, -1e300]).tolist() == [False, False]
+    assert s.step(-1e308) is False
+    out = s.feed([0.0, 2.0 ** 41, 1.0])      # the clamped 2^41 is far above: a top
+    assert out[-1] and s.halted and len(out) <= 2
+    with pytest.raises(dpfast.PrivacyParameterError, match="finite"):
+        AboveThreshold(0.0, epsilon=1.0).feed([float("nan")])
+    t = AboveThreshold(0.0, epsilon=1.0)
+    with pytest.raises(dpfast.PrivacyParameterError, match=r"thresholds\[1\].*granularity"):
+        t.feed([0.0, 0.0], thresholds=[0.0, 2.0 ** 41])
+    assert t.consumed == 0
     big = AboveThreshold(0.0, epsilon=1.0, granularity=2.0 ** 10)   # |v| < 2^71
     assert big.feed([-1e20, -1e20]).tolist() == [False, False]
 

@@ -7,6 +7,7 @@ the C core's status codes to exceptions in one place (``_check``).
 """
 
 import hashlib
+import math
 import threading
 
 import numpy as np

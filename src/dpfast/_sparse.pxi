@@ -38,6 +38,11 @@ cdef object _svt_values(object values, str name):
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
+cdef double _svt_value_bound(double grid):
+    """The largest query value the secure grid represents: just below 2^61 steps."""
+    return np.nextafter(DPF_SVT_VALUE_LIMIT * grid, 0.0)
+
+
 cdef double _svt_scalar(object value, str name) except? -1.0:
     """One query value or threshold as a double (finiteness is checked in C)."""
     if type(value) is float:
@@ -180,6 +185,15 @@ cdef class _SVTStream:
             with nogil:
                 st = dpf_svt_validate(self._st, <const double *>cnp.PyArray_DATA(v), pt, ts,
                                       n, &bad, &which)
+            if st == DPF_E_RANGE and which == 0 and math.isfinite(v[bad]):
+                # A finite query value beyond the secure grid's range is clamped, not
+                # refused: clamping is 1-Lipschitz, so the sensitivity is unchanged, and
+                # an error would tell the caller something about the data.
+                bound = _svt_value_bound(self._st.grid)
+                v = np.clip(v, -bound, bound)
+                with nogil:
+                    st = dpf_svt_validate(self._st, <const double *>cnp.PyArray_DATA(v), pt,
+                                          ts, n, &bad, &which)
             if st == DPF_OK:
                 which = -1
                 _bind(self._bg, &r)
@@ -213,6 +227,9 @@ cdef class _SVTStream:
             if self._st.halted:
                 raise MechanismHaltedError(self._halted_message())
             st = dpf_svt_validate(self._st, &v, pt, 0, 1, &bad, &which)
+            if st == DPF_E_RANGE and which == 0 and math.isfinite(v):
+                v = math.copysign(_svt_value_bound(self._st.grid), v)   # clamp, as in feed
+                st = dpf_svt_validate(self._st, &v, pt, 0, 1, &bad, &which)
             if st == DPF_OK:
                 which = -1
                 _bind(self._bg, &r)

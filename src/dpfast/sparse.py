@@ -352,7 +352,9 @@ _SECURE_DOC = """
         ``2 * sigma * (K + 1)`` steps.  Every scale is rounded up by at most a relative
         2**-40.  The mechanism is then exactly as private as stated; its accuracy is that
         of the theorems with the sensitivity replaced by ``(K + 1) * g`` for the query
-        noise, plus one grid step.  ``|value / g|`` must be below 2**61.
+        noise, plus one grid step.  A query value beyond 2**61 grid steps is clamped to
+        that range (clamping cannot increase the sensitivity, and an error would depend on
+        the data); a threshold must lie within it.
         With ``constant_time=True`` the threshold (and released-value) noise comes from
         the constant-time bitwise sampler instead of the exact one; its certified slack
         is added to ``privacy_cost``'s delta.  With the default exact sampler the time of
