@@ -571,14 +571,10 @@ static int dg_setup(uint64_t *a, uint64_t *b, uint64_t *t, uint64_t bt[2], uint6
     return DPF_OK;
 }
 
-/* Accept the proposal y with probability exp(-(|y| b t - a)^2 / (2 a b t^2)).  Returns 1, 0
- * or -DPF_E_RANGE. */
-static int dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint64_t *D, int dn,
-                     int64_t y)
+/* The acceptance coin of |y| = x: p(x) = exp(-d^2/D), d = |x b t - a| (3 limbs). */
+static void dg_square(uint64_t N[6], uint64_t a, const uint64_t bt[2], uint64_t x)
 {
-    uint64_t x, P[3], N[6], c, hi, lo;
-    x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
-    /* P = x b t (3 limbs), then |P - a| */
+    uint64_t P[3], c, hi, lo;
     P[0] = dpf_mul64(x, bt[0], &c);
     lo = dpf_mul64(x, bt[1], &hi);
     P[1] = lo + c;
@@ -591,6 +587,15 @@ static int dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint6
         big_sub(P, 3, A, 1);
     }
     big_mul(N, P, 3, P, 3);
+}
+
+/* Accept the proposal y with probability exp(-(|y| b t - a)^2 / (2 a b t^2)).  Returns 1, 0
+ * or -DPF_E_RANGE. */
+static int dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint64_t *D, int dn,
+                     int64_t y)
+{
+    uint64_t N[6];
+    dg_square(N, a, bt, y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y);
     return bern_exp_ratio(r, N, 6, D, dn);
 }
 
@@ -1176,24 +1181,6 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
         if (st != DPF_OK) return st;
     }
     return DPF_OK;
-}
-
-/* The acceptance coin of |y| = x: p(x) = exp(-d^2/D), d = |x b t - a| (3 limbs). */
-static void dg_square(uint64_t N[6], uint64_t a, const uint64_t bt[2], uint64_t x)
-{
-    uint64_t P[3], c, hi, lo;
-    P[0] = dpf_mul64(x, bt[0], &c);
-    lo = dpf_mul64(x, bt[1], &hi);
-    P[1] = lo + c;
-    P[2] = hi + (P[1] < lo);
-    if (P[1] == 0 && P[2] == 0 && P[0] < a) {
-        P[0] = a - P[0];
-    } else {
-        uint64_t A[1];
-        A[0] = a;
-        big_sub(P, 3, A, 1);
-    }
-    big_mul(N, P, 3, P, 3);
 }
 
 #define DG_TABLE_TMAX 1024
