@@ -524,5 +524,5 @@ class NumericSparse(_SVTBase):
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
                  mode="secure", budget=None, granularity=None, constant_time=False):
-        self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time)
+        self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
+                                sensitivity, rng, mode, budget, granularity, constant_time)
