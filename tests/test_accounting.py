@@ -350,7 +350,9 @@ def test_kov_pruning_is_rigorous(eps, k, log_t):
     # White-box check of the one approximation in the optimal accountant: binomial terms
     # outside the kept window must each be <= e^log_t, and their total must be covered
     # by the bound that is added to every delta.
-    terms = A._KOVTerms(eps, k, log_t)
+    from dpfast.accounting.optimal import _KOVTerms
+
+    terms = _KOVTerms(eps, k, log_t)
     s = 1 / (1 + math.exp(eps))
     ell_all = np.arange((k + 1) // 2)
     kept = np.zeros(ell_all.shape, bool)

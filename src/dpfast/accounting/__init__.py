@@ -1,0 +1,111 @@
+"""Composition theorems, privacy-loss conversions and a thread-safe privacy budget.
+
+A package with one module per job: :mod:`.composition`, :mod:`.optimal`, :mod:`.zcdp`,
+:mod:`.rdp`, :mod:`.divergences`, :mod:`.budget`; every public name is re-exported here.
+
+Everything here is pure bookkeeping: no function in this package touches data or draws
+noise.  Mechanisms call :meth:`PrivacyBudget.spend` *before* they draw noise, so an
+overspending request is refused while nothing has been released yet.
+
+Contents
+--------
+Composition of (epsilon, delta)-DP mechanisms
+    :func:`basic_composition`, :func:`advanced_composition`,
+    :func:`heterogeneous_advanced_composition`, :func:`advanced_composition_per_step`,
+    :func:`product_mechanism_privacy`, :func:`optimal_composition`,
+    :func:`optimal_composition_delta`.
+Zero-concentrated DP (Bun & Steinke 2016)
+    :func:`gaussian_zcdp`, :func:`pure_dp_to_zcdp`, :func:`zcdp_compose`,
+    :func:`zcdp_to_dp`, :func:`zcdp_delta`, :func:`zcdp_budget`.
+Renyi DP (Mironov 2017)
+    :data:`DEFAULT_RDP_ORDERS`, :func:`rdp_gaussian`, :func:`rdp_laplace`,
+    :func:`rdp_compose`, :func:`rdp_to_dp`.
+Divergences of finite distributions (Dwork & Roth Def. 3.5-3.6, Lemma 3.18)
+    :func:`kl_divergence`, :func:`max_divergence`, :func:`approximate_max_divergence`,
+    :func:`hockey_stick_divergence`, :func:`statistical_distance`, :func:`check_kl_bound`.
+Budget
+    :class:`PrivacyBudget`, :class:`Reservation`, :class:`LedgerEntry`,
+    :class:`PrivacyAmount`.
+
+Rounding
+--------
+Every epsilon or delta returned here is an upper bound: closed forms evaluated in
+floating point are rounded up by a few units in the last place (``_up``), root finders
+return the end of their bracket that is on the safe side, and the budget does its
+arithmetic exactly on :class:`fractions.Fraction` (of the floats it was given) or, where
+a square root or logarithm is unavoidable, rounds every step against the caller.
+
+Errata honoured here (see ``SPEC.md`` section 4)
+------------------------------------------------
+* Dwork & Roth Example 3.7 rounds the per-step budget to 1/801; that value composes to
+  epsilon' ~ 1.0143 > 1.  The exact largest per-step epsilon is ~ 0.00123104 ~ 1/812.32.
+* Seed 004 (product mechanism, Thm 4) prints "epsilon <= 1.79 => (3 k eps^2, e^(-k eps/2))".
+  Its proof gives delta = e^(-k eps^2/2), and 3 k eps^2 needs e^eps - 1 <= 2 eps, i.e.
+  eps <= 1.25643.  :func:`product_mechanism_privacy` ships the corrected statement only.
+* Dwork & Roth Cor. 3.21: its proof replaces eps(e^eps - 1) by eps^2, which is smaller.
+  The closed form is nevertheless right whenever eps' < 1 and delta' is not close to 1;
+  :func:`advanced_composition_per_step` checks every closed-form answer against
+  Theorem 3.20 and refuses the ones that fail (e.g. k = 1, delta' = 0.99, eps' = 0.9).
+"""
+
+from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
+from .composition import (
+    PRODUCT_MECHANISM_EPSILON_MAX,
+    advanced_composition,
+    advanced_composition_per_step,
+    basic_composition,
+    heterogeneous_advanced_composition,
+    product_mechanism_privacy,
+)
+from .divergences import (
+    KLBoundCheck,
+    approximate_max_divergence,
+    check_kl_bound,
+    hockey_stick_divergence,
+    kl_divergence,
+    max_divergence,
+    statistical_distance,
+)
+from .optimal import optimal_composition, optimal_composition_delta
+from .rdp import DEFAULT_RDP_ORDERS, rdp_compose, rdp_gaussian, rdp_laplace, rdp_to_dp
+from .zcdp import (
+    gaussian_zcdp,
+    pure_dp_to_zcdp,
+    zcdp_budget,
+    zcdp_compose,
+    zcdp_delta,
+    zcdp_to_dp,
+)
+
+__all__ = [
+    "basic_composition",
+    "advanced_composition",
+    "heterogeneous_advanced_composition",
+    "advanced_composition_per_step",
+    "product_mechanism_privacy",
+    "PRODUCT_MECHANISM_EPSILON_MAX",
+    "optimal_composition",
+    "optimal_composition_delta",
+    "gaussian_zcdp",
+    "pure_dp_to_zcdp",
+    "zcdp_compose",
+    "zcdp_to_dp",
+    "zcdp_delta",
+    "zcdp_budget",
+    "DEFAULT_RDP_ORDERS",
+    "rdp_gaussian",
+    "rdp_laplace",
+    "rdp_compose",
+    "rdp_to_dp",
+    "kl_divergence",
+    "max_divergence",
+    "approximate_max_divergence",
+    "hockey_stick_divergence",
+    "statistical_distance",
+    "check_kl_bound",
+    "KLBoundCheck",
+    "PrivacyBudget",
+    "PrivacyAmount",
+    "Reservation",
+    "LedgerEntry",
+]

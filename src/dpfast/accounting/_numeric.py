@@ -1,0 +1,145 @@
+"""Small numerical helpers shared by the accountants (numpy + stdlib only: scipy is a test
+dependency).  Every helper rounds on the side its caller names.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .. import _validation as _v
+from .._errors import PrivacyParameterError
+
+_INF = math.inf
+_ULP = 2.0**-52
+# Relative slack that covers the floating-point error of a short closed form (a handful
+# of correctly rounded operations and libm calls, each within 1 ulp).
+_CLOSED_FORM_SLACK = 16 * _ULP
+# Relative slack on delta targets of the numerical inverses (sums of up to 1e7 terms).
+_SUM_SLACK = 2.0**-40
+# Largest k accepted by the optimal-composition routines: they hold O(k) float arrays.
+_KOV_K_MAX = 10**7
+
+
+def _up(x, slack=_CLOSED_FORM_SLACK):
+    """Round a nonnegative float result up by a relative ``slack`` (never down)."""
+    if x == 0.0 or x == _INF or x != x:
+        return x  # zero is exact; inf and NaN have no neighbour to move to
+    return math.nextafter(x + abs(x) * slack, _INF)
+
+
+def _down(x, slack=_CLOSED_FORM_SLACK):
+    """Round a nonnegative float down by a relative ``slack``, never below 0."""
+    if x <= 0.0:
+        return 0.0
+    return max(0.0, math.nextafter(x - x * slack, 0.0))
+
+
+def _fraction_to_float_up(f):
+    """The smallest float >= the rational ``f`` (float() rounds to nearest)."""
+    x = float(f)
+    if Fraction(x) < f:
+        x = math.nextafter(x, _INF)
+    return x
+
+
+def _fraction_to_float_down(f):
+    """The largest float <= the rational ``f``."""
+    x = float(f)
+    if Fraction(x) > f:
+        x = math.nextafter(x, -_INF)
+    return x
+
+
+def _fsum_up(values):
+    """An upward-rounded sum of floats: math.fsum is correctly rounded to nearest;
+    the sign of the (again exactly summed) residual tells which side it fell on."""
+    s = math.fsum(values)
+    if s == _INF:
+        return s
+    residual = math.fsum(list(values) + [-s])
+    return math.nextafter(s, _INF) if residual > 0.0 else s
+
+
+def _sum_up(arr):
+    """An upward-rounded sum of a float64 array of nonnegative values.
+
+    Up to 2**14 terms: :func:`_fsum_up` (the exact sum, rounded up).  Beyond that,
+    numpy's pairwise sum plus a rigorous bound on its rounding error: numpy adds blocks
+    of at most 128 terms in 8 interleaved running sums and combines blocks pairwise, so
+    every term passes through fewer than m = 128 + log2(n) additions, and the error is
+    at most m u / (1 - m u) times the sum of |terms| (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., §4.2)."""
+    n = arr.shape[0]
+    if n <= 1 << 14:
+        return _fsum_up(arr.tolist())
+    s = float(np.sum(arr))
+    m = 128 + math.ceil(math.log2(n))
+    gamma = m * 2.0**-53 / (1.0 - m * 2.0**-53)
+    return math.nextafter(s + 2.0 * gamma * s, _INF)  # terms are >= 0: sum |x| = s (x2 for its own rounding)
+
+
+def _logsumexp(a):
+    """log(sum(exp(a))) of a 1-D float array, without overflow; -inf for no mass."""
+    a = np.asarray(a, dtype=np.float64)
+    if a.size == 0:
+        return -_INF
+    m = float(np.max(a))
+    if m == -_INF:
+        return -_INF
+    return m + math.log(float(np.sum(np.exp(a - m))))
+
+
+def _log1mexp(x):
+    """log(1 - e^x) for x <= 0, accurate near 0 and far below it (Maechler 2012)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+
+
+def _real_sequence(name, values, *, minimum_exclusive=None):
+    """Validate a sequence of nonnegative finite reals; return a float64 array.
+
+    A numpy array is checked vectorised; any other iterable element by element with
+    the shared helpers (so a bool or a string inside a list is a TypeError naming
+    ``name[i]``)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of real numbers; got {type(values).__name__}")
+    if isinstance(values, np.ndarray):
+        arr = _v.float_array(name, values)
+        if arr.ndim != 1:
+            raise PrivacyParameterError(f"{name} must be one-dimensional; got shape {arr.shape}")
+        bad = arr < 0.0 if minimum_exclusive is None else arr <= minimum_exclusive
+        if bad.any():
+            rule = ">= 0" if minimum_exclusive is None else f"> {minimum_exclusive}"
+            raise PrivacyParameterError(f"{name} must be {rule} everywhere; got {arr[bad][0]!r}")
+        return arr
+    out = []
+    for i, v in enumerate(values):
+        label = f"{name}[{i}]"
+        if minimum_exclusive is None:
+            out.append(_v.nonnegative(label, v))
+        else:
+            f = _v.finite(label, v)
+            if not f > minimum_exclusive:
+                raise PrivacyParameterError(f"{label} must be > {minimum_exclusive}; got {v!r}")
+            out.append(f)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _delta_sequence(name, values, n):
+    if values is None:
+        return np.zeros(n)
+    arr = _real_sequence(name, values)
+    if (arr >= 1.0).any():
+        raise PrivacyParameterError(f"{name} must be in [0, 1) everywhere; got {arr[arr >= 1.0][0]!r}")
+    if arr.shape[0] != n:
+        raise PrivacyParameterError(f"{name} must have the same length as epsilons ({n}); got {arr.shape[0]}")
+    return arr
+
+
+def _open_delta(name, value):
+    """A probability in (0, 1): advanced composition needs ln(1/delta') finite."""
+    return _v.delta(value, name, allow_zero=False)
