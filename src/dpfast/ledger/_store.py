@@ -124,14 +124,15 @@ class SQLStore:
         return text
 
     def _connection(self):
-        if self._gen != fork_generation() and self._conn is not None:
+        if self._gen is not None and self._gen != fork_generation():
             if not self.forkable:
                 raise BudgetExceededError(
                     f"the ledger {self.url!r} lives in another process's memory: a forked "
                     "copy never charges; use a sqlite:/// or postgresql:// ledger to share "
                     "budgets between processes")
-            _ABANDONED.append(self._conn)
-            self._conn = None
+            if self._conn is not None:  # normally done at fork already
+                _ABANDONED.append(self._conn)
+                self._conn = None
         if self._conn is None:
             self._conn = self._connect()
             self._gen = fork_generation()
