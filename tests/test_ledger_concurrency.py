@@ -5,15 +5,9 @@ free port in a temporary directory).  No mocks.
 Workers are forked from the test process (fast: no interpreter start-up), inherit the
 parent's budget object and reopen their own connection, as forked service workers do.
 """
-import glob
 import os
-import pwd
 import random
-import shutil
 import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
 from fractions import Fraction
@@ -26,75 +20,21 @@ from dpfast import ledger
 UNIT = 2.0**-16  # charges are multiples of a dyadic unit: exact totals are integers of units
 
 
-# ---- a throwaway PostgreSQL cluster ------------------------------------------------------
-
-def _pg_bindir():
-    found = shutil.which("pg_ctl")
-    if found:
-        return os.path.dirname(os.path.realpath(found))
-    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]))
-    return dirs[-1] if dirs else None
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _run_as_owner(cmd, user):
-    # initdb and postgres refuse to run as root: run them as the cluster's owner.
-    if user is None:
-        return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
-    return subprocess.run(["runuser", "-u", user, "--"] + cmd, check=True, capture_output=True,
-                          text=True, timeout=120)
-
-
-def start_postgres():
-    """Start a cluster; return (url, stop).  Raises RuntimeError if it cannot."""
-    pytest.importorskip("psycopg") if not os.environ.get("CI") else __import__("psycopg")
-    bindir = _pg_bindir()
-    if bindir is None:
-        raise RuntimeError("no PostgreSQL server binaries (apt-get install postgresql; see .ci/ledger_setup.sh)")
-    user = None
-    if os.geteuid() == 0:
-        try:
-            pwd.getpwnam("postgres")
-        except KeyError as e:
-            raise RuntimeError("running as root and there is no 'postgres' user to own the cluster") from e
-        user = "postgres"
-    tmp = tempfile.mkdtemp(prefix="dpfast-pg-")
-    os.chmod(tmp, 0o755)
-    if user:
-        ids = pwd.getpwnam(user)
-        os.chown(tmp, ids.pw_uid, ids.pw_gid)
-    data, port = os.path.join(tmp, "data"), _free_port()
-    _run_as_owner([os.path.join(bindir, "initdb"), "-D", data, "-U", "dpfast", "--auth=trust",
-                   "-E", "UTF8", "--no-sync"], user)
-    _run_as_owner([os.path.join(bindir, "pg_ctl"), "-D", data, "-l", os.path.join(tmp, "log"), "-w",
-                   "-t", "60", "-o", f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 "
-                   "-c max_connections=200 -c fsync=off", "start"], user)
-
-    def stop():
-        try:
-            _run_as_owner([os.path.join(bindir, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"], user)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-    return f"postgresql://dpfast@127.0.0.1:{port}/postgres", stop
-
+# ---- a throwaway PostgreSQL cluster (dpfast.ledger.testing) ------------------------------
 
 @pytest.fixture(scope="module")
 def pg_server():
+    if not os.environ.get("CI"):
+        pytest.importorskip("psycopg")
+    from dpfast.ledger.testing import ThrowawayPostgres
     try:
-        url, stop = start_postgres()
-    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
-        detail = getattr(e, "stderr", "") or ""
+        server = ThrowawayPostgres(fsync=False)
+    except (RuntimeError, OSError) as e:
         if os.environ.get("CI"):
-            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e} {detail}")
-        pytest.skip(f"no PostgreSQL server: {e} {detail}")
-    yield url
-    stop()
+            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e}")
+        pytest.skip(f"no PostgreSQL server: {e}")
+    yield server
+    server.stop()
 
 
 _COUNTER = [0]
@@ -107,14 +47,10 @@ def store_url(request, tmp_path):
     return _new_database(request.getfixturevalue("pg_server"))
 
 
-def _new_database(base):
+def _new_database(server):
     """A fresh database on the module's server: tests stay independent."""
     _COUNTER[0] += 1
-    name = f"t{os.getpid()}_{_COUNTER[0]}"
-    import psycopg
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    return base.rsplit("/", 1)[0] + "/" + name
+    return server.database(f"t{os.getpid()}_{_COUNTER[0]}")
 
 
 # ---- forked workers ----------------------------------------------------------------------
@@ -190,7 +126,7 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     budget = led.budget("k9", epsilon=cap_units * UNIT, create=True)
     budget.spend(UNIT, label="parent")  # the parent's connection is open when it forks
     rng = random.Random(2026)
-    reported, reservations = set(), {}
+    reported = set()
     reported_total = Fraction(UNIT)
     killed = 0
     live = {}

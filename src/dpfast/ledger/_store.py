@@ -25,7 +25,7 @@ import weakref
 from .._errors import BudgetExceededError, DPFastError
 from ..accounting.budget import Filter, fork_generation
 from . import _chain
-from ._chain import GENESIS, HistoryRow, rational, row_hash, state_text
+from ._chain import GENESIS, rational, row_hash, state_text
 
 SCHEMA_VERSION = 1
 APPLICATION = "dpfast-ledger"
