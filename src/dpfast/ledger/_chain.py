@@ -27,8 +27,12 @@ def rational(x):
     """An exact amount as text: "n" or "n/d" (None stays None)."""
     if x is None:
         return None
-    f = Fraction(x)
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    if type(x) is int:
+        return str(x)
+    if type(x) is not float and type(x) is not Fraction:
+        x = Fraction(x)
+    n, d = x.as_integer_ratio()
+    return str(n) if d == 1 else f"{n}/{d}"
 
 
 def parse_rational(text):
@@ -45,6 +49,9 @@ def parse_state(text):
         return ()
     out = []
     for part in text.split(";"):
+        if "/" not in part:
+            out.append(int(part))
+            continue
         f = Fraction(part)
         out.append(f.numerator if f.denominator == 1 else f)
     return tuple(out)
