@@ -16,6 +16,7 @@ import pytest
 
 from dpfast import BudgetExceededError
 from dpfast import ledger
+from dpfast.ledger.testing import fork_worker, read_lines
 
 UNIT = 2.0**-16  # charges are multiples of a dyadic unit: exact totals are integers of units
 
@@ -54,34 +55,6 @@ def _new_database(server):
 
 
 # ---- forked workers ----------------------------------------------------------------------
-
-def _fork(fn):
-    """Run fn() in a forked child; return (pid, read end of the child's report pipe)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        code = 0
-        try:
-            fn(w)
-        except BaseException as e:  # report, never run the parent's code in the child
-            os.write(w, f"E {type(e).__name__}: {e}\n".encode()[:4000])
-            code = 1
-        os._exit(code)
-    os.close(w)
-    return pid, r
-
-
-def _read_all(fd):
-    chunks = []
-    while True:
-        b = os.read(fd, 65536)
-        if not b:
-            break
-        chunks.append(b)
-    os.close(fd)
-    return b"".join(chunks).decode().splitlines()
-
 
 def _spend_loop(budget, wid, w, reserve_every=0):
     """Spend (and sometimes reserve then commit) until refused; report each charge
@@ -135,7 +108,7 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     while killed < kills and time.monotonic() < deadline:
         while len(live) < 4:
             wid += 1
-            pid, fd = _fork(lambda w, wid=wid: _spend_loop(budget, wid, w, reserve_every=3))
+            pid, fd = fork_worker(lambda w, wid=wid: _spend_loop(budget, wid, w, reserve_every=3))
             live[pid] = (fd, time.monotonic() + rng.uniform(0.005, 0.08))
         pid = min(live, key=lambda p: live[p][1])
         fd, when = live.pop(pid)
@@ -143,7 +116,7 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         killed += 1
-        for line in _read_all(fd):
+        for line in read_lines(fd):
             kind, *rest = line.split()
             assert kind in "SRC", line  # no worker failed or ran out of budget
             if kind in "SR":
@@ -153,7 +126,7 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     for pid, (fd, _) in live.items():
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        for line in _read_all(fd):
+        for line in read_lines(fd):
             if line[0] in "SR":
                 reported.add(line.split()[1])
                 reported_total += Fraction(float(line.split()[2]))
@@ -211,10 +184,10 @@ def test_threads_times_processes_hammer_exact_final_balance(store_url):
             t.join()
         os.write(w, f"{sum(mine)} {len(mine)}\n".encode())
 
-    procs = [_fork(lambda w, i=i: worker(w, i)) for i in range(8)]
+    procs = [fork_worker(lambda w, i=i: worker(w, i)) for i in range(8)]
     units = charges = 0
     for pid, fd in procs:
-        lines = _read_all(fd)
+        lines = read_lines(fd)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, lines
         u, c = map(int, lines[0].split())
@@ -231,17 +204,16 @@ def test_threads_times_processes_hammer_exact_final_balance(store_url):
 
 
 def test_concurrent_create_or_open_makes_one_budget(store_url):
-    ledger.open(store_url).close()  # schema first; creation races are about the budget row
-
+    # six processes race to create the schema and the budget of a fresh store
     def worker(w):
         led = ledger.open(store_url)
         b = led.budget("raced", epsilon=1.0, create=True)
         b.spend(0.125, label=str(os.getpid()))
         os.write(w, b"ok\n")
 
-    procs = [_fork(worker) for _ in range(6)]
+    procs = [fork_worker(worker) for _ in range(6)]
     for pid, fd in procs:
-        assert _read_all(fd) == ["ok"]
+        assert read_lines(fd) == ["ok"]
         os.waitpid(pid, 0)
     led = ledger.open(store_url)
     rows = led.history("raced")

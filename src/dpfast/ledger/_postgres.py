@@ -20,6 +20,7 @@ def _psycopg():
 class PostgresStore(SQLStore):
     dialect = "postgresql"
     for_update = " FOR UPDATE"
+    create_lock = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7347861210))"
 
     def __init__(self, url, *, timeout=30.0):
         self.timeout = float(timeout)

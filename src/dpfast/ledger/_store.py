@@ -100,6 +100,7 @@ class SQLStore:
     begin_read = "BEGIN"
     begin_schema = "BEGIN"
     for_update = ""
+    create_lock = None  # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
     forkable = True  # False for a store that lives in this process's memory
 
     def __init__(self, url):
@@ -207,6 +208,8 @@ class SQLStore:
         params = json.dumps({k: rational(v) if k != "composition" else v
                              for k, v in filt.params.items()}, sort_keys=True)
         with self.transaction() as cur:
+            if self.create_lock:  # FOR UPDATE cannot lock a row that does not exist yet
+                cur.execute(self.sql(self.create_lock), (key,))
             cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?" + self.for_update), (key,))
             row = cur.fetchone()
             if row is not None:

@@ -103,3 +103,36 @@ class ThrowawayPostgres:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def fork_worker(fn):
+    """Run ``fn(w)`` in a forked child that reports lines on the pipe end ``w``; return
+    ``(pid, r)``.  The child always leaves with ``os._exit`` (never runs the parent's
+    code); an exception is reported as a line starting with "E"."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            fn(w)
+        except BaseException as e:
+            os.write(w, f"E {type(e).__name__}: {e}\n".encode()[:4000])
+            code = 1
+        os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def read_lines(fd):
+    """Everything a worker wrote until it exited (or was killed), as lines; closes ``fd``.
+    Lines shorter than PIPE_BUF are written atomically, so a killed worker never leaves
+    half a line."""
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(fd)
+    return b"".join(chunks).decode().splitlines()
