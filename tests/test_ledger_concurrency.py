@@ -269,3 +269,25 @@ def _catch(fn):
     except Exception as e:
         return e
     return None
+
+
+def test_postgres_append_only_tamper_and_newer_schema(pg_server):
+    import psycopg
+    url = _new_database(pg_server)
+    led = ledger.open(url)
+    b = led.budget("t", epsilon=1.0, rule="zcdp", delta=1e-6, create=True)
+    b.spend_rho(0.01, label="a")
+    b.spend(0.1, label="b")
+    assert led.verify()[0].ok
+    with psycopg.connect(url, autocommit=True) as raw:
+        for stmt in ("UPDATE dpfast_history SET label = 'x' WHERE seq = 1",
+                     "DELETE FROM dpfast_history WHERE seq = 2", "TRUNCATE dpfast_history"):
+            with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
+                raw.execute(stmt)
+        raw.execute("ALTER TABLE dpfast_history DISABLE TRIGGER USER")
+        raw.execute("UPDATE dpfast_history SET rho = '0' WHERE seq = 1")
+        (rep,) = led.verify("t")
+        assert not rep.ok and any("row 1" in p for p in rep.problems)
+        raw.execute("UPDATE dpfast_meta SET value = '2' WHERE name = 'schema_version'")
+    with pytest.raises(ledger.LedgerError, match="schema version 2, newer"):
+        ledger.open(url)
