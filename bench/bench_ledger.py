@@ -55,10 +55,10 @@ def one_process_rate(url, n, batch=1):
     b = ledger.open(url).budget("bench", epsilon=1e9, create=True)
     t0 = time.perf_counter()
     if batch == 1:
-        for i in range(n):
+        for _ in range(n):
             b.spend(1e-3, label="q")
     else:
-        for i in range(n // batch):
+        for _ in range(n // batch):
             b.spend_many([(1e-3, 0.0, "q")] * batch)
     return n / (time.perf_counter() - t0)
 

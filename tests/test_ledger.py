@@ -288,7 +288,7 @@ def test_disk_full_refuses_cleanly_and_loses_nothing(url):
     conn.execute(f"PRAGMA max_page_count = {pages + 2}")
     done = 1
     with pytest.raises(ledger.LedgerError, match="full"):
-        for i in range(100_000):
+        for _ in range(100_000):
             b.spend(1.0, label="x" * 500)
             done += 1
     assert b.spent.epsilon == done  # every returned charge is there, the failed one is not

@@ -310,7 +310,7 @@ class Filter:
     @staticmethod
     def add(state, cost, sign=1):
         """The state plus (sign=1) or minus (sign=-1) a cost."""
-        return tuple(s + sign * c for s, c in zip(state, cost))
+        return tuple(s + sign * c for s, c in zip(state, cost, strict=True))
 
     def _admit_basic(self, state, cost):
         e = state[0] + cost[0]

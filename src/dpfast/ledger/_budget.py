@@ -52,7 +52,7 @@ class LedgerBudget(PrivacyBudget):
 
         seqs = self._store.charge(self.key, filt, prepared, refusal)
         out = []
-        for seq, (eps_f, dlt_f, rho_f, _, label, cost) in zip(seqs, shown):
+        for seq, (eps_f, dlt_f, rho_f, _, label, cost) in zip(seqs, shown, strict=True):
             if status == "reserved":
                 out.append(Reservation(seq, label, eps_f, dlt_f, rho_f, (self, cost)))
             else:
