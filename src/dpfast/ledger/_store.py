@@ -145,6 +145,10 @@ class SQLStore:
     def _rollback(self, conn):
         conn.cursor().execute("ROLLBACK")
 
+    def _begin(self, cur, statements):
+        for stmt in statements:
+            cur.execute(stmt)
+
     def _broken(self, exc):
         """Whether the connection is unusable after ``exc`` (then reconnect next time)."""
         return False
@@ -314,8 +318,7 @@ class _Transaction:
             self.cur = conn.cursor()
             begin = (store.begin_schema if self.schema
                      else store.begin_read if self.read else store.begin)
-            for stmt in (begin,) if isinstance(begin, str) else begin:
-                self.cur.execute(stmt)
+            store._begin(self.cur, (begin,) if isinstance(begin, str) else begin)
         except BaseException as e:
             self._abort()
             store._lock.release()
