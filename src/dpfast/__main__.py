@@ -1,4 +1,7 @@
-"""``python -m dpfast``: a short demo of real DP releases and of dpfast's speed."""
+"""``python -m dpfast``: a short demo of real DP releases and of dpfast's speed (the
+default, or ``demo``), and ``ledger`` to operate durable privacy budgets."""
+import argparse
+import sys
 import time
 
 import numpy as np
@@ -82,13 +85,34 @@ def throughput():
         print(f"  {name:<38} {t:7.2f} ns   ({t / t_np:4.2f} x numpy laplace, {t_np:.2f} ns)")
 
 
-def main():
+def demo():
     print(f"dpfast {dpfast.__version__}: differential privacy, fast and floating-point safe")
     print(f"Default generator: {dr.default_rng()!r}, keyed from the operating system")
     releases_demo()
     streams_and_selection()
     throughput()
+    return 0
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m dpfast",
+                                description="dpfast: fast, floating-point-safe differential privacy. "
+                                "Without a command, runs the demo.")
+    p.add_argument("--version", action="version", version=f"dpfast {dpfast.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    d = sub.add_parser("demo", help="releases under a budget, sparse vector, throughput (the default)")
+    d.set_defaults(func=lambda args: demo())
+    from dpfast.ledger import cli
+    cli.add_parser(sub)
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    if args.command is None:
+        return demo()
+    return args.func(args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

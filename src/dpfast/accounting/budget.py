@@ -2,20 +2,62 @@
 
 Mechanisms call :meth:`PrivacyBudget.spend` *before* they draw noise, so an overspending
 request is refused while nothing has been released yet.
+
+The arithmetic of each filter lives in :class:`Filter`: pure functions of the caps, the
+rule and a *state* (a tuple of exact totals).  :class:`PrivacyBudget` keeps that state in
+memory; the durable stores of :mod:`dpfast.ledger` keep it in a database row and call the
+same :class:`Filter` inside their transaction, so there is one implementation of each
+filter.
+
+Exact amounts are kept *scaled*: an amount x is held as x * 2**1074, which is a Python
+``int`` for every float (a float is a multiple of 2**-1074) and a :class:`~fractions.Fraction`
+only for the rare non-dyadic rational a caller passes (``Fraction(1, 3)``).  Ints add and
+compare an order of magnitude faster than Fractions, and mixed sums stay exact.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+import os
+import sys
 import threading
 from fractions import Fraction
 from typing import NamedTuple
+
+import numpy as np
 
 from .. import _validation as _v
 from .._errors import BudgetExceededError, PrivacyParameterError
 from ._numeric import _fraction_to_float_down, _fraction_to_float_up, _up
 from .zcdp import zcdp_budget
+
+_INF = math.inf
+_SHIFT = 1074  # 2**-1074 is the smallest positive float: every float is an integer multiple
+_ONE = 1 << _SHIFT
+_MAX = Fraction(sys.float_info.max)
+# A drift term eps (e^eps - 1) too large for a float: stands for +inf.  Its value 2**1025
+# exceeds every representable epsilon cap, so the advanced branch never admits again, and
+# a rollback subtracts exactly what was added.
+_DRIFT_INF = 1 << (1025 + _SHIFT)
+
+# Bumped in every forked child: an in-memory budget refuses to charge in a process other
+# than the one that created it (each copy would otherwise spend the whole budget).
+_FORK = [0]
+
+
+def _after_fork():
+    _FORK[0] += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def fork_generation():
+    """How many forks separate this process from the one that imported dpfast (0 there)."""
+    return _FORK[0]
 
 
 class PrivacyAmount(NamedTuple):
@@ -27,8 +69,7 @@ class PrivacyAmount(NamedTuple):
     rho: float | None = None
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class LedgerEntry:
+class LedgerEntry(NamedTuple):
     """One immutable line of a :class:`PrivacyBudget` ledger.
 
     ``status`` is "spent" (a direct charge), "reserved", "committed" or "rolled_back";
@@ -44,6 +85,9 @@ class LedgerEntry:
     rho: float | None
     status: str
 
+    def __setattr__(self, name, value):
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class Reservation:
@@ -57,19 +101,277 @@ class Reservation:
     _owner: object = dataclasses.field(repr=False, compare=False)
 
 
-def _exact(name, value, check):
-    """Validate with the shared helper, then keep the value exactly (a Fraction or int
-    stays exact; a float becomes the Fraction of its binary value)."""
-    f = check(name, value)
-    if isinstance(value, (Fraction, int)) and not isinstance(value, bool):
-        return f, Fraction(value)
-    return f, Fraction(f)
+# ---- exact amounts -----------------------------------------------------------------------
+
+_RULES = {
+    "positive": ("finite and > 0", True, False),
+    "nonnegative": ("finite and >= 0", False, False),
+    "delta": ("in [0, 1)", False, True),
+    "delta_open": ("in (0, 1)", True, True),
+}
+
+
+def exact_amount(name, value, rule="nonnegative"):
+    """Validate a public privacy amount; return ``(float, exact)``.
+
+    ``exact`` is the value itself when it is a float (every float is exact) and a
+    :class:`~fractions.Fraction` otherwise.  The range is checked on the *exact* value,
+    so ``Fraction(-1, 10**400)`` (which rounds to -0.0) is refused, not credited.
+    Types that a float cannot hold exactly (``np.longdouble``) are refused by type.
+    """
+    text, open_low, below_one = _RULES[rule]
+    if type(value) is float:
+        if (0.0 < value if open_low else 0.0 <= value) and value < (1.0 if below_one else _INF):
+            return value, value
+        raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    if isinstance(value, np.floating) and value.dtype.itemsize > 8:
+        raise TypeError(f"{name} must convert exactly to a float or Fraction; got {value.dtype}")
+    if isinstance(value, numbers.Integral):
+        x = Fraction(int(value))
+    elif isinstance(value, numbers.Rational):
+        x = Fraction(value.numerator, value.denominator)
+    else:
+        f = float(value)  # float32 and float64 scalars convert exactly
+        return exact_amount(name, f, rule)
+    ok = (x > 0 if open_low else x >= 0) and x <= _MAX and (x < 1 if below_one else True)
+    if not ok:
+        raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
+    return float(x), x
+
+
+def scale(x):
+    """``x * 2**1074`` exactly: an int for a float or any dyadic rational, else a Fraction."""
+    if type(x) is float:
+        n, d = x.as_integer_ratio()
+        return n << (_SHIFT + 1 - d.bit_length())
+    x = Fraction(x) * _ONE
+    return x.numerator if x.denominator == 1 else x
+
+
+def unscale(s, power=1):
+    """The Fraction ``s / 2**(1074 power)`` (the inverse of :func:`scale`)."""
+    return Fraction(s) / (_ONE ** power)
+
+
+def _float_up(f):
+    """The smallest float >= the rational ``f``; +inf beyond the largest float."""
+    return _INF if f > _MAX else _fraction_to_float_up(f)
 
 
 def _label(label):
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a str or None; got {type(label).__name__} {label!r}")
     return label
+
+
+def _drift_scaled(eps):
+    """eps (e^eps - 1) rounded up, scaled; expm1 and the product are each within 1 ulp."""
+    e = float(eps)
+    if e > 709.0:  # expm1 overflows at ~709.78; the product even earlier: treat as +inf
+        return _DRIFT_INF
+    t = e * math.expm1(e)
+    if t == _INF:
+        return _DRIFT_INF
+    return scale(_up(t))
+
+
+# ---- the filters ------------------------------------------------------------------------
+
+class Filter:
+    """The caps and composition rule of a privacy filter, and its arithmetic.
+
+    Every method is a pure function of a *state*: a tuple of scaled exact totals
+    ("basic": sum eps_i, sum delta_i; "advanced": those and sum eps_i^2, sum of the
+    rounded-up drift terms; "zcdp": sum rho_i).  :meth:`cost` turns one validated charge
+    into the increment of that tuple, :meth:`admit` returns the new state or ``None``.
+    Constructed with the arguments of :class:`PrivacyBudget` (which see for the privacy
+    argument of each rule).
+    """
+
+    __slots__ = ("composition", "epsilon", "delta", "delta_prime", "rho", "params",
+                 "_eps_cap", "_delta_cap", "_rho_cap", "_two_log_inv", "admit")
+
+    def __init__(self, epsilon=None, delta=0.0, composition="basic", *, delta_prime=None,
+                 rho=None):
+        self.composition = _v.choice("composition", composition, ("basic", "advanced", "zcdp"))
+        self.epsilon = self.delta = self.delta_prime = self.rho = None
+        self._two_log_inv = None
+        self._eps_cap = self._delta_cap = self._rho_cap = None
+        # The exact parameters as given: what a durable store keeps to rebuild this filter.
+        self.params = {"composition": self.composition, "epsilon": None, "delta": None,
+                       "delta_prime": None, "rho": None}
+        if self.composition == "zcdp":
+            self._init_zcdp(epsilon, delta, delta_prime, rho)
+            self.admit = self._admit_zcdp
+            return
+        if rho is not None:
+            raise PrivacyParameterError(f"rho applies to composition='zcdp' only; got {rho!r}")
+        if epsilon is None:
+            raise PrivacyParameterError(f"epsilon is required for composition={self.composition!r}; got None")
+        self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
+        self._eps_cap = scale(eps_x)
+        self.params["epsilon"] = eps_x
+        if self.composition == "basic":
+            if delta_prime is not None:
+                raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
+                                            f"{delta_prime!r}")
+            self.delta, dlt_x = exact_amount("delta", delta, "delta")
+            self._delta_cap = scale(dlt_x)
+            self.params["delta"] = dlt_x
+            self.admit = self._admit_basic
+            return
+        self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
+        if delta_prime is None:
+            raise PrivacyParameterError("delta_prime is required for composition='advanced'; got None")
+        self.delta_prime, dp_x = exact_amount("delta_prime", delta_prime, "delta_open")
+        if dp_x > dlt_x:
+            raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
+        self.params.update(delta=dlt_x, delta_prime=dp_x)
+        self._delta_cap = scale(dlt_x) - scale(dp_x)  # delta' is set aside
+        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact).
+        self._two_log_inv = _up(2.0 * -math.log(self.delta_prime))
+        self.admit = self._admit_advanced
+
+    def _init_zcdp(self, epsilon, delta, delta_prime, rho):
+        if delta_prime is not None:
+            raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
+                                        f"{delta_prime!r}")
+        if rho is not None and epsilon is None:
+            if delta != 0.0:
+                raise PrivacyParameterError(f"delta must be 0 when the zcdp budget is given as rho; got {delta!r}")
+            self.rho, rho_x = exact_amount("rho", rho, "positive")
+        elif rho is not None:
+            raise PrivacyParameterError("give either rho or epsilon (with delta) for a zcdp budget, not both")
+        else:
+            if epsilon is None:
+                raise PrivacyParameterError("a zcdp budget needs rho, or epsilon and delta; got neither")
+            self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
+            self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
+            self.rho = zcdp_budget(self.epsilon, self.delta)
+            rho_x = self.rho
+            self.params.update(epsilon=eps_x, delta=dlt_x)
+        self.params["rho"] = rho_x
+        self._rho_cap = scale(rho_x)
+
+    @classmethod
+    def from_params(cls, params):
+        """Rebuild a filter from :attr:`params` (exact values), as a store does.  A zcdp
+        filter given (epsilon, delta) keeps the stored rho rather than recomputing it."""
+        p = {k: (None if v is None else Fraction(v)) for k, v in params.items() if k != "composition"}
+        comp = params["composition"]
+        if comp == "zcdp" and p["epsilon"] is not None:
+            f = cls(p["epsilon"], p["delta"], "zcdp")
+            f.rho, rho_x = exact_amount("rho", p["rho"], "positive")
+            f.params["rho"] = rho_x
+            f._rho_cap = scale(rho_x)
+            return f
+        delta = 0.0 if p["delta"] is None else p["delta"]
+        return cls(p["epsilon"], delta, comp, delta_prime=p["delta_prime"], rho=p["rho"])
+
+    # -- charges
+
+    def zero(self):
+        """The state of a budget with nothing spent."""
+        return {"basic": (0, 0), "advanced": (0, 0, 0, 0), "zcdp": (0,)}[self.composition]
+
+    def convert(self, epsilon, delta, rho):
+        """Validate one charge: ``(eps_f, delta_f, rho_f, (eps_x, delta_x, rho_x))`` with
+        floats for display and exact values (``rho_x`` is None outside "zcdp")."""
+        if rho is not None:
+            if self.composition != "zcdp":
+                raise ValueError("spend_rho/reserve_rho need composition='zcdp'; this budget is "
+                                 f"{self.composition!r}")
+            rho_f, rho_x = exact_amount("rho", rho, "nonnegative")
+            return 0.0, 0.0, rho_f, (0.0, 0.0, rho_x)
+        eps_f, eps_x = exact_amount("epsilon", epsilon, "nonnegative")
+        dlt_f, dlt_x = exact_amount("delta", delta, "delta")
+        if self.composition == "zcdp":
+            if dlt_x != 0:
+                raise PrivacyParameterError(
+                    "delta must be 0 for a charge against a zcdp budget (a pure epsilon-DP "
+                    f"mechanism is epsilon^2/2-zCDP); got {delta!r}; use spend_rho for other mechanisms"
+                )
+            rho_x = Fraction(eps_x) ** 2 / 2
+            return eps_f, 0.0, _float_up(rho_x), (eps_x, dlt_x, rho_x)
+        return eps_f, dlt_f, None, (eps_x, dlt_x, None)
+
+    def cost(self, amounts):
+        """The increment of the state for exact ``(eps, delta, rho)``."""
+        eps, dlt, rho = amounts
+        if self.composition == "basic":
+            return (scale(eps), scale(dlt))
+        if self.composition == "zcdp":
+            return (scale(rho),)
+        e = scale(eps)
+        return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by 2**2148
+
+    @staticmethod
+    def add(state, cost, sign=1):
+        """The state plus (sign=1) or minus (sign=-1) a cost."""
+        return tuple(s + sign * c for s, c in zip(state, cost, strict=True))
+
+    def _admit_basic(self, state, cost):
+        e = state[0] + cost[0]
+        d = state[1] + cost[1]
+        if e <= self._eps_cap and d <= self._delta_cap:
+            return (e, d)
+        return None
+
+    def _admit_zcdp(self, state, cost):
+        r = state[0] + cost[0]
+        return (r,) if r <= self._rho_cap else None
+
+    def _admit_advanced(self, state, cost):
+        new = self.add(state, cost)
+        if new[1] > self._delta_cap:
+            return None
+        if new[0] <= self._eps_cap or self._advanced_bound(new[2], new[3]) <= self._eps_cap:
+            return new
+        return None
+
+    def admits(self, state):
+        """Whether a state is within the caps (the check :meth:`admit` makes)."""
+        return self.admit(state, (0,) * len(state)) is not None
+
+    def _advanced_bound(self, sq, drift):
+        """Upper bound on sqrt(2 ln(1/delta') sum eps_i^2) + sum drift, scaled; a value
+        above every cap when a float step overflows."""
+        inner = _up(self._two_log_inv * _float_up(unscale(sq, 2)))
+        if not inner < _INF:
+            return _DRIFT_INF
+        return scale(_up(math.sqrt(inner))) + drift
+
+    # -- reports
+
+    def spent(self, state):
+        """The composed total of a state, rounded up (see :attr:`PrivacyBudget.spent`)."""
+        if self.composition == "zcdp":
+            return PrivacyAmount(None, None, _float_up(unscale(state[0])))
+        eps, dlt = state[0], state[1]
+        if self.composition == "advanced" and state[2] > 0:
+            adv = self._advanced_bound(state[2], state[3])
+            if adv < eps:  # the advanced bound is the better one: it costs delta'
+                eps, dlt = adv, dlt + scale(self.params["delta_prime"])
+        return PrivacyAmount(_float_up(unscale(eps)), _float_up(unscale(dlt)), None)
+
+    def remaining(self, state):
+        """The caps minus :meth:`spent`, rounded down."""
+        if self.composition == "zcdp":
+            return PrivacyAmount(None, None, _fraction_to_float_down(max(Fraction(0), unscale(self._rho_cap - state[0]))))
+        spent = self.spent(state)
+        eps = max(Fraction(0), unscale(self._eps_cap) - Fraction(spent.epsilon))
+        dlt = max(Fraction(0), unscale(self._delta_cap - state[1]))  # delta' already set aside
+        return PrivacyAmount(_fraction_to_float_down(eps), _fraction_to_float_down(dlt), None)
+
+    def describe(self):
+        if self.composition == "zcdp":
+            return f"rho={self.rho!r}"
+        text = f"epsilon={self.epsilon!r}, delta={self.delta!r}"
+        if self.delta_prime is not None:
+            text += f", delta_prime={self.delta_prime!r}"
+        return text
 
 
 class PrivacyBudget:
@@ -135,6 +437,12 @@ class PrivacyBudget:
     count as spent until rolled back.  Every method takes one lock, so concurrent
     charges can never overspend.
 
+    An in-memory budget belongs to the process that created it: a copy in a forked
+    child refuses every charge (:class:`~dpfast.BudgetExceededError`), and pickling or
+    copying it raises ``TypeError``, because each copy would spend the whole budget.
+    Processes and hosts that share a budget use :mod:`dpfast.ledger` (SQLite or
+    PostgreSQL), whose budgets are this class backed by a durable store.
+
     The figures returned by :attr:`spent` in "advanced" mode are what the filter
     compares to the budget; they are not an odometer: the guarantee of an interaction
     whose parameters were chosen adaptively is the budget, not the running total
@@ -163,136 +471,86 @@ class PrivacyBudget:
     """
 
     def __init__(self, epsilon=None, delta=0.0, composition="basic", *, delta_prime=None, rho=None):
-        self.composition = _v.choice("composition", composition, ("basic", "advanced", "zcdp"))
-        self._lock = threading.Lock()
+        self._init_filter(Filter(epsilon, delta, composition, delta_prime=delta_prime, rho=rho))
+        self._state = self._filter.zero()
         self._ledger: list[LedgerEntry] = []
         self._active: dict[int, Reservation] = {}
-        self._eps = Fraction(0)  # sum eps_i
-        self._delta = Fraction(0)  # sum delta_i
-        self._sq = Fraction(0)  # sum eps_i^2 (advanced)
-        self._drift = Fraction(0)  # sum of upward-rounded eps_i (e^eps_i - 1) (advanced)
-        self._rho = Fraction(0)  # sum rho_i (zcdp)
-        self.epsilon = self.delta = self.delta_prime = self.rho = None
-        if self.composition == "zcdp":
-            if delta_prime is not None:
-                raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
-                                            f"{delta_prime!r}")
-            if rho is not None:
-                if epsilon is not None:
-                    raise PrivacyParameterError("give either rho or epsilon (with delta) for a zcdp budget, not both")
-                if delta != 0.0:
-                    raise PrivacyParameterError(f"delta must be 0 when the zcdp budget is given as rho; got {delta!r}")
-                self.rho, self._rho_budget = _exact("rho", rho, _v.positive)
-            else:
-                if epsilon is None:
-                    raise PrivacyParameterError("a zcdp budget needs rho, or epsilon and delta; got neither")
-                self.epsilon = _v.positive("epsilon", epsilon)
-                self.delta = _v.delta(delta, allow_zero=False)
-                self.rho = zcdp_budget(self.epsilon, self.delta)
-                self._rho_budget = Fraction(self.rho)
-            return
-        if rho is not None:
-            raise PrivacyParameterError(f"rho applies to composition='zcdp' only; got {rho!r}")
-        if epsilon is None:
-            raise PrivacyParameterError(f"epsilon is required for composition={self.composition!r}; got None")
-        self.epsilon, self._eps_budget = _exact("epsilon", epsilon, _v.positive)
-        if self.composition == "basic":
-            if delta_prime is not None:
-                raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
-                                            f"{delta_prime!r}")
-            self.delta, self._delta_budget = _exact("delta", delta, lambda n, x: _v.delta(x, n))
-            return
-        # advanced
-        self.delta, delta_budget = _exact("delta", delta, lambda n, x: _v.delta(x, n, allow_zero=False))
-        if delta_prime is None:
-            raise PrivacyParameterError("delta_prime is required for composition='advanced'; got None")
-        self.delta_prime, dp_exact = _exact("delta_prime", delta_prime, lambda n, x: _v.delta(x, n, allow_zero=False))
-        if dp_exact > delta_budget:
-            raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
-        self._delta_budget = delta_budget - dp_exact
-        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact).
-        self._two_log_inv = _up(2.0 * -math.log(self.delta_prime))
 
-    # ---- internal accounting (call with the lock held) --------------------------------
+    def _init_filter(self, filt):
+        self._filter = filt
+        self.composition = filt.composition
+        self.epsilon, self.delta = filt.epsilon, filt.delta
+        self.delta_prime, self.rho = filt.delta_prime, filt.rho
+        self._lock = threading.Lock()
+        self._fork_gen = _FORK[0]
+        # spend's inlined path is the memory store's "basic" filter only
+        self._fast = type(self) is PrivacyBudget and filt.composition == "basic"
 
-    def _advanced_bound(self, sq, drift):
-        """Upper bound on sqrt(2 ln(1/delta') sq) + drift, as a Fraction."""
-        inner = _up(self._two_log_inv * _fraction_to_float_up(sq))
-        return Fraction(_up(math.sqrt(inner))) + drift
+    def _check_process(self):
+        # Each forked copy of an in-memory budget would spend the whole remaining budget
+        # (a review saw 4 workers and the parent spend epsilon = 5 from a budget of 1).
+        if self._fork_gen != _FORK[0]:
+            raise BudgetExceededError(
+                "this PrivacyBudget was created in another process: a forked copy never "
+                "spends (every copy would spend the same budget); use a shared ledger, "
+                "dpfast.ledger.open('sqlite:///path.db').budget(key, ...), in every process")
 
-    def _charge(self, eps, dlt, rho_f, sign=1):
-        """The totals after adding (sign=+1) or removing (-1) a charge."""
-        if self.composition == "zcdp":
-            return (self._rho + sign * rho_f,)
-        new = [self._eps + sign * eps, self._delta + sign * dlt]
-        if self.composition == "advanced":
-            new.append(self._sq + sign * eps * eps)
-            new.append(self._drift + sign * self._drift_term(eps))
-        return tuple(new)
+    def __reduce__(self):
+        raise TypeError(
+            "an in-memory PrivacyBudget cannot be pickled or copied: the copy would spend "
+            "the same budget again; share a ledger-backed budget (dpfast.ledger), which "
+            "reconnects to its store when unpickled")
 
-    @staticmethod
-    def _drift_term(eps):
-        # eps (e^eps - 1) rounded up: expm1 and the product are each within 1 ulp.
-        e = float(eps)
-        return Fraction(_up(e * math.expm1(e)))
-
-    def _within(self, totals):
-        if self.composition == "zcdp":
-            return totals[0] <= self._rho_budget
-        if totals[1] > self._delta_budget:
-            return False
-        if totals[0] <= self._eps_budget:
-            return True
-        if self.composition == "advanced":
-            return self._advanced_bound(totals[2], totals[3]) <= self._eps_budget
-        return False
-
-    def _store(self, totals):
-        if self.composition == "zcdp":
-            (self._rho,) = totals
-            return
-        self._eps, self._delta = totals[0], totals[1]
-        if self.composition == "advanced":
-            self._sq, self._drift = totals[2], totals[3]
-
-    def _convert(self, epsilon, delta, rho):
-        """Validate one charge; return floats and exact values (eps, delta, rho)."""
-        if rho is not None:
-            if self.composition != "zcdp":
-                raise ValueError("spend_rho/reserve_rho need composition='zcdp'; this budget is "
-                                 f"{self.composition!r}")
-            rho_f, rho_x = _exact("rho", rho, _v.nonnegative)
-            return 0.0, 0.0, rho_f, Fraction(0), Fraction(0), rho_x
-        eps_f, eps_x = _exact("epsilon", epsilon, _v.nonnegative)
-        dlt_f, dlt_x = _exact("delta", delta, lambda n, x: _v.delta(x, n))
-        if self.composition == "zcdp":
-            if dlt_x != 0:
-                raise PrivacyParameterError(
-                    "delta must be 0 for a charge against a zcdp budget (a pure epsilon-DP "
-                    f"mechanism is epsilon^2/2-zCDP); got {delta!r}; use spend_rho for other mechanisms"
-                )
-            rho_x = eps_x * eps_x / 2
-            return eps_f, 0.0, _fraction_to_float_up(rho_x), eps_x, dlt_x, rho_x
-        return eps_f, dlt_f, None, eps_x, dlt_x, None
+    # ---- charging (memory store) -----------------------------------------------------------
 
     def _admit(self, epsilon, delta, rho, label, status):
-        eps_f, dlt_f, rho_f, eps_x, dlt_x, rho_x = self._convert(epsilon, delta, rho)
-        label = _label(label)
+        if self._fork_gen != _FORK[0]:
+            self._check_process()
+        filt = self._filter
+        eps_f, dlt_f, rho_f, amounts = filt.convert(epsilon, delta, rho)
+        if label is not None and type(label) is not str:
+            _label(label)
+        cost = filt.cost(amounts)
         with self._lock:
-            totals = self._charge(eps_x, dlt_x, rho_x)
-            if not self._within(totals):
-                what = f"rho={rho_f!r}" if rho is not None else f"epsilon={eps_f!r}, delta={dlt_f!r}"
-                raise BudgetExceededError(
-                    f"charge ({what}, label={label!r}) refused: it would exceed the budget; "
-                    f"remaining {self._remaining_locked()}"
-                )
-            self._store(totals)
+            new = filt.admit(self._state, cost)
+            if new is None:
+                raise self._refusal(eps_f, dlt_f, rho_f, rho is not None, label)
+            self._state = new
             entry = LedgerEntry(len(self._ledger), label, eps_f, dlt_f, rho_f, status)
             self._ledger.append(entry)
             if status == "reserved":
-                res = Reservation(entry.index, label, eps_f, dlt_f, rho_f, (self, (eps_x, dlt_x, rho_x)))
-                self._active[entry.index] = res
-                return res
+                entry = Reservation(entry.index, label, eps_f, dlt_f, rho_f, (self, cost))
+                self._active[entry.index] = entry
+        return entry
+
+    def _refusal(self, eps_f, dlt_f, rho_f, is_rho, label):
+        what = f"rho={rho_f!r}" if is_rho else f"epsilon={eps_f!r}, delta={dlt_f!r}"
+        return BudgetExceededError(
+            f"charge ({what}, label={label!r}) refused: it would exceed the budget; "
+            f"remaining {self._filter.remaining(self._state)}")
+
+    def _snapshot(self):
+        with self._lock:
+            return self._state
+
+    def _settle(self, reservation, status):
+        if not isinstance(reservation, Reservation):
+            raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
+        owner = reservation._owner
+        if not isinstance(owner, tuple) or owner[0] is not self:
+            raise ValueError("reservation belongs to another PrivacyBudget")
+        self._check_process()
+        cost = owner[1]
+        with self._lock:
+            if self._active.pop(reservation.index, None) is None:
+                raise RuntimeError(
+                    f"reservation {reservation.index} was already settled "
+                    f"({self._ledger[reservation.index].status})"
+                )
+            if status == "rolled_back":
+                self._state = Filter.add(self._state, cost, -1)
+            entry = self._ledger[reservation.index]._replace(status=status)
+            self._ledger[reservation.index] = entry
             return entry
 
     # ---- public API --------------------------------------------------------------------
@@ -317,7 +575,8 @@ class PrivacyBudget:
         Raises
         ------
         BudgetExceededError
-            The charge would overspend; nothing was recorded.
+            The charge would overspend, or this in-memory budget was copied into a
+            forked process; nothing was recorded.
         PrivacyParameterError, TypeError
             Invalid arguments; nothing was recorded.
 
@@ -326,6 +585,25 @@ class PrivacyBudget:
         See the class docstring: the charge is admitted only if the composed total stays
         within the budget.
         """
+        if (self._fast and type(epsilon) is float and type(delta) is float
+                and 0.0 <= epsilon < _INF and 0.0 <= delta < 1.0 and self._fork_gen == _FORK[0]
+                and (label is None or type(label) is str)):
+            # The common charge, inlined (the same steps as _admit with Filter.cost and
+            # Filter._admit_basic): floats are exact multiples of 2**-1074.
+            n, d = epsilon.as_integer_ratio()
+            ce = n << (_SHIFT + 1 - d.bit_length())
+            n, d = delta.as_integer_ratio()
+            cd = n << (_SHIFT + 1 - d.bit_length())
+            filt = self._filter
+            with self._lock:
+                e, dl = self._state
+                e += ce
+                dl += cd
+                if e <= filt._eps_cap and dl <= filt._delta_cap:
+                    self._state = (e, dl)
+                    entry = LedgerEntry(len(self._ledger), label, epsilon, delta, None, "spent")
+                    self._ledger.append(entry)
+                    return entry
         return self._admit(epsilon, delta, None, label, "spent")
 
     def spend_rho(self, rho, *, label=None):
@@ -382,26 +660,6 @@ class PrivacyBudget:
     def reserve_rho(self, rho, *, label=None):
         """Like :meth:`reserve` for a rho-zCDP charge ("zcdp" mode only)."""
         return self._admit(None, 0.0, rho, label, "reserved")
-
-    def _settle(self, reservation, status):
-        if not isinstance(reservation, Reservation):
-            raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
-        owner = reservation._owner
-        if not isinstance(owner, tuple) or owner[0] is not self:
-            raise ValueError("reservation belongs to another PrivacyBudget")
-        eps_x, dlt_x, rho_x = owner[1]
-        with self._lock:
-            if self._active.pop(reservation.index, None) is None:
-                raise RuntimeError(
-                    f"reservation {reservation.index} was already settled "
-                    f"({self._ledger[reservation.index].status})"
-                )
-            if status == "rolled_back":
-                self._store(self._charge(eps_x, dlt_x, rho_x, sign=-1))
-            old = self._ledger[reservation.index]
-            entry = dataclasses.replace(old, status=status)
-            self._ledger[reservation.index] = entry
-            return entry
 
     def commit(self, reservation):
         """Turn a reservation into a permanent charge.
@@ -464,34 +722,13 @@ class PrivacyBudget:
             A snapshot: another thread may spend in between, so mechanisms must still
             call :meth:`spend`, which checks again atomically.
         """
-        eps_f, dlt_f, rho_f, eps_x, dlt_x, rho_x = self._convert(epsilon, delta, None)
-        with self._lock:
-            return self._within(self._charge(eps_x, dlt_x, rho_x))
+        *_, amounts = self._filter.convert(epsilon, delta, None)
+        return self._filter.admit(self._snapshot(), self._filter.cost(amounts)) is not None
 
     def can_spend_rho(self, rho):
         """Whether :meth:`spend_rho` would succeed right now ("zcdp" mode)."""
-        *_, rho_x = self._convert(None, 0.0, rho)
-        with self._lock:
-            return self._within(self._charge(0, 0, rho_x))
-
-    def _spent_locked(self):
-        if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _fraction_to_float_up(self._rho))
-        eps = self._eps
-        dlt = self._delta
-        if self.composition == "advanced" and self._sq > 0:
-            adv = self._advanced_bound(self._sq, self._drift)
-            if adv < eps:  # the advanced bound is the better one: it costs delta'
-                eps, dlt = adv, dlt + Fraction(self.delta_prime)
-        return PrivacyAmount(_fraction_to_float_up(eps), _fraction_to_float_up(dlt), None)
-
-    def _remaining_locked(self):
-        if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _fraction_to_float_down(max(Fraction(0), self._rho_budget - self._rho)))
-        spent = self._spent_locked()
-        eps = max(Fraction(0), self._eps_budget - Fraction(spent.epsilon))
-        dlt = self._delta_budget - self._delta  # in "advanced" mode delta' is already set aside
-        return PrivacyAmount(_fraction_to_float_down(eps), _fraction_to_float_down(max(Fraction(0), dlt)), None)
+        *_, amounts = self._filter.convert(None, 0.0, rho)
+        return self._filter.admit(self._snapshot(), self._filter.cost(amounts)) is not None
 
     @property
     def spent(self):
@@ -499,15 +736,13 @@ class PrivacyBudget:
 
         "basic": (sum eps_i, sum delta_i).  "advanced": (min(sum eps_i, advanced bound),
         sum delta_i + delta_prime).  "zcdp": rho = sum rho_i."""
-        with self._lock:
-            return self._spent_locked()
+        return self._filter.spent(self._snapshot())
 
     @property
     def remaining(self):
         """Budget minus :attr:`spent`, rounded down.  In "advanced" mode epsilon is not
         additive: use :meth:`can_spend` to test a charge.  ``delta`` excludes delta_prime."""
-        with self._lock:
-            return self._remaining_locked()
+        return self._filter.remaining(self._snapshot())
 
     @property
     def ledger(self):
@@ -516,10 +751,5 @@ class PrivacyBudget:
             return list(self._ledger)
 
     def __repr__(self):
-        if self.composition == "zcdp":
-            budget = f"rho={self.rho!r}"
-        else:
-            budget = f"epsilon={self.epsilon!r}, delta={self.delta!r}"
-            if self.delta_prime is not None:
-                budget += f", delta_prime={self.delta_prime!r}"
-        return f"PrivacyBudget({budget}, composition={self.composition!r}, spent={self.spent})"
+        return (f"{type(self).__name__}({self._filter.describe()}, "
+                f"composition={self.composition!r}, spent={self.spent})")

@@ -1,0 +1,92 @@
+"""A durable, shared privacy ledger: keyed budgets that survive restarts and are shared
+by threads, processes and hosts.
+
+>>> from dpfast import ledger
+>>> led = ledger.open("memory:")            # or "sqlite:///budgets.db", "postgresql://..."
+>>> b = led.budget("census-2026", epsilon=1.0, delta=1e-6, rule="basic", create=True)
+>>> b.spend(0.25, label="count").index      # committed before the mechanism draws noise
+1
+>>> b.remaining
+PrivacyAmount(epsilon=0.75, delta=1e-06, rho=None)
+
+Stores
+------
+``memory:``
+    An SQLite database in this process's memory: the full API (history, verify) for
+    scripts and tests; not shared (a forked copy refuses to charge, pickling refuses).
+``sqlite:///path.db`` (``sqlite:////abs/path.db``)
+    One SQLite file in WAL mode; every charge is one ``BEGIN IMMEDIATE`` transaction.
+    Option ``?synchronous=normal`` trades power-loss durability for speed.
+``postgresql://user@host:port/db``
+    PostgreSQL through psycopg 3 (extra ``ledger-postgres``), for several hosts.
+
+Budgets (:class:`LedgerBudget`) are :class:`~dpfast.accounting.PrivacyBudget` objects
+with the same filters (one implementation: :class:`~dpfast.accounting.budget.Filter`);
+any mechanism's ``budget=`` accepts them.  Amounts are stored exactly (rationals as
+text), the history is append-only and hash-chained (:meth:`Ledger.verify`), and the
+schema is versioned (:data:`SCHEMA_VERSION`).  See ``docs/ledger.md``.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+
+from ..accounting.budget import fork_generation
+from ._budget import LedgerBudget
+from ._chain import HistoryRow
+from ._ledger import Ledger, VerifyReport
+from ._store import SCHEMA_VERSION, LedgerError
+
+__all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "LedgerError",
+           "SCHEMA_VERSION"]
+
+
+def open(url, *, timeout=30.0):  # noqa: A001 - the natural name, as sqlite3/shelve use it
+    """Open (creating if needed) the ledger at ``url``.
+
+    Parameters
+    ----------
+    url : str
+        ``"memory:"``, ``"sqlite:///relative.db"``, ``"sqlite:////absolute.db"`` (option
+        ``?synchronous=normal|full|extra``), or ``"postgresql://..."``.
+    timeout : float, default 30
+        Seconds to wait for a lock (SQLite) or a connection (PostgreSQL).
+
+    Returns
+    -------
+    Ledger
+
+    Raises
+    ------
+    LedgerError
+        The store cannot be opened, is not a dpfast ledger, or has a newer schema.
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"url must be a str; got {type(url).__name__}")
+    if url == "memory:":
+        from ._sqlite import SQLiteStore
+        return Ledger(SQLiteStore(":memory:", memory=True, timeout=timeout))
+    if url.startswith("sqlite:///"):
+        from ._sqlite import open_path
+        path, _, query = url[len("sqlite:///"):].partition("?")
+        options = dict(urllib.parse.parse_qsl(query, strict_parsing=bool(query)))
+        unknown = set(options) - {"synchronous"}
+        if unknown or not path:
+            raise ValueError(f"a SQLite ledger URL is sqlite:///path[?synchronous=full|normal|extra]; got {url!r}")
+        return Ledger(open_path(path, timeout=timeout, **options))
+    if url.startswith(("postgresql://", "postgres://")):
+        from ._postgres import PostgresStore
+        return Ledger(PostgresStore(url, timeout=timeout))
+    raise ValueError(f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://...")
+
+
+_OPENED = {}
+
+
+def _reopen_budget(url, key):
+    """Unpickling a LedgerBudget: reconnect to its store (one Ledger per URL and process)."""
+    gen = fork_generation()
+    led = _OPENED.get((url, gen))
+    if led is None:
+        led = _OPENED[(url, gen)] = open(url)
+    return led.budget(key)

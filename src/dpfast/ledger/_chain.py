@@ -1,0 +1,112 @@
+"""Exact amounts as text, and the hash chain of a budget's history.
+
+Every history row carries ``hash = sha256(canonical JSON of [prev, fields...])`` where
+``prev`` is the hash of the row before it (a fixed genesis value for row 0).  Editing,
+deleting or reordering any row changes a hash that a later row (or the budget's ``head``)
+still names, so :func:`verify_rows` finds it.  The chain is tamper *evident*, not tamper
+proof: whoever can rewrite the whole table can recompute every hash; keep the
+``head`` printed by ``python -m dpfast ledger show`` somewhere else to detect that too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from fractions import Fraction
+
+GENESIS = "0" * 64
+# Kinds of history rows.  "spend" and "reserve" add their cost to the state; "commit"
+# settles a reservation without changing the state; "rollback" (by the process that
+# reserved) and "release" (by an operator, for a reservation whose process died) take
+# the reserved cost back out.
+KINDS = ("create", "spend", "reserve", "commit", "rollback", "release")
+
+
+def rational(x):
+    """An exact amount as text: "n" or "n/d" (None stays None)."""
+    if x is None:
+        return None
+    if type(x) is int:
+        return str(x)
+    if type(x) is not float and type(x) is not Fraction:
+        x = Fraction(x)
+    n, d = x.as_integer_ratio()
+    return str(n) if d == 1 else f"{n}/{d}"
+
+
+def parse_rational(text):
+    return None if text is None else Fraction(text)
+
+
+def state_text(state):
+    """A filter state (scaled ints, or Fractions) as text, exactly."""
+    return ";".join(rational(s) for s in state)
+
+
+def parse_state(text):
+    if text == "":
+        return ()
+    out = []
+    for part in text.split(";"):
+        if "/" not in part:
+            out.append(int(part))
+            continue
+        f = Fraction(part)
+        out.append(f.numerator if f.denominator == 1 else f)
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HistoryRow:
+    """One append-only row of a durable budget's history.
+
+    ``epsilon``, ``delta``, ``rho`` are exact (:class:`~fractions.Fraction`, or None
+    where they do not apply); ``ref`` is the ``seq`` of the reservation a "commit",
+    "rollback" or "release" row settles; ``note`` holds the budget's parameters on the
+    "create" row and an operator's reason on a "release" row.
+    """
+
+    key: str
+    seq: int
+    kind: str
+    ref: int | None
+    label: str | None
+    epsilon: Fraction | None
+    delta: Fraction | None
+    rho: Fraction | None
+    cost: str
+    at: str
+    host: str
+    pid: int
+    note: str | None
+    prev: str
+    hash: str
+
+    def fields(self):
+        """The stored text of every column, in schema order (for the database and CSV)."""
+        return (self.key, self.seq, self.kind, self.ref, self.label, rational(self.epsilon),
+                rational(self.delta), rational(self.rho), self.cost, self.at, self.host,
+                self.pid, self.note, self.prev, self.hash)
+
+    def as_dict(self):
+        names = [f.name for f in dataclasses.fields(self)]
+        return dict(zip(names, self.fields()))
+
+
+COLUMNS = tuple(f.name for f in dataclasses.fields(HistoryRow))
+
+
+def row_hash(prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note):
+    """The chained hash of one row (its stored text, with the previous row's hash)."""
+    body = json.dumps([prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
+                      separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def from_stored(values):
+    """A HistoryRow from the stored columns (in :data:`COLUMNS` order)."""
+    (key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note, prev, h) = values
+    return HistoryRow(key, int(seq), kind, None if ref is None else int(ref), label,
+                      parse_rational(eps), parse_rational(dlt), parse_rational(rho), cost, at,
+                      host, int(pid), note, prev, h)

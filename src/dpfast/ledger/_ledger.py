@@ -1,0 +1,223 @@
+"""A ledger: many keyed budgets in one store, and the operator's view of them."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+
+from .._errors import PrivacyParameterError
+from ..accounting.budget import Filter
+from . import _chain
+from ._budget import LedgerBudget, open_reservations
+from ._store import LedgerError
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifyReport:
+    """What :meth:`Ledger.verify` found for one budget: ``ok`` iff ``problems`` is empty."""
+
+    key: str
+    rows: int
+    problems: tuple
+
+    @property
+    def ok(self):
+        return not self.problems
+
+
+def _check_key(key):
+    if not isinstance(key, str):
+        raise TypeError(f"key must be a str; got {type(key).__name__} {key!r}")
+    if not 0 < len(key) <= 200 or not key.isprintable():
+        raise PrivacyParameterError(f"key must be 1 to 200 printable characters; got {key!r}")
+    return key
+
+
+def _params_json(filt):
+    return json.dumps({k: _chain.rational(v) if k != "composition" else v
+                       for k, v in filt.params.items()}, sort_keys=True)
+
+
+class Ledger:
+    """Keyed privacy budgets in one durable store; see :func:`dpfast.ledger.open`."""
+
+    def __init__(self, store):
+        self._store = store
+        self.url = store.url
+
+    def budget(self, key, epsilon=None, delta=0.0, rule="basic", *, delta_prime=None, rho=None,
+               create=False):
+        """Open budget ``key``, or create it (``create=True``) with these caps.
+
+        Parameters
+        ----------
+        key : str
+            The budget's name (per dataset, tenant, analyst...).
+        epsilon, delta, rule, delta_prime, rho
+            The caps and composition rule, as ``epsilon, delta, composition, delta_prime,
+            rho`` of :class:`~dpfast.accounting.PrivacyBudget`.  Omit them all to open an
+            existing budget with its stored caps.
+        create : bool, default False
+            Create the budget if it does not exist (create-or-open; many processes may
+            race to create it, exactly one row results).
+
+        Returns
+        -------
+        LedgerBudget
+
+        Raises
+        ------
+        LedgerError
+            No such budget (and ``create`` is false), or the store failed.
+        PrivacyParameterError
+            The caps given differ from the stored budget's, or are invalid.
+        """
+        _check_key(key)
+        if epsilon is None and rho is None:
+            if create:
+                raise PrivacyParameterError(f"creating budget {key!r} needs its caps (epsilon or rho)")
+            stored = self._store.params(key)
+            if stored is None:
+                raise LedgerError(f"no budget {key!r} in {self.url!r} (create it with create=True and its caps)")
+        else:
+            filt = Filter(epsilon, delta, rule, delta_prime=delta_prime, rho=rho)
+            wanted = _params_json(filt)
+            stored = self._store.create(key, filt) if create else self._store.params(key)
+            if stored is None:
+                raise LedgerError(f"no budget {key!r} in {self.url!r} (pass create=True to create it)")
+            if stored != wanted:
+                raise PrivacyParameterError(
+                    f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
+        return LedgerBudget(self, key, Filter.from_params(json.loads(stored)))
+
+    def keys(self):
+        """The keys of every budget in this ledger, sorted."""
+        return [row[0] for row in self._store.keys()]
+
+    def summary(self):
+        """One dict per budget: key, rule, caps, spent, remaining, rows, open reservations
+        and the head hash of its history."""
+        out = []
+        for key, params, state_text, seq, head in self._store.keys():
+            filt = Filter.from_params(json.loads(params))
+            state = _chain.parse_state(state_text)
+            out.append({"key": key, "rule": filt.composition, "caps": filt.describe(),
+                        "spent": filt.spent(state), "remaining": filt.remaining(state),
+                        "rows": int(seq) + 1, "head": head})
+        return out
+
+    def history(self, key):
+        """The history of budget ``key`` (a list of :class:`HistoryRow`)."""
+        rows, budget = self._store.history(_check_key(key))
+        if budget is None:
+            raise LedgerError(f"no budget {key!r} in {self.url!r}")
+        return rows
+
+    def verify(self, key=None):
+        """Check the hash chain of each budget's history and replay it.
+
+        For each budget: rows are numbered 0, 1, ... without gaps; each row's hash matches
+        its contents and the previous row's hash; the budget row's head, count and
+        parameters match the history; replaying the history through the budget's filter
+        never exceeds the caps, each reservation is settled at most once, and ends at
+        the stored state.  Returns a list of :class:`VerifyReport` (one per budget).
+        """
+        keys = self.keys() if key is None else [_check_key(key)]
+        return [self._verify_one(k) for k in keys]
+
+    def _verify_one(self, key):
+        rows, budget = self._store.history(key)
+        problems = []
+        if budget is None:
+            return VerifyReport(key, len(rows), (f"no budget row for {key!r}",))
+        params, state_text, seq, head = budget
+        prev = _chain.GENESIS
+        for i, r in enumerate(rows):
+            if r.seq != i:
+                problems.append(f"row {i}: numbered {r.seq} (a row was removed or reordered)")
+            if r.prev != prev:
+                problems.append(f"row {r.seq}: does not chain to the row before it")
+            f = r.fields()
+            if _chain.row_hash(r.prev, *f[:13]) != r.hash:
+                problems.append(f"row {r.seq}: contents do not match its hash (edited)")
+            prev = r.hash
+        if head != prev or int(seq) != len(rows) - 1:
+            problems.append("the budget's head does not name the last history row "
+                            "(rows were removed or appended outside dpfast)")
+        if not rows or rows[0].kind != "create" or rows[0].note != params:
+            problems.append("the budget's parameters differ from its creation row")
+            return VerifyReport(key, len(rows), tuple(problems))
+        filt = Filter.from_params(json.loads(rows[0].note))
+        state = filt.zero()
+        reserved, settled = {}, set()
+        for r in rows[1:]:
+            if r.kind in ("spend", "reserve"):
+                cost = _chain.parse_state(r.cost)
+                if cost != filt.cost((r.epsilon, r.delta, r.rho)):
+                    problems.append(f"row {r.seq}: its cost does not match its amounts")
+                new = filt.admit(state, cost)
+                if new is None:
+                    problems.append(f"row {r.seq}: the history exceeds the budget here")
+                    new = Filter.add(state, cost)
+                state = new
+                if r.kind == "reserve":
+                    reserved[r.seq] = cost
+            elif r.kind in ("commit", "rollback", "release"):
+                if r.ref not in reserved or r.ref in settled:
+                    problems.append(f"row {r.seq}: settles {r.ref}, which is not an open reservation")
+                    continue
+                settled.add(r.ref)
+                if r.kind != "commit":
+                    state = Filter.add(state, reserved[r.ref], -1)
+            else:
+                problems.append(f"row {r.seq}: unknown kind {r.kind!r}")
+        if state != _chain.parse_state(state_text):
+            problems.append("the stored state differs from the replayed history")
+        return VerifyReport(key, len(rows), tuple(problems))
+
+    def release(self, key, seq, *, reason, force=False):
+        """Give back an open reservation whose process died (an operator's decision).
+
+        A reservation counts as spent until it is committed or rolled back; when the
+        process that made it died, nothing settles it and it stays spent, which is the
+        conservative outcome.  Release it only if nothing computed under it was released.
+        Refused while its process is still running on this host, unless ``force``.
+        Appends a "release" row (with ``reason``) and returns the reservation's row.
+        """
+        if not isinstance(reason, str) or not reason.strip():
+            raise PrivacyParameterError("release needs a reason (kept in the history)")
+        rows = self.history(key)
+        row = next((r for r in open_reservations(rows) if r.seq == seq), None)
+        if row is None:
+            raise LedgerError(f"budget {key!r} has no open reservation {seq}")
+        if not force and row.host == socket.gethostname() and _alive(row.pid):
+            raise LedgerError(f"reservation {seq} belongs to process {row.pid} on this host, "
+                              "which is still running; it may still commit (use force to override)")
+        return self._store.settle(key, seq, "release", note=reason)
+
+    def close(self):
+        self._store.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        return f"Ledger({self.url!r})"
+
+
+def _alive(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

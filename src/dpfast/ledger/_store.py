@@ -1,0 +1,371 @@
+"""Durable storage of keyed budgets: one SQL implementation, two dialects.
+
+Every charge is one short transaction that reads the budget's row (locking it for
+writing: ``BEGIN IMMEDIATE`` in SQLite, ``SELECT ... FOR UPDATE`` in PostgreSQL), asks
+the budget's :class:`~dpfast.accounting.budget.Filter` whether the charge is admissible,
+appends the history row and updates the state, then commits (SQLite's "Atomic Commit"
+and WAL documents; psycopg 3 transactions).  Nothing is cached outside the transaction,
+so processes and hosts sharing the store never overspend.  The transaction has
+committed before :meth:`SQLStore.charge` returns, i.e. before any noise is drawn.
+
+A connection belongs to one process: after a fork the child opens its own (the parent's
+is left untouched, never closed in the child, as SQLite requires).  Threads of one
+process share its connection under a lock.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import threading
+import weakref
+
+from .._errors import BudgetExceededError, DPFastError
+from ..accounting.budget import Filter, fork_generation
+from . import _chain
+from ._chain import GENESIS, rational, row_hash, state_text
+
+SCHEMA_VERSION = 1
+APPLICATION = "dpfast-ledger"
+
+
+class LedgerError(DPFastError, RuntimeError):
+    """The ledger's store failed (unreadable, foreign or newer schema, lost connection,
+    disk full, ...).  The charge in progress was not admitted: nothing may be released."""
+
+
+# Schema version -> statements that bring the previous version to it.  Version 1 is the
+# first; a later version appends an entry and never edits an earlier one.
+_TABLES_V1 = [
+    "CREATE TABLE dpfast_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE dpfast_budget (key TEXT PRIMARY KEY, params TEXT NOT NULL, "
+    "state TEXT NOT NULL, seq BIGINT NOT NULL, head TEXT NOT NULL)",
+    "CREATE TABLE dpfast_history (key TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL, "
+    "ref BIGINT, label TEXT, epsilon TEXT, delta TEXT, rho TEXT, cost TEXT NOT NULL, "
+    "at TEXT NOT NULL, host TEXT NOT NULL, pid BIGINT NOT NULL, note TEXT, prev TEXT NOT NULL, "
+    "hash TEXT NOT NULL, PRIMARY KEY (key, seq))",
+    # a reservation is settled (commit / rollback / release) at most once
+    "CREATE UNIQUE INDEX dpfast_history_settles ON dpfast_history (key, ref) WHERE ref IS NOT NULL",
+]
+MIGRATIONS = {
+    "sqlite": {1: _TABLES_V1 + [
+        "CREATE TRIGGER dpfast_history_no_update BEFORE UPDATE ON dpfast_history "
+        "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
+        "CREATE TRIGGER dpfast_history_no_delete BEFORE DELETE ON dpfast_history "
+        "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
+    ]},
+    "postgresql": {1: _TABLES_V1 + [
+        "CREATE FUNCTION dpfast_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'dpfast_history is append-only'; END $$",
+        "CREATE TRIGGER dpfast_history_append_only BEFORE UPDATE OR DELETE ON dpfast_history "
+        "FOR EACH ROW EXECUTE FUNCTION dpfast_append_only()",
+        "CREATE TRIGGER dpfast_history_no_truncate BEFORE TRUNCATE ON dpfast_history "
+        "FOR EACH STATEMENT EXECUTE FUNCTION dpfast_append_only()",
+    ]},
+}
+
+_HOST = socket.gethostname()
+_STORES = weakref.WeakSet()
+_ABANDONED = []  # connections inherited through fork: kept referenced, never closed here
+
+
+def _after_fork_in_child():
+    for store in list(_STORES):
+        store._lock = threading.RLock()  # a lock held by a thread that did not survive
+        if store._conn is not None:
+            _ABANDONED.append(store._conn)
+            store._conn = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+
+
+_SELECT_ROW = "SELECT " + ", ".join(_chain.COLUMNS) + " FROM dpfast_history"
+_INSERT_ROW = ("INSERT INTO dpfast_history (" + ", ".join(_chain.COLUMNS) + ") VALUES ("
+               + ", ".join("?" * len(_chain.COLUMNS)) + ")")
+
+
+class SQLStore:
+    """The shared SQL of the SQLite and PostgreSQL stores (subclasses connect)."""
+
+    dialect = None
+    begin = "BEGIN"  # a transaction that will write (and must lock the budget)
+    begin_read = "BEGIN"
+    begin_schema = "BEGIN"
+    for_update = ""
+    create_lock = None  # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
+    forkable = True  # False for a store that lives in this process's memory
+
+    def __init__(self, url):
+        self.url = url
+        self._lock = threading.RLock()
+        self._conn = None
+        self._gen = None
+        _STORES.add(self)
+        with self.transaction(schema=True) as cur:
+            self._ensure_schema(cur)
+
+    # ---- connections and transactions ------------------------------------------------
+
+    def _connect(self):
+        raise NotImplementedError
+
+    def _translate(self, exc):
+        """A LedgerError for a driver exception (or None to re-raise it unchanged)."""
+        raise NotImplementedError
+
+    def sql(self, text):
+        return text
+
+    def _connection(self):
+        if self._gen is not None and self._gen != fork_generation():
+            if not self.forkable:
+                raise BudgetExceededError(
+                    f"the ledger {self.url!r} lives in another process's memory: a forked "
+                    "copy never charges; use a sqlite:/// or postgresql:// ledger to share "
+                    "budgets between processes")
+            if self._conn is not None:  # normally done at fork already
+                _ABANDONED.append(self._conn)
+                self._conn = None
+        if self._conn is None:
+            self._conn = self._connect()
+            self._gen = fork_generation()
+        return self._conn
+
+    def transaction(self, schema=False, read=False):
+        return _Transaction(self, schema, read)
+
+    def _rollback(self, conn):
+        conn.cursor().execute("ROLLBACK")
+
+    def _begin(self, cur, statements):
+        for stmt in statements:
+            cur.execute(stmt)
+
+    def _broken(self, exc):
+        """Whether the connection is unusable after ``exc`` (then reconnect next time)."""
+        return False
+
+    def close(self):
+        with self._lock:
+            if self._conn is not None and self._gen == fork_generation():
+                self._conn.close()
+            self._conn = None
+
+    # ---- schema ------------------------------------------------------------------------
+
+    def _tables(self, cur):
+        raise NotImplementedError
+
+    def _ensure_schema(self, cur):
+        tables = self._tables(cur)
+        if "dpfast_meta" not in tables:
+            if tables and self.dialect == "sqlite":
+                raise LedgerError(
+                    f"{self.url!r} is a SQLite database of another application (tables "
+                    f"{sorted(tables)[:5]}); refusing to add a dpfast ledger to it")
+            version = 0
+        else:
+            cur.execute(self.sql("SELECT name, value FROM dpfast_meta"))
+            meta = dict(cur.fetchall())
+            if meta.get("application") != APPLICATION or "schema_version" not in meta:
+                raise LedgerError(f"{self.url!r} has a dpfast_meta table that is not a dpfast "
+                                  "ledger's; refusing to use it")
+            version = int(meta["schema_version"])
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"the ledger {self.url!r} has schema version {version}, newer than this dpfast "
+                f"supports ({SCHEMA_VERSION}); upgrade dpfast to use it (nothing was changed)")
+        for v in range(version + 1, SCHEMA_VERSION + 1):
+            for stmt in MIGRATIONS[self.dialect][v]:
+                cur.execute(stmt)
+        if version == 0:
+            cur.execute(self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
+                        ("application", APPLICATION))
+            cur.execute(self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
+                        ("schema_version", str(SCHEMA_VERSION)))
+        elif version < SCHEMA_VERSION:
+            cur.execute(self.sql("UPDATE dpfast_meta SET value = ? WHERE name = ?"),
+                        (str(SCHEMA_VERSION), "schema_version"))
+
+    # ---- budgets -----------------------------------------------------------------------
+
+    def _append(self, cur, key, prev_seq, prev_hash, kind, ref=None, label=None,
+                amounts=(None, None, None), cost="", note=None):
+        seq = prev_seq + 1
+        eps, dlt, rho = (rational(a) for a in amounts)
+        at, pid = _now(), os.getpid()
+        h = row_hash(prev_hash, key, seq, kind, ref, label, eps, dlt, rho, cost, at, _HOST, pid, note)
+        cur.execute(self.sql(_INSERT_ROW), (key, seq, kind, ref, label, eps, dlt, rho, cost, at,
+                                            _HOST, pid, note, prev_hash, h))
+        return seq, h
+
+    def create(self, key, filt):
+        """Create budget ``key``; return its stored params (existing ones if it exists)."""
+        params = json.dumps({k: rational(v) if k != "composition" else v
+                             for k, v in filt.params.items()}, sort_keys=True)
+        with self.transaction() as cur:
+            if self.create_lock:  # FOR UPDATE cannot lock a row that does not exist yet
+                cur.execute(self.sql(self.create_lock), (key,))
+            cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?" + self.for_update), (key,))
+            row = cur.fetchone()
+            if row is not None:
+                return row[0]
+            seq, h = self._append(cur, key, -1, GENESIS, "create", note=params)
+            cur.execute(self.sql("INSERT INTO dpfast_budget (key, params, state, seq, head) "
+                                 "VALUES (?, ?, ?, ?, ?)"),
+                        (key, params, state_text(filt.zero()), seq, h))
+            return params
+
+    def params(self, key):
+        with self.transaction(read=True) as cur:
+            cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?"), (key,))
+            row = cur.fetchone()
+        return None if row is None else row[0]
+
+    def keys(self):
+        with self.transaction(read=True) as cur:
+            cur.execute("SELECT key, params, state, seq, head FROM dpfast_budget ORDER BY key")
+            return cur.fetchall()
+
+    def state(self, key):
+        with self.transaction(read=True) as cur:
+            cur.execute(self.sql("SELECT state FROM dpfast_budget WHERE key = ?"), (key,))
+            row = cur.fetchone()
+        if row is None:
+            raise LedgerError(f"no budget {key!r} in {self.url!r}")
+        return _chain.parse_state(row[0])
+
+    def _locked_budget(self, cur, key):
+        cur.execute(self.sql("SELECT state, seq, head FROM dpfast_budget WHERE key = ?"
+                             + self.for_update), (key,))
+        row = cur.fetchone()
+        if row is None:
+            raise LedgerError(f"no budget {key!r} in {self.url!r}")
+        return _chain.parse_state(row[0]), int(row[1]), row[2]
+
+    def _save(self, cur, key, state, seq, head):
+        cur.execute(self.sql("UPDATE dpfast_budget SET state = ?, seq = ?, head = ? WHERE key = ?"),
+                    (state_text(state), seq, head, key))
+
+    def charge(self, key, filt, charges, refusal):
+        """Admit ``charges`` (a list of (cost, amounts, label, kind)) in one transaction,
+        all or none; return their seqs.  ``refusal(state, i)`` builds the exception for
+        the first inadmissible one (the transaction is then rolled back)."""
+        with self.transaction() as cur:
+            state, seq, head = self._locked_budget(cur, key)
+            seqs = []
+            for i, (cost, amounts, label, kind) in enumerate(charges):
+                new = filt.admit(state, cost)
+                if new is None:
+                    raise refusal(state, i)
+                state = new
+                seq, head = self._append(cur, key, seq, head, kind, label=label,
+                                         amounts=amounts, cost=state_text(cost))
+                seqs.append(seq)
+            self._save(cur, key, state, seq, head)
+            return seqs
+
+    def settle(self, key, ref, kind, note=None):
+        """Append a commit / rollback / release of reservation ``ref``; return that
+        reservation's history row."""
+        with self.transaction() as cur:
+            state, seq, head = self._locked_budget(cur, key)
+            cur.execute(self.sql(_SELECT_ROW + " WHERE key = ? AND seq = ?"), (key, ref))
+            row = cur.fetchone()
+            if row is None or row[2] != "reserve":
+                raise ValueError(f"budget {key!r} has no reservation {ref}")
+            reserved = _chain.from_stored(row)
+            cur.execute(self.sql("SELECT kind FROM dpfast_history WHERE key = ? AND ref = ?"), (key, ref))
+            done = cur.fetchone()
+            if done is not None:
+                raise RuntimeError(f"reservation {ref} of budget {key!r} was already settled ({done[0]})")
+            if kind != "commit":  # rollback / release give the reserved cost back
+                state = Filter.add(state, _chain.parse_state(reserved.cost), -1)
+            seq, head = self._append(cur, key, seq, head, kind, ref=ref, label=reserved.label,
+                                     note=note)
+            self._save(cur, key, state, seq, head)
+            return reserved
+
+    def history(self, key):
+        with self.transaction(read=True) as cur:
+            cur.execute(self.sql(_SELECT_ROW + " WHERE key = ? ORDER BY seq"), (key,))
+            rows = [_chain.from_stored(r) for r in cur.fetchall()]
+            cur.execute(self.sql("SELECT params, state, seq, head FROM dpfast_budget WHERE key = ?"), (key,))
+            budget = cur.fetchone()
+        return rows, budget
+
+
+class _Transaction:
+    """``with store.transaction() as cur``: one transaction on this process's connection,
+    under the store's lock; driver errors become :class:`LedgerError`."""
+
+    def __init__(self, store, schema=False, read=False):
+        self.store, self.schema, self.read = store, schema, read
+
+    def __enter__(self):
+        store = self.store
+        store._lock.acquire()
+        try:
+            conn = store._connection()
+            self.cur = conn.cursor()
+            begin = (store.begin_schema if self.schema
+                     else store.begin_read if self.read else store.begin)
+            store._begin(self.cur, (begin,) if isinstance(begin, str) else begin)
+        except BaseException as e:
+            self._abort()
+            store._lock.release()
+            err = self._map(e)
+            if err is e:
+                raise
+            raise err from e
+        return self.cur
+
+    def _abort(self):
+        try:
+            if self.store._conn is not None:
+                self.store._rollback(self.store._conn)
+        except Exception:
+            self.store._conn = None  # unusable: reconnect on the next call
+
+    def _map(self, exc):
+        err = self.store._translate(exc)
+        if err is not None:
+            if self.store._broken(exc):
+                self.store._conn = None
+            return err
+        return exc
+
+    def __exit__(self, etype, exc, tb):
+        store = self.store
+        try:
+            if etype is not None:
+                self._abort()
+                err = self._map(exc)
+                if err is not exc:
+                    raise err from exc
+                return False
+            try:
+                self.cur.execute("COMMIT")
+            except BaseException as e:
+                self._abort()
+                err = store._translate(e)
+                if err is None:
+                    raise
+                if store._broken(e):
+                    store._conn = None
+                raise LedgerError(
+                    f"the ledger {store.url!r} failed while committing ({err}); the charge may "
+                    "or may not be recorded (counted as spent if it was); release nothing "
+                    "that depends on it") from e
+            return False
+        finally:
+            store._lock.release()
+
