@@ -13,6 +13,7 @@
  * neighbouring values differ by <= 1, and the float S of neighbours differ by at most
  * 1 + a few ulps of m, which dpfast.selection's secure grid absorbs in its slack
  * (its W = 2 Delta/G + 5 grid units with G = 2^-12). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +95,14 @@ int dpf_boost_solve_w(const double *a, size_t m, double target, double *work, do
 {
     if (m < 1 || !(target > 0.0 && target < (double)m)) return DPF_E_PARAM;
     double *s = work, *R = work + m;
+    double M = 0.0;
     for (size_t i = 0; i < m; i++) {
-        if (!(a[i] > 0.0 && a[i] <= 1e300)) return DPF_E_PARAM;
-        s[i] = a[i];
+        if (!(a[i] > 0.0 && a[i] <= DBL_MAX)) return DPF_E_PARAM;
+        if (a[i] > M) M = a[i];
     }
+    /* S is scale-equivariant (spec 3.3, log domain): solve on a / M, whose sums stay
+     * below m, and scale w back.  Terms that underflow weigh < 1e-308 of the largest. */
+    for (size_t i = 0; i < m; i++) s[i] = a[i] / M;
     qsort(s, m, sizeof(double), desc);
     /* Suffix sums R_c = sum_{j >= c} s_j, smallest terms first (accurate). */
     double acc = 0.0;
@@ -117,7 +122,7 @@ int dpf_boost_solve_w(const double *a, size_t m, double target, double *work, do
         if (s[mid] * (target - (double)mid) < R[mid]) hi = mid;
         else lo = mid + 1;
     }
-    *w = R[lo] / (target - (double)lo);
+    *w = (R[lo] / (target - (double)lo)) * M;
     *ncapped = lo;
     return DPF_OK;
 }

@@ -208,6 +208,10 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
     }
     eps = math.fsum(e for e, _ in breakdown.values())
     delta = math.fsum(d for _, d in breakdown.values())
+    if not _up(delta) < 1.0:
+        raise PrivacyParameterError(
+            "these public parameters give no privacy guarantee (delta >= 1); raise "
+            "epsilon_threshold or smoothness, or lower n_rounds")
     breakdown = {key: (_up(e), _up(d)) for key, (e, d) in breakdown.items()}
-    return PrivacyCost(_up(eps), min(_up(delta), 1.0), breakdown, variant,
+    return PrivacyCost(_up(eps), _up(delta), breakdown, variant,
                        variant == "grid", m)

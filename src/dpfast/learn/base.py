@@ -18,6 +18,9 @@ A base learner for :class:`~dpfast.learn.PrivateBoostingClassifier` is any objec
     A public, row-by-row transform of the feature columns (a list of 1-d arrays) into
     the ``Z`` the learner and its hypotheses read, applied once per fit and once per
     predict.  Without it, ``Z`` is the float64 matrix of the features.
+``check(n_features)`` (optional)
+    Validates the learner's public plan for this many features (e.g. its thresholds);
+    called before the budget is charged.
 ``get_params()`` (optional)
     For scikit-learn style nesting (``base_learner__epsilon``).
 """
@@ -35,13 +38,13 @@ NEIGHBOURING = "replace-one-position"
 
 def check_base_learner(learner):
     """(epsilon, delta) the learner declares; TypeError/PrivacyParameterError otherwise."""
+    if not callable(getattr(learner, "fit_sample", None)):
+        raise TypeError(f"base_learner must have fit_sample(Z_k, y_k, rng); "
+                        f"{type(learner).__name__} does not")
     for attr in ("epsilon", "delta", "neighbouring"):
         if not hasattr(learner, attr):
             raise TypeError(f"base_learner must declare {attr!r} (see dpfast.learn.base); "
                             f"{type(learner).__name__} does not")
-    if not callable(getattr(learner, "fit_sample", None)):
-        raise TypeError(f"base_learner must have fit_sample(Z_k, y_k, rng); "
-                        f"{type(learner).__name__} does not")
     if learner.neighbouring != NEIGHBOURING:
         raise PrivacyParameterError(
             f"base_learner.neighbouring must be {NEIGHBOURING!r} (DP per position of the "

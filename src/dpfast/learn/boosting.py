@@ -232,6 +232,8 @@ class PrivateBoostingClassifier(ParamsMixin):
         y_pm = _data.labels(y, classes, m)
         cost = self.privacy_cost(m)
         learner = self._learner()
+        if callable(getattr(learner, "check", None)):
+            learner.check(len(cols))
         rng = _rng(self.rng)
         if self.variant == "paper":
             warnings.warn("variant='paper' has no complete privacy proof (spec E4)",

@@ -113,6 +113,10 @@ class DPStumpLearner(ParamsMixin):
         codes = np.concatenate(codes)
         return feats, codes
 
+    def check(self, d):
+        """Validate the public plan for d features (before any budget is spent)."""
+        self._grid(d)
+
     def n_candidates(self, d):
         n = sum(t.size for t in self._grid(d))
         return 2 * n + (2 if self.include_constant else 0)
@@ -136,9 +140,9 @@ class DPStumpLearner(ParamsMixin):
         self._plan = (grid, *self._candidates(grid))
         return Z
 
-    def fit_sample(self, Z_k, y_k, rng):
-        """Choose a stump from the k-tuple (Z_k, y_k); y_k in {-1, +1}."""
-        eps = _v.epsilon(self.epsilon)
+    def scores(self, Z_k, y_k):
+        """q(h) for every candidate (int64, the order of :meth:`candidate`), from
+        cumulative counts per feature in O(k d + sum_f |thresholds_f|) (spec 6.2)."""
         grid, feats, codes = self._plan
         sizes = np.array([t.size + 1 for t in grid])
         off = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -162,8 +166,11 @@ class DPStumpLearner(ParamsMixin):
         parts = [q_plus, k - q_plus]
         if self.include_constant:
             parts.append(np.array([n_pos, k - n_pos]))
-        scores = np.concatenate(parts).astype(np.int64)
-        j = exponential_mechanism(scores, epsilon=eps, sensitivity=1, rng=rng)
+        return np.concatenate(parts).astype(np.int64)
+
+    def candidate(self, j):
+        """The stump of index j of the score vector."""
+        grid, feats, codes = self._plan
         n = feats.size
         if j >= 2 * n:
             return Stump(-1, math.nan, 1 if j == 2 * n else -1, 0)
@@ -171,3 +178,10 @@ class DPStumpLearner(ParamsMixin):
         j %= n
         f, c = int(feats[j]), int(codes[j])
         return Stump(f, float(grid[f][c - 1]), sign, c)
+
+    def fit_sample(self, Z_k, y_k, rng):
+        """Choose a stump from the k-tuple (Z_k, y_k) (encoded rows, labels in {-1, +1})
+        by the exact exponential mechanism with score q and sensitivity 1."""
+        eps = _v.epsilon(self.epsilon)
+        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng)
+        return self.candidate(j)
