@@ -531,3 +531,23 @@ def test_sklearn_checks_that_apply():
     ec.check_get_params_invariance("PrivateBoostingClassifier", clf)
     ec.check_set_params("PrivateBoostingClassifier", clf)
     assert sk.__version__
+
+
+@pytest.mark.parametrize("eps,T,per,eb", [(0.25, 3, 0.0125, 0.349), (0.5, 5, 0.0125, 0.369),
+                                          (1, 11, 0.0100, 0.308), (2, 15, 0.0143, 0.435),
+                                          (4, 15, 0.0286, 0.808), (8, 15, 0.0571, 1.349)])
+def test_planner_matches_spec_table(eps, T, per, eb):
+    """Spec 8.5's plan for Adult (m = 32,561, l = 8000, k = 1000, noise share 0.2,
+    delta <= 1e-9), to the spec's printed digits."""
+    from dpfast.learn import plan_grid
+    p = plan_grid(32561, eps, 1e-9, smoothness=8000)
+    assert p["n_rounds"] == T
+    assert abs(p["epsilon_test"] - per) <= 6e-5 and p["epsilon_threshold"] == p["epsilon_test"]
+    assert abs(p["base_epsilon"] - eb) <= 1.5e-3
+    assert p["cost"].epsilon <= eps and p["cost"].delta <= 1e-9
+
+
+def test_planner_refuses_infeasible():
+    from dpfast.learn import plan_grid
+    with pytest.raises(dpfast.PrivacyParameterError):
+        plan_grid(32561, 0.01, 1e-12, smoothness=8000)

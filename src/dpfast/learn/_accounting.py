@@ -20,7 +20,7 @@ from .._errors import PrivacyParameterError
 from ..selection import _grid as _selection_grid
 
 __all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
-           "grid_size_bound", "boosting_privacy_cost"]
+           "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
 
 FORMULA_VERSION = "BOOSTING-PEOPLE.md 5.3 Theorem G / paper-repaired, dpfast.learn 1"
 
@@ -215,3 +215,59 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
     breakdown = {key: (_up(e), _up(d)) for key, (e, d) in breakdown.items()}
     return PrivacyCost(_up(eps), _up(delta), breakdown, variant,
                        variant == "grid", m)
+
+
+def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoothness=None,
+              eta=0.1, noise_share=0.2, grid_resolution=1.0):
+    """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
+    numbers only (the planner of spec 8.5).
+
+    ``noise_share`` of epsilon goes to the (T-1) tests and thresholds (epsilon_test =
+    epsilon_threshold), the rest to the base learner, whose eps_b is the largest (by
+    bisection) with A(1/m) + (T-1) A(sigma_l) within it.  If the smoothness delta cannot
+    meet ``delta``, T is lowered through 15, 11, 7, 5, 3 (odd: no tied votes).
+
+    Returns
+    -------
+    dict
+        n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
+        base_epsilon, grid_resolution, and ``cost`` (the :class:`PrivacyCost`).
+    """
+    m = _v.integer("n_samples", n_samples, minimum=8)
+    epsilon = _v.epsilon(epsilon)
+    delta = _v.delta(delta, allow_zero=False)
+    share = _v.open_probability("noise_share", noise_share)
+    ell = m // 4 if smoothness is None else smoothness
+    k = _v.integer("sample_size", sample_size, minimum=1)
+    T0 = _v.integer("n_rounds", n_rounds, minimum=2)
+    sig = smoothness_distance(ell)
+    for T in [T0] + [t for t in (11, 7, 5, 3) if t < T0]:
+        per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)
+        room = (1 - share) * epsilon * (1 - 1e-9)
+
+        def spent(eb):
+            return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)
+
+        lo, hi = 0.0, 64.0
+        if spent(hi) <= room:
+            lo = hi
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if spent(mid) <= room:
+                lo = mid
+            else:
+                hi = mid
+        if lo <= 0.0:
+            continue
+        params = dict(n_rounds=T, sample_size=k, smoothness=ell, eta=eta, epsilon_test=per,
+                      epsilon_threshold=per, base_epsilon=lo, grid_resolution=grid_resolution)
+        try:
+            cost = boosting_privacy_cost(m, **params)
+        except PrivacyParameterError:
+            continue
+        if cost.delta <= delta and cost.epsilon <= epsilon:
+            params["cost"] = cost
+            return params
+    raise PrivacyParameterError(
+        f"no grid-variant plan meets epsilon={epsilon!r}, delta={delta!r} for m={m}: raise "
+        "epsilon or delta, or lower smoothness's demand (sample_size, n_rounds)")
