@@ -113,7 +113,7 @@ class PrivateBoostingClassifier(ParamsMixin):
 
     Attributes
     ----------
-    classes_, n_features_in_, estimators_ (hypotheses), n_rounds_run_,
+    classes_, n_features_in_, base_learner_, estimators_ (hypotheses), n_rounds_run_,
     termination_reason_, smoothing_thresholds_, noisy_train_errors_, alpha_, tau_,
     smoothness_, privacy_cost_, run_record_ (a :class:`RunRecord`).
 
@@ -245,6 +245,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)
         self.n_features_in_ = len(cols)
+        self.base_learner_ = learner
         self.privacy_cost_ = cost
         return self
 
@@ -338,7 +339,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         """Mean vote (1/t) sum_s h_s(x) in [-1, 1] (not a probability)."""
         self._check_fitted()
         cols, _ = _data.columns(X, self.n_features_in_)
-        Z = encode(self._learner(), cols)
+        Z = encode(self.base_learner_, cols)
         votes = np.zeros(Z.shape[0], dtype=np.int64)
         for h in self.estimators_:
             votes += np.where(np.asarray(h.predict(Z)) > 0, 1, -1)
