@@ -102,7 +102,6 @@ def stump_thresholds():
 def adaboost(Z, y, T, learner):
     """Exact weighted AdaBoost (SAMME, two classes) over the learner's stump candidates:
     the non-private ceiling of the same hypothesis class."""
-    from dpfast.learn.stumps import Stump  # noqa: F401
     m = len(y)
     w = np.full(m, 1.0 / m)
     grid, feats, codes = learner._plan
@@ -189,7 +188,7 @@ def time_round(Ztr, ytr, params, repeats, clock=time.thread_time):
         g_min, g_max = math.exp(-alpha) * lam, math.exp(alpha) * U / tau
         grid = _core.boost_grid(g_min, 1 + params["grid_resolution"] / tau, g_max,
                                 acc.grid_size_bound(t, m, tau, alpha, 1.0))
-        S = _core.boost_grid_sums(a, grid)
+        _core.boost_grid_sums(a, grid)
         t4 = clock()
         # The classifier's own step 5': grid, sums and the exact EM draw.
         w = clf._grid_threshold(a, t, m, tau, alpha, 1.0, 1 + 1 / tau, lam, U,
@@ -362,7 +361,8 @@ def main():
             mus = [ci(rows[(meth, e)])[0] for e in EPSILONS]
             hs = [ci(rows[(meth, e)])[1] for e in EPSILONS]
             ax.errorbar(EPSILONS, mus, yerr=hs, marker="o", capsize=3, label=meth)
-        ax.axhline(results["adaboost_T15"], ls="--", c="k", lw=1, label="AdaBoost T=15 (non-private)")
+        ax.axhline(results["adaboost_T15"], ls="--", c="k", lw=1,
+                   label="AdaBoost T=15 (non-private)")
         ax.axhline(base, ls=":", c="gray", lw=1, label="constant")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("epsilon")

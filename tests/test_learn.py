@@ -363,10 +363,6 @@ def test_stump_scores_match_brute_force():
 
 # ---------------------------------------------------------------- refusals (T13, T16)
 
-class SpendCounter(RecordingBudget):
-    pass
-
-
 @pytest.mark.parametrize("kw,exc", [
     (dict(epsilon_test=0.0), dpfast.PrivacyParameterError),
     (dict(epsilon_threshold=-1.0), dpfast.PrivacyParameterError),
@@ -436,7 +432,7 @@ def test_budget_exceeded_draws_nothing():
     assert not hasattr(clf, "estimators_")
 
 
-def test_spend_happens_before_any_draw_and_is_not_refunded():
+def test_spend_happens_before_any_draw_and_is_not_refunded(monkeypatch):
     """T13: the budget is charged before the first random draw; an early stop does not
     change the amount."""
     X, y = majority5(600, 1)
@@ -446,9 +442,6 @@ def test_spend_happens_before_any_draw_and_is_not_refunded():
         def spend(self, epsilon, delta=0.0, *, label=None):
             events.append(("spend", epsilon, delta))
 
-    class Rng(dr.ChaCha20):
-        pass
-
     gen = dr.ChaCha20(1)
     orig = _core.boost_sample
 
@@ -456,14 +449,11 @@ def test_spend_happens_before_any_draw_and_is_not_refunded():
         events.append(("draw",))
         return orig(v, k, rng)
 
-    B._core.boost_sample = spy
-    try:
-        clf = PrivateBoostingClassifier(thresholds=TH, smoothness=100, n_rounds=5,
-                                        sample_size=50, gamma=0.99, epsilon_test=5.0, base_epsilon=5.0,
-                                        epsilon_threshold=1.0,
-                                        budget=Budget(), rng=gen).fit(X, y)
-    finally:
-        B._core.boost_sample = orig
+    monkeypatch.setattr(B._core, "boost_sample", spy)
+    clf = PrivateBoostingClassifier(thresholds=TH, smoothness=100, n_rounds=5,
+                                    sample_size=50, gamma=0.99, epsilon_test=5.0,
+                                    base_epsilon=5.0, epsilon_threshold=1.0,
+                                    budget=Budget(), rng=gen).fit(X, y)
     assert events[0][0] == "spend" and events[1] == ("draw",)
     assert clf.termination_reason_ == "test" and clf.n_rounds_run_ < 5
     assert events[0][1:] == (clf.privacy_cost(600).epsilon, clf.privacy_cost(600).delta)

@@ -20,7 +20,6 @@ eps_G with Clopper-Pearson intervals at joint confidence 1 - 1e-3.
 """
 import itertools
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest

@@ -10,8 +10,6 @@ event w_t in (1/2, 1) is l_hat in (199.5001, 200.0002) on DB and in (200.0001, 2
 on DB'.  Exact Laplace CDF differences (mpmath, 50 digits) give 0.02439 and 5.000e-6:
 log-ratio 8.49 against the claimed 0.1.  The same event is computed through dpfast's
 own solver for the paper variant (csrc/boost.c, dpf_boost_solve_w)."""
-import math
-
 import mpmath
 import numpy as np
 import pytest

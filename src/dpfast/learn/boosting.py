@@ -11,6 +11,7 @@ default ``variant="grid"`` draws w_t by the exponential mechanism from a public 
 grid (spec 3.2, Theorem G).
 """
 
+import dataclasses
 import math
 import warnings
 
@@ -200,7 +201,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             epsilon_threshold=self.epsilon_threshold, base_epsilon=eps_b, base_delta=delta_b,
             grid_resolution=self.grid_resolution)
         if self.record_nonprivate_diagnostics is True and cost.certified:
-            cost = _acc.dataclasses.replace(cost, certified=False)
+            cost = dataclasses.replace(cost, certified=False)
         return cost
 
     def _check_public(self):
