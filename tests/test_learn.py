@@ -541,3 +541,44 @@ def test_planner_refuses_infeasible():
     from dpfast.learn import plan_grid
     with pytest.raises(dpfast.PrivacyParameterError):
         plan_grid(32561, 0.01, 1e-12, smoothness=8000)
+
+
+def test_claims_6_2_to_6_4_with_corrected_r():
+    """T6-T8 (errata E10, E12, E13) on the C kernels: with r_{i,t} = w_t v_{i,t}/v_{i,t-1},
+    r <= u = e^{-alpha c} (equal when uncapped), Z_t = sum_i D_t[i] r_{i,t} obeys Claim 6.3's
+    bound, and the final training error obeys Claim 6.2: err <= prod Z_t + ever-capped/m.
+    A non-private weighted-ERM stump stands in for the learner (the claims are about the
+    reweighting, spec 7.4)."""
+    X, y = majority5(3000, 21, noise=0.08)
+    y8 = y.astype(np.int8)
+    learner = DPStumpLearner(thresholds=TH)
+    Z = learner.encode([X[:, f] for f in range(X.shape[1])])
+    preds = np.array([learner.candidate(j).predict(Z) for j in range(learner.n_candidates(10))])
+    m, ell, alpha = 3000, 300, math.atanh(2 * 0.1)
+    v = np.ones(m)
+    votes = np.zeros(m)
+    prodZ, ever = 1.0, np.zeros(m, dtype=bool)
+    for t in range(25):
+        D = v / v.sum()
+        pred = preds[int(np.argmax((preds == y8) @ D))]
+        votes += pred
+        c = (pred * y8).astype(np.int8)
+        u = np.exp(-alpha * c)
+        a = _core.boost_premultiply(v, c, math.exp(-alpha), math.exp(alpha))
+        w, capped = _core.boost_solve_w(a, 2.0 * ell)
+        v_new, n_capped, mass = _core.boost_cap(a, w)
+        assert n_capped <= mass                                        # Claim 6.4
+        r = w * v_new / v
+        assert np.all(r <= u * (1 + 1e-12))                            # r <= u (E10)
+        unc = a < w
+        assert np.allclose(r[unc], u[unc], rtol=1e-12)
+        eta_t = 0.5 * float(D @ c)
+        Zt = float(D @ r)
+        bound = (1 + 2 * eta_t) / 2 * math.exp(-alpha) + (1 - 2 * eta_t) / 2 * math.exp(alpha)
+        assert Zt <= bound + 1e-12                                     # Claim 6.3 (E13)
+        prodZ *= Zt
+        ever |= ~unc
+        v = v_new
+    err = np.mean(votes * y <= 0)                                      # ties count as errors
+    assert err <= prodZ + ever.mean() + 1e-12                          # Claim 6.2 (E12)
+    assert ever.any()
