@@ -464,9 +464,12 @@ def test_paper_variant_needs_opt_in_and_warns():
     clf = PrivateBoostingClassifier(variant="paper", allow_uncertified=True, thresholds=TH,
                                     smoothness=300, n_rounds=5, sample_size=200,
                                     epsilon_threshold=0.5, rng=4, gamma=0.001)
+    b = RecordingBudget()
+    clf.set_params(budget=b)
     with pytest.warns(UncertifiedPrivacyWarning):
         clf.fit(X, y)
     assert not clf.privacy_cost_.certified
+    assert b.calls[0][2].endswith("UNCERTIFIED)")
     assert clf.termination_reason_ in ("max_rounds", "cap_out_of_range", "test")
 
 
@@ -582,3 +585,28 @@ def test_claims_6_2_to_6_4_with_corrected_r():
     err = np.mean(votes * y <= 0)                                      # ties count as errors
     assert err <= prodZ + ever.mean() + 1e-12                          # Claim 6.2 (E12)
     assert ever.any()
+
+
+def test_threads_and_pickle():
+    """Fits in threads equal serial fits (kernels release the GIL and hold the generator's
+    lock); a fitted model pickles with its DP outputs and predicts the same."""
+    import pickle
+    import threading
+    X, y = majority5(3000, 6)
+    kw = dict(thresholds=TH, n_rounds=5, sample_size=200, smoothness=500,
+              epsilon_threshold=1.0, gamma=0.001)
+    serial = [PrivateBoostingClassifier(rng=s, **kw).fit(X, y).estimators_ for s in range(4)]
+    out = [None] * 4
+
+    def work(s):
+        out[s] = PrivateBoostingClassifier(rng=s, **kw).fit(X, y).estimators_
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert out == serial
+    clf = PrivateBoostingClassifier(rng=3, **kw).fit(X, y)
+    clone = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clone.predict(X), clf.predict(X))
+    assert not hasattr(clone, "capped_counts_")

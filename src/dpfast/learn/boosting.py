@@ -241,7 +241,10 @@ class PrivateBoostingClassifier(ParamsMixin):
                           UncertifiedPrivacyWarning, stacklevel=2)
         # Spec 5.5: the whole a-priori cost, before any data-dependent step; no refund.
         if self.budget is not None:
-            self.budget.spend(cost.epsilon, cost.delta, label="PrivateBoostingClassifier.fit")
+            label = "PrivateBoostingClassifier.fit"
+            if not cost.certified:
+                label += f" (variant={self.variant}, UNCERTIFIED)"
+            self.budget.spend(cost.epsilon, cost.delta, label=label)
         Z = encode(learner, cols)
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)
