@@ -107,7 +107,7 @@ def _check_common(m, n_rounds, sample_size, smoothness, eta, epsilon_test, epsil
                   base_epsilon, base_delta, grid_resolution):
     m = _v.integer("n_samples", m, minimum=2)
     T = _v.integer("n_rounds", n_rounds, minimum=1)
-    k = _v.integer("sample_size", sample_size, minimum=1)
+    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
     ell = _v.integer("smoothness", smoothness, minimum=2)
     eta = _v.finite("eta", eta)
     if not 0.0 < eta < 0.5:
