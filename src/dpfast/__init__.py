@@ -6,7 +6,8 @@ Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams),
 :mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
 :mod:`dpfast.randomized_response`, :mod:`dpfast.releases` (count, sum, mean, histogram,
-quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses).
+quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses),
+:mod:`dpfast.learn` (Boosting for People, a private boosted classifier).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
@@ -19,6 +20,7 @@ from . import selection
 from . import randomized_response
 from . import releases
 from . import accuracy
+from . import learn
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -38,6 +40,7 @@ __all__ = [
     "randomized_response",
     "releases",
     "accuracy",
+    "learn",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

@@ -215,3 +215,19 @@ cdef extern from "dpfast/selection.h" nogil:
     void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
     void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
                      uint64_t t)
+
+from libc.stdint cimport int8_t
+
+cdef extern from "dpfast/boost.h" nogil:
+    void dpf_boost_premultiply(const double *v, const int8_t *c, size_t m, double down,
+                               double up, double *a)
+    int dpf_boost_grid(double g_min, double r, double g_max, size_t n_max, double *g,
+                       size_t *n_out)
+    int dpf_boost_grid_sums(const double *a, size_t m, const double *g, size_t n,
+                            size_t *cnt, double *sum, double *S)
+    int dpf_boost_solve_w(const double *a, size_t m, double target, double *work, double *w,
+                          size_t *ncapped)
+    void dpf_boost_cap(const double *a, size_t m, double w, double *v, size_t *ncapped,
+                       double *mass)
+    int dpf_boost_sample(dpf_rng_t *r, const double *v, size_t m, size_t k, uint64_t *cum,
+                         int64_t *out)

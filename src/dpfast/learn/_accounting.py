@@ -1,0 +1,273 @@
+"""Privacy cost of Boosting for People, from public parameters only.
+
+Every formula here is BOOSTING-PEOPLE.md Sec. 5 ("the spec"): Lemma 6.5' (B4, the
+amplified base-learner cost A(sigma), Delta(sigma)), the smoothness statistical distance
+sigma_l (B3a / erratum E7), the a-priori grid size N_t^max (B2-grid) and Theorem G (the
+``grid`` variant).  These derivations are the spec author's [D], checked numerically
+there and by the exact audits in tests/test_learn_audit.py; they are not peer reviewed.
+
+Returned epsilons and deltas are bounds, rounded up: each is the float evaluation times
+(1 + 2**-40), then the next double up, far more than the few ulps of error of the
+evaluation.
+"""
+
+import dataclasses
+import math
+from fractions import Fraction
+
+from .. import _validation as _v
+from .._errors import PrivacyParameterError
+from ..selection import _grid as _selection_grid
+
+__all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
+           "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
+
+FORMULA_VERSION = "BOOSTING-PEOPLE.md 5.3 Theorem G / paper-repaired, dpfast.learn 1"
+
+# Weights live in [lambda_t, 1] as doubles (csrc/boost.c); the public bound on
+# -ln(lambda_t) must leave them normal: e^-700 ~ 1e-304.
+_MAX_NEG_LOG_LAMBDA = 700.0
+_MAX_GRID = 1 << 22
+
+
+def _up(x):
+    """A float bound rounded up by far more than its evaluation error."""
+    if x == 0.0:
+        return 0.0
+    return math.nextafter(x * (1.0 + 2.0 ** -40), math.inf)
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivacyCost:
+    """The (epsilon, delta) a fit is charged, with its parts.
+
+    ``breakdown`` maps each mechanism family to its (epsilon, delta) share.
+    ``certified`` is False for ``variant="paper"`` (no complete proof: spec E4) and when
+    non-private diagnostics were recorded.  ``adjacency`` is "replace-one": the data sets
+    have the same public size m and differ in one row.
+    """
+    epsilon: float
+    delta: float
+    breakdown: dict
+    variant: str
+    certified: bool
+    n_samples: int
+    adjacency: str = "replace-one"
+    formula_version: str = FORMULA_VERSION
+
+
+def amplified_epsilon(sigma, k, eps_b):
+    """A(sigma) = k ln(1 + sigma (e^eps_b - 1)) - k ln(1 - sigma (1 - e^-eps_b)):
+    the epsilon of a base learner that is eps_b-DP per position of its k-tuple, run on k
+    i.i.d. draws from two row distributions at statistical distance <= sigma < 1
+    (spec B4, Lemma 6.5' correcting the paper's Lemma 6.5, erratum E9)."""
+    return k * (math.log1p(sigma * math.expm1(eps_b)) - math.log1p(sigma * math.expm1(-eps_b)))
+
+
+def amplified_delta(sigma, k, eps_b, delta_b):
+    """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (spec B4)."""
+    if delta_b == 0.0:
+        return 0.0
+    return delta_b * math.expm1(amplified_epsilon(sigma, k, eps_b)) / math.expm1(eps_b)
+
+
+def smoothness_distance(ell):
+    """sigma_l = (1/l)(1 + 1/(8(l - 1))): statistical distance over rows between the next
+    sampling laws of neighbouring data sets when the capped mass is >= l (spec B3a, E7)."""
+    return (1.0 + 1.0 / (8.0 * (ell - 1.0))) / ell
+
+
+def grid_size_bound(t, m, tau, alpha, c_grid):
+    """N_t^max, the size of round t's grid for any data (spec B2-grid):
+    ceil((2 alpha + 2 ln m - ln tau + (t - 1)(2 alpha + ln(m/tau))) / ln(1 + c/tau)) + 1,
+    from ln U <= ln m, -ln lambda_0 = ln m and ln w_s <= alpha + ln(m/tau).  One more
+    point than the formula guards against the rounding of the float evaluation."""
+    span = 2 * alpha + 2 * math.log(m) - math.log(tau) + (t - 1) * (2 * alpha + math.log(m / tau))
+    return math.ceil(span / math.log1p(c_grid / tau)) + 2
+
+
+def em_tail_exponent(eps_w, ell, c_grid):
+    """The exponent E with Pr[S(w_t) < l] <= N_t e^-E for dpfast's exact exponential
+    mechanism (dpfast.selection, secure mode) over the scores -|S(g) - tau|, Delta = 1.
+
+    That sampler draws index j with probability proportional to exp(-gamma d_j), where
+    d_j is the gap u* - u_j in grid units G rounded to an integer (G and the dyadic
+    gamma <= eps_w/(2/G + 5) per unit come from public eps_w only; selection._grid).  The
+    best point has u* >= -c_grid (the grid brackets tau, spec 3.2) and a bad point has
+    u_j < -l (S < l = tau - l), so d_j >= (l - c_grid)/G - 2 (rounding, float error of S)
+    and Pr[bad] <= N_t exp(-gamma ((l - c_grid)/G - 2)).  The spec's ideal
+    N_t exp(-eps_w (l - c_grid)/2) is the limit G -> 0; this one is slightly larger, as
+    it must be for the sampler actually used."""
+    inv_grid, g, s = _selection_grid(eps_w, 1.0, False, False)
+    gamma = float(Fraction(g, 2 ** s))
+    return gamma * max((ell - c_grid) * inv_grid - 2.0, 0.0)
+
+
+def _check_common(m, n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
+                  base_epsilon, base_delta, grid_resolution):
+    m = _v.integer("n_samples", m, minimum=2)
+    T = _v.integer("n_rounds", n_rounds, minimum=1)
+    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
+    ell = _v.integer("smoothness", smoothness, minimum=2)
+    eta = _v.finite("eta", eta)
+    if not 0.0 < eta < 0.5:
+        raise PrivacyParameterError(f"eta must be in (0, 1/2); got {eta!r}")
+    if not 3 * ell < m:
+        raise PrivacyParameterError(
+            f"the number of rows m must exceed 3 * smoothness (Claim 6.4 / the utility "
+            f"theorem need m > 3l); got m={m}, smoothness={ell}")
+    eps_test = _v.epsilon(epsilon_test, "epsilon_test")
+    eps_w = _v.epsilon(epsilon_threshold, "epsilon_threshold")
+    eps_b = _v.epsilon(base_epsilon, "base learner epsilon")
+    delta_b = _v.delta(base_delta, "base learner delta")
+    c_grid = _v.positive("grid_resolution", grid_resolution)
+    if not c_grid < ell:
+        raise PrivacyParameterError(
+            f"grid_resolution must be < smoothness; got {c_grid!r} >= {ell}")
+    return m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b, c_grid
+
+
+def public_constants(m, T, ell, eta, c_grid):
+    """alpha, tau and the public bound on -ln(lambda_{T-1}); refuses parameters whose
+    weights could underflow (a rule on public numbers only)."""
+    alpha = math.atanh(2.0 * eta)            # spec E2: alpha = (1/2) ln((1+2 eta)/(1-2 eta))
+    tau = 2.0 * ell
+    neg_log_lambda = math.log(m) + max(T - 2, 0) * (2 * alpha + math.log(m / tau))
+    if neg_log_lambda > _MAX_NEG_LOG_LAMBDA:
+        raise PrivacyParameterError(
+            "n_rounds is too large for these public parameters: the weights' public lower "
+            f"bound exp(-{neg_log_lambda:.0f}) would leave the doubles; use fewer rounds, a "
+            "smaller eta or a larger smoothness")
+    n_max = grid_size_bound(max(T - 1, 1), m, tau, alpha, c_grid)
+    if n_max > _MAX_GRID:
+        raise PrivacyParameterError(
+            f"the threshold grid could reach {n_max} points (> 2**22); use a larger "
+            "grid_resolution, fewer rounds or a larger smoothness")
+    return alpha, tau
+
+
+def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, smoothness,
+                          eta, epsilon_test, epsilon_threshold, base_epsilon, base_delta=0.0,
+                          grid_resolution=1.0, ideal_em=False):
+    """(epsilon, delta) of one fit, from public parameters only.
+
+    Parameters
+    ----------
+    n_samples : int
+        m, the public number of rows.
+    variant : {"grid", "paper"}
+    n_rounds, sample_size, smoothness, eta : T, k, l, eta of the spec.
+    epsilon_test, epsilon_threshold : float
+        Per-round epsilon of the stopping test and of the threshold (eps_w for "grid",
+        eps_cap for "paper").
+    base_epsilon, base_delta : float
+        The base learner's (eps_b, delta_b) per position of its k-tuple.
+    grid_resolution : float
+        c_grid (grid ratio r = 1 + c_grid / tau).
+    ideal_em : bool
+        Use the spec's ideal smoothness term N exp(-eps_w (l - c)/2) instead of the bound
+        for dpfast's exact sampler (only to compare with the spec's worked numbers; the
+        classifier never charges it).
+
+    Returns
+    -------
+    PrivacyCost
+
+    Privacy
+    -------
+    ``grid`` (Theorem G of the spec, replace-one adjacency, m public)::
+
+        eps = A(1/m) + (T-1)(eps_test + eps_w + A(sigma_l))
+        delta = Delta(1/m) + (T-1) Delta(sigma_l) + sum_{t<T} N_t^max e^-E
+
+    with E from :func:`em_tail_exponent`.  Round T runs no test and no threshold
+    (erratum E18), hence the T - 1.  ``paper``: the same with eps_cap in place of eps_w and
+    delta's last term (T-1) e^{-eps_cap (l-1)} (E5); it is what the paper's proof would
+    give if Lemma 6.6 item 2 held, which it does not (E4): ``certified=False``.
+    """
+    variant = _v.choice("variant", variant, ("grid", "paper"))
+    (m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b,
+     c_grid) = _check_common(n_samples, n_rounds, sample_size, smoothness, eta, epsilon_test,
+                             epsilon_threshold, base_epsilon, base_delta, grid_resolution)
+    alpha, tau = public_constants(m, T, ell, eta, c_grid)
+    sig = smoothness_distance(ell)
+    first = (amplified_epsilon(1.0 / m, k, eps_b), amplified_delta(1.0 / m, k, eps_b, delta_b))
+    later = (amplified_epsilon(sig, k, eps_b), amplified_delta(sig, k, eps_b, delta_b))
+    rounds = T - 1
+    if variant == "grid":
+        expo = eps_w * (ell - c_grid) / 2.0 if ideal_em else em_tail_exponent(eps_w, ell, c_grid)
+        smooth = math.fsum(grid_size_bound(t, m, tau, alpha, c_grid) * math.exp(-expo)
+                           for t in range(1, T))
+    else:
+        smooth = rounds * math.exp(-eps_w * (ell - 1))
+    breakdown = {
+        "hypotheses": (first[0] + rounds * later[0], first[1] + rounds * later[1]),
+        "test": (rounds * eps_test, 0.0),
+        "threshold": (rounds * eps_w, 0.0),
+        "smoothness": (0.0, smooth),
+    }
+    eps = math.fsum(e for e, _ in breakdown.values())
+    delta = math.fsum(d for _, d in breakdown.values())
+    if not _up(delta) < 1.0:
+        raise PrivacyParameterError(
+            "these public parameters give no privacy guarantee (delta >= 1); raise "
+            "epsilon_threshold or smoothness, or lower n_rounds")
+    breakdown = {key: (_up(e), _up(d)) for key, (e, d) in breakdown.items()}
+    return PrivacyCost(_up(eps), _up(delta), breakdown, variant,
+                       variant == "grid", m)
+
+
+def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoothness=None,
+              eta=0.1, noise_share=0.2, grid_resolution=1.0):
+    """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
+    numbers only (the planner of spec 8.5).
+
+    ``noise_share`` of epsilon goes to the (T-1) tests and thresholds (epsilon_test =
+    epsilon_threshold), the rest to the base learner, whose eps_b is the largest (by
+    bisection) with A(1/m) + (T-1) A(sigma_l) within it.  If the smoothness delta cannot
+    meet ``delta``, T is lowered through 15, 11, 7, 5, 3 (odd: no tied votes).
+
+    Returns
+    -------
+    dict
+        n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
+        base_epsilon, grid_resolution, and ``cost`` (the :class:`PrivacyCost`).
+    """
+    m = _v.integer("n_samples", n_samples, minimum=8)
+    epsilon = _v.epsilon(epsilon)
+    delta = _v.delta(delta, allow_zero=False)
+    share = _v.open_probability("noise_share", noise_share)
+    ell = m // 4 if smoothness is None else smoothness
+    k = _v.integer("sample_size", sample_size, minimum=1)
+    T0 = _v.integer("n_rounds", n_rounds, minimum=2)
+    sig = smoothness_distance(ell)
+    for T in [T0] + [t for t in (11, 7, 5, 3) if t < T0]:
+        per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)
+        room = (1 - share) * epsilon * (1 - 1e-9)
+
+        def spent(eb):
+            return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)
+
+        lo, hi = 0.0, 64.0
+        if spent(hi) <= room:
+            lo = hi
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if spent(mid) <= room:
+                lo = mid
+            else:
+                hi = mid
+        if lo <= 0.0:
+            continue
+        params = dict(n_rounds=T, sample_size=k, smoothness=ell, eta=eta, epsilon_test=per,
+                      epsilon_threshold=per, base_epsilon=lo, grid_resolution=grid_resolution)
+        try:
+            cost = boosting_privacy_cost(m, **params)
+        except PrivacyParameterError:
+            continue
+        if cost.delta <= delta and cost.epsilon <= epsilon:
+            params["cost"] = cost
+            return params
+    raise PrivacyParameterError(
+        f"no grid-variant plan meets epsilon={epsilon!r}, delta={delta!r} for m={m}: raise "
+        "epsilon or delta, or lower smoothness's demand (sample_size, n_rounds)")

@@ -1,0 +1,84 @@
+"""Input conversion for dpfast.learn: refuse by type and shape only, never by value.
+
+Features are kept column by column (a pandas frame may mix dtypes).  A column is
+accepted if its dtype converts exactly: bool, int8..int64, uint8..uint32, float16..64.
+uint64 (values up to 2**64 do not fit int64), long double, complex, object, strings and
+pandas extension dtypes are refused with a TypeError that names only the dtype.
+"""
+
+import numpy as np
+
+_OK_KINDS = "biuf"
+
+
+def _column(name, col):
+    col = np.asarray(col)
+    dt = col.dtype
+    if dt.kind not in _OK_KINDS or dt == np.uint64 or (dt.kind == "f" and dt.itemsize > 8):
+        raise TypeError(
+            f"{name} must hold bool, int (at most 64-bit signed, 32-bit unsigned) or float "
+            f"(at most 64-bit) values that convert exactly; got dtype {dt}. Encode "
+            "categories with public codes first.")
+    if dt.kind == "b":
+        col = col.astype(np.int8)
+    return col
+
+
+def columns(X, n_features=None):
+    """The feature columns of X (2-d array-like or pandas DataFrame) as 1-d arrays."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):          # a pandas DataFrame
+        cols = [_column(f"column {c!r} of X", X[c].to_numpy()) for c in X.columns]
+        n = len(X)
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional (rows, features); got shape {arr.shape}")
+        arr = _column("X", arr)
+        cols = [arr[:, f] for f in range(arr.shape[1])]
+        n = arr.shape[0]
+    if n_features is not None and len(cols) != n_features:
+        raise ValueError(f"X has {len(cols)} features, but the model expects {n_features}")
+    if not cols:
+        raise ValueError("X must have at least one feature; got 0 columns")
+    return cols, n
+
+
+def matrix(cols):
+    """float64 (n, d) matrix of the columns (for learners that take raw rows)."""
+    out = np.empty((len(cols[0]), len(cols)), dtype=np.float64)
+    for f, c in enumerate(cols):
+        if c.dtype.kind in "iu" and c.dtype.itemsize == 8:
+            # int64 beyond 2**53 would round: clamp to the exactly representable range
+            # (a public rule on a private value; comparisons stay monotone).
+            c = np.clip(c, -(2 ** 53), 2 ** 53)
+        out[:, f] = c
+    return out
+
+
+def labels(y, classes, n_rows):
+    """y mapped to int8 +-1 (classes[1] -> +1, every other label -> -1).
+
+    The label set is public (``classes``), the labels are private.  Only the shape and
+    the dtype can be refused; a label value never raises (that would tell whether some
+    person's label lies outside the set).  A label equal to neither public class is
+    counted as ``classes[0]``, the negative class: a fixed map of one record to one
+    record, so neighbouring data sets stay neighbours and the guarantee is unchanged.
+    """
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional; got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]}")
+    cls = np.asarray(classes)
+    if y.dtype.kind in "biuf" and cls.dtype.kind in "biuf":
+        if y.dtype.kind == "f" and y.dtype.itemsize > 8:
+            raise TypeError(f"y must not be long double; got dtype {y.dtype}")
+    elif not (y.dtype.kind in "USO" and cls.dtype.kind in "USO"):
+        raise TypeError(f"y has dtype {y.dtype}, which cannot hold the labels of "
+                        f"classes={tuple(classes)!r}")
+    pos = y == classes[1]
+    return np.where(pos, 1, -1).astype(np.int8)
