@@ -341,3 +341,33 @@ def test_private_values_never_raise(seeded):
                             max_partitions=1, lower=-1, upper=1, public_partitions=[0],
                             rng=seeded(16))
     assert np.isfinite(out["sum"]).all() and -1 <= out["mean"][0] <= 1
+
+
+def test_nan_values_drop_records_for_counts_too(seeded):
+    out = G.grouped_release(units=range(4), keys=[0, 0, 0, 0], values=[1.0, np.nan, 2, 3],
+                            epsilon=1e4, max_partitions=1, public_partitions=[0],
+                            rng=seeded(17))
+    assert out["count"].tolist() == [3]
+
+
+@pytest.mark.parametrize("stats,noise,public", [
+    (("count",), "laplace", None), (("count", "sum", "mean"), "laplace", None),
+    (("sum",), "gaussian", [0, 1]), (("mean",), "gaussian", None)])
+def test_budget_shares_never_exceed_the_total(stats, noise, public):
+    plan = G._Plan(stats, Fraction(0.3), Fraction(1e-6), 2, 3, 0.0, 1.0, noise,
+                   public is None)
+    k = len(plan.quantities) + (public is None)
+    assert Fraction(plan.eps_f) * len(plan.quantities) + plan.eps_each * (public is None) \
+        <= Fraction(0.3)
+    assert plan.eps_each * k == Fraction(0.3)
+    if noise == "gaussian":
+        assert Fraction(plan.delta_f) * len(plan.quantities) + plan.sel_delta <= Fraction(1e-6)
+
+
+def test_docs_examples_run():
+    import doctest
+    import pathlib
+    doc = pathlib.Path(__file__).resolve().parent.parent / "docs" / "grouped.md"
+    res = doctest.testfile(str(doc), module_relative=False,
+                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0

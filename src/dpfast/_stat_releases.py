@@ -18,6 +18,7 @@ import numpy as np
 from . import _core
 from . import _validation as _v
 from ._errors import PrivacyParameterError
+from .grouped import _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
@@ -153,7 +154,7 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     ddof = _v.integer("ddof", ddof, minimum=0, maximum=1)
     step, qlo, qhi = _var_grid(lo, hi)
     w = qhi - qlo
-    third = epsilon / 3.0
+    third = _down(Fraction(epsilon) / 3)          # the three shares never exceed epsilon
     for sens in (1, w, w * w):
         _check_int_noise(third, float(sens))
     arr = _real_array(values)
@@ -284,7 +285,7 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     gen = _core.resolve_rng(rng)
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
-    eps_call = epsilon / _depth(len(levels))
+    eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
     _charge(budget, epsilon, "quantiles")
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)
@@ -362,7 +363,6 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
         raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
     gen = _core.resolve_rng(rng)
     _charge(budget, epsilon, "counts")
-    from .grouped import _factorize
     uniq, codes, n_codes = _factorize(arr, "values")
     pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
                       count=len(uniq))

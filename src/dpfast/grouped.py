@@ -257,6 +257,13 @@ def _public_list(public):
 
 # ------------------------------------------------------------------ planning
 
+def _down(x):
+    """The largest double <= the exact rational x (a budget share rounds down, so the
+    shares never add up to more than the total)."""
+    f = float(x)
+    return f if Fraction(f) <= Fraction(x) else math.nextafter(f, -math.inf)
+
+
 def _up(x):
     """The smallest double >= the exact rational or float x (sensitivities round up)."""
     f = float(x)
@@ -300,11 +307,13 @@ class _Plan:
         self.quantities = q
         parts = len(q) + (1 if private_sel else 0)
         self.eps_each = epsilon / parts
+        self.eps_f = _down(self.eps_each)
         if noise == "gaussian":
             if delta == 0:
                 raise PrivacyParameterError("delta must be > 0 for Gaussian noise")
             self.sel_delta = delta / 2 if private_sel else Fraction(0)
             self.noise_delta = (delta - self.sel_delta) / len(q)
+            self.delta_f = _down(self.noise_delta)
         else:
             self.sel_delta = delta if private_sel else Fraction(0)
             self.noise_delta = Fraction(0)
@@ -342,8 +351,8 @@ class _Plan:
     def _scale(self, per_contribution):
         """The noise scale (Laplace b or Gaussian sigma) for this per-record bound."""
         if self.noise == "laplace":
-            return self.l0 * self.linf * per_contribution / float(self.eps_each)
-        return gaussian_sigma(float(self.eps_each), float(self.noise_delta),
+            return self.l0 * self.linf * per_contribution / self.eps_f
+        return gaussian_sigma(self.eps_f, self.delta_f,
                               _up(math.sqrt(self.l0) * self.linf * per_contribution))
 
     def _sens(self, per_contribution):
@@ -358,20 +367,20 @@ class _Plan:
         it cannot serve are refused before the budget is charged."""
         from . import mechanisms as m
         if self.noise == "laplace":
-            m._laplace_int_plan(float(self.eps_each), self.sens[name])
+            m._laplace_int_plan(self.eps_f, self.sens[name])
         else:
             for d in (1, 2):    # one released partition, or several (mechanisms' plans)
                 m._ceil_rational(Fraction(m._gauss_sigma(
-                    float(self.eps_each), float(self.noise_delta), self.sens[name], d,
+                    self.eps_f, self.delta_f, self.sens[name], d,
                     "analytic")) ** 2)
 
     def release(self, name, ints, rng):
         from . import mechanisms
         if self.noise == "laplace":
-            return mechanisms.laplace_mechanism(ints, epsilon=float(self.eps_each),
+            return mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
                                                 sensitivity=self.sens[name], rng=rng)
-        return mechanisms.gaussian_mechanism(ints, epsilon=float(self.eps_each),
-                                             delta=float(self.noise_delta),
+        return mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
+                                             delta=self.delta_f,
                                              l2_sensitivity=self.sens[name], rng=rng)
 
 
@@ -509,7 +518,7 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     plan = _Plan(stats, eps, dl, l0, linf, lo, hi, noise, pub is None)
     unit_arr = _column(data, units, "units")
     key_arr = _column(data, keys, "keys")
-    val_arr = _column(data, values, "values") if need_values else None
+    val_arr = _column(data, values, "values") if values is not None else None
     _check_key_dtype(unit_arr, "units")
     _check_key_dtype(key_arr, "keys")
     if val_arr is not None and (val_arr.dtype == np.bool_ or val_arr.dtype.kind not in "iuf"
@@ -525,8 +534,8 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     gen = _core.resolve_rng(rng)
     if budget is not None:
         # the caller's own objects where the whole of them is spent (exact as given)
-        budget.spend(epsilon, delta if plan.delta == dl else plan.delta,
-                     label="grouped_release")
+        budget.spend(epsilon, delta if plan.delta == dl else (
+            plan.delta if plan.delta else 0.0), label="grouped_release")
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
@@ -540,8 +549,8 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     vals = None
     if val_arr is not None:
         vals = np.ascontiguousarray(val_arr, dtype=np.float64)
-        step, qlo, qhi = plan.grid
-        grid = (lo, hi, 1.0 / step, qlo, qhi)
+        step, qlo, qhi = plan.grid if plan.grid else (1.0, 0, 0)   # counts: NaN policy only
+        grid = (lo or 0.0, hi or 0.0, 1.0 / step, qlo, qhi)
     count, qsum, nunits = _core.bound_contributions(
         np.ascontiguousarray(ucodes), n_units, np.ascontiguousarray(kcodes), n_keys, vals,
         grid, l0, linf, pub is None, gen)
