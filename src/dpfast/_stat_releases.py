@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from . import _validation as _v
 from ._errors import PrivacyParameterError
-from .grouped import _down, _factorize
+from .grouped import _bounds, _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
@@ -55,15 +55,6 @@ def _real_array(values, name="values"):
     # so clamping afterwards is still a per-record map into the bounds (no sensitivity
     # change), and no value within bounds of magnitude < 2^53 is affected.
     return arr.astype(np.float64, copy=False).ravel()
-
-
-def _bounds(lower, upper):
-    lo = _v.finite("lower", lower)
-    hi = _v.finite("upper", upper)
-    if not lo < hi:
-        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
-                                    f"upper={upper!r}")
-    return lo, hi
 
 
 def _charge(budget, epsilon, label):
