@@ -109,6 +109,12 @@ def test_selection_table_matches_the_optimal_rule(eps, delta):
     assert np.allclose(pi, ref[:t.size], rtol=1e-6, atol=1e-15)
     assert ref[t.size] > 1 - 1e-6            # the table ends where the rule reaches 1
     assert t[0] == 0 and t[1] == math.floor(Fraction(delta) * 2 ** 64)
+    # closed form of the first phase (Desfontaines et al. 2022):
+    # pi(n) = delta (e^(n eps) - 1) / (e^eps - 1) while it is below 1/2
+    n = np.arange(t.size)
+    first = delta * np.expm1(n * eps) / np.expm1(eps)
+    low = first < 0.25
+    assert np.allclose(pi[low], first[low], rtol=1e-6, atol=1e-15)
 
 
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-6), (0.3, 1e-9), (4.0, 1e-4)])
@@ -362,6 +368,31 @@ def test_budget_shares_never_exceed_the_total(stats, noise, public):
     assert plan.eps_each * k == Fraction(0.3)
     if noise == "gaussian":
         assert Fraction(plan.delta_f) * len(plan.quantities) + plan.sel_delta <= Fraction(1e-6)
+
+
+def test_threads_give_the_serial_results():
+    import threading
+    rng = np.random.default_rng(18)
+    units, keys = rng.integers(0, 500, 5000), rng.integers(0, 20, 5000)
+    vals = rng.uniform(0, 1, 5000)
+
+    def run(seed):
+        return G.grouped_release(units=units, keys=keys, values=vals,
+                                 statistics=("count", "mean"), epsilon=2.0, delta=1e-6,
+                                 max_partitions=2, max_contributions=3, lower=0, upper=1,
+                                 rng=dpfast.random.ChaCha20(seed))
+    serial = [run(s) for s in range(4)]
+    got = [None] * 4
+
+    def work(i):
+        got[i] = run(i)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for a, b in zip(serial, got):
+        assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
 def test_docs_examples_run():

@@ -495,8 +495,10 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     Per partition, the count's noise has scale ``L0 Linf / epsilon_q`` (Laplace) and the
     sum's ``L0 Linf M s / epsilon_q``; plus the bias of bounding (records dropped by the
     L0/Linf sampling, values clamped).  A partition with ``n`` units is released with
-    probability ``partition_selection_probability(n, ...)``; it is 1 from about
-    ``n >= L0 (1 + ln(L0 / (2 delta_sel)) / epsilon_p)``.
+    probability ``partition_selection_probability(n, ...)``: about
+    ``delta_p (e^(n epsilon_p) - 1) / (e^epsilon_p - 1)`` while below 1/2, then
+    symmetrically up to 1, reached at about
+    ``n = 2 ln(1 + (e^epsilon_p - 1) / (2 delta_p)) / epsilon_p`` units.
 
     References
     ----------
