@@ -13,9 +13,9 @@
  * Algorithm S): scanning d items and keeping item t with probability
  * need / (d - t) yields every subset of size k with probability 1 / C(d, k).  Each
  * probability is realised exactly with Lemire's bounded integers (dpf_uniform_below).
- * Records are brought together by unit with one counting sort (a sequential pass that
- * carries each record's partition and grid value), then sorted by partition inside each
- * unit: O(n + n_units) plus the small per-unit sorts.
+ * Records are brought together by unit with a two-level counting sort (by blocks of
+ * unit codes, then by unit inside each block, so that both passes stay in cache), then
+ * sorted by partition inside each unit: O(n + n_units) plus the small per-unit sorts.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -72,15 +72,60 @@ static void sort_by_key(rec_t *a, size_t m)
     }
 }
 
+typedef struct rec_u {
+    rec_t rec;
+    uint64_t unit;
+} rec_u_t;
+
+/* Bound one unit's records a[0..m): keep a uniform subset of min(d, max_partitions) of
+ * its d partitions and, in each kept one, of min(c, max_contributions) of its c records. */
+static void bound_unit(dpf_rng_t *r, rec_t *a, size_t m, uint64_t max_partitions,
+                       uint64_t max_contributions, int64_t *count, int64_t *qsum,
+                       int64_t *units)
+{
+    size_t j, run;
+    uint64_t d = 0, need;
+    sort_by_key(a, m);
+    for (j = 0; j < m; j++)
+        if (j == 0 || a[j].key != a[j - 1].key) d++;
+    need = d < max_partitions ? d : max_partitions;
+    for (j = 0, run = 0; j < m; run++) {
+        size_t e = j + 1;
+        int64_t kk = a[j].key;
+        while (e < m && a[e].key == kk) e++;
+        if (select_next(r, &need, d - run)) {
+            uint64_t c = (uint64_t)(e - j), take = c < max_contributions ? c : max_contributions;
+            uint64_t t = 0;
+            size_t x;
+            int64_t s = 0;
+            for (x = j; x < e; x++, t++) {
+                if (!select_next(r, &take, c - t)) continue;
+                count[kk]++;
+                s += a[x].q;
+            }
+            if (qsum) qsum[kk] += s;
+            if (units) units[kk]++;
+        }
+        j = e;
+    }
+}
+
+/* Units are grouped in two counting-sort passes that stay in cache: first into at most
+ * GROUP_BUCKETS buckets of consecutive unit codes, then, bucket by bucket, by unit. */
+#define GROUP_BUCKETS 1024
+
 int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t n_units,
                             const int64_t *key, size_t n_keys, const double *value,
                             const dpf_value_grid_t *grid, uint64_t max_partitions,
                             uint64_t max_contributions, int64_t *count, int64_t *qsum,
                             int64_t *units)
 {
+    size_t boff[GROUP_BUCKETS + 1] = {0};
     size_t *uoff = NULL;
-    rec_t *recs = NULL;
-    size_t i, k, u;
+    rec_u_t *tmp = NULL;
+    rec_t *buf = NULL;
+    size_t i, k, b, nb = 0, width, biggest = 0;
+    int shift = 0;
     int st = DPF_OK;
 
     if ((uint64_t)n >= (uint64_t)0xFFFFFFFFu || max_partitions == 0 || max_contributions == 0)
@@ -90,66 +135,58 @@ int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t 
         if (qsum) qsum[k] = 0;
         if (units) units[k] = 0;
     }
-    uoff = (size_t *)calloc(n_units + 1, sizeof(size_t));
-    recs = (rec_t *)malloc((n ? n : 1) * sizeof(rec_t));
-    if (!uoff || !recs) { st = DPF_E_NOMEM; goto done; }
+    if (n == 0 || n_units == 0) return DPF_OK;
+    while (((n_units - 1) >> shift) >= GROUP_BUCKETS) shift++;
+    nb = ((n_units - 1) >> shift) + 1;
+    width = (size_t)1 << shift;
 
     /* records kept for bounding: a public key and a non-NaN value (NaN records are
      * dropped before bounding, +-inf are clamped by grid_value) */
     for (i = 0; i < n; i++) {
         int64_t kk = key[i], uu = unit[i];
         if (kk < 0 || (value && isnan(value[i]))) continue;
-        if ((uint64_t)kk >= n_keys || uu < 0 || (uint64_t)uu >= n_units) {
-            st = DPF_E_PARAM;
-            goto done;
-        }
-        uoff[uu + 1]++;
+        if ((uint64_t)kk >= n_keys || uu < 0 || (uint64_t)uu >= n_units) return DPF_E_PARAM;
+        boff[((uint64_t)uu >> shift) + 1]++;
     }
-    for (u = 0; u < n_units; u++) uoff[u + 1] += uoff[u];
-    /* counting sort by unit (one sequential pass; the value is rounded on the way) */
+    for (b = 0; b < nb; b++) {
+        if (boff[b + 1] > biggest) biggest = boff[b + 1];
+        boff[b + 1] += boff[b];
+    }
+    tmp = (rec_u_t *)malloc((boff[nb] ? boff[nb] : 1) * sizeof(rec_u_t));
+    buf = (rec_t *)malloc((biggest ? biggest : 1) * sizeof(rec_t));
+    uoff = (size_t *)malloc((width + 1) * sizeof(size_t));
+    if (!tmp || !buf || !uoff) { st = DPF_E_NOMEM; goto done; }
+    /* pass 1: by bucket, rounding each value to the grid on the way */
     for (i = 0; i < n; i++) {
         int64_t kk = key[i];
-        rec_t *d;
+        rec_u_t *d;
         if (kk < 0 || (value && isnan(value[i]))) continue;
-        d = &recs[uoff[unit[i]]++];
-        d->key = kk;
-        d->q = value ? grid_value(value[i], grid) : 0;
+        d = &tmp[boff[(uint64_t)unit[i] >> shift]++];
+        d->rec.key = kk;
+        d->rec.q = value ? grid_value(value[i], grid) : 0;
+        d->unit = (uint64_t)unit[i];
     }
-
-    /* after the scatter uoff[u] is the end of unit u's slice, uoff[u - 1] its start */
-    for (u = 0; u < n_units; u++) {
-        size_t a = u ? uoff[u - 1] : 0, b = uoff[u], j, run;
-        uint64_t d = 0, need;
-        if (a == b) continue;
-        sort_by_key(recs + a, b - a);
-        for (j = a; j < b; j++)
-            if (j == a || recs[j].key != recs[j - 1].key) d++;
-        need = d < max_partitions ? d : max_partitions;
-        /* scan the d partition runs of this unit, keeping a uniform need-subset */
-        for (j = a, run = 0; j < b; run++) {
-            size_t e = j + 1;
-            int64_t kk = recs[j].key;
-            while (e < b && recs[e].key == kk) e++;
-            if (select_next(r, &need, d - run)) {
-                uint64_t c = (uint64_t)(e - j), take = c < max_contributions ? c : max_contributions;
-                uint64_t t = 0;
-                size_t x;
-                int64_t s = 0;
-                /* ... and in it a uniform take-subset of its c records */
-                for (x = j; x < e; x++, t++) {
-                    if (!select_next(r, &take, c - t)) continue;
-                    count[kk]++;
-                    s += recs[x].q;
-                }
-                if (qsum) qsum[kk] += s;
-                if (units) units[kk]++;
-            }
-            j = e;
+    /* pass 2, per bucket (boff[b] is now the end of bucket b): by unit, then bound */
+    for (b = 0; b < nb; b++) {
+        size_t lo = b ? boff[b - 1] : 0, hi = boff[b], j, u;
+        uint64_t base = (uint64_t)b << shift;
+        if (lo == hi) continue;
+        for (u = 0; u <= width; u++) uoff[u] = 0;
+        for (j = lo; j < hi; j++) uoff[tmp[j].unit - base + 1]++;
+        for (u = 0; u < width; u++) uoff[u + 1] += uoff[u];
+        for (j = lo; j < hi; j++) buf[uoff[tmp[j].unit - base]++] = tmp[j].rec;
+        /* uoff[u] is now the end of unit base + u in buf */
+        for (u = 0; u < width; u++) {
+            size_t a = u ? uoff[u - 1] : 0;
+            if (uoff[u] > a)
+                bound_unit(r, buf + a, uoff[u] - a, max_partitions, max_contributions,
+                           count, qsum, units);
         }
     }
 done:
     free(uoff);
-    free(recs);
+    free(tmp);
+    free(buf);
     return st;
 }
 

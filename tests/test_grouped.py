@@ -50,6 +50,16 @@ def test_every_unit_respects_l0_and_linf(seeded):
         assert nunits.sum() <= l0 * n_units and count.sum() <= l0 * linf * n_units
 
 
+def test_totals_with_many_units_across_sort_blocks(seeded):
+    # 200k unit codes: the kernel's two-level sort uses blocks of 256 codes here
+    rng = np.random.default_rng(19)
+    u, k = rng.integers(0, 200_000, 300_000), rng.integers(0, 50, 300_000)
+    count, _, nunits = bound(u, k, l0=2, linf=1, rng=seeded(20))
+    pairs = np.unique(u * 64 + k)
+    d = np.bincount(pairs // 64)
+    assert nunits.sum() == count.sum() == np.minimum(d, 2).sum()
+
+
 def test_partition_subset_is_uniform(seeded):
     # one unit in 4 partitions, L0 = 2: each of the 6 pairs has probability 1/6
     g = seeded(2)

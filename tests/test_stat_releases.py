@@ -198,7 +198,7 @@ def test_estimate_bounds(seeded):
     x = np.random.default_rng(14).lognormal(3, 1, 20_000)
     rec = Recorder()
     b = S.estimate_bounds(x, epsilon=1.0, rng=seeded(15), budget=rec)
-    assert rec.calls == [(1.0, 0.0, "quantiles")]
+    assert rec.calls == [(1.0, 0.0, "estimate_bounds")]
     assert b.lower < b.upper
     for v in b:
         assert v == 0 or 2.0 ** round(math.log2(abs(v))) == abs(v)

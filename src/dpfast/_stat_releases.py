@@ -268,6 +268,10 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     Kaplan, Schnapp & Stemmer, "Differentially Private Approximate Quantiles", ICML 2022.
     Smith, STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
+    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, "quantiles")
+
+
+def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label):
     epsilon = _v.epsilon(epsilon)
     lo, hi = _bounds(lower, upper)
     levels = _levels(qs)
@@ -277,7 +281,7 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
     eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
-    _charge(budget, epsilon, "quantiles")
+    _charge(budget, epsilon, label)
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)
 
@@ -431,9 +435,8 @@ def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
         raise PrivacyParameterError("the grid from smallest to largest is too large")
     pos = [math.ldexp(1.0, k) for k in range(k0, k1 + 1)]
     grid = np.array([-p for p in reversed(pos)] + [0.0] + pos)
-    lo_q, hi_q = quantiles(values, [1.0 - quantile, quantile], lower=grid[0],
-                           upper=grid[-1], epsilon=epsilon, candidates=grid, rng=rng,
-                           budget=budget)
+    lo_q, hi_q = _quantiles(values, [1.0 - quantile, quantile], grid[0], grid[-1], epsilon,
+                            grid, rng, budget, "estimate_bounds")
     if not lo_q < hi_q:
         i = int(np.searchsorted(grid, hi_q))
         if i + 1 < grid.size:

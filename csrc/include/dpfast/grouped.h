@@ -34,7 +34,7 @@ typedef struct dpf_value_grid {
  * partition) adds 1 to units[key] (if units != NULL).  Outputs are overwritten.
  *
  * Requires n < 2^32 (so |qsum| < 2^32 * 2^31 fits in int64) and |qlo|, |qhi| <= 2^31.
- * DPF_E_NOMEM if the scratch arrays (2 n + n_units words) cannot be allocated. */
+ * DPF_E_NOMEM if the scratch arrays (about 5 n words) cannot be allocated. */
 int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t n_units,
                             const int64_t *key, size_t n_keys, const double *value,
                             const dpf_value_grid_t *grid, uint64_t max_partitions,
