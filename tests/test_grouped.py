@@ -412,3 +412,24 @@ def test_docs_examples_run():
     res = doctest.testfile(str(doc), module_relative=False,
                            optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+@pytest.mark.parametrize("l0,linf", [(1, 1), (3, 2), (4, 7)])
+def test_plan_sensitivities(l0, linf):
+    lap = G._Plan(("count", "sum"), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0,
+                  "laplace", False)
+    step, qlo, qhi = lap.grid
+    assert lap.sens["count"] == l0 * linf
+    assert lap.sens["sum"] == l0 * linf * max(abs(qlo), abs(qhi))
+    assert qlo * step <= -3.0 and qhi * step >= 5.0 and (qhi - qlo) * step < 8.0 + 2 * step
+    mean = G._Plan(("mean",), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0, "laplace",
+                   False)
+    _, qlo, qhi = mean.grid
+    assert mean.sens["nsum"] == l0 * linf * (qhi - qlo)
+    gau = G._Plan(("count", "sum"), Fraction(1), Fraction(1, 10 ** 6), l0, linf, -3.0, 5.0,
+                  "gaussian", False)
+    _, qlo, qhi = gau.grid
+    for name, per in (("count", 1), ("sum", max(abs(qlo), abs(qhi)))):
+        s = Fraction(gau.sens[name])
+        assert s * s >= l0 * (linf * per) ** 2                # l2 bound, rounded up
+        assert float(s) <= math.sqrt(l0) * linf * per * (1 + 1e-12)

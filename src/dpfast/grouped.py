@@ -367,9 +367,11 @@ class _Plan:
     def _sens(self, per_contribution):
         """l1 (Laplace) or l2 (Gaussian) sensitivity of a per-partition vector whose
         entries each move by <= linf * per_contribution, in <= l0 partitions."""
+        exact = Fraction(self.linf) * Fraction(per_contribution)
         if self.noise == "laplace":
-            return _up(Fraction(self.l0 * self.linf) * per_contribution)
-        return _up(math.nextafter(math.sqrt(self.l0), math.inf) * self.linf * per_contribution)
+            return _up(self.l0 * exact)
+        # sqrt is correctly rounded, so one step up bounds sqrt(L0) from above
+        return _up(Fraction(math.nextafter(math.sqrt(self.l0), math.inf)) * exact)
 
     def _check_noise(self, name):
         """Prepare the exact sampler now (public parameters only), so that parameters
