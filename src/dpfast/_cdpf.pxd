@@ -231,3 +231,17 @@ cdef extern from "dpfast/boost.h" nogil:
                        double *mass)
     int dpf_boost_sample(dpf_rng_t *r, const double *v, size_t m, size_t k, uint64_t *cum,
                          int64_t *out)
+cdef extern from "dpfast/grouped.h" nogil:
+    ctypedef struct dpf_value_grid_t:
+        double lo
+        double hi
+        double inv_step
+        int64_t qlo
+        int64_t qhi
+    int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t n_units,
+                                const int64_t *key, size_t n_keys, const double *value,
+                                const dpf_value_grid_t *grid, uint64_t max_partitions,
+                                uint64_t max_contributions, int64_t *count, int64_t *qsum,
+                                int64_t *units)
+    void dpf_select_partitions(dpf_rng_t *r, const int64_t *units, size_t n_keys,
+                               const uint64_t *table, size_t n_table, uint8_t *keep)

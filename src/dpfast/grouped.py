@@ -1,0 +1,597 @@
+"""Grouped releases with contribution bounding: count, sum and mean per partition.
+
+The unit of privacy is a *privacy unit* (a person, a device, an account), not a record:
+neighbouring data sets differ by adding or removing all the records of one unit.  A unit
+may own many records in many partitions, so the releases first *bound its contributions*
+(the sampling that PipelineDP and Tumult Analytics perform), then add noise calibrated to
+the bounds, and, when the set of partition keys is not public, *select partitions
+privately* so that a key present only in one unit's records is not revealed.
+
+Every bound is a public argument; nothing is computed from the data to calibrate noise.
+"""
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from . import _core
+from . import _validation as _v
+from ._errors import PrivacyParameterError
+from ._calibration import gaussian_sigma
+
+__all__ = ["grouped_release", "partition_selection_probability"]
+
+_STATISTICS = ("count", "sum", "mean")
+_MAX_RECORDS = 2 ** 32 - 2          # csrc/grouped.c: record indices are 32-bit
+_MAX_BOUND = 2 ** 31                # max_partitions, max_contributions
+_SEL_EXP_BITS = 60                  # e^eps is bounded below by a multiple of 2^-60
+_SEL_MAX_TABLE = 2 ** 20            # longest threshold table (partition selection)
+_VALUE_GRID_BITS = 30               # value grid <= 2^-30 of the clamping bound ...
+_NOISE_GRID_BITS = 20               # ... and >= 2^-20 of the noise scale, whichever is larger
+_DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4 n + 1024
+
+
+# ------------------------------------------------------------------ partition selection
+
+def _exp_lower_dyadic(epsilon):
+    """An integer E with E / 2^60 <= e^epsilon (and E >= 2^60): a lower bound on e^eps.
+
+    libm's exp is within a few ulps (2^-50 relative is far more than any libm's error);
+    the result is decreased by 2^-40 relative and rounded down."""
+    x = math.exp(float(epsilon)) * (1.0 - 2.0 ** -40)
+    if not x < math.inf:
+        return None                                    # e^eps beyond doubles: see caller
+    return max(math.floor(math.ldexp(x, _SEL_EXP_BITS)), 1 << _SEL_EXP_BITS)
+
+
+_TABLES = {}
+
+
+def _selection_table(epsilon, delta):
+    """uint64 thresholds T[0..N) of the optimal (epsilon, delta) partition-selection rule.
+
+    A partition with ``n`` contributing units is kept with probability ``T[n] / 2^64`` for
+    ``n < N`` and 1 for ``n >= N``.  ``epsilon`` and ``delta`` are Fractions (per
+    partition).  Computed with integers only (see :func:`grouped_release`, Privacy)."""
+    key = (epsilon, delta)
+    table = _TABLES.get(key)
+    if table is not None:
+        return table
+    one = 1 << 64
+    e_num = _exp_lower_dyadic(epsilon)
+    d = math.floor(delta * one)                        # D / 2^64 <= delta
+    if d == 0:
+        raise PrivacyParameterError(
+            f"the partition-selection delta per partition must be at least 2^-64; got "
+            f"{float(delta)!r} (increase delta or decrease max_partitions)")
+    # the rule rises like delta e^(n eps) / (e^eps - 1) to 1/2, then symmetrically to 1:
+    # refuse at once what would need a far longer table than allowed
+    eps_f = float(epsilon)
+    half = math.log1p(math.expm1(min(eps_f, 700.0)) / (2.0 * float(delta))) / eps_f
+    if 2.0 * half > 1.5 * _SEL_MAX_TABLE:
+        _too_long(epsilon, delta)
+    vals = [0]
+    p = 0
+    while True:
+        if e_num is None:
+            nxt = one                                  # e^eps = inf: keep at once
+        else:
+            up = ((e_num * p) >> _SEL_EXP_BITS) + d    # pi(n) <= e^eps pi(n-1) + delta
+            rest = one - p - d                         # 1-pi(n-1) <= e^eps (1-pi(n)) + delta
+            down = one if rest <= 0 else one - -((-rest << _SEL_EXP_BITS) // e_num)
+            nxt = min(up, down, one)
+        if nxt >= one:
+            break
+        vals.append(nxt)
+        p = nxt
+        if len(vals) > _SEL_MAX_TABLE:
+            _too_long(epsilon, delta)
+    table = np.array(vals, dtype=np.uint64)
+    if len(_TABLES) > 64:
+        _TABLES.clear()
+    _TABLES[key] = table
+    return table
+
+
+def _too_long(epsilon, delta):
+    raise PrivacyParameterError(
+        f"partition selection with epsilon per partition {float(epsilon):.3g} and delta per "
+        f"partition {float(delta):.3g} would need more than {_SEL_MAX_TABLE} units in a "
+        "partition to release it: increase epsilon or delta")
+
+
+def _exact(name, value, allow_zero=False):
+    """A validated privacy parameter as an exact Fraction (of the float the user gave)."""
+    if isinstance(value, Fraction):
+        v = value
+        if not (0 <= v if allow_zero else 0 < v) or (name == "delta" and not v < 1):
+            raise PrivacyParameterError(f"{name} out of range; got {value!r}")
+        return v
+    if name == "delta":
+        return Fraction(_v.delta(value, allow_zero=allow_zero))
+    return Fraction(_v.epsilon(value, name))
+
+
+def partition_selection_probability(units, *, epsilon, delta, max_partitions=1):
+    """The probability that a partition with ``units`` contributing privacy units is
+    released by the private partition selection of :func:`grouped_release`.
+
+    Parameters
+    ----------
+    units : int or array_like of int >= 0
+        Numbers of distinct privacy units in the partition after contribution bounding.
+    epsilon, delta : float
+        The budget spent on partition selection (the whole of it, for all partitions).
+    max_partitions : int >= 1
+        Each unit contributes to at most this many partitions; every partition's decision
+        is then ``(epsilon / max_partitions, delta / max_partitions)``-DP.
+
+    Returns
+    -------
+    float or ndarray of float
+        Exact keep probabilities ``T[n] / 2^64`` (0 for an empty partition), as doubles.
+    """
+    eps = _exact("epsilon", epsilon)
+    dl = _exact("delta", delta)
+    l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
+    table = _selection_table(eps / l0, dl / l0)
+    n = np.asarray(units)
+    if n.dtype.kind not in "iu":
+        raise TypeError(f"units must be integers; got dtype {n.dtype}")
+    if n.size and int(n.min()) < 0:
+        raise PrivacyParameterError("units must be >= 0")
+    n = n.astype(np.int64)
+    out = np.ones(n.shape)
+    below = n < table.size
+    out[below] = np.ldexp(table[n[below]].astype(np.float64), -64)
+    return float(out) if out.ndim == 0 else out
+
+
+# ------------------------------------------------------------------ data plumbing
+
+def _is_pandas(x):
+    mod = type(x).__module__
+    return mod == "pandas" or mod.startswith("pandas.")
+
+
+def _column(data, name, what):
+    """An input column as a 1-d numpy array (from a data frame / mapping, or array-like)."""
+    if data is not None:
+        try:
+            col = data[name]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"{what}={name!r} is not a column of data") from None
+    else:
+        col = name
+    if _is_pandas(col) and hasattr(col, "to_numpy"):
+        col = col.to_numpy()
+    arr = np.asarray(col)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional; got shape {arr.shape}")
+    return arr
+
+
+def _check_key_dtype(arr, what):
+    if arr.dtype.kind not in "iubUSOMm":
+        raise TypeError(f"{what} must hold integers, strings, bytes, datetimes or hashable "
+                        f"objects; got dtype {arr.dtype}")
+
+
+def _factorize(arr, what, need_uniques=True):
+    """(uniques or None, int64 codes, number of codes): dense codes of the entries.
+
+    The codes only group records; uniques (sorted where the type allows) are the
+    partition keys.  Integers with a small range are coded by offset (no sort)."""
+    n = arr.size
+    if arr.dtype.kind in "iub" and n:
+        a = arr.astype(np.int64) if arr.dtype.kind != "u" or arr.dtype.itemsize < 8 else arr
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= _DENSE_FACTOR * n + 1024:
+            codes = (a - lo).astype(np.int64, copy=False) if lo else a.astype(np.int64, copy=False)
+            uniq = np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype) if need_uniques else None
+            return uniq, codes, hi - lo + 1
+    if arr.dtype.kind == "O":
+        table = {}
+        try:
+            codes = np.fromiter((table.setdefault(x, len(table)) for x in arr.tolist()),
+                                dtype=np.int64, count=n)
+        except TypeError:
+            raise TypeError(f"{what} of dtype object must be hashable") from None
+        if not need_uniques:
+            return None, codes, len(table)
+        keys = list(table)
+        try:
+            order = sorted(range(len(keys)), key=keys.__getitem__)
+        except TypeError:           # unorderable: the caller randomises the output order
+            return _object_array(keys), codes, -len(keys)
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[order] = np.arange(len(keys))
+        return _object_array([keys[i] for i in order]), rank[codes], len(keys)
+    uniq, codes = np.unique(arr, return_inverse=True)
+    return (uniq if need_uniques else None), codes.astype(np.int64, copy=False).ravel(), uniq.size
+
+
+def _object_array(items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _public_codes(public, uniq, codes):
+    """Map record codes (into ``uniq``) to positions in the public key list (-1: absent)."""
+    pub = np.asarray(public)
+    if pub.dtype.kind == "O" or uniq.dtype.kind == "O" or pub.dtype.kind != uniq.dtype.kind:
+        where = {k: i for i, k in enumerate(pub.tolist())}
+        pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
+                          count=uniq.size)
+    else:
+        order = np.argsort(pub, kind="stable")
+        spub = pub[order]
+        at = np.searchsorted(spub, uniq)
+        inside = at < spub.size
+        hit = np.zeros(uniq.size, dtype=bool)
+        hit[inside] = spub[at[inside]] == uniq[inside]
+        pos = np.where(hit, order[np.minimum(at, spub.size - 1)], -1).astype(np.int64)
+    return pos[codes] if codes.size else codes
+
+
+def _public_list(public):
+    pub = np.asarray(public)
+    if pub.ndim != 1:
+        raise ValueError(f"public_partitions must be one-dimensional; got shape {pub.shape}")
+    _check_key_dtype(pub, "public_partitions")
+    if pub.dtype.kind == "O":
+        try:
+            distinct = len(set(pub.tolist()))
+        except TypeError:
+            raise TypeError("public_partitions must be hashable") from None
+    else:
+        distinct = np.unique(pub).size
+    if distinct != pub.size:
+        raise PrivacyParameterError("public_partitions must not repeat a key")
+    return pub
+
+
+# ------------------------------------------------------------------ planning
+
+def _down(x):
+    """The largest double <= the exact rational x (a budget share rounds down, so the
+    shares never add up to more than the total)."""
+    f = float(x)
+    return f if Fraction(f) <= Fraction(x) else math.nextafter(f, -math.inf)
+
+
+def _up(x):
+    """The smallest double >= the exact rational or float x (sensitivities round up)."""
+    f = float(x)
+    return f if Fraction(f) >= Fraction(x) else math.nextafter(f, math.inf)
+
+
+def _bounds(lower, upper):
+    """Public clamping bounds: finite, lower < upper (the same rule as dpfast.releases)."""
+    lo = _v.finite("lower", lower)
+    hi = _v.finite("upper", upper)
+    if not lo < hi:
+        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
+                                    f"upper={upper!r}")
+    return lo, hi
+
+
+def _statistics(statistics):
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    try:
+        stats = tuple(statistics)
+    except TypeError:
+        raise TypeError("statistics must be a string or a sequence of strings") from None
+    if not stats:
+        raise PrivacyParameterError("statistics must name at least one of count, sum, mean")
+    for s in stats:
+        _v.choice("statistics", s, _STATISTICS)
+    if len(set(stats)) != len(stats):
+        raise PrivacyParameterError(f"statistics must not repeat a name; got {stats!r}")
+    return stats
+
+
+class _Plan:
+    """Every public quantity of a grouped release, computed before any data is read."""
+
+    def __init__(self, stats, epsilon, delta, l0, linf, lo, hi, noise, private_sel):
+        self.stats = stats
+        self.l0, self.linf = l0, linf
+        self.lo, self.hi = lo, hi
+        self.noise = noise
+        # What is released with noise: the count (for count and mean), the sum (sum
+        # alone), or the sum of values centred at the middle of the bounds (mean, and sum
+        # derived from it by post-processing).
+        q = []
+        if "count" in stats or "mean" in stats:
+            q.append("count")
+        if "mean" in stats:
+            q.append("nsum")
+        elif "sum" in stats:
+            q.append("sum")
+        self.quantities = q
+        parts = len(q) + (1 if private_sel else 0)
+        self.eps_each = epsilon / parts
+        self.eps_f = _down(self.eps_each)
+        if noise == "gaussian":
+            if delta == 0:
+                raise PrivacyParameterError("delta must be > 0 for Gaussian noise")
+            self.sel_delta = delta / 2 if private_sel else Fraction(0)
+            self.noise_delta = (delta - self.sel_delta) / len(q)
+            self.delta_f = _down(self.noise_delta)
+        else:
+            self.sel_delta = delta if private_sel else Fraction(0)
+            self.noise_delta = Fraction(0)
+        if private_sel:
+            if self.sel_delta == 0:
+                raise PrivacyParameterError(
+                    "delta must be > 0 when the partition keys are not public (private "
+                    "partition selection); or give public_partitions")
+            self.table = _selection_table(self.eps_each / l0, self.sel_delta / l0)
+        else:
+            self.table = None
+        self.epsilon = epsilon
+        self.delta = self.sel_delta + self.noise_delta * len(q)
+        self.sens = {}
+        self.grid = None
+        if "sum" in q or "nsum" in q:
+            b = max(abs(lo), abs(hi))
+            width = b if "sum" in q else (hi - lo) / 2.0
+            ref = self._scale(width)
+            _, eb = math.frexp(b)
+            _, es = math.frexp(ref)
+            j = max(eb - 1 - _VALUE_GRID_BITS, es - 1 - _NOISE_GRID_BITS)
+            if not -1070 <= j <= 1000:
+                raise PrivacyParameterError(
+                    f"bounds [{lo!r}, {hi!r}] are outside the range of the value grid")
+            step = math.ldexp(1.0, j)
+            qlo, qhi = math.floor(lo / step), math.ceil(hi / step)   # exact: step = 2^j
+            self.grid = (step, qlo, qhi)
+            per_unit = max(abs(qlo), abs(qhi)) if "sum" in q else qhi - qlo
+            self.sens["sum" if "sum" in q else "nsum"] = self._sens(per_unit)
+        self.sens["count"] = self._sens(1)
+        for name in q:
+            self._check_noise(name)
+
+    def _scale(self, per_contribution):
+        """The noise scale (Laplace b or Gaussian sigma) for this per-record bound."""
+        if self.noise == "laplace":
+            return self.l0 * self.linf * per_contribution / self.eps_f
+        return gaussian_sigma(self.eps_f, self.delta_f,
+                              _up(math.sqrt(self.l0) * self.linf * per_contribution))
+
+    def _sens(self, per_contribution):
+        """l1 (Laplace) or l2 (Gaussian) sensitivity of a per-partition vector whose
+        entries each move by <= linf * per_contribution, in <= l0 partitions."""
+        exact = Fraction(self.linf) * Fraction(per_contribution)
+        if self.noise == "laplace":
+            return _up(self.l0 * exact)
+        # sqrt is correctly rounded, so one step up bounds sqrt(L0) from above
+        return _up(Fraction(math.nextafter(math.sqrt(self.l0), math.inf)) * exact)
+
+    def _check_noise(self, name):
+        """Prepare the exact sampler now (public parameters only), so that parameters
+        it cannot serve are refused before the budget is charged."""
+        from . import mechanisms as m
+        if self.noise == "laplace":
+            m._laplace_int_plan(self.eps_f, self.sens[name])
+        else:
+            for d in (1, 2):    # one released partition, or several (mechanisms' plans)
+                m._ceil_rational(Fraction(m._gauss_sigma(
+                    self.eps_f, self.delta_f, self.sens[name], d,
+                    "analytic")) ** 2)
+
+    def release(self, name, ints, rng):
+        from . import mechanisms
+        if self.noise == "laplace":
+            return mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
+                                                sensitivity=self.sens[name], rng=rng)
+        return mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
+                                             delta=self.delta_f,
+                                             l2_sensitivity=self.sens[name], rng=rng)
+
+
+# ------------------------------------------------------------------ the release
+
+def grouped_release(data=None, *, units, keys, values=None, statistics=("count",),
+                    epsilon, delta=0.0, max_partitions, max_contributions=1, lower=None,
+                    upper=None, public_partitions=None, noise="laplace", rng=None,
+                    budget=None):
+    """Count, sum and/or mean per partition, with per-unit contribution bounding.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or mapping of columns, optional
+        If given, ``units``, ``keys`` and ``values`` are column names in it.
+    units : array_like or column name
+        The privacy unit of each record (any hashable / sortable ids).
+    keys : array_like or column name
+        The partition key of each record (integers, strings, bytes, datetimes or
+        hashable objects; not floats).
+    values : array_like of real or column name, optional
+        Required for ``"sum"`` and ``"mean"``.  A NaN value drops its record (before
+        bounding; counts too); ±inf is clamped to the bounds like any value.
+    statistics : str or sequence of {"count", "sum", "mean"}
+    epsilon : float > 0
+        Total, split equally between the released quantities (the count; the sum, or the
+        centred sum for the mean) and, when the keys are not public, partition selection.
+    delta : float in [0, 1)
+        Laplace noise: all of it goes to partition selection (must be > 0 then; unused
+        with public partitions).  Gaussian noise: half to selection (if any), the rest
+        split equally between the released quantities.
+    max_partitions : int >= 1
+        L0 bound: each unit's records are kept in at most this many partitions, chosen
+        uniformly at random among its partitions.
+    max_contributions : int >= 1
+        Linf bound: at most this many records per unit and partition are kept, chosen
+        uniformly at random among them.
+    lower, upper : float
+        Public clamping bounds of the values (required for sum and mean).
+    public_partitions : array_like, optional
+        The public list of partition keys: no selection is done, every listed key is
+        released (also those without records, with noise on 0), in the given order, and
+        records with another key are dropped.  It must not depend on the data.
+    noise : {"laplace", "gaussian"}
+        Exact discrete Laplace (pure epsilon per quantity) or exact discrete Gaussian
+        noise, from :mod:`dpfast.mechanisms` on integers (secure, CSPRNG by default).
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+        Drives the contribution sampling, the selection and the noise.
+    budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged once, ``(epsilon, delta used)``, after validation and before the data is
+        read.
+
+    Returns
+    -------
+    pandas.DataFrame or dict
+        A data frame indexed by partition key with one column per statistic when the
+        input came from pandas; otherwise ``{"key": ndarray, "count": ..., ...}``.
+        Counts are int64; sums and means float64.  Partitions are sorted by key (public
+        partitions: in the caller's order).
+
+    Privacy
+    -------
+    (epsilon, delta_used)-DP for neighbours that differ by all the records of one unit.
+
+    *Bounding.*  Every unit keeps, independently of the others and uniformly at random,
+    at most ``L0 = max_partitions`` of its partitions and at most ``Linf =
+    max_contributions`` of its records in each (csrc/grouped.c).  Adding or removing a
+    unit then changes at most L0 partitions' bounded data, each by at most Linf records;
+    with values clamped to ``[lower, upper]`` and rounded to a public power-of-two grid
+    ``s`` (summed exactly as integers, no floating point on the data), the per-partition
+    vectors have sensitivities
+
+    * count: l1 ``L0 Linf``, l2 ``sqrt(L0) Linf``;
+    * sum: l1 ``L0 Linf M``, l2 ``sqrt(L0) Linf M`` with ``M = max(|qlo|, |qhi|)`` grid steps;
+    * centred sum (mean): ``sum(2 q - qlo - qhi)`` in half-steps, per record within
+      ``[-(qhi - qlo), qhi - qlo]``: l1 ``L0 Linf (qhi - qlo)``, l2 accordingly.
+
+    Each released quantity gets ``epsilon_q = epsilon / k`` (and ``delta_q`` for
+    Gaussian noise) and the mechanisms of :mod:`dpfast.mechanisms` calibrated to these
+    sensitivities; the mean (clamped to the bounds; the midpoint if the noisy count < 1)
+    and a sum derived from the centred sum are post-processing.
+
+    *Partition selection* (private keys).  A partition whose bounded data has ``n``
+    units is released with probability ``pi(n)``, independently, where ``pi`` is the
+    optimal (epsilon_p, delta_p)-DP rule of Desfontaines, Voss, Gipson & Mandayam
+    (2022), ``epsilon_p = epsilon_sel / L0``, ``delta_p = delta_sel / L0``:
+    ``pi(0) = 0`` and ``pi(n) = min(e^eps pi(n-1) + delta, 1 - e^-eps (1 - pi(n-1) - delta), 1)``.
+    A neighbour changes ``n`` by one in at most L0 partitions; the rule's two DP
+    conditions between ``n - 1`` and ``n`` are exactly ``pi(n) <= e^eps pi(n-1) + delta``
+    (released) and ``1 - pi(n-1) <= e^eps (1 - pi(n)) + delta`` (not released), and
+    ``pi(0) = 0`` makes a partition that exists only for one neighbour cost delta_p
+    (``pi(1) = delta_p``).  So each partition's decision is (epsilon_p, delta_p)-DP and,
+    by basic composition over the at most L0 partitions a unit touches (the others'
+    decisions have the same law), selection is (epsilon_sel, delta_sel)-DP.  Here the
+    rule runs with a lower bound ``E <= e^eps_p`` (``_exp_lower_dyadic``) and
+    ``D <= delta_p``, on 64-bit integers, each step rounded down: both conditions hold
+    with (E, D), hence with (e^eps_p, delta_p); ``pi(n)`` is realised exactly as a
+    64-bit threshold.  The noisy values of the selected partitions are then released with
+    the quantities' budgets (sequential composition: total ``(epsilon, delta_used)``).
+
+    Accuracy
+    --------
+    Per partition, the count's noise has scale ``L0 Linf / epsilon_q`` (Laplace) and the
+    sum's ``L0 Linf M s / epsilon_q``; plus the bias of bounding (records dropped by the
+    L0/Linf sampling, values clamped).  A partition with ``n`` units is released with
+    probability ``partition_selection_probability(n, ...)``: about
+    ``delta_p (e^(n epsilon_p) - 1) / (e^epsilon_p - 1)`` while below 1/2, then
+    symmetrically up to 1, reached at about
+    ``n = 2 ln(1 + (e^epsilon_p - 1) / (2 delta_p)) / epsilon_p`` units.
+
+    References
+    ----------
+    Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition
+    selection", PoPETs 2022(1).  Wilson, Zhang, Lam, Desfontaines, Simmons-Marengo &
+    Gipson, "Differentially Private SQL with Bounded User Contribution", PoPETs 2020(2).
+    Amin, Kulesza, Munoz Medina & Vassilvitskii, "Bounding user contributions: a
+    bias-variance trade-off in differential privacy", ICML 2019.  Knuth, TAOCP vol. 2,
+    Algorithm S (selection sampling).  Lemire, ACM TOMACS 2019.
+    """
+    # ---- public parameters, all before the data
+    stats = _statistics(statistics)
+    eps = _exact("epsilon", epsilon)
+    dl = _exact("delta", delta, allow_zero=True)
+    l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
+    linf = _v.integer("max_contributions", max_contributions, minimum=1, maximum=_MAX_BOUND)
+    noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+    need_values = "sum" in stats or "mean" in stats
+    lo = hi = None
+    if need_values:
+        if lower is None or upper is None or values is None:
+            raise TypeError("sum and mean need values= and the public bounds lower=, upper=")
+        lo, hi = _bounds(lower, upper)
+    pub = None if public_partitions is None else _public_list(public_partitions)
+    plan = _Plan(stats, eps, dl, l0, linf, lo, hi, noise, pub is None)
+    unit_arr = _column(data, units, "units")
+    key_arr = _column(data, keys, "keys")
+    val_arr = _column(data, values, "values") if values is not None else None
+    _check_key_dtype(unit_arr, "units")
+    _check_key_dtype(key_arr, "keys")
+    if val_arr is not None and (val_arr.dtype == np.bool_ or val_arr.dtype.kind not in "iuf"
+                                or val_arr.dtype.itemsize > 8):
+        raise TypeError(f"values must hold integers or float64 numbers; got dtype "
+                        f"{val_arr.dtype}")
+    n = unit_arr.size
+    if key_arr.size != n or (val_arr is not None and val_arr.size != n):
+        raise ValueError("units, keys and values must have the same length")
+    if n > _MAX_RECORDS:
+        raise ValueError(f"at most {_MAX_RECORDS} records per call")
+    as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
+    gen = _core.resolve_rng(rng)
+    if budget is not None:
+        # the caller's own objects where the whole of them is spent (exact as given)
+        budget.spend(epsilon, delta if plan.delta == dl else (
+            plan.delta if plan.delta else 0.0), label="grouped_release")
+
+    # ---- the data
+    _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
+    kuniq, kcodes, n_keys = _factorize(key_arr, "keys")
+    shuffle_keys = n_keys < 0
+    n_keys = abs(n_keys)
+    if pub is not None:
+        kcodes = _public_codes(pub, kuniq, kcodes)
+        kuniq, n_keys = pub, pub.size
+    grid = None
+    vals = None
+    if val_arr is not None:
+        vals = np.ascontiguousarray(val_arr, dtype=np.float64)
+        step, qlo, qhi = plan.grid if plan.grid else (1.0, 0, 0)   # counts: NaN policy only
+        grid = (lo or 0.0, hi or 0.0, 1.0 / step, qlo, qhi)
+    count, qsum, nunits = _core.bound_contributions(
+        np.ascontiguousarray(ucodes), n_units, np.ascontiguousarray(kcodes), n_keys, vals,
+        grid, l0, linf, pub is None, gen)
+    if pub is None:
+        idx = np.flatnonzero(_core.select_partitions(nunits, plan.table, gen))
+        if shuffle_keys:
+            idx = idx[np.argsort(gen.random_raw(idx.size) if idx.size else idx)]
+    else:
+        idx = np.arange(n_keys)
+    out = {"key": kuniq[idx]}
+    if "count" in plan.quantities:
+        noisy_count = plan.release("count", count[idx], gen)
+    if "sum" in plan.quantities:
+        step = plan.grid[0]
+        out_sum = plan.release("sum", qsum[idx], gen).astype(np.float64) * step
+    if "nsum" in plan.quantities:
+        step, qlo, qhi = plan.grid
+        half = 2 * qsum[idx] - count[idx] * (qlo + qhi)      # exact half-steps (int64)
+        nsum = plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0)
+        mid = lo / 2.0 + hi / 2.0
+        c = noisy_count.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.clip(mid + nsum / np.maximum(c, 1.0), lo, hi)
+        mean = np.where(c >= 1.0, mean, mid)
+        out_sum = nsum + mid * c
+    for s in stats:
+        out[s] = {"count": lambda: noisy_count, "sum": lambda: out_sum,
+                  "mean": lambda: mean}[s]()
+    if as_pandas:
+        import pandas as pd
+        name = keys if (data is not None and isinstance(keys, (str, numbers.Integral))) else "key"
+        index = pd.Index(out.pop("key"), name=name)
+        return pd.DataFrame(out, index=index)
+    return out
