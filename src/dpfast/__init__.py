@@ -19,6 +19,7 @@ from . import selection
 from . import randomized_response
 from . import releases
 from . import accuracy
+from . import release
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -38,6 +39,7 @@ __all__ = [
     "randomized_response",
     "releases",
     "accuracy",
+    "release",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

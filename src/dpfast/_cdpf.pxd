@@ -215,3 +215,20 @@ cdef extern from "dpfast/selection.h" nogil:
     void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
     void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
                      uint64_t t)
+
+cdef extern from "dpfast/release.h" nogil:
+    enum:
+        DPF_REL_MAXDIM
+    int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
+                       double *out)
+    int dpf_rel_expand_mul(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                           const double *factor)
+    double dpf_rel_slice_sum(const double *w, int ndim, const int64_t *shape,
+                             uint32_t fixed, const int64_t *vals)
+    void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fixed,
+                             const int64_t *vals, double factor)
+    int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
+                         const uint32_t *masks, const int64_t *vals, const double *targets,
+                         int passes, double n, double *Z)
+    int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                            const double *targets, double n, double *Z, double *scratch)

@@ -1,0 +1,215 @@
+"""Workloads of linear queries over a :class:`~dpfast.release.Domain`: marginal-cell
+queries (all cells of a chosen set of marginals) and single cell queries.
+
+A marginal on attributes S is an axis reduction of the dense histogram; every record
+lies in exactly one cell of each marginal, so the vector of all cells of m marginals has
+L1 sensitivity m and L2 sensitivity sqrt(m) under add/remove-one neighbours
+(:meth:`MarginalWorkload.sensitivity`).  Reductions run in C by implicit strides
+(``csrc/release.c``): no index list and no |Q| x |X| matrix is built.
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import _core
+from .. import _validation as _v
+from .domain import Domain, shape64
+
+__all__ = ["CellQuery", "MarginalWorkload"]
+
+
+class CellQuery:
+    """The counting query "attributes ``attrs`` take the values ``values``": the sum of
+    the histogram over one cell of the marginal on ``attrs``.  Public by construction.
+
+    ``CellQuery(domain, ("age", "sex"), (2, 1))``
+    """
+
+    __slots__ = ("domain", "attrs", "values", "mask", "vals", "n_cells", "cell")
+
+    def __init__(self, domain, attrs, values):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        keys = (attrs,) if isinstance(attrs, str) else tuple(attrs)
+        values = tuple(np.atleast_1d(values).tolist()) if not isinstance(values, tuple) \
+            else values
+        if len(keys) != len(values):
+            raise _v.PrivacyParameterError("attrs and values must have the same length")
+        pairs = sorted((domain.attr(k), v) for k, v in zip(keys, values))
+        if len({a for a, _ in pairs}) != len(pairs):
+            raise _v.PrivacyParameterError(f"attributes repeat in {keys!r}")
+        vals = np.zeros(domain.ndim, dtype=np.int64)
+        mask = 0
+        cells = domain.size
+        for a, v in pairs:
+            v = _v.integer(f"value of {domain.names[a]!r}", v, minimum=0,
+                           maximum=domain.shape[a] - 1)
+            vals[a] = v
+            mask |= 1 << a
+            cells //= domain.shape[a]
+        vals.flags.writeable = False
+        self.domain = domain
+        self.attrs = tuple(a for a, _ in pairs)
+        self.values = tuple(int(vals[a]) for a in self.attrs)
+        self.mask = mask
+        self.vals = vals
+        self.n_cells = cells
+        # position of this cell in the C-order table of the marginal on attrs
+        cell = 0
+        for a, v in zip(self.attrs, self.values):
+            cell = cell * domain.shape[a] + v
+        self.cell = cell
+
+    def evaluate(self, counts):
+        """The query's value on a histogram (array of length ``domain.size``)."""
+        return _core.rel_slice_sum(counts, shape64(self.domain), self.mask, self.vals)
+
+    def __repr__(self):
+        body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
+        return f"CellQuery({body})"
+
+
+class MarginalWorkload:
+    """Every cell of each marginal in ``marginals``, in marginal-major, C order.
+
+    Parameters
+    ----------
+    domain : Domain
+    marginals : sequence of sequences of attributes (names or positions)
+        Distinct attribute sets; each is sorted into domain order.
+
+    Attributes
+    ----------
+    m : int
+        Number of marginals.
+    n_queries : int
+        |Q|, the total number of cells.
+    offsets : ndarray
+        ``offsets[g]:offsets[g+1]`` are the queries of marginal g.
+    query_marginal : ndarray
+        The marginal of each query.
+    """
+
+    def __init__(self, domain, marginals):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        sets = [domain.attrs(mg) for mg in marginals]
+        if not sets:
+            raise _v.PrivacyParameterError("a workload needs at least one marginal")
+        if len(set(sets)) != len(sets):
+            raise _v.PrivacyParameterError("the marginals of a workload must be distinct")
+        self.domain = domain
+        self.marginals = tuple(sets)
+        self.m = len(sets)
+        self.masks = np.array([sum(1 << a for a in s) for s in sets], dtype=np.uint32)
+        self.cell_shapes = tuple(tuple(domain.shape[a] for a in s) for s in sets)
+        ncell = [math.prod(sh) for sh in self.cell_shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(ncell)]).astype(np.int64)
+        self.n_queries = int(self.offsets[-1])
+        self.query_marginal = np.repeat(np.arange(self.m), ncell)
+        # (|Q|, d) codes and masks of every cell query, for the C MW loops
+        vals = np.zeros((self.n_queries, domain.ndim), dtype=np.int64)
+        for g, s in enumerate(sets):
+            codes = np.indices(self.cell_shapes[g]).reshape(len(s), -1) if s else \
+                np.zeros((0, 1), dtype=np.int64)
+            for k, a in enumerate(s):
+                vals[self.offsets[g]:self.offsets[g + 1], a] = codes[k]
+        self.query_vals = vals
+        self.query_masks = self.masks[self.query_marginal].astype(np.uint32)
+        self._plan = _plan(domain.shape, sets)
+
+    @classmethod
+    def k_way(cls, domain, k):
+        """All ``C(d, k)`` k-way marginals."""
+        k = _v.integer("k", k, minimum=0, maximum=domain.ndim)
+        return cls(domain, itertools.combinations(range(domain.ndim), k))
+
+    def sensitivity(self):
+        """(L1, L2) sensitivity of the vector of all answers: (m, sqrt(m)).
+
+        Exact: adding one record adds 1 to exactly one cell of each marginal."""
+        return float(self.m), math.sqrt(self.m)
+
+    def cell_query(self, q):
+        """Query ``q`` as a :class:`CellQuery`."""
+        q = _v.integer("q", q, minimum=0, maximum=self.n_queries - 1)
+        g = int(self.query_marginal[q])
+        s = self.marginals[g]
+        return CellQuery(self.domain, s, tuple(int(self.query_vals[q, a]) for a in s))
+
+    def marginal_slice(self, g):
+        return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
+
+    def answer(self, counts, out=None):
+        """All |Q| answers on a histogram (a :class:`Histogram` or a float64 array of
+        length ``domain.size``), in one planned set of strided reductions."""
+        w = _as_counts(self.domain, counts)
+        if out is None:
+            out = np.empty(self.n_queries)
+        sources = {}
+        for g, (src_key, rel_mask) in enumerate(self._plan):
+            arr, shp = _source(w, self.domain, src_key, sources)
+            _core.rel_reduce(arr, shp, rel_mask, out[self.offsets[g]:self.offsets[g + 1]])
+        return out
+
+    def __repr__(self):
+        return f"MarginalWorkload(m={self.m}, n_queries={self.n_queries})"
+
+
+def _as_counts(domain, counts):
+    from .domain import Histogram
+    if isinstance(counts, Histogram):
+        if counts.domain != domain:
+            raise _v.PrivacyParameterError("the histogram is over another domain")
+        return counts.counts
+    arr = np.ascontiguousarray(counts, dtype=np.float64)
+    if arr.shape != (domain.size,):
+        raise _v.PrivacyParameterError(f"expected {domain.size} counts; got {arr.shape}")
+    return arr
+
+
+# ----------------------------------------------------------------- reduction planner
+#
+# A marginal on S is computed from the smallest of two cheap intermediate arrays that
+# contain it: the prefix marginal on attributes 0..max(S) or the suffix marginal on
+# min(S)..d-1.  Each chain is built by one small reduction per step (prefixes drop the
+# last attribute, suffixes the first), so the whole workload costs about |X| plus the
+# sizes of the chosen sources instead of m |X|.
+
+def _plan(shape, sets):
+    d = len(shape)
+    plan = []
+    for s in sets:
+        if not s:
+            plan.append((("p", d - 1), 0))
+            continue
+        lo, hi = s[0], s[-1]
+        if math.prod(shape[:hi + 1]) <= math.prod(shape[lo:]):
+            plan.append((("p", hi), sum(1 << a for a in s)))
+        else:
+            plan.append((("s", lo), sum(1 << (a - lo) for a in s)))
+    return plan
+
+
+def _source(w, domain, key, cache):
+    kind, j = key
+    d = domain.ndim
+    if (kind == "p" and j == d - 1) or (kind == "s" and j == 0):
+        return w, shape64(domain)
+    if key in cache:
+        return cache[key]
+    shp_full = domain.shape
+    if kind == "p":
+        parent, pshape = _source(w, domain, ("p", j + 1), cache)
+        shp = np.asarray(shp_full[:j + 1], dtype=np.int64)
+        out = np.empty(int(np.prod(shp)))
+        _core.rel_reduce(parent, pshape, (1 << (j + 1)) - 1, out)
+    else:
+        parent, pshape = _source(w, domain, ("s", j - 1), cache)
+        shp = np.asarray(shp_full[j:], dtype=np.int64)
+        out = np.empty(int(np.prod(shp)))
+        _core.rel_reduce(parent, pshape, ((1 << (d - j + 1)) - 1) & ~1, out)
+    cache[key] = (out, shp)
+    return cache[key]
