@@ -210,20 +210,24 @@ class BoostingForQueries:
         """k i.i.d. draws from D_t ∝ exp(−α Σ_{j<t} a_j): the exponential mechanism with
         utility −cum and sensitivity 2(t−1)ρ/μ at ε_t = 4α(t−1)ρ/μ (so that
         ε_t u/(2Δ) = α u exactly).  Round 1: uniform (all utilities 0)."""
-        k = self.k
-        out = np.empty(k, dtype=np.int64)
         if t == 1:
-            zeros = np.zeros(cum.size)
-            for i in range(k):
-                out[i] = _sel.exponential_mechanism(zeros, epsilon=1.0, sensitivity=1.0,
-                                                    rng=self.rng, mode=self.mode)
-            return out
-        eps_t = self._eps_draw(t)
-        sens = 2.0 * (t - 1) * self.rho_q / self.mu
-        u = -cum
-        for i in range(k):
-            out[i] = _sel.exponential_mechanism(u, epsilon=eps_t, sensitivity=sens,
-                                                rng=self.rng, mode=self.mode)
+            return self._em_draws(np.zeros(cum.size), 1.0, 1.0)
+        return self._em_draws(-cum, self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu)
+
+    def _em_draws(self, u, eps, sens):
+        """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
+        sensitivity=sens): the same kernels and grid, validated and planned once for
+        the k draws instead of once per draw."""
+        out = np.empty(self.k, dtype=np.int64)
+        arr = _sel._scores(u, self.mode)
+        if self.mode == "secure":
+            inv_grid, g, s = _sel._grid(eps, sens, False, False)
+            for i in range(self.k):
+                out[i] = _core.em_secure(arr, inv_grid, g, s, self.rng)
+        else:
+            gamma = _sel._fast_gamma(eps, sens, False)
+            for i in range(self.k):
+                out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, self.rng)
         return out
 
     def _noisy_fit(self, histogram, truth, S, prior, post):

@@ -148,10 +148,8 @@ class MarginalWorkload:
         w = _as_counts(self.domain, counts)
         if out is None:
             out = np.empty(self.n_queries)
-        sources = {}
-        for g, (src_key, rel_mask) in enumerate(self._plan):
-            arr, shp = _source(w, self.domain, src_key, sources)
-            _core.rel_reduce(arr, shp, rel_mask, out[self.offsets[g]:self.offsets[g + 1]])
+        _run_plan(self._plan, w, shape64(self.domain),
+                  [out[self.offsets[g]:self.offsets[g + 1]] for g in range(self.m)])
         return out
 
     def __repr__(self):
@@ -172,44 +170,67 @@ def _as_counts(domain, counts):
 
 # ----------------------------------------------------------------- reduction planner
 #
-# A marginal on S is computed from the smallest of two cheap intermediate arrays that
-# contain it: the prefix marginal on attributes 0..max(S) or the suffix marginal on
-# min(S)..d-1.  Each chain is built by one small reduction per step (prefixes drop the
-# last attribute, suffixes the first), so the whole workload costs about |X| plus the
-# sizes of the chosen sources instead of m |X|.
+# A marginal on S = {s_0 < s_1 < ...} is computed from the smallest of three kinds of
+# intermediate marginals that contain it:
+#   ("p", j): attributes 0..j;  ("s", i): attributes i..d-1;
+#   ("h", i, j): attribute i and j..d-1 (a suffix with a hole).
+# Each needed intermediate is itself reduced from the smallest larger intermediate that
+# contains it (or from the histogram), largest first.  On Adult's W2 that is about two
+# passes over |X| plus small arrays, instead of m = 28 passes.
+
+def _attrs_of(key, d):
+    if key[0] == "p":
+        return tuple(range(key[1] + 1))
+    if key[0] == "s":
+        return tuple(range(key[1], d))
+    return (key[1],) + tuple(range(key[2], d))
+
+
+def _mask_in(attrs, sub):
+    pos = {a: i for i, a in enumerate(attrs)}
+    return sum(1 << pos[a] for a in sub)
+
 
 def _plan(shape, sets):
+    """(steps, finals): steps build the intermediates in order, each as (parent index or
+    -1 for the histogram, keep mask within the parent, shape); finals give each
+    marginal's (source index or -1, keep mask within the source)."""
     d = len(shape)
-    plan = []
-    for s in sets:
-        if not s:
-            plan.append((("p", d - 1), 0))
-            continue
-        lo, hi = s[0], s[-1]
-        if math.prod(shape[:hi + 1]) <= math.prod(shape[lo:]):
-            plan.append((("p", hi), sum(1 << a for a in s)))
-        else:
-            plan.append((("s", lo), sum(1 << (a - lo) for a in s)))
-    return plan
+    full = tuple(range(d))
+
+    def size(attrs):
+        return math.prod(shape[a] for a in attrs)
+
+    chosen = []
+    for st in sets:
+        cands = [full]
+        if st:
+            lo, hi = st[0], st[-1]
+            cands += [_attrs_of(("p", hi), d), _attrs_of(("s", lo), d)]
+            if len(st) > 1 and st[1] > lo + 1:
+                cands.append(_attrs_of(("h", lo, st[1]), d))
+        chosen.append(min(cands, key=size))
+    inter = sorted({c for c in chosen if c != full}, key=size, reverse=True)
+    steps = []
+    for k, attrs in enumerate(inter):
+        parents = [j for j in range(k) if set(attrs) <= set(inter[j])]
+        j = min(parents, key=lambda j: size(inter[j])) if parents else -1
+        pattrs = inter[j] if j >= 0 else full
+        steps.append((j, _mask_in(pattrs, attrs),
+                      np.asarray([shape[a] for a in attrs], dtype=np.int64)))
+    index = {attrs: k for k, attrs in enumerate(inter)}
+    finals = [(index.get(c, -1), _mask_in(c, st)) for c, st in zip(chosen, sets)]
+    return steps, finals
 
 
-def _source(w, domain, key, cache):
-    kind, j = key
-    d = domain.ndim
-    if (kind == "p" and j == d - 1) or (kind == "s" and j == 0):
-        return w, shape64(domain)
-    if key in cache:
-        return cache[key]
-    shp_full = domain.shape
-    if kind == "p":
-        parent, pshape = _source(w, domain, ("p", j + 1), cache)
-        shp = np.asarray(shp_full[:j + 1], dtype=np.int64)
+def _run_plan(plan, w, shape, outs):
+    steps, finals = plan
+    arrs = []
+    for parent, keep, shp in steps:
+        src, sshape = (w, shape) if parent < 0 else arrs[parent]
         out = np.empty(int(np.prod(shp)))
-        _core.rel_reduce(parent, pshape, (1 << (j + 1)) - 1, out)
-    else:
-        parent, pshape = _source(w, domain, ("s", j - 1), cache)
-        shp = np.asarray(shp_full[j:], dtype=np.int64)
-        out = np.empty(int(np.prod(shp)))
-        _core.rel_reduce(parent, pshape, ((1 << (d - j + 1)) - 1) & ~1, out)
-    cache[key] = (out, shp)
-    return cache[key]
+        _core.rel_reduce(src, sshape, keep, out)
+        arrs.append((out, shp))
+    for (k, keep), out in zip(finals, outs):
+        src, sshape = (w, shape) if k < 0 else arrs[k]
+        _core.rel_reduce(src, sshape, keep, out)
