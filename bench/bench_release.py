@@ -81,9 +81,9 @@ def run_method(name, eps, h, wl, truth, n, rng, queries, order):
         return MWEM(wl, epsilon=eps, rounds=MWEM_Q_T[eps], n_public=n, init=ei,
                     unit="query", exclude_measured=False, rng=rng).run(h).answers
     if name == "pmw_theory":
-        from dpfast.release import pmw_theory_alpha
-        a, _ = pmw_theory_alpha(eps, 0.0, n, wl.domain.size, wl.n_queries, 0.05)
-        p = OnlinePMW.from_accuracy(h, alpha=a * 1.0001, beta=0.05, epsilon=eps,
+        from dpfast.release import pmw_min_alpha
+        a = pmw_min_alpha(eps, 0.0, n, wl.domain.size, wl.n_queries, 0.05)
+        p = OnlinePMW.from_accuracy(h, alpha=a, beta=0.05, epsilon=eps,
                                     n_public=n, n_queries=wl.n_queries, rng=rng)
         return pmw_stream(p, wl, order, queries)
     if name == "pmw_textbook":

@@ -8,6 +8,7 @@
  * For an 8-attribute domain that is at most 5 blocks, and the inner loops are the ones
  * the compiler vectorises. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dpfast/release.h"
@@ -62,20 +63,6 @@ static inline int odometer_next(const blocks_t *b, int64_t *ctr, int64_t *o)
     return 0;
 }
 
-/* Odometer over blocks 0..nb-3 (the two innermost blocks run as plain nested loops). */
-static inline int odometer_next2(const blocks_t *b, int64_t *ctr, int64_t *o)
-{
-    for (int i = b->nb - 3; i >= 0; i--) {
-        if (++ctr[i] < b->len[i]) {
-            *o += b->stride[i];
-            return 1;
-        }
-        ctr[i] = 0;
-        *o -= b->stride[i] * (b->len[i] - 1);
-    }
-    return 0;
-}
-
 static inline double run_sum(const double *p, int64_t L)
 {
     /* four accumulators: a long run is not one serial chain of adds */
@@ -92,26 +79,161 @@ static inline double run_sum(const double *p, int64_t L)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* Pad a single block with a leading kept block of length 1 so that the two-level inner
- * loops always apply. */
-static void pad_blocks(blocks_t *b)
+static inline double strided_sum(const double *p, int64_t A, int64_t st)
 {
-    if (b->nb >= 2)
-        return;
-    b->len[1] = b->len[0];
-    b->stride[1] = b->stride[0];
-    b->kept[1] = b->kept[0];
-    b->len[0] = 1;
-    b->stride[0] = 0;
-    b->kept[0] = 1;
-    b->nb = 2;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t a = 0;
+    for (; a + 3 < A; a += 4) {
+        s0 += p[a * st];
+        s1 += p[(a + 1) * st];
+        s2 += p[(a + 2) * st];
+        s3 += p[(a + 3) * st];
+    }
+    for (; a < A; a++)
+        s0 += p[a * st];
+    return (s0 + s1) + (s2 + s3);
 }
+
+static int64_t span(const blocks_t *b, int b0)
+{
+    int64_t n = 1;
+    for (int i = b0; i < b->nb; i++)
+        n *= b->len[i];
+    return n;
+}
+
+/* Doubles of scratch the recursions below need: one buffer per summed block that is
+ * followed by at least two blocks (the partial sums over the blocks after it). */
+static int64_t scratch_need(const blocks_t *b)
+{
+    int64_t need = 0;
+    for (int i = 0; i + 2 < b->nb; i++)
+        if (!b->kept[i] && b->len[i] > 1)
+            need += span(b, i + 1);
+    return need;
+}
+
+/* The marginal of src (blocks b0.. of b) added into out.  A leading summed block is
+ * removed first by adding its rows (contiguous vector adds) into scratch, a leading
+ * kept block by recursing on each of its slices; two blocks are plain nested loops.
+ * Every element is visited once, in long contiguous runs whatever the mask. */
+static void reduce_rec(const double *src, const blocks_t *b, int b0, double *out,
+                       double *scratch)
+{
+    const int nb = b->nb - b0;
+    if (nb == 1) {
+        const int64_t L = b->len[b0];
+        if (b->kept[b0])
+            for (int64_t t = 0; t < L; t++)
+                out[t] += src[t];
+        else
+            out[0] += run_sum(src, L);
+        return;
+    }
+    const int64_t A = b->len[b0];
+    if (nb == 2) {
+        const int64_t L = b->len[b0 + 1];
+        const int64_t oa = b->kept[b0] ? b->stride[b0] : 0;
+        if (b->kept[b0 + 1] && oa == 0 && L < 16) {
+            /* many short rows into one short output: column sums with independent
+             * accumulators instead of a chain of loads and stores to out[t] */
+            for (int64_t t = 0; t < L; t++)
+                out[t] += strided_sum(src + t, A, L);
+        } else if (b->kept[b0 + 1]) {
+            for (int64_t a = 0; a < A; a++, src += L) {
+                double *q = out + a * oa;
+                for (int64_t t = 0; t < L; t++)
+                    q[t] += src[t];
+            }
+        } else {
+            for (int64_t a = 0; a < A; a++, src += L)
+                out[a * oa] += run_sum(src, L);
+        }
+        return;
+    }
+    const int64_t R = span(b, b0 + 1);
+    if (b->kept[b0]) {
+        for (int64_t a = 0; a < A; a++)
+            reduce_rec(src + a * R, b, b0 + 1, out + a * b->stride[b0], scratch);
+    } else if (A == 1) {
+        reduce_rec(src, b, b0 + 1, out, scratch);
+    } else {
+        memcpy(scratch, src, (size_t)R * sizeof(double));
+        for (int64_t a = 1; a < A; a++) {
+            const double *p = src + a * R;
+            for (int64_t t = 0; t < R; t++)
+                scratch[t] += p[t];
+        }
+        reduce_rec(scratch, b, b0 + 1, out, scratch + R);
+    }
+}
+
+/* w *= factor[cell(x)] on blocks b0..: the mirror image of reduce_rec (a leading summed
+ * block's rows all get the same factor pattern, built once in scratch). */
+static void expand_rec(double *w, const blocks_t *b, int b0, const double *f,
+                       double *scratch)
+{
+    const int nb = b->nb - b0;
+    if (nb == 1) {
+        const int64_t L = b->len[b0];
+        if (b->kept[b0])
+            for (int64_t t = 0; t < L; t++)
+                w[t] *= f[t];
+        else
+            for (int64_t t = 0; t < L; t++)
+                w[t] *= f[0];
+        return;
+    }
+    const int64_t A = b->len[b0];
+    if (nb == 2) {
+        const int64_t L = b->len[b0 + 1];
+        const int64_t oa = b->kept[b0] ? b->stride[b0] : 0;
+        if (b->kept[b0 + 1] && oa == 0 && L < 16) {
+            for (int64_t t = 0; t < L; t++) {       /* long strided runs, one factor each */
+                const double ft = f[t];
+                for (int64_t a = 0; a < A; a++)
+                    w[a * L + t] *= ft;
+            }
+        } else if (b->kept[b0 + 1]) {
+            for (int64_t a = 0; a < A; a++, w += L) {
+                const double *g = f + a * oa;
+                for (int64_t t = 0; t < L; t++)
+                    w[t] *= g[t];
+            }
+        } else {
+            for (int64_t a = 0; a < A; a++, w += L) {
+                const double fa = f[a * oa];
+                for (int64_t t = 0; t < L; t++)
+                    w[t] *= fa;
+            }
+        }
+        return;
+    }
+    const int64_t R = span(b, b0 + 1);
+    if (b->kept[b0]) {
+        for (int64_t a = 0; a < A; a++)
+            expand_rec(w + a * R, b, b0 + 1, f + a * b->stride[b0], scratch);
+    } else if (A == 1) {
+        expand_rec(w, b, b0 + 1, f, scratch);
+    } else {
+        for (int64_t t = 0; t < R; t++)
+            scratch[t] = 1.0;
+        expand_rec(scratch, b, b0 + 1, f, scratch + R);
+        for (int64_t a = 0; a < A; a++) {
+            double *p = w + a * R;
+            for (int64_t t = 0; t < R; t++)
+                p[t] *= scratch[t];
+        }
+    }
+}
+
+#define STACK_SCRATCH 4096
 
 int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
                    double *out)
 {
     blocks_t b;
-    int64_t ctr[DPF_REL_MAXDIM] = {0};
+    double stack[STACK_SCRATCH];
     if (ndim < 1 || ndim > DPF_REL_MAXDIM)
         return DPF_E_PARAM;
     reduce_blocks(ndim, shape, keep, &b);
@@ -120,25 +242,13 @@ int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t k
         if (b.kept[i])
             nout *= b.len[i];
     memset(out, 0, (size_t)nout * sizeof(double));
-    pad_blocks(&b);
-    /* blocks alternate kept / summed, so the inner pair is one of each */
-    const int64_t A = b.len[b.nb - 2], L = b.len[b.nb - 1];
-    const int inner_kept = b.kept[b.nb - 1];
-    const int64_t ostride_a = b.stride[b.nb - 2];
-    const double *p = src;
-    int64_t o = 0;
-    do {
-        if (inner_kept) {            /* [summed A][kept L]: add A rows of length L */
-            double *q = out + o;
-            for (int64_t a = 0; a < A; a++, p += L)
-                for (int64_t t = 0; t < L; t++)
-                    q[t] += p[t];
-        } else {                     /* [kept A][summed L]: A sums of runs of length L */
-            double *q = out + o;
-            for (int64_t a = 0; a < A; a++, p += L)
-                q[a * ostride_a] += run_sum(p, L);
-        }
-    } while (odometer_next2(&b, ctr, &o));
+    int64_t need = scratch_need(&b);
+    double *scratch = need <= STACK_SCRATCH ? stack : malloc((size_t)need * sizeof(double));
+    if (scratch == NULL)
+        return DPF_E_NOMEM;
+    reduce_rec(src, &b, 0, out, scratch);
+    if (scratch != stack)
+        free(scratch);
     return DPF_OK;
 }
 
@@ -146,30 +256,17 @@ int dpf_rel_expand_mul(double *w, int ndim, const int64_t *shape, uint32_t keep,
                        const double *factor)
 {
     blocks_t b;
-    int64_t ctr[DPF_REL_MAXDIM] = {0};
+    double stack[STACK_SCRATCH];
     if (ndim < 1 || ndim > DPF_REL_MAXDIM)
         return DPF_E_PARAM;
     reduce_blocks(ndim, shape, keep, &b);
-    pad_blocks(&b);
-    const int64_t A = b.len[b.nb - 2], L = b.len[b.nb - 1];
-    const int inner_kept = b.kept[b.nb - 1];
-    const int64_t ostride_a = b.stride[b.nb - 2];
-    double *p = w;
-    int64_t o = 0;
-    do {
-        const double *f = factor + o;
-        if (inner_kept) {
-            for (int64_t a = 0; a < A; a++, p += L)
-                for (int64_t t = 0; t < L; t++)
-                    p[t] *= f[t];
-        } else {
-            for (int64_t a = 0; a < A; a++, p += L) {
-                const double fa = f[a * ostride_a];
-                for (int64_t t = 0; t < L; t++)
-                    p[t] *= fa;
-            }
-        }
-    } while (odometer_next2(&b, ctr, &o));
+    int64_t need = scratch_need(&b);
+    double *scratch = need <= STACK_SCRATCH ? stack : malloc((size_t)need * sizeof(double));
+    if (scratch == NULL)
+        return DPF_E_NOMEM;
+    expand_rec(w, &b, 0, factor, scratch);
+    if (scratch != stack)
+        free(scratch);
     return DPF_OK;
 }
 

@@ -9,7 +9,7 @@ from scipy import integrate, stats
 import dpfast
 from dpfast.accounting import PrivacyBudget, max_divergence
 from dpfast.release import (CellQuery, Domain, Histogram, MarginalWorkload, OnlinePMW,
-                            pmw_theory_alpha)
+                            pmw_min_alpha, pmw_theory_alpha)
 from dpfast.release._mw import MWState
 from stat_helpers import ALPHA, chi2_pvalue
 
@@ -187,6 +187,13 @@ def test_from_accuracy(seeded):
     with pytest.raises(dpfast.PrivacyParameterError, match="at least"):
         OnlinePMW.from_accuracy(h, alpha=0.9 * a_min, beta=0.05, epsilon=1.0, n_public=n,
                                 n_queries=10)
+    feasible = pmw_min_alpha(1.0, 0.0, n, 16, 10, 0.05)
+    assert a_min <= feasible < 1.1 * a_min
+    OnlinePMW.from_accuracy(h, alpha=feasible, beta=0.05, epsilon=1.0, n_public=n,
+                            n_queries=10, rng=seeded())
+    with pytest.raises(dpfast.PrivacyParameterError):
+        OnlinePMW.from_accuracy(h, alpha=feasible * (1 - 1e-6), beta=0.05, epsilon=1.0,
+                                n_public=n, n_queries=10)
     p = OnlinePMW.from_accuracy(h, alpha=1.2 * a_min, beta=0.05, epsilon=1.0, n_public=n,
                                 n_queries=10, rng=seeded())
     alpha = 1.2 * a_min

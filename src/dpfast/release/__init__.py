@@ -13,11 +13,12 @@ from .cost import PrivacyCost
 from .baselines import (gaussian_marginals, gaussian_per_query, laplace_marginals,
                         laplace_per_query, marginal_sensitivity)
 from .mwem import MWEM, MWEMResult
-from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_theory_alpha
+from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alpha
 from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
 
 __all__ = ["Domain", "Histogram", "CellQuery", "MarginalWorkload", "PrivacyCost",
            "laplace_per_query", "laplace_marginals", "gaussian_per_query",
            "gaussian_marginals", "marginal_sensitivity", "MWEM", "MWEMResult",
-           "OnlinePMW", "pmw_theory_alpha", "numeric_sparse_alpha",
+           "OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha",
+           "numeric_sparse_alpha",
            "BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]

@@ -13,7 +13,7 @@ from .cost import PrivacyCost, check_budget
 from .domain import Histogram
 from .workloads import CellQuery
 
-__all__ = ["OnlinePMW", "pmw_theory_alpha", "numeric_sparse_alpha"]
+__all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alpha"]
 
 _SQRT512 = math.sqrt(512.0)
 
@@ -47,6 +47,30 @@ def pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta):
             a = ((2.0 + 32.0 * math.sqrt(2.0)) * math.sqrt(lx * math.log(2.0 / delta)) * L
                  / (epsilon * n)) ** 0.5
     return a, math.ceil(4.0 * lx / a ** 2)
+
+
+def pmw_min_alpha(epsilon, delta, n, universe_size, n_queries, beta):
+    """The smallest α that :meth:`OnlinePMW.from_accuracy` accepts: the least α with
+    α ≥ α_SV(c) for the integer cut-off c = ceil(4 ln|X|/α²) (a little above the
+    continuous fixed point of :func:`pmw_theory_alpha`, because c is rounded up)."""
+    lx = math.log(universe_size)
+
+    def ok(a):
+        c = math.ceil(4.0 * lx / a ** 2)
+        return a >= numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta)
+
+    lo, _ = pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta)
+    lo *= 0.5
+    hi = lo * 4.0
+    while not ok(hi):
+        hi *= 2.0
+    for _ in range(200):           # ok() is monotone: c(α) falls, so α_SV(c(α)) falls
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 class _Charge:
@@ -196,13 +220,13 @@ class OnlinePMW:
         size = histogram.domain.size
         if size < 2:
             raise _v.PrivacyParameterError("the universe needs at least 2 cells")
-        amin, _ = pmw_theory_alpha(epsilon, delta, n, size, nq, beta)
         c = math.ceil(4.0 * math.log(size) / alpha ** 2)
         a_sv = numeric_sparse_alpha(c, epsilon, delta, n, nq, beta)
-        if alpha < a_sv or alpha < amin * (1 - 1e-9):
+        if alpha < a_sv:
+            amin = pmw_min_alpha(epsilon, delta, n, size, nq, beta)
             raise _v.PrivacyParameterError(
-                f"alpha must be at least the fixed point {max(amin, a_sv):.6g} for these "
-                f"parameters (Thm 4.14/4.15); got {alpha!r}")
+                f"alpha must be at least the fixed point {amin:.6g} for these parameters "
+                f"(Thm 4.14/4.15, with c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
         self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
                    threshold=(alpha + a_sv) * n, step="book", alpha=alpha, rng=rng,
                    mode=mode, budget=budget)
