@@ -10,28 +10,14 @@ standard error over seeds of the max and mean |error|/n are printed per method.
 import argparse
 import json
 import math
+import os
 import sys
 
 import numpy as np
 
-SHAPE = (4, 5, 3, 2, 2, 3)
+SHAPE = (4, 5, 3, 2, 2, 3)      # as in tests/test_release_regression.py
 N_RECORDS = 4000
 EPS = 0.5
-
-
-def toy_codes():
-    """4000 records over SHAPE with correlated attributes (a latent class), seed 2024;
-    the same function is in tests/test_release_regression.py."""
-    g = np.random.default_rng(2024)
-    z = g.integers(0, 3, N_RECORDS)
-    cols = []
-    for a, s in enumerate(SHAPE):
-        p = np.array([[(1 + (k + a + zz) % s) ** 2 for k in range(s)] for zz in range(3)],
-                     dtype=float)
-        p /= p.sum(axis=1, keepdims=True)
-        u = g.random(N_RECORDS)
-        cols.append((u[:, None] > np.cumsum(p[z], axis=1)).sum(axis=1))
-    return np.stack(cols, axis=1)
 
 
 def main():
@@ -40,7 +26,9 @@ def main():
     ap.add_argument("--seeds", type=int, default=20)
     args = ap.parse_args()
     sys.path.insert(0, args.proto)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
     import release as R
+    from test_release_regression import toy_codes
 
     codes = toy_codes()
     h = np.bincount(np.ravel_multi_index(codes.T, SHAPE), minlength=math.prod(SHAPE)).astype(float)

@@ -229,45 +229,44 @@ static void expand_rec(double *w, const blocks_t *b, int b0, const double *f,
 
 #define STACK_SCRATCH 4096
 
-int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
-                   double *out)
+/* Plan the blocks of `keep`, find scratch (on the stack when small), run one walk. */
+static int walk(int ndim, const int64_t *shape, uint32_t keep, const double *src,
+                double *out, double *w, const double *factor)
 {
     blocks_t b;
     double stack[STACK_SCRATCH];
     if (ndim < 1 || ndim > DPF_REL_MAXDIM)
         return DPF_E_PARAM;
     reduce_blocks(ndim, shape, keep, &b);
-    int64_t nout = 1;
-    for (int i = 0; i < b.nb; i++)
-        if (b.kept[i])
-            nout *= b.len[i];
-    memset(out, 0, (size_t)nout * sizeof(double));
     int64_t need = scratch_need(&b);
     double *scratch = need <= STACK_SCRATCH ? stack : malloc((size_t)need * sizeof(double));
     if (scratch == NULL)
         return DPF_E_NOMEM;
-    reduce_rec(src, &b, 0, out, scratch);
+    if (src != NULL) {
+        int64_t nout = 1;
+        for (int i = 0; i < b.nb; i++)
+            if (b.kept[i])
+                nout *= b.len[i];
+        memset(out, 0, (size_t)nout * sizeof(double));
+        reduce_rec(src, &b, 0, out, scratch);
+    } else {
+        expand_rec(w, &b, 0, factor, scratch);
+    }
     if (scratch != stack)
         free(scratch);
     return DPF_OK;
 }
 
+int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
+                   double *out)
+{
+    return walk(ndim, shape, keep, src, out, NULL, NULL);
+}
+
 int dpf_rel_expand_mul(double *w, int ndim, const int64_t *shape, uint32_t keep,
                        const double *factor)
 {
-    blocks_t b;
-    double stack[STACK_SCRATCH];
-    if (ndim < 1 || ndim > DPF_REL_MAXDIM)
-        return DPF_E_PARAM;
-    reduce_blocks(ndim, shape, keep, &b);
-    int64_t need = scratch_need(&b);
-    double *scratch = need <= STACK_SCRATCH ? stack : malloc((size_t)need * sizeof(double));
-    if (scratch == NULL)
-        return DPF_E_NOMEM;
-    expand_rec(w, &b, 0, factor, scratch);
-    if (scratch != stack)
-        free(scratch);
-    return DPF_OK;
+    return walk(ndim, shape, keep, NULL, NULL, w, factor);
 }
 
 /* Blocks of a slice: runs of consecutive free dimensions with their element strides;
@@ -312,21 +311,11 @@ double dpf_rel_slice_sum(const double *w, int ndim, const int64_t *shape, uint32
     int64_t ctr[DPF_REL_MAXDIM] = {0};
     int64_t o = slice_blocks(ndim, shape, fixed, vals, &b);
     const int64_t L = b.len[b.nb - 1], st = b.stride[b.nb - 1];
-    /* four accumulators: a long run is not one serial chain of dependent adds */
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    double s = 0.0;
     do {
-        const double *p = w + o;
-        int64_t t = 0;
-        for (; t + 3 < L; t += 4) {
-            s0 += p[t * st];
-            s1 += p[(t + 1) * st];
-            s2 += p[(t + 2) * st];
-            s3 += p[(t + 3) * st];
-        }
-        for (; t < L; t++)
-            s0 += p[t * st];
+        s += strided_sum(w + o, L, st);
     } while (odometer_next(&b, ctr, &o));
-    return (s0 + s1) + (s2 + s3);
+    return s;
 }
 
 void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fixed,

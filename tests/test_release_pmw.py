@@ -12,21 +12,9 @@ from dpfast.release import (CellQuery, Domain, Histogram, MarginalWorkload, Onli
                             pmw_min_alpha, pmw_theory_alpha)
 from dpfast.release._mw import MWState
 from stat_helpers import ALPHA, chi2_pvalue
+from test_release import Spy
 
 DOM2 = Domain(["v"], [2])
-
-
-class Spy(Histogram):
-    __slots__ = ("reads",)
-
-    def __init__(self, domain, counts):
-        super().__init__(domain, counts)
-        self.reads = 0
-
-    @property
-    def counts(self):
-        self.reads += 1
-        return self._counts
 
 
 def first_query_law(f, e, T, sigma):

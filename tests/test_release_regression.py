@@ -66,8 +66,9 @@ def _run(name, h, wl, rng):
     if name == "laplace_marginals":
         return laplace_marginals(wl, h, epsilon=EPS, rng=rng)
     if name == "mwem_group_warm":
+        # the prototype's group unit selects among all marginals every round
         return MWEM(wl, epsilon=EPS, rounds=10, n_public=n, init=0.1 * EPS,
-                    rng=rng).run(h).answers
+                    exclude_measured=False, rng=rng).run(h).answers
     if name == "mwem_query_warm":
         return MWEM(wl, epsilon=EPS, rounds=10, n_public=n, init=0.1 * EPS, unit="query",
                     exclude_measured=False, rng=rng).run(h).answers
