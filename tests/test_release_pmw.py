@@ -247,3 +247,48 @@ def test_steps_and_replay_learn(seeded, step):
     v, kind = p.answer(q)
     assert kind == "measured"
     assert p.synthetic().counts[0] > before
+
+
+def test_linear_queries(seeded):
+    """General [0, 1] queries: validated as public, answered through the same stream
+    with the same E7 rule; updates move the hypothesis; project needs a 0/1 query."""
+    from dpfast.release import LinearQuery
+    dom = Domain(["a", "b"], [3, 4])
+    counts = np.arange(12.0)
+    spy = Spy(dom, counts)
+    f = LinearQuery(dom, np.linspace(0, 1, 12))
+    assert not f.binary and f.evaluate(counts) == pytest.approx(np.dot(f.weights, counts))
+    g = LinearQuery.from_cells(dom, [0, 5, 11])
+    assert g.binary and g.evaluate(counts) == 16.0
+    for bad in (np.full(12, 1.5), np.full(12, np.nan), np.ones(5)):
+        with pytest.raises(dpfast.PrivacyParameterError):
+            LinearQuery(dom, bad)
+    with pytest.raises(TypeError):
+        LinearQuery(dom, np.ones(12, dtype=object))
+    with pytest.raises(dpfast.PrivacyParameterError):
+        LinearQuery.from_cells(dom, [12])
+    n = counts.sum()
+    p = OnlinePMW(spy, epsilon=1.0, n_public=n, cutoff=3, threshold=1e6, rng=seeded())
+    v, kind = p.answer(f)
+    assert kind == "hypothesis" and v == pytest.approx(n * f.weights.mean())
+    assert p._ns.consumed == 2
+    for step in ("adaptive", "book"):
+        p = OnlinePMW(spy, epsilon=1.0, n_public=n, cutoff=3, threshold=-1e6, step=step,
+                      alpha=0.2, replay=1, rng=seeded())
+        before = p.synthetic().counts
+        v, kind = p.answer(g)
+        assert kind == "measured" and p._ns.consumed == 1
+        after = p.synthetic().counts
+        assert after.sum() == pytest.approx(n)
+        cells = [0, 5, 11]
+        # the hypothesis moves toward the measured value
+        assert (after[cells].sum() - before[cells].sum()) * (v - before[cells].sum()) > 0
+        p.answer(f)
+        p.answer(CellQuery(dom, ("a",), (1,)))   # a cell query after linear ones: mixed replay
+    p = OnlinePMW(spy, epsilon=1.0, n_public=n, cutoff=3, threshold=-1e6, step="project",
+                  rng=seeded())
+    reads = spy.reads
+    with pytest.raises(TypeError):
+        p.answer(f)
+    assert spy.reads == reads
+    assert p.answer(g)[1] == "measured"

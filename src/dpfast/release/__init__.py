@@ -8,7 +8,7 @@ Ligett, McSherry 2012; Dwork, Rothblum, Vadhan 2010).
 """
 
 from .domain import Domain, Histogram
-from .workloads import CellQuery, MarginalWorkload
+from .workloads import CellQuery, LinearQuery, MarginalWorkload
 from .cost import PrivacyCost
 from .baselines import (gaussian_marginals, gaussian_per_query, laplace_marginals,
                         laplace_per_query, marginal_sensitivity)
@@ -16,7 +16,8 @@ from .mwem import MWEM, MWEMResult
 from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alpha
 from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
 
-__all__ = ["Domain", "Histogram", "CellQuery", "MarginalWorkload", "PrivacyCost",
+__all__ = ["Domain", "Histogram", "CellQuery", "LinearQuery", "MarginalWorkload",
+           "PrivacyCost",
            "laplace_per_query", "laplace_marginals", "gaussian_per_query",
            "gaussian_marginals", "marginal_sensitivity", "MWEM", "MWEMResult",
            "OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha",

@@ -32,8 +32,19 @@ class MWState:
         self._scratch = None
 
     def estimate(self, q):
-        """n f(A) for a cell query."""
+        """n f(A) for a cell query or a linear query."""
+        if hasattr(q, "weights"):
+            return self.n * float(np.dot(q.weights, self.w)) / self.Z
         return self.n * _core.rel_slice_sum(self.w, self._shape, q.mask, q.vals) / self.Z
+
+    def step(self, q, c):
+        """w_i *= exp(c f_i): the MW family of updates (a cell query scales its cells)."""
+        c = max(-700.0, min(700.0, c))
+        if hasattr(q, "weights"):
+            self.w *= np.exp(c * q.weights)
+            self.renormalise()
+        else:
+            self.scale(q, math.exp(c))
 
     def scale(self, q, factor):
         s = _core.rel_slice_scale(self.w, self._shape, q.mask, q.vals, factor)
@@ -105,5 +116,5 @@ def project_factor(est, target, n):
     return ps * (1 - p) / (p * (1 - ps))
 
 
-def mwem_factor(est, target, n):
-    return math.exp(max(-700.0, min(700.0, (target - est) / (2.0 * n))))
+def mwem_exponent(est, target, n):
+    return (target - est) / (2.0 * n)

@@ -8,10 +8,10 @@ import numpy as np
 from .. import _core
 from .. import _validation as _v
 from ..sparse import NumericSparse
-from ._mw import MWState, mwem_factor, one_way_prior, project_factor
+from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
 from .cost import PrivacyCost, check_budget
 from .domain import Histogram
-from .workloads import CellQuery
+from .workloads import CellQuery, LinearQuery
 
 __all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alpha"]
 
@@ -257,8 +257,10 @@ class OnlinePMW:
 
     def _read(self, q):
         """The data oracle: the query's exact count.  The only place the data is read
-        (the marginal table of the query's attributes is computed once and kept)."""
+        (the marginal table of a cell query's attributes is computed once and kept)."""
         self.data_reads += 1
+        if isinstance(q, LinearQuery):
+            return q.evaluate(self.histogram.counts)
         table = self._tables.get(q.mask)
         if table is None:
             dom = self.histogram.domain
@@ -268,19 +270,31 @@ class OnlinePMW:
         return float(table[q.cell])
 
     def answer(self, query):
-        """Answer one counting query; returns ``(value, kind)`` with value in counts and
-        kind in {"hypothesis", "measured", "exhausted"}."""
-        if not isinstance(query, CellQuery) or query.domain != self.histogram.domain:
-            raise TypeError("query must be a CellQuery over the histogram's domain")
+        """Answer one query (a :class:`CellQuery`, on the compiled path, or a
+        :class:`LinearQuery` with weights in [0, 1]); returns ``(value, kind)`` with value
+        in counts and kind in {"hypothesis", "measured", "exhausted"}."""
+        if not isinstance(query, (CellQuery, LinearQuery)) or \
+                query.domain != self.histogram.domain:
+            raise TypeError("query must be a CellQuery or LinearQuery over the histogram's "
+                            "domain")
+        if self.step_rule == "project" and isinstance(query, LinearQuery) and \
+                not query.binary:
+            raise TypeError("step='project' needs a 0/1 query (the KL projection of a "
+                            "[0, 1]-valued query has no closed form)")
         state = self._state
         if self._ns.halted:
             return state.estimate(query), "exhausted"
         # f'_{2i-1}(x) = f(x) - e >= T is asked as f(x) against the threshold e + T (its
         # released value f(x) + Lap is e + E_{2i-1}); only if it is ⊥ (E7),
         # f'_{2i}(x) = e - f(x) >= T as -f(x) against T - e (released -f(x) + Lap).
-        est, value = _core.rel_pmw_probe(self._ns, state.w, state._shape, query.mask,
-                                         query.vals, state.Z, self.n_public,
-                                         self._read(query), self.threshold, self.ask_both)
+        if isinstance(query, CellQuery):
+            est, value = _core.rel_pmw_probe(self._ns, state.w, state._shape, query.mask,
+                                             query.vals, state.Z, self.n_public,
+                                             self._read(query), self.threshold,
+                                             self.ask_both)
+        else:
+            est = state.estimate(query)
+            value = self._probe(self._read(query), est)
         if value != value:
             return est, "hypothesis"
         if self.clip:
@@ -288,23 +302,40 @@ class OnlinePMW:
         self._update(query, est, value)
         return value, "measured"
 
+    def _probe(self, truth, est):
+        """The two one-sided NumericSparse queries of rel_pmw_probe, from Python (for
+        linear queries): the same order and the same E7 rule."""
+        ns = self._ns
+        value = ns.step(truth, threshold=est + self.threshold)
+        if (value != value or self.ask_both) and not ns.halted:
+            r2 = ns.step(-truth, threshold=self.threshold - est)
+            if r2 == r2 and value != value:
+                value = -r2
+        return value
+
     def _update(self, query, est, value):
         state = self._state
         n = self.n_public
         if self.step_rule == "book":
             # Alg. 5: r = f if a < e else 1 - f, x_i <- x_i exp(-eta r_i); after
-            # renormalising that is exp(-eta) or exp(+eta) on f's cells.
-            state.scale(query, math.exp(self.eta if value > est else -self.eta))
+            # renormalising that is x_i exp(+-eta f_i).
+            state.step(query, self.eta if value > est else -self.eta)
         elif self.step_rule == "project":
-            state.scale(query, project_factor(est, value, n))
+            state.step(query, math.log(project_factor(est, value, n)))
         else:
-            state.scale(query, mwem_factor(est, value, n))
+            state.step(query, mwem_exponent(est, value, n))
         self._released.append((query, value))
-        if self.replay:
-            qs = [q for q, _ in self._released]
+        if not self.replay:
+            return
+        qs = [q for q, _ in self._released]
+        if all(isinstance(q, CellQuery) for q in qs):
             state.fit_cells(np.array([q.mask for q in qs], dtype=np.uint32),
                             np.stack([q.vals for q in qs]),
                             np.array([v for _, v in self._released]), self.replay)
+            return
+        for _ in range(self.replay):
+            for q, v in self._released:
+                state.step(q, mwem_exponent(state.estimate(q), v, n))
 
     def synthetic(self):
         """The current hypothesis as a synthetic :class:`Histogram` (total n_public):

@@ -17,7 +17,7 @@ from .. import _core
 from .. import _validation as _v
 from .domain import Domain, shape64
 
-__all__ = ["CellQuery", "MarginalWorkload"]
+__all__ = ["CellQuery", "LinearQuery", "MarginalWorkload"]
 
 
 class CellQuery:
@@ -69,6 +69,51 @@ class CellQuery:
     def __repr__(self):
         body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
         return f"CellQuery({body})"
+
+
+class LinearQuery:
+    """A general linear query f: X → [0, 1], f(x) = Σ_i f_i x_i, from a dense vector of
+    public weights (0/1 for a counting query).  Its sensitivity is 1 count under
+    add/remove-one neighbours.
+
+    ``LinearQuery(domain, weights)`` or ``LinearQuery.from_cells(domain, indices)``.
+    Weights are public: a weight outside [0, 1] or a non-finite one is refused.
+    """
+
+    __slots__ = ("domain", "weights", "binary")
+
+    def __init__(self, domain, weights):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        arr = _v.float_array("weights", weights)
+        if arr.shape not in ((domain.size,), domain.shape):
+            raise _v.PrivacyParameterError(
+                f"weights must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
+        if not ((arr >= 0.0).all() and (arr <= 1.0).all()):
+            raise _v.PrivacyParameterError("weights must lie in [0, 1]")
+        arr = np.array(arr, dtype=np.float64).reshape(-1)
+        arr.flags.writeable = False
+        self.domain = domain
+        self.weights = arr
+        self.binary = bool(((arr == 0.0) | (arr == 1.0)).all())
+
+    @classmethod
+    def from_cells(cls, domain, indices):
+        """The counting query of a set of cells (flat indices into X)."""
+        idx = np.asarray(indices)
+        if idx.dtype == np.bool_ or idx.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers; got dtype {idx.dtype}")
+        if idx.size and (idx.min() < 0 or idx.max() >= domain.size):
+            raise _v.PrivacyParameterError(f"indices must lie in [0, {domain.size})")
+        w = np.zeros(domain.size)
+        w[idx] = 1.0
+        return cls(domain, w)
+
+    def evaluate(self, counts):
+        return float(np.dot(self.weights, counts))
+
+    def __repr__(self):
+        return f"LinearQuery(support={int(np.count_nonzero(self.weights))})"
 
 
 class MarginalWorkload:
