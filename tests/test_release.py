@@ -381,3 +381,41 @@ def test_boosting_first_round_draws_uniform(dom, seeded):
 def test_release_exported():
     assert "release" in dpfast.__all__ and dpfast.release.MWEM is MWEM
     assert dr.ChaCha20 is not None
+
+
+def test_mwem_gaussian_zcdp(seeded):
+    """measure="gaussian": ρ = zcdp_budget(ε, δ), ε_sel = 2 sqrt(ρ_r), σ² = 1/ρ_r, and the
+    measurement noise has that law (T = 1 on a 2-cell universe)."""
+    from dpfast.accounting import zcdp_budget, zcdp_to_dp
+    dom = Domain(["v"], [2])
+    h = Histogram(dom, [30.0, 10.0])
+    wl = MarginalWorkload(dom, [("v",)])
+    m = MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=4, n_public=40.0,
+             init=0.1)
+    rho = zcdp_budget(1.0, 1e-6)
+    rho_r = (rho - 0.1 ** 2 / 2) / 4
+    assert m.rho == rho and zcdp_to_dp(rho, 1e-6) <= 1.0
+    assert m.eps_round == pytest.approx(2 * math.sqrt(rho_r))
+    assert m.eps_round <= 2 * math.sqrt(rho_r)
+    assert m.sigma2 == pytest.approx(1 / rho_r) and m.sigma2 >= 1 / rho_r
+    c = m.privacy_cost
+    assert (c.epsilon, c.delta, c.rho) == (1.0, 1e-6, rho)
+    b = PrivacyBudget(1.0, 1e-6)
+    MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=2, n_public=40.0,
+         rng=seeded(11), budget=b).run(h)
+    assert b.spent.epsilon == 1.0 and b.spent.delta == 1e-6 and len(b.ledger) == 1
+    m1 = MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=1, n_public=40.0,
+              unit="query", passes=1, rng=seeded(12))
+    noise = []
+    for _ in range(3000):
+        (_, q, meas), = m1.run(h).log
+        noise.append(int(meas[0] - h.counts[q]))
+    sigma = math.sqrt(m1.sigma2)
+    support = np.arange(-int(10 * sigma), int(10 * sigma) + 1)
+    pmf = np.exp(-support.astype(float) ** 2 / (2 * m1.sigma2))
+    counts = np.bincount(np.asarray(noise) - support[0], minlength=support.size)
+    assert counts.size == support.size
+    assert chi2_pvalue(counts, pmf / pmf.sum()) > ALPHA
+    for bad in (dict(measure="gaussian"), dict(delta=1e-6)):
+        with pytest.raises(dpfast.PrivacyParameterError):
+            MWEM(wl, epsilon=1.0, rounds=2, n_public=40.0, **bad)

@@ -2,9 +2,13 @@
 
 from typing import NamedTuple
 
+import math
+
 import numpy as np
 
 from .. import _core
+from .. import accounting as _acc
+from .. import random as _random
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import selection as _sel
@@ -34,7 +38,8 @@ class MWEM:
     Round i (Hardt, Ligett, McSherry 2012, Algorithm 1, in counts): select a query (or a
     whole marginal, ``unit="group"``) with probability ∝ exp(ε_r · s / 2), where
     s = |q(A) - q(B)| (the L1 error of the marginal's cells for a group), sensitivity 1;
-    measure it with Lap(1/ε_r) per cell (= Lap(2T/ε) without a warm start); update
+    measure it with Lap(1/ε_r) per cell (= Lap(2T/ε) without a warm start), or with
+    discrete Gaussian noise (``measure="gaussian"``, zCDP accounting, beyond the paper); update
     A(x) ← A(x)·exp(q(x)(m − q(A))/(2n)) for every measured cell, then replay all past
     measurements ``passes - 1`` times.  ε_r = (ε − ε_init)/(2T) for both the selection
     and the measurement.
@@ -56,6 +61,14 @@ class MWEM:
         the secure path; Gumbel-max on the fast path).  "permute_and_flip" (McKenna &
         Sheldon 2020) has the same ε and is never less accurate in expectation; it is
         beyond the paper.
+    measure : {"laplace", "gaussian"}
+        ``"gaussian"`` (needs ``delta > 0``): (ε, δ) is turned into the largest ρ-zCDP
+        budget that converts back to it (``accounting.zcdp_budget``); ρ_init = ε_init²/2
+        goes to the warm start and each round gets ρ_r = (ρ − ρ_init)/T: half for the
+        selection at ε_sel = 2 sqrt(ρ_r), half for exact discrete Gaussian noise with
+        σ² = 1/ρ_r on the floored counts.
+    delta : float
+        δ of the Gaussian variant (0 for Laplace).
     passes : int
         MW passes per round over all measurements (1 = as analysed; 10 = Hardt's code).
     output : {"last", "average"}
@@ -81,6 +94,10 @@ class MWEM:
     ρ = ε_init²/2 + T (ε_r²/8 + ε_r²/2): the selections are ε_r-bounded-range (Durfee &
     Rogers 2019; Cesar & Rogers 2021); Laplace is ε_r²/2-zCDP (Bun & Steinke 2016).
     Replays, averaging and the output choice are post-processing.
+    ``measure="gaussian"``: ρ-zCDP with ρ = ``zcdp_budget(ε, δ)``: per round the
+    selection is ε_sel-bounded-range, ε_sel²/8 = ρ_r/2, and the discrete Gaussian on a
+    unit of L2 sensitivity 1 is 1/(2σ²) = ρ_r/2 (Canonne, Kamath, Steinke 2020, Thm 14);
+    composed (Bun & Steinke 2016, Lemma 2.3) and converted back, (ε, δ)-DP.
 
     Accuracy
     --------
@@ -97,8 +114,9 @@ class MWEM:
     """
 
     def __init__(self, workload, *, epsilon, rounds, n_public, unit="group",
-                 select="exponential", passes=10, output="last", init=None,
-                 exclude_measured=True, rng=None, mode="secure", budget=None):
+                 select="exponential", measure="laplace", delta=0.0, passes=10,
+                 output="last", init=None, exclude_measured=True, rng=None, mode="secure",
+                 budget=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -120,7 +138,27 @@ class MWEM:
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError(
                 f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}")
-        self.eps_round = (self.epsilon - eps_init) / (2.0 * self.rounds)
+        self.measure = _v.choice("measure", measure, ("laplace", "gaussian"))
+        self.delta = _v.delta(delta)
+        if self.measure == "laplace":
+            if self.delta != 0.0:
+                raise _v.PrivacyParameterError("delta applies to measure='gaussian' only")
+            self.eps_round = (self.epsilon - eps_init) / (2.0 * self.rounds)
+            self.rho = None
+        else:
+            if self.delta == 0.0:
+                raise _v.PrivacyParameterError("measure='gaussian' needs delta > 0")
+            # the whole (ε, δ) as zCDP (Bun & Steinke 2016, Prop. 1.3 / CKS 2020 Cor. 13),
+            # minus the warm start's ε_init²/2; half of each round's share to the
+            # selection (ε_sel-bounded range: ε_sel²/8-zCDP), half to the Gaussian.
+            self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
+            rho_round = (self.rho - eps_init ** 2 / 2.0) / self.rounds
+            if not rho_round > 0.0:
+                raise _v.PrivacyParameterError(
+                    "init's ε_init²/2 leaves no zCDP budget for the rounds")
+            self.eps_round = math.sqrt(4.0 * rho_round) * (1 - 2.0 ** -40)
+            # σ² = 1/(2 · ρ_round/2), rounded up
+            self.sigma2 = (1.0 / rho_round) * (1 + 2.0 ** -40)
         if not self.eps_round > 0.0:
             raise _v.PrivacyParameterError("epsilon / (2 rounds) underflows")
 
@@ -128,6 +166,10 @@ class MWEM:
     def privacy_cost(self):
         e = self.eps_round
         eps_init = self.init or 0.0
+        if self.measure == "gaussian":
+            parts = ((("init", eps_init),) if self.init else ()) + (
+                ("rho_per_round", (self.rho - eps_init ** 2 / 2.0) / self.rounds),)
+            return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         # basic composition; the sum is at most epsilon up to one rounding: report epsilon
         parts = ((("init", eps_init),) if self.init else ()) + (
             ("selection", self.rounds * e), ("measurement", self.rounds * e))
@@ -164,8 +206,7 @@ class MWEM:
             unit = int(cand[self._choose(scores[cand])])
             measured[unit] = True
             qs = wl.marginal_slice(unit) if group else slice(unit, unit + 1)
-            noisy = _mech.laplace_mechanism(truth[qs], epsilon=e, sensitivity=1.0, rng=rng,
-                                            mode=mode)
+            noisy = self._measure(truth[qs])
             sums[qs] += noisy
             times[qs] += 1
             log.append((r, unit, noisy.copy()))
@@ -175,6 +216,21 @@ class MWEM:
         dist = acc / self.rounds if acc is not None else state.distribution()
         synth = Histogram(wl.domain, n * dist)
         return MWEMResult(synth, wl.answer(synth.counts), tuple(log), cost)
+
+    def _measure(self, values):
+        """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
+        if self.measure == "laplace":
+            return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
+                                           rng=self.rng, mode=self.mode)
+        if self.mode == "fast":
+            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
+                                             rng=self.rng)
+        # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
+        # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
+        # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
+        base = np.floor(values)
+        return base + _random.discrete_gaussian(sigma2=self.sigma2, size=values.shape,
+                                                rng=self.rng)
 
     def _choose(self, scores):
         # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
