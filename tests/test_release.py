@@ -419,3 +419,25 @@ def test_mwem_gaussian_zcdp(seeded):
     for bad in (dict(measure="gaussian"), dict(delta=1e-6)):
         with pytest.raises(dpfast.PrivacyParameterError):
             MWEM(wl, epsilon=1.0, rounds=2, n_public=40.0, **bad)
+
+
+def test_boosting_gaussian_zcdp(dom, hist, seeded):
+    from dpfast.accounting import zcdp_budget
+    wl = MarginalWorkload.k_way(dom, 2)
+    b = BoostingForQueries(wl, epsilon=1.0, delta=1e-6, noise="gaussian",
+                           n_public=hist.counts.sum(), rounds=3, k=30, init=0.1,
+                           sample_share=0.2, fit_passes=3, rng=seeded())
+    rho = zcdp_budget(1.0, 1e-6)
+    rest = rho - 0.1 ** 2 / 2
+    c = b.privacy_cost
+    assert (c.epsilon, c.delta, c.rho) == (1.0, 1e-6, rho)
+    parts = dict(c.parts)
+    assert parts["base_rho"] == pytest.approx(0.8 * rest)
+    assert parts["sampling_rho"] == pytest.approx(0.2 * rest) and \
+        parts["sampling_rho"] <= 0.2 * rest
+    assert sum(parts.values()) <= rho * (1 + 1e-12)
+    assert b.sigma2 == pytest.approx(30 / (2 * 0.8 * rest / 3))
+    r = b.run(hist)
+    assert np.isfinite(r.answers).all()
+    with pytest.raises(dpfast.PrivacyParameterError):
+        BoostingForQueries(wl, epsilon=1.0, noise="gaussian", n_public=10.0, rounds=3, k=5)

@@ -8,7 +8,9 @@ import numpy as np
 
 from .. import _core
 from .. import _validation as _v
+from .. import accounting as _acc
 from .. import mechanisms as _mech
+from .. import random as _random
 from .. import selection as _sel
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
@@ -83,6 +85,9 @@ class BoostingForQueries:
     round_to : int, optional
         Theory-faithful mode (DRV Thm 5.3): replace A_t by n′ = round_to records sampled
         from it (post-processing).
+    noise : {"laplace", "gaussian"}, delta : float
+        NoisyFit's noise.  ``"gaussian"`` (δ > 0) accounts in zCDP (erratum B6): see
+        Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
         the data is read.
@@ -96,7 +101,10 @@ class BoostingForQueries:
     every draw), and each NoisyFit is ε_base-DP (Dwork & Roth Thm 3.6).  μ is set so the
     sampling costs exactly s (ε − ε_init).  ρ-zCDP: the draws are ε_t-bounded-range,
     ε_t²/8-zCDP (erratum B6: ρ_sample = (k/8) Σ ε_t²), plus ε_base²/2 per round and
-    ε_init²/2 (Bun & Steinke 2016).
+    ε_init²/2 (Bun & Steinke 2016).  ``noise="gaussian"``: the whole budget is
+    ρ = zcdp_budget(ε, δ); μ is solved so that (k/8) Σ_t ε_t² is ``sample_share`` of
+    ρ − ε_init²/2, and each NoisyFit adds discrete Gaussian noise of σ² = k/(2ρ_base)
+    (L2 sensitivity √k); the total converts back to (ε, δ) (Bun & Steinke 2016).
 
     Accuracy
     --------
@@ -112,7 +120,7 @@ class BoostingForQueries:
 
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
                  sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
-                 rng=None, mode="secure", budget=None):
+                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -140,10 +148,19 @@ class BoostingForQueries:
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError("init must be < epsilon")
+        self.noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+        self.delta = _v.delta(delta)
+        if (self.noise == "gaussian") != (self.delta > 0.0):
+            raise _v.PrivacyParameterError("noise='gaussian' needs delta > 0 and "
+                                           "noise='laplace' needs delta = 0")
         rest = self.epsilon - eps_init
         T = self.rounds
         self.alpha = boosting_alpha(eta)
         self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
+        self.rho = None
+        if self.noise == "gaussian":
+            self._gaussian_plan(eps_init, share, lam)
+            return
         if T == 1:
             # D_1 is uniform: no draw depends on the data, no sampling cost
             self.eps_base = rest
@@ -157,6 +174,30 @@ class BoostingForQueries:
         self.lam = (2.0 * self.k / self.eps_base if lam is None
                     else _v.nonnegative("lam", lam))
 
+    def _gaussian_plan(self, eps_init, share, lam):
+        """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
+        cost ρ_sample = (k/8) Σ_t ε_t² = 2kα²ρ_q² S/μ² with S = Σ_t (t−1)², set to
+        share × the rest by μ; each NoisyFit gets ρ_base = (1 − share) × rest / T and
+        discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
+        T, k = self.rounds, self.k
+        self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
+        rest = self.rho - eps_init ** 2 / 2.0
+        if not rest > 0.0:
+            raise _v.PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
+        S = (T - 1) * T * (2 * T - 1) / 6.0
+        if T == 1:
+            self.mu = math.inf
+            rho_base = rest
+        else:
+            rho_base = (1.0 - share) * rest / T
+            self.mu = (math.sqrt(2.0 * k * S / (share * rest)) * self.alpha * self.rho_q
+                       * (1 + 2.0 ** -40))
+        self.rho_base = rho_base
+        self.sigma2 = k / (2.0 * rho_base) * (1 + 2.0 ** -40)
+        self.eps_base = None
+        self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
+                    else _v.nonnegative("lam", lam))
+
     def _eps_draw(self, t):
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
         return 0.0 if t == 1 else 4.0 * self.alpha * (t - 1) * self.rho_q / self.mu
@@ -165,6 +206,11 @@ class BoostingForQueries:
     def privacy_cost(self):
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
+        if self.noise == "gaussian":
+            r_sample = sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1))
+            parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
+                ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
+            return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         e_sample = sum(k * self._eps_draw(t) for t in range(1, T + 1))
         eps = e_init + T * self.eps_base + e_sample
         rho = (e_init ** 2 / 2.0 + T * self.eps_base ** 2 / 2.0
@@ -234,9 +280,18 @@ class BoostingForQueries:
         """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
         wl = self.workload
         distinct = np.unique(S)
-        noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
-                                        sensitivity=float(self.k), rng=self.rng,
-                                        mode=self.mode)
+        if self.noise == "laplace":
+            noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
+                                            sensitivity=float(self.k), rng=self.rng,
+                                            mode=self.mode)
+        elif self.mode == "fast":
+            noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
+                                                       distinct.size, rng=self.rng)
+        else:
+            # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
+            # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14
+            noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
+                sigma2=self.sigma2, size=distinct.size, rng=self.rng)
         state = MWState(wl.domain, self.n_public, prior)
         if self.fit_passes:
             state.fit_cells(wl.query_masks[distinct], wl.query_vals[distinct], noisy,
