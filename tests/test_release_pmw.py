@@ -292,3 +292,29 @@ def test_linear_queries(seeded):
         p.answer(f)
     assert spy.reads == reads
     assert p.answer(g)[1] == "measured"
+
+
+def test_threads_share_one_pmw(seeded):
+    """Concurrent answers: no error, never more than c updates, the stream's count of
+    queries equals what the answers imply."""
+    import threading
+    dom = Domain(["a", "b"], [3, 4])
+    h = Histogram(dom, np.arange(12.0) * 10)
+    wl = MarginalWorkload.k_way(dom, 2)
+    p = OnlinePMW(h, epsilon=1.0, n_public=660.0, cutoff=15, threshold=5.0, rng=seeded())
+    kinds = []
+
+    def work():
+        for q in range(wl.n_queries):
+            kinds.append(p.answer(wl.cell_query(q))[1])
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(kinds) == 4 * wl.n_queries
+    assert kinds.count("measured") == p.updates_used <= 15
+    # ⊥⊥ asks two comparisons, ⊤ one or two (E7), an exhausted answer none
+    hyp, meas = kinds.count("hypothesis"), kinds.count("measured")
+    assert 2 * hyp + meas <= p._ns.consumed <= 2 * hyp + 2 * meas

@@ -2,6 +2,7 @@
 Algorithm 6), RELEASE.md §2."""
 
 import math
+import threading
 
 import numpy as np
 
@@ -130,6 +131,9 @@ class OnlinePMW:
     rng, mode : as for :class:`dpfast.sparse.NumericSparse`
     budget : charged :attr:`privacy_cost` once, before anything is drawn.
 
+    One object may be shared by threads: each :meth:`answer` (comparisons and update)
+    holds the object's lock.
+
     Privacy
     -------
     (ε, δ)-DP (Dwork & Roth Thm 4.13): x is reached only through NumericSparse
@@ -198,6 +202,7 @@ class OnlinePMW:
         self._state = MWState(histogram.domain, n, prior)
         self._released = []            # (query, value) of every measured answer
         self._tables = {}              # the data's marginals, read on first use
+        self._lock = threading.Lock()  # one answer (probe + update) at a time
         self.data_reads = 0            # how many times the oracle read the data
 
     @classmethod
@@ -281,6 +286,10 @@ class OnlinePMW:
                 not query.binary:
             raise TypeError("step='project' needs a 0/1 query (the KL projection of a "
                             "[0, 1]-valued query has no closed form)")
+        with self._lock:
+            return self._answer(query)
+
+    def _answer(self, query):
         state = self._state
         if self._ns.halted:
             return state.estimate(query), "exhausted"
