@@ -212,8 +212,11 @@ def timings(h, n, repeats, proto):
     buf = np.empty(wl.n_queries)
     k = "all W2 answers (57,600 cells)"
     out[k] = med(lambda: wl.answer(counts, buf), repeats * 20, k)
-    # PMW answer(): a hypothesis stream (the common case) on every W2 cell query
-    p = OnlinePMW(h, epsilon=1.0, n_public=n, cutoff=40, tau=16, rng=dr.ChaCha20(1))
+    # PMW answer() on every W2 cell query, on the ⊥⊥ path (two NumericSparse comparisons
+    # and the hypothesis estimate: the common case); T = 10 n never fires, so the stream
+    # never halts (a halted stream's answers would be the cheaper "exhausted" path)
+    p = OnlinePMW(h, epsilon=1.0, n_public=n, cutoff=40, threshold=10 * n,
+                  rng=dr.ChaCha20(1))
     for q in queries:
         p.answer(q)                      # the data's marginal tables are read once
 
@@ -255,9 +258,8 @@ def timings(h, n, repeats, proto):
         rng = np.random.default_rng(0)
         proto_t["all W2 answers (57,600 cells)"] = med(lambda: pw.answer_all(hc), repeats * 5)
         order = np.arange(pw.nq)
-        s1 = R.NumericSparse(np.random.default_rng(0), 0.0, 40, 1.0).s1
         proto_t["OnlinePMW answer() per W2 query"] = med(
-            lambda: R.online_pmw(rng, hc, pw, order, n, 1.0, 40, 16 * s1, step="adaptive"),
+            lambda: R.online_pmw(rng, hc, pw, order, n, 1.0, 40, 10 * n, step="adaptive"),
             repeats) / pw.nq
         truth = pw.answer_all(hc)
         init = R.init_marginals1(rng, hc, shape, 0.1)

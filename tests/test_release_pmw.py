@@ -318,3 +318,28 @@ def test_threads_share_one_pmw(seeded):
     # ⊥⊥ asks two comparisons, ⊤ one or two (E7), an exhausted answer none
     hyp, meas = kinds.count("hypothesis"), kinds.count("measured")
     assert 2 * hyp + meas <= p._ns.consumed <= 2 * hyp + 2 * meas
+
+
+@pytest.mark.parametrize("step", ["adaptive", "book", "project"])
+def test_cached_hypothesis_marginals_stay_exact(seeded, step):
+    """The hypothesis' marginal tables are updated in place on every cell update; they
+    must equal fresh reductions of the weights after any sequence of updates."""
+    dom = Domain(["a", "b", "c", "d"], [3, 4, 2, 3])
+    g = np.random.default_rng(6)
+    h = Histogram(dom, g.integers(0, 40, dom.size))
+    wls = [MarginalWorkload.k_way(dom, k) for k in (1, 2, 3, 4)]
+    n = h.counts.sum()
+    p = OnlinePMW(h, epsilon=2.0, n_public=n, cutoff=60, threshold=0.02 * n, step=step,
+                  alpha=0.3, rng=seeded(5))
+    for _ in range(3):
+        for wl in wls:
+            for q in range(wl.n_queries):
+                p.answer(wl.cell_query(q))
+    assert 0 < p.updates_used
+    st = p._state
+    assert st._tables
+    for wl in wls:
+        for q in range(wl.n_queries):
+            cq = wl.cell_query(q)
+            direct = n * cq.evaluate(st.w) / st.Z
+            assert st.estimate(cq) == pytest.approx(direct, rel=1e-9, abs=1e-9 * n)

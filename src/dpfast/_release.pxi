@@ -163,19 +163,15 @@ cdef int _rel_svt_one(_SVTStream s, dpf_rng_t *r, double v, double t, double *va
     return 0
 
 
-def rel_pmw_probe(_SVTStream stream, cnp.ndarray w, cnp.ndarray shape, uint32_t fixed,
-                  cnp.ndarray vals, double Z, double n, double truth, double T,
-                  bint ask_both):
-    """One step of online PMW (Dwork & Roth Alg. 6) against a NumericSparse stream:
-    e = n * (sum of w over the query's cells) / Z; ask f(x) >= e + T, then (only if that
-    was ⊥, erratum E7, unless ask_both) -f(x) >= T - e.  Returns (e, a): a is the answer
-    released by the stream (f(x) + noise) or NaN for ⊥⊥.  The two stream queries are the
-    stream's own step, under one acquisition of its lock (dpfast.sparse)."""
+def rel_pmw_probe(_SVTStream stream, double est, double truth, double T, bint ask_both):
+    """One step of online PMW (Dwork & Roth Alg. 6) against a NumericSparse stream, for
+    the public estimate e = est: ask f(x) >= e + T, then (only if that was ⊥, erratum E7,
+    unless ask_both) -f(x) >= T - e.  Returns a, the answer released by the stream
+    (f(x) + noise), or NaN for ⊥⊥.  The two stream queries are the stream's own step,
+    under one acquisition of its locks (dpfast.sparse)."""
     cdef dpf_rng_t r
-    cdef double est, v1 = NAN, v2 = NAN, a = NAN
+    cdef double v1 = NAN, v2 = NAN, a = NAN
     cdef uint8_t top = 0
-    _rel_slice_args(w, shape, fixed, vals, False)
-    est = n * _rel_slice(w, shape, fixed, vals) / Z
     if not stream._st.started:
         raise TypeError("stream not started")
     if not stream._st.numeric:
@@ -191,4 +187,4 @@ def rel_pmw_probe(_SVTStream stream, cnp.ndarray w, cnp.ndarray shape, uint32_t 
             _rel_svt_one(stream, &r, -truth, T - est, &v2, &top)
             if v2 == v2 and a != a:
                 a = -v2
-    return est, a
+    return a

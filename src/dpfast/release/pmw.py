@@ -199,7 +199,7 @@ class OnlinePMW:
         self._ns = NumericSparse(threshold, cutoff=cutoff, epsilon=epsilon, delta=delta,
                                  sensitivity=1.0, rng=rng, mode=mode, budget=charger)
         prior = one_way_prior(histogram, eps_init, rng, mode) if eps_init else None
-        self._state = MWState(histogram.domain, n, prior)
+        self._state = MWState(histogram.domain, n, prior, cache=True)
         self._released = []            # (query, value) of every measured answer
         self._tables = {}              # the data's marginals, read on first use
         self._lock = threading.Lock()  # one answer (probe + update) at a time
@@ -264,7 +264,7 @@ class OnlinePMW:
         """The data oracle: the query's exact count.  The only place the data is read
         (the marginal table of a cell query's attributes is computed once and kept)."""
         self.data_reads += 1
-        if isinstance(q, LinearQuery):
+        if type(q) is not CellQuery and isinstance(q, LinearQuery):
             return q.evaluate(self.histogram.counts)
         table = self._tables.get(q.mask)
         if table is None:
@@ -278,38 +278,35 @@ class OnlinePMW:
         """Answer one query (a :class:`CellQuery`, on the compiled path, or a
         :class:`LinearQuery` with weights in [0, 1]); returns ``(value, kind)`` with value
         in counts and kind in {"hypothesis", "measured", "exhausted"}."""
-        if not isinstance(query, (CellQuery, LinearQuery)) or \
-                query.domain != self.histogram.domain:
+        dom = self.histogram.domain
+        cell = type(query) is CellQuery
+        if not (cell or isinstance(query, (CellQuery, LinearQuery))) or \
+                (query.domain is not dom and query.domain != dom):
             raise TypeError("query must be a CellQuery or LinearQuery over the histogram's "
                             "domain")
-        if self.step_rule == "project" and isinstance(query, LinearQuery) and \
-                not query.binary:
+        cell = cell or isinstance(query, CellQuery)
+        if not cell and self.step_rule == "project" and not query.binary:
             raise TypeError("step='project' needs a 0/1 query (the KL projection of a "
                             "[0, 1]-valued query has no closed form)")
         with self._lock:
-            return self._answer(query)
-
-    def _answer(self, query):
-        state = self._state
-        if self._ns.halted:
-            return state.estimate(query), "exhausted"
-        # f'_{2i-1}(x) = f(x) - e >= T is asked as f(x) against the threshold e + T (its
-        # released value f(x) + Lap is e + E_{2i-1}); only if it is ⊥ (E7),
-        # f'_{2i}(x) = e - f(x) >= T as -f(x) against T - e (released -f(x) + Lap).
-        if isinstance(query, CellQuery):
-            est, value = _core.rel_pmw_probe(self._ns, state.w, state._shape, query.mask,
-                                             query.vals, state.Z, self.n_public,
-                                             self._read(query), self.threshold,
-                                             self.ask_both)
-        else:
+            state = self._state
+            if self._ns.halted:
+                return state.estimate(query), "exhausted"
+            # f'_{2i-1}(x) = f(x) - e >= T is asked as f(x) against the threshold e + T
+            # (its released value f(x) + Lap is e + E_{2i-1}); only if it is ⊥ (E7),
+            # f'_{2i}(x) = e - f(x) >= T as -f(x) against T - e (released -f(x) + Lap).
             est = state.estimate(query)
-            value = self._probe(self._read(query), est)
-        if value != value:
-            return est, "hypothesis"
-        if self.clip:
-            value = min(max(value, 0.0), self.n_public)
-        self._update(query, est, value)
-        return value, "measured"
+            if cell:
+                value = _core.rel_pmw_probe(self._ns, est, self._read(query),
+                                            self.threshold, self.ask_both)
+            else:
+                value = self._probe(self._read(query), est)
+            if value != value:
+                return est, "hypothesis"
+            if self.clip:
+                value = min(max(value, 0.0), self.n_public)
+            self._update(query, est, value)
+            return value, "measured"
 
     def _probe(self, truth, est):
         """The two one-sided NumericSparse queries of rel_pmw_probe, from Python (for
