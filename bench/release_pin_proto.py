@@ -3,6 +3,8 @@ tests/test_release_regression.py (the numbers pinned there come from this script
 
     python bench/release_pin_proto.py --proto /work/shared/release/proto --seeds 20
 
+(with dpfast installed: the synthetic records come from the test module.)
+
 The prototype (RELEASE.md, ``release/proto/release.py``) is imported from --proto, run on
 the same synthetic data as the test with the same configurations, and the mean and
 standard error over seeds of the max and mean |error|/n are printed per method.
