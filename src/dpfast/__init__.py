@@ -7,7 +7,9 @@ Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
 :mod:`dpfast.randomized_response`, :mod:`dpfast.releases` (count, sum, mean, histogram,
 quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses),
-:mod:`dpfast.learn` (Boosting for People, a private boosted classifier).
+:mod:`dpfast.learn` (Boosting for People, a private boosted classifier),
+:mod:`dpfast.release` (query release: online PMW, MWEM, Boosting for Queries),
+:mod:`dpfast.ledger` (durable, shared privacy budgets).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
@@ -21,6 +23,7 @@ from . import randomized_response
 from . import releases
 from . import accuracy
 from . import learn
+from . import release
 from ._errors import (
     BudgetExceededError,
     DPFastError,
@@ -41,6 +44,7 @@ __all__ = [
     "releases",
     "accuracy",
     "learn",
+    "release",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",

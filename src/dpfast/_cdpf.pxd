@@ -245,3 +245,19 @@ cdef extern from "dpfast/grouped.h" nogil:
                                 int64_t *units)
     void dpf_select_partitions(dpf_rng_t *r, const int64_t *units, size_t n_keys,
                                const uint64_t *table, size_t n_table, uint8_t *keep)
+cdef extern from "dpfast/release.h" nogil:
+    enum:
+        DPF_REL_MAXDIM
+    int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
+                       double *out)
+    int dpf_rel_expand_mul(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                           const double *factor)
+    double dpf_rel_slice_sum(const double *w, int ndim, const int64_t *shape,
+                             uint32_t fixed, const int64_t *vals)
+    void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fixed,
+                             const int64_t *vals, double factor)
+    int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
+                         const uint32_t *masks, const int64_t *vals, const double *targets,
+                         int passes, double n, double *Z)
+    int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                            const double *targets, double n, double *Z, double *scratch)

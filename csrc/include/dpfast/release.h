@@ -1,0 +1,51 @@
+/* Query release on a dense histogram over a product domain: marginal reductions and
+ * multiplicative-weights (MW) updates by implicit strides.
+ *
+ * The histogram is a C-order array of shape shape[0..ndim-1] (ndim <= DPF_REL_MAXDIM).
+ * A marginal keeps the attributes in the bit mask `keep` and sums over the others; a
+ * marginal cell query fixes the attributes in `fixed` to vals[] (vals is indexed by
+ * attribute, entries of free attributes are ignored).  No index list and no |Q| x |X|
+ * matrix is ever built: every loop walks the array by blocks of merged dimensions.
+ *
+ * Nothing here touches privacy: these are the exact answers (of the data, or of a public
+ * synthetic histogram) and post-processing steps on released values.  The Python layer
+ * (dpfast.release) validates shapes, masks and values before calling. */
+#ifndef DPFAST_RELEASE_H
+#define DPFAST_RELEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DPF_REL_MAXDIM 32
+
+/* out[prod(shape[k], k in keep)] = sum of src over the attributes not in keep. */
+int dpf_rel_reduce(const double *src, int ndim, const int64_t *shape, uint32_t keep,
+                   double *out);
+
+/* w[x] *= factor[cell_keep(x)] for every x (the broadcast inverse of dpf_rel_reduce). */
+int dpf_rel_expand_mul(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                       const double *factor);
+
+/* Sum of w over the cells with x_a = vals[a] for a in fixed. */
+double dpf_rel_slice_sum(const double *w, int ndim, const int64_t *shape, uint32_t fixed,
+                         const int64_t *vals);
+
+/* Multiply w by factor on the same cells. */
+void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fixed,
+                         const int64_t *vals, double factor);
+
+/* MWEM's step (Hardt, Ligett, McSherry 2012) on many cell queries in turn, `passes`
+ * times: for query j (in order), est = n * sum_j(w) / Z, w_j *= exp((target_j - est) /
+ * (2n)), Z tracks sum(w).  Query j fixes the attributes masks[j] to vals[j*ndim ..].
+ * w is renormalised (and *Z reset to 1) when Z leaves [1e-200, 1e200] and at the end. */
+int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
+                     const uint32_t *masks, const int64_t *vals, const double *targets,
+                     int passes, double n, double *Z);
+
+/* MWEM's step on every measured cell of one marginal in cell order (targets[c] is NaN
+ * for an unmeasured cell): identical to the cell-by-cell rule, in two passes over w.
+ * scratch holds 2 * prod(shape[keep]) doubles.  On return sum(w) = 1 and *Z = 1. */
+int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
+                        const double *targets, double n, double *Z, double *scratch);
+
+#endif

@@ -1,0 +1,190 @@
+# Query release kernels (csrc/release.c): marginal reductions and MW updates on a dense
+# histogram by implicit strides.  The Python layer (dpfast.release) has validated the
+# shape, the masks and the codes; these wrappers only check the array lengths they index
+# (a wrong length would be an out-of-bounds access, so it is refused here too).
+
+cdef int64_t _rel_size(const int64_t[::1] shape) except -1:
+    cdef int64_t n = 1
+    cdef Py_ssize_t a
+    if shape.shape[0] < 1 or shape.shape[0] > DPF_REL_MAXDIM:
+        raise ValueError("release: the number of attributes must be in [1, 32]")
+    for a in range(shape.shape[0]):
+        if shape[a] < 1:
+            raise ValueError("release: every attribute needs at least one category")
+        n *= shape[a]
+    return n
+
+
+cdef int64_t _rel_kept(const int64_t[::1] shape, uint32_t keep):
+    cdef int64_t n = 1
+    cdef Py_ssize_t a
+    for a in range(shape.shape[0]):
+        if (keep >> a) & 1u:
+            n *= shape[a]
+    return n
+
+
+def rel_reduce(const double[::1] src, const int64_t[::1] shape, uint32_t keep,
+               double[::1] out):
+    """out = the marginal of src on the attributes in the bit mask keep."""
+    cdef int64_t n = _rel_size(shape)
+    cdef int st
+    if src.shape[0] != n or out.shape[0] != _rel_kept(shape, keep):
+        raise ValueError("release: array length does not match the domain")
+    with nogil:
+        st = dpf_rel_reduce(&src[0], <int>shape.shape[0], &shape[0], keep, &out[0])
+    _check(st)
+
+
+def rel_expand_mul(double[::1] w, const int64_t[::1] shape, uint32_t keep,
+                   const double[::1] factor):
+    """w[x] *= factor[cell(x)] over the marginal keep."""
+    cdef int64_t n = _rel_size(shape)
+    cdef int st
+    if w.shape[0] != n or factor.shape[0] != _rel_kept(shape, keep):
+        raise ValueError("release: array length does not match the domain")
+    with nogil:
+        st = dpf_rel_expand_mul(&w[0], <int>shape.shape[0], &shape[0], keep, &factor[0])
+    _check(st)
+
+
+cdef inline int _rel_arr(cnp.ndarray a, int typenum, bint writeable) except -1:
+    # plain ndarray checks instead of memoryviews: these calls sit on PMW's per-query path
+    if cnp.PyArray_TYPE(a) != typenum or not cnp.PyArray_IS_C_CONTIGUOUS(a) or \
+            cnp.PyArray_NDIM(a) != 1:
+        raise TypeError("release: expected a 1-D C-contiguous array of the kernel's dtype")
+    if writeable and not cnp.PyArray_ISWRITEABLE(a):
+        raise ValueError("release: the weights must be writeable")
+    return 0
+
+
+cdef inline int _rel_slice_args(cnp.ndarray w, cnp.ndarray shape, uint32_t fixed,
+                                cnp.ndarray vals, bint writeable) except -1:
+    cdef int64_t n = 1
+    cdef Py_ssize_t a, d
+    _rel_arr(w, cnp.NPY_FLOAT64, writeable)
+    _rel_arr(shape, cnp.NPY_INT64, False)
+    _rel_arr(vals, cnp.NPY_INT64, False)
+    d = cnp.PyArray_DIM(shape, 0)
+    cdef const int64_t *sh = <const int64_t *>cnp.PyArray_DATA(shape)
+    cdef const int64_t *v = <const int64_t *>cnp.PyArray_DATA(vals)
+    if d < 1 or d > DPF_REL_MAXDIM or cnp.PyArray_DIM(vals, 0) != d:
+        raise ValueError("release: vals must have one entry per attribute")
+    for a in range(d):
+        if sh[a] < 1:
+            raise ValueError("release: every attribute needs at least one category")
+        if (fixed >> a) & 1u and not (0 <= v[a] < sh[a]):
+            raise ValueError("release: a fixed code is outside its attribute")
+        n *= sh[a]
+    if cnp.PyArray_DIM(w, 0) != n:
+        raise ValueError("release: array length does not match the domain")
+    return 0
+
+
+cdef inline double _rel_slice(cnp.ndarray w, cnp.ndarray shape, uint32_t fixed,
+                              cnp.ndarray vals) noexcept:
+    return dpf_rel_slice_sum(<const double *>cnp.PyArray_DATA(w),
+                             <int>cnp.PyArray_DIM(shape, 0),
+                             <const int64_t *>cnp.PyArray_DATA(shape), fixed,
+                             <const int64_t *>cnp.PyArray_DATA(vals))
+
+
+def rel_slice_sum(cnp.ndarray w, cnp.ndarray shape, uint32_t fixed, cnp.ndarray vals):
+    """Sum of w over the cells with x_a = vals[a] for a in fixed."""
+    _rel_slice_args(w, shape, fixed, vals, False)
+    return _rel_slice(w, shape, fixed, vals)
+
+
+def rel_slice_scale(cnp.ndarray w, cnp.ndarray shape, uint32_t fixed, cnp.ndarray vals,
+                    double factor):
+    """Multiply w by factor on the cells of one cell query; returns their sum before."""
+    _rel_slice_args(w, shape, fixed, vals, True)
+    cdef double s = _rel_slice(w, shape, fixed, vals)
+    dpf_rel_slice_scale(<double *>cnp.PyArray_DATA(w), <int>cnp.PyArray_DIM(shape, 0),
+                        <const int64_t *>cnp.PyArray_DATA(shape), fixed,
+                        <const int64_t *>cnp.PyArray_DATA(vals), factor)
+    return s
+
+
+def rel_mw_cells(double[::1] w, const int64_t[::1] shape, const uint32_t[::1] masks,
+                 const int64_t[:, ::1] vals, const double[::1] targets, int passes,
+                 double n, double Z):
+    """MWEM's step on each cell query in turn, `passes` times; returns the new Z (1)."""
+    cdef Py_ssize_t j, a, nq = masks.shape[0], d = shape.shape[0]
+    cdef int st
+    cdef double z = Z
+    if vals.shape[0] != nq or targets.shape[0] != nq or (nq and vals.shape[1] != d):
+        raise ValueError("release: masks, vals and targets must have one row per query")
+    if _rel_size(shape) != w.shape[0]:
+        raise ValueError("release: array length does not match the domain")
+    for j in range(nq):
+        for a in range(d):
+            if (masks[j] >> a) & 1u and not (0 <= vals[j, a] < shape[a]):
+                raise ValueError("release: a fixed code is outside its attribute")
+    if nq == 0 or passes <= 0:
+        return z
+    with nogil:
+        st = dpf_rel_mw_cells(&w[0], <int>d, &shape[0], <size_t>nq, &masks[0], &vals[0, 0],
+                              &targets[0], passes, n, &z)
+    _check(st)
+    return z
+
+
+def rel_mw_marginal(double[::1] w, const int64_t[::1] shape, uint32_t keep,
+                    const double[::1] targets, double n, double[::1] scratch):
+    """MWEM's step on every measured (non-NaN) cell of one marginal; w ends normalised."""
+    cdef int64_t m = _rel_kept(shape, keep)
+    cdef int st
+    cdef double z = 1.0
+    if _rel_size(shape) != w.shape[0] or targets.shape[0] != m or scratch.shape[0] < 2 * m:
+        raise ValueError("release: array length does not match the domain")
+    with nogil:
+        st = dpf_rel_mw_marginal(&w[0], <int>shape.shape[0], &shape[0], keep, &targets[0],
+                                 n, &z, &scratch[0])
+    _check(st)
+
+
+cdef int _rel_svt_one(_SVTStream s, dpf_rng_t *r, double v, double t, double *val,
+                      uint8_t *top) except -1:
+    """One query of a NumericSparse stream, exactly as _SVTStream.step (the caller holds
+    the stream's lock and its generator's lock): validate, clamp an out-of-range value,
+    feed."""
+    cdef size_t bad = 0, done = 0
+    cdef int which = -1, st
+    st = dpf_svt_validate(s._st, &v, &t, 0, 1, &bad, &which)
+    if st == DPF_E_RANGE and which == 0 and math.isfinite(v):
+        v = math.copysign(_svt_value_bound(s._st.grid), v)   # clamp, as in step/feed
+        st = dpf_svt_validate(s._st, &v, &t, 0, 1, &bad, &which)
+    if st == DPF_OK:
+        which = -1
+        st = dpf_svt_feed(s._st, r, &v, &t, 0, 1, top, val, &done)
+    if st != DPF_OK:
+        s._status(st, bad, which, np.float64(v), np.float64(t), "value", "threshold")
+    return 0
+
+
+def rel_pmw_probe(_SVTStream stream, double est, double truth, double T, bint ask_both):
+    """One step of online PMW (Dwork & Roth Alg. 6) against a NumericSparse stream, for
+    the public estimate e = est: ask f(x) >= e + T, then (only if that was ⊥, erratum E7,
+    unless ask_both) -f(x) >= T - e.  Returns a, the answer released by the stream
+    (f(x) + noise), or NaN for ⊥⊥.  The two stream queries are the stream's own step,
+    under one acquisition of its locks (dpfast.sparse)."""
+    cdef dpf_rng_t r
+    cdef double v1 = NAN, v2 = NAN, a = NAN
+    cdef uint8_t top = 0
+    if not stream._st.started:
+        raise TypeError("stream not started")
+    if not stream._st.numeric:
+        raise TypeError("rel_pmw_probe needs a NumericSparse stream")
+    with stream._lock, stream._bg.lock:
+        if stream._is_halted():
+            raise MechanismHaltedError(stream._halted_message())
+        _bind(stream._bg, &r)
+        _rel_svt_one(stream, &r, truth, est + T, &v1, &top)
+        if v1 == v1:
+            a = v1
+        if (a != a or ask_both) and not stream._is_halted():
+            _rel_svt_one(stream, &r, -truth, T - est, &v2, &top)
+            if v2 == v2 and a != a:
+                a = -v2
+    return a

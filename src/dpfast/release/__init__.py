@@ -1,0 +1,25 @@
+"""Query release: answer many linear (counting) queries from one private histogram.
+
+Data model: :class:`Domain`, :class:`Histogram`, :class:`CellQuery`,
+:class:`MarginalWorkload`.  Mechanisms: :class:`OnlinePMW` (private multiplicative
+weights via NumericSparse), :class:`MWEM`, :class:`BoostingForQueries`, and the Laplace /
+Gaussian baselines.  Specification: RELEASE.md (Dwork & Roth 2014 ch. 4 and 6; Hardt,
+Ligett, McSherry 2012; Dwork, Rothblum, Vadhan 2010).
+"""
+
+from .domain import Domain, Histogram
+from .workloads import CellQuery, LinearQuery, MarginalWorkload
+from .cost import PrivacyCost
+from .baselines import (gaussian_marginals, gaussian_per_query, laplace_marginals,
+                        laplace_per_query, marginal_sensitivity)
+from .mwem import MWEM, MWEMResult
+from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alpha
+from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
+
+__all__ = ["Domain", "Histogram", "CellQuery", "LinearQuery", "MarginalWorkload",
+           "PrivacyCost",
+           "laplace_per_query", "laplace_marginals", "gaussian_per_query",
+           "gaussian_marginals", "marginal_sensitivity", "MWEM", "MWEMResult",
+           "OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha",
+           "numeric_sparse_alpha",
+           "BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]

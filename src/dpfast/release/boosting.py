@@ -1,0 +1,304 @@
+"""Boosting for Queries (Dwork, Rothblum, Vadhan 2010, Fig. 1 = Dwork & Roth Fig. 6.1)
+with the NoisyFit base synopsis generator, RELEASE.md §4."""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _core
+from .. import _validation as _v
+from .. import accounting as _acc
+from .. import mechanisms as _mech
+from .. import random as _random
+from .. import selection as _sel
+from ._mw import MWState, one_way_prior
+from .cost import PrivacyCost, charge, check_budget
+from .domain import Histogram
+from .workloads import MarginalWorkload
+
+__all__ = ["BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
+
+
+def boosting_alpha(eta):
+    """α = ½ ln((1 + 2η)/(1 − 2η)) (DRV 2010 Fig. 1)."""
+    return 0.5 * math.log((1.0 + 2.0 * eta) / (1.0 - 2.0 * eta))
+
+
+def reweight(d, lam, mu):
+    """a = 1 if d ≤ λ, −1 if d ≥ λ + μ, else 1 − 2(d − λ)/μ: clip(1 − 2(d − λ)/μ, −1, 1)
+    (DRV 2010 Fig. 1 step 2).  |a − a'| ≤ 2ρ/μ when |d − d'| ≤ ρ (Claim 4.4)."""
+    if mu == math.inf:
+        return np.ones_like(d)
+    return np.clip(1.0 - 2.0 * (d - lam) / mu, -1.0, 1.0)
+
+
+class BoostingResult(NamedTuple):
+    """``answers``: the median over the T synopses of each workload query (counts);
+    ``synopses``: (T, |Q|) answers of each round's synthetic histogram (public);
+    ``weights``: the final distribution D over the queries (computed from the data: it
+    is *not* released by the mechanism, and is returned only for analysis when
+    ``return_weights=True``, else None); ``privacy``: the cost."""
+
+    answers: np.ndarray
+    synopses: np.ndarray
+    weights: object
+    privacy: PrivacyCost
+
+
+class BoostingForQueries:
+    """Boosting for Queries with the ``NoisyFit`` base synopsis generator.
+
+    Round t = 1..T: draw k queries i.i.d. from D_t (D_1 uniform); NoisyFit answers each
+    distinct one with Lap(k/ε_base) (the k-vector of counts has L1 sensitivity ≤ k;
+    duplicates share one answer) and fits a synthetic histogram A_t by ``fit_passes`` MW
+    passes from the prior; then, for every q, d = |q(x) − q(A_t)|,
+    a = clip(1 − 2(d − λ)/μ, −1, 1), D_{t+1} ∝ exp(−α Σ_{j≤t} a_j).  The answer is the
+    median over t of q(A_t).
+
+    The faithful reference mechanism of the seed; on marginal workloads at n ≈ 5e4 it is
+    *not* the best choice: MWEM (group unit) and Laplace on the marginals are far more
+    accurate (RELEASE.md §6.3; docs/release.md).  Use it for general low-sensitivity
+    query families where nothing else applies.
+
+    Parameters
+    ----------
+    workload : MarginalWorkload
+    epsilon : float
+        Total pure ε (init + T ε_base + sampling).
+    n_public : float
+    rounds : int
+        T, odd (the median); T = ceil(ln|Q|/(2η²)) for the theorem (erratum B4), 1-9 in
+        practice.
+    k : int
+        Queries sampled per round.
+    eta : float in (0, 1/2)
+        The base generator's advantage: it must be λ-accurate on 1/2 + η of D_t's mass
+        (erratum B1).
+    sample_share : float in (0, 1)
+        s, the share of ε − ε_init spent on the draws from D_t; μ is solved from it.
+    lam : float, optional
+        λ in counts; default 2 k/ε_base (twice the base Laplace scale).
+    fit_passes : int
+    init : float, optional
+        ε_init of a one-way-marginal warm start (the prior of every round's fit).
+    round_to : int, optional
+        Theory-faithful mode (DRV Thm 5.3): replace A_t by n′ = round_to records sampled
+        from it (post-processing).
+    noise : {"laplace", "gaussian"}, delta : float
+        NoisyFit's noise.  ``"gaussian"`` (δ > 0) accounts in zCDP (erratum B6): see
+        Privacy.
+    rng, mode, budget
+        As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
+        the data is read.
+
+    Privacy
+    -------
+    Pure ε-DP with ε = ε_init + T ε_base + 2αkρT(T−1)/μ (basic composition): each of
+    the k draws of round t is the exponential mechanism with utility −Σ_{j<t} a_j
+    (sensitivity 2(t−1)ρ/μ, ρ = 1 for counting queries) at rate α, i.e.
+    ε_t = 4α(t−1)ρ/μ-DP (erratum B5: round 1 is free; DRV Claim 4.4 charge 4αTρ/μ to
+    every draw), and each NoisyFit is ε_base-DP (Dwork & Roth Thm 3.6).  μ is set so the
+    sampling costs exactly s (ε − ε_init).  ρ-zCDP: the draws are ε_t-bounded-range,
+    ε_t²/8-zCDP (erratum B6: ρ_sample = (k/8) Σ ε_t²), plus ε_base²/2 per round and
+    ε_init²/2 (Bun & Steinke 2016).  ``noise="gaussian"``: the whole budget is
+    ρ = zcdp_budget(ε, δ); μ is solved so that (k/8) Σ_t ε_t² is ``sample_share`` of
+    ρ − ε_init²/2, and each NoisyFit adds discrete Gaussian noise of σ² = k/(2ρ_base)
+    (L2 sensitivity √k); the total converts back to (ε, δ) (Bun & Steinke 2016).
+
+    Accuracy
+    --------
+    DRV Thm 4.1: (λ + μ)-accurate on all of Q with probability ≥ 1 − T e^{−κ} if the base
+    generator is (k, λ, η, e^{−κ})-accurate and T > ln|Q|/(2η²) (B4).  NoisyFit has no
+    proved (k, λ, η) guarantee; measured accuracy is in docs/release.md.
+
+    References
+    ----------
+    C. Dwork, G. Rothblum, S. Vadhan, Boosting and Differential Privacy, FOCS 2010
+    (Fig. 1, Thm 4.1, Claims 4.3-4.4).  Dwork & Roth 2014, ch. 6.
+    """
+
+    def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
+                 sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
+                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
+        if not isinstance(workload, MarginalWorkload):
+            raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
+        self.workload = workload
+        self.epsilon = _v.epsilon(epsilon)
+        self.n_public = _v.positive("n_public", n_public)
+        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 4)
+        if self.rounds % 2 == 0:
+            raise _v.PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
+        self.k = _v.integer("k", k, minimum=1, maximum=10 ** 8)
+        eta = _v.positive("eta", eta)
+        if not eta < 0.5:
+            _v._fail("eta", "in (0, 1/2)", eta)
+        self.eta = eta
+        share = _v.positive("sample_share", sample_share)
+        if not share < 1.0:
+            _v._fail("sample_share", "in (0, 1)", sample_share)
+        self.sample_share = share
+        self.fit_passes = _v.integer("fit_passes", fit_passes, minimum=0, maximum=10 ** 4)
+        self.init = None if init is None else _v.epsilon(init, "init")
+        self.round_to = None if round_to is None else _v.integer("round_to", round_to,
+                                                                  minimum=1)
+        self.mode = _v.choice("mode", mode, ("secure", "fast"))
+        self.rng = _core.resolve_rng(rng)
+        self.budget = check_budget(budget)
+        eps_init = self.init or 0.0
+        if not eps_init < self.epsilon:
+            raise _v.PrivacyParameterError("init must be < epsilon")
+        self.noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+        self.delta = _v.delta(delta)
+        if (self.noise == "gaussian") != (self.delta > 0.0):
+            raise _v.PrivacyParameterError("noise='gaussian' needs delta > 0 and "
+                                           "noise='laplace' needs delta = 0")
+        rest = self.epsilon - eps_init
+        T = self.rounds
+        self.alpha = boosting_alpha(eta)
+        self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
+        self.rho = None
+        if self.noise == "gaussian":
+            self._gaussian_plan(eps_init, share, lam)
+            return
+        if T == 1:
+            # D_1 is uniform: no draw depends on the data, no sampling cost
+            self.eps_base = rest
+            self.mu = math.inf
+        else:
+            self.eps_base = (1.0 - share) * rest / T
+            # B5: eps_sample = 2 alpha k rho T(T-1)/mu = share * rest
+            # (rounded up: a larger mu only lowers the sampling cost below share * rest)
+            self.mu = (2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
+                       * (1 + 2.0 ** -40))
+        self.lam = (2.0 * self.k / self.eps_base if lam is None
+                    else _v.nonnegative("lam", lam))
+
+    def _gaussian_plan(self, eps_init, share, lam):
+        """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
+        cost ρ_sample = (k/8) Σ_t ε_t² = 2kα²ρ_q² S/μ² with S = Σ_t (t−1)², set to
+        share × the rest by μ; each NoisyFit gets ρ_base = (1 − share) × rest / T and
+        discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
+        T, k = self.rounds, self.k
+        self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
+        rest = self.rho - eps_init ** 2 / 2.0
+        if not rest > 0.0:
+            raise _v.PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
+        S = (T - 1) * T * (2 * T - 1) / 6.0
+        if T == 1:
+            self.mu = math.inf
+            rho_base = rest
+        else:
+            rho_base = (1.0 - share) * rest / T
+            self.mu = (math.sqrt(2.0 * k * S / (share * rest)) * self.alpha * self.rho_q
+                       * (1 + 2.0 ** -40))
+        self.rho_base = rho_base
+        self.sigma2 = k / (2.0 * rho_base) * (1 + 2.0 ** -40)
+        self.eps_base = None
+        self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
+                    else _v.nonnegative("lam", lam))
+
+    def _eps_draw(self, t):
+        """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
+        return 0.0 if t == 1 else 4.0 * self.alpha * (t - 1) * self.rho_q / self.mu
+
+    @property
+    def privacy_cost(self):
+        T, k = self.rounds, self.k
+        e_init = self.init or 0.0
+        if self.noise == "gaussian":
+            r_sample = sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1))
+            parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
+                ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
+            return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
+        e_sample = sum(k * self._eps_draw(t) for t in range(1, T + 1))
+        eps = e_init + T * self.eps_base + e_sample
+        rho = (e_init ** 2 / 2.0 + T * self.eps_base ** 2 / 2.0
+               + sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1)))
+        parts = ((("init", e_init),) if self.init else ()) + (
+            ("base", T * self.eps_base), ("sampling", e_sample))
+        # eps is epsilon by construction of mu (mu rounded up); the float sum can only
+        # differ from it by rounding, so the promised bound is epsilon itself
+        up = 1 + 2.0 ** -40
+        eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else eps * up
+        return PrivacyCost(eps, 0.0, rho * up, parts)
+
+    def run(self, histogram, *, return_weights=False):
+        """Charge the budget, then boost; returns :class:`BoostingResult`."""
+        if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
+            raise TypeError("histogram must be a Histogram over the workload's domain")
+        if not isinstance(return_weights, bool):
+            raise TypeError("return_weights must be a bool")
+        cost = self.privacy_cost
+        charge(self.budget, cost, f"BoostingForQueries(T={self.rounds}, k={self.k})")
+        wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
+        prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
+        truth = wl.answer(histogram)
+        nq = wl.n_queries
+        cum = np.zeros(nq)
+        synopses = np.empty((self.rounds, nq))
+        post = np.random.Generator(rng) if self.round_to else None
+        for t in range(1, self.rounds + 1):
+            S = self._draw(cum, t)
+            A = self._noisy_fit(histogram, truth, S, prior, post)
+            synopses[t - 1] = A
+            d = np.abs(truth - A)
+            cum += reweight(d, self.lam, self.mu)
+        answers = np.median(synopses, axis=0)
+        weights = None
+        if return_weights:
+            logu = -self.alpha * cum
+            weights = np.exp(logu - logu.max())
+            weights /= weights.sum()
+        return BoostingResult(answers, synopses, weights, cost)
+
+    def _draw(self, cum, t):
+        """k i.i.d. draws from D_t ∝ exp(−α Σ_{j<t} a_j): the exponential mechanism with
+        utility −cum and sensitivity 2(t−1)ρ/μ at ε_t = 4α(t−1)ρ/μ (so that
+        ε_t u/(2Δ) = α u exactly).  Round 1: uniform (all utilities 0)."""
+        if t == 1:
+            return self._em_draws(np.zeros(cum.size), 1.0, 1.0)
+        return self._em_draws(-cum, self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu)
+
+    def _em_draws(self, u, eps, sens):
+        """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
+        sensitivity=sens): the same kernels and grid, validated and planned once for
+        the k draws instead of once per draw."""
+        out = np.empty(self.k, dtype=np.int64)
+        arr = _sel._scores(u, self.mode)
+        if self.mode == "secure":
+            inv_grid, g, s = _sel._grid(eps, sens, False, False)
+            for i in range(self.k):
+                out[i] = _core.em_secure(arr, inv_grid, g, s, self.rng)
+        else:
+            gamma = _sel._fast_gamma(eps, sens, False)
+            for i in range(self.k):
+                out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, self.rng)
+        return out
+
+    def _noisy_fit(self, histogram, truth, S, prior, post):
+        """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
+        wl = self.workload
+        distinct = np.unique(S)
+        if self.noise == "laplace":
+            noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
+                                            sensitivity=float(self.k), rng=self.rng,
+                                            mode=self.mode)
+        elif self.mode == "fast":
+            noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
+                                                       distinct.size, rng=self.rng)
+        else:
+            # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
+            # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14
+            noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
+                sigma2=self.sigma2, size=distinct.size, rng=self.rng)
+        state = MWState(wl.domain, self.n_public, prior)
+        if self.fit_passes:
+            state.fit_cells(wl.query_masks[distinct], wl.query_vals[distinct], noisy,
+                            self.fit_passes)
+        counts = state.counts()
+        if post is not None:
+            # DRV Thm 5.3's small database: n' records drawn from A_t (post-processing)
+            rows = post.multinomial(self.round_to, state.distribution())
+            counts = rows * (self.n_public / self.round_to)
+        return wl.answer(counts)

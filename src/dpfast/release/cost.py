@@ -1,0 +1,36 @@
+"""The privacy record every query-release mechanism exposes as ``privacy_cost``."""
+
+from typing import NamedTuple, Optional
+
+
+class PrivacyCost(NamedTuple):
+    """Whole cost of a mechanism, computed from public parameters before any data is
+    touched.
+
+    ``epsilon``, ``delta``: the (ε, δ)-DP guarantee charged to ``budget=`` (δ = 0 for
+    pure ε-DP).  ``rho``: a ρ-zCDP guarantee where one follows (pure ε-DP implies
+    ε²/2-zCDP, Bun & Steinke 2016 Prop. 1.4; an ε-bounded-range selection is
+    ε²/8-zCDP, Cesar & Rogers 2021), else None.  ``parts``: the labelled components.
+    """
+
+    epsilon: float
+    delta: float
+    rho: Optional[float]
+    parts: tuple = ()
+
+
+def charge(budget, cost, label):
+    """Charge the whole cost once, before anything is drawn or read."""
+    if budget is None:
+        return
+    if not callable(getattr(budget, "spend", None)):
+        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
+                        f"method; got {type(budget).__name__}")
+    budget.spend(cost.epsilon, cost.delta, label=label)
+
+
+def check_budget(budget):
+    if budget is not None and not callable(getattr(budget, "spend", None)):
+        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
+                        f"method; got {type(budget).__name__}")
+    return budget

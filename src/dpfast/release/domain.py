@@ -1,0 +1,198 @@
+"""The public data model of query release: a :class:`Domain` of attributes with public,
+finite category counts, and a :class:`Histogram` of counts over it.
+
+The layout follows private-pgm's ``Domain`` (McKenna, Sheldon, Miklau 2019): the universe
+X is the product of the attributes' categories, stored as a dense C-order array of
+``prod(shape)`` cells (mixed radix, first attribute slowest).
+"""
+
+import numbers
+
+import numpy as np
+
+from .. import _validation as _v
+
+__all__ = ["Domain", "Histogram"]
+
+#: Largest universe a Domain accepts (8 bytes per cell per histogram: 128 MiB).
+MAX_CELLS = 2 ** 24
+_MAX_ATTRS = 32                  # csrc/include/dpfast/release.h, DPF_REL_MAXDIM
+
+
+class Domain:
+    """Attributes with public category counts: ``Domain(["age", "sex"], [5, 2])``.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Distinct attribute names, at most 32.
+    sizes : sequence of int
+        Number of categories of each attribute (>= 1); the product, |X|, is at most
+        ``2**24``.
+    """
+
+    __slots__ = ("names", "shape", "size", "_index", "_shape64")
+
+    def __init__(self, names, sizes):
+        names = tuple(names)
+        sizes = tuple(sizes)
+        for nm in names:
+            if not isinstance(nm, str):
+                raise TypeError(f"attribute names must be str; got {type(nm).__name__}")
+        if not 1 <= len(names) <= _MAX_ATTRS or len(set(names)) != len(names):
+            raise _v.PrivacyParameterError(
+                f"names must be 1 to {_MAX_ATTRS} distinct strings; got {names!r}")
+        if len(sizes) != len(names):
+            raise _v.PrivacyParameterError("sizes must have one entry per attribute name")
+        sizes = tuple(_v.integer(f"size of {nm!r}", s, minimum=1, maximum=MAX_CELLS)
+                      for nm, s in zip(names, sizes))
+        total = 1
+        for s in sizes:
+            total *= s
+        if total > MAX_CELLS:
+            raise _v.PrivacyParameterError(
+                f"the universe has {total} cells; at most {MAX_CELLS} are supported")
+        self.names = names
+        self.shape = sizes
+        self.size = total
+        self._index = {nm: i for i, nm in enumerate(names)}
+        self._shape64 = np.asarray(sizes, dtype=np.int64)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def attr(self, key):
+        """The position of an attribute given by name or position."""
+        if isinstance(key, str):
+            if key in self._index:
+                return self._index[key]
+            raise _v.PrivacyParameterError(f"unknown attribute {key!r}")
+        i = _v.integer("attribute", key, minimum=0, maximum=len(self.names) - 1)
+        return i
+
+    def attrs(self, keys):
+        """Sorted distinct positions of several attributes."""
+        if isinstance(keys, (str, numbers.Integral)):
+            keys = (keys,)
+        pos = sorted(self.attr(k) for k in keys)
+        if len(set(pos)) != len(pos):
+            raise _v.PrivacyParameterError(f"attributes repeat in {tuple(keys)!r}")
+        return tuple(pos)
+
+    def __eq__(self, other):
+        return (isinstance(other, Domain) and other.names == self.names
+                and other.shape == self.shape)
+
+    def __hash__(self):
+        return hash((self.names, self.shape))
+
+    def __repr__(self):
+        inner = ", ".join(f"{n}={s}" for n, s in zip(self.names, self.shape))
+        return f"Domain({inner})"
+
+
+def _integer_codes(name, col):
+    """An integer column as int64, refused by dtype only (never by value)."""
+    arr = np.asarray(col)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu" or arr.dtype == np.uint64:
+        raise TypeError(f"codes of {name!r} must be an integer dtype no wider than int64; "
+                        f"got {arr.dtype}")
+    return arr.astype(np.int64, copy=False)
+
+
+class Histogram:
+    """Counts over a :class:`Domain`: the private database as a vector x in N^|X|.
+
+    Build it from records with :meth:`from_codes`, or from counts directly.  The number
+    of records is *not* public: mechanisms take ``n_public`` separately and never read
+    the count from the data (RELEASE.md §1.2, erratum E5).
+
+    Parameters
+    ----------
+    domain : Domain
+    counts : array_like of real, shape ``(domain.size,)`` or ``domain.shape``
+        Refused by dtype (bool, complex, object, longdouble) and by shape only; values
+        are private, so a negative or non-finite count is clamped to ``[0, 2**53]``, never
+        refused.
+    """
+
+    __slots__ = ("domain", "_counts")
+
+    def __init__(self, domain, counts):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        arr = np.asarray(counts)
+        if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf" or arr.dtype == np.uint64 \
+                or (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+            raise TypeError(f"counts must be integers or floats of at most 64 bits; "
+                            f"got {arr.dtype}")
+        if arr.shape not in ((domain.size,), domain.shape):
+            raise _v.PrivacyParameterError(
+                f"counts must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
+        c = np.array(arr, dtype=np.float64).reshape(-1)
+        np.nan_to_num(c, copy=False, nan=0.0, posinf=2.0 ** 53, neginf=0.0)
+        np.clip(c, 0.0, 2.0 ** 53, out=c)
+        c.flags.writeable = False
+        self.domain = domain
+        self._counts = c
+
+    @classmethod
+    def from_codes(cls, domain, table):
+        """Count records given as category codes, one column per attribute.
+
+        Parameters
+        ----------
+        domain : Domain
+        table : 2-D integer ndarray of shape (n, domain.ndim), or a pandas DataFrame
+            with a column per attribute name (integer or categorical columns).
+
+        Codes outside an attribute's range ``[0, size)`` are clamped to the nearest end
+        (the hardening rule for private values: a clamped record still lies in exactly one
+        cell of X, so no query's sensitivity changes, and nothing about the value is
+        revealed by an error).  Non-integer dtypes are refused by type.
+        """
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        cols = _columns(domain, table)
+        flat = np.zeros(cols[0].shape[0], dtype=np.int64)
+        for col, size in zip(cols, domain.shape):
+            flat *= size
+            flat += np.clip(col, 0, size - 1)
+        counts = np.bincount(flat, minlength=domain.size).astype(np.float64)
+        return cls(domain, counts)
+
+    @property
+    def counts(self):
+        """Read-only float64 counts, length ``domain.size``."""
+        return self._counts
+
+    def __repr__(self):
+        return f"Histogram({self.domain!r})"   # never the counts: they are private
+
+
+def _columns(domain, table):
+    if hasattr(table, "columns") and hasattr(table, "iloc"):      # a pandas DataFrame
+        cols = []
+        for nm in domain.names:
+            if nm not in table.columns:
+                raise _v.PrivacyParameterError(f"the table has no column {nm!r}")
+            col = table[nm]
+            if str(col.dtype) == "category":
+                col = col.cat.codes          # missing values are code -1: clamped to 0
+            elif str(col.dtype).startswith(("Int", "UInt")):
+                raise TypeError(f"column {nm!r} is a nullable integer; fill or drop the "
+                                "missing values first")
+            cols.append(_integer_codes(nm, col.to_numpy()))
+        return cols
+    arr = np.asarray(table)
+    if arr.ndim != 2 or arr.shape[1] != domain.ndim:
+        raise _v.PrivacyParameterError(
+            f"table must have shape (n, {domain.ndim}); got {arr.shape}")
+    arr = _integer_codes("table", arr)
+    return [arr[:, a] for a in range(domain.ndim)]
+
+
+def shape64(domain):
+    """The domain's shape as the int64 array the C kernels take."""
+    return domain._shape64

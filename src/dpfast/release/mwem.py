@@ -1,0 +1,256 @@
+"""MWEM (Hardt, Ligett, McSherry 2012), RELEASE.md §3."""
+
+from typing import NamedTuple
+
+import math
+
+import numpy as np
+
+from .. import _core
+from .. import accounting as _acc
+from .. import random as _random
+from .. import _validation as _v
+from .. import mechanisms as _mech
+from .. import selection as _sel
+from ._mw import MWState, one_way_prior
+from .cost import PrivacyCost, charge, check_budget
+from .domain import Histogram
+from .workloads import MarginalWorkload
+
+__all__ = ["MWEM", "MWEMResult"]
+
+
+class MWEMResult(NamedTuple):
+    """``histogram``: the synthetic counts (a public :class:`Histogram`, total n_public);
+    ``answers``: the workload's answers on it; ``log``: one ``(round, unit, measured)``
+    per round (unit = query or marginal index, measured = the noisy value(s));
+    ``privacy``: the :class:`PrivacyCost` charged."""
+
+    histogram: Histogram
+    answers: np.ndarray
+    log: tuple
+    privacy: PrivacyCost
+
+
+class MWEM:
+    """MWEM: T rounds of (exponential-mechanism selection, Laplace measurement, MW update).
+
+    Round i (Hardt, Ligett, McSherry 2012, Algorithm 1, in counts): select a query (or a
+    whole marginal, ``unit="group"``) with probability ∝ exp(ε_r · s / 2), where
+    s = |q(A) - q(B)| (the L1 error of the marginal's cells for a group), sensitivity 1;
+    measure it with Lap(1/ε_r) per cell (= Lap(2T/ε) without a warm start), or with
+    discrete Gaussian noise (``measure="gaussian"``, zCDP accounting, beyond the paper); update
+    A(x) ← A(x)·exp(q(x)(m − q(A))/(2n)) for every measured cell, then replay all past
+    measurements ``passes - 1`` times.  ε_r = (ε − ε_init)/(2T) for both the selection
+    and the measurement.
+
+    Parameters
+    ----------
+    workload : MarginalWorkload
+    epsilon : float
+        Total ε, including ``init``'s share.
+    rounds : int
+        T >= 1.
+    n_public : float
+        The public number of records n (never read from the data; erratum E5).
+    unit : {"group", "query"}
+        Measure a whole marginal per round (its cell vector has L1 sensitivity 1, so it
+        costs as much as one cell; smartnoise's "cuboids") or a single cell.
+    select : {"exponential", "gumbel", "permute_and_flip"}
+        "exponential" and "gumbel" are the same law (the exact exponential mechanism on
+        the secure path; Gumbel-max on the fast path).  "permute_and_flip" (McKenna &
+        Sheldon 2020) has the same ε and is never less accurate in expectation; it is
+        beyond the paper.
+    measure : {"laplace", "gaussian"}
+        ``"gaussian"`` (needs ``delta > 0``): (ε, δ) is turned into the largest ρ-zCDP
+        budget that converts back to it (``accounting.zcdp_budget``); ρ_init = ε_init²/2
+        goes to the warm start and each round gets ρ_r = (ρ − ρ_init)/T: half for the
+        selection at ε_sel = 2 sqrt(ρ_r), half for exact discrete Gaussian noise with
+        σ² = 1/ρ_r on the floored counts.
+    delta : float
+        δ of the Gaussian variant (0 for Laplace).
+    passes : int
+        MW passes per round over all measurements (1 = as analysed; 10 = Hardt's code).
+    output : {"last", "average"}
+        Last iterate (what practitioners run) or the average of A_1..A_T (the theorem's).
+    init : float or None
+        ε_init: warm start from the product of noisy one-way marginals, Lap(d/ε_init)
+        each, taken out of ``epsilon``.
+    exclude_measured : bool
+        Select only among units not measured yet (a data-independent restriction of
+        the candidates; sampled exactly, no retries -- unlike smartnoise's fallback,
+        RELEASE.md §3.3.3).  When every unit is measured all are candidates again, and a
+        repeated unit's measurements are averaged.
+    rng, mode
+        Randomness and path of every draw (``mode="fast"``: simulation only).
+    budget
+        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read.
+
+    Privacy
+    -------
+    ε-DP by basic composition: ε_init + T (ε_r + ε_r) = ε (each selection is ε_r-DP,
+    Dwork & Roth Thm 3.10 / McKenna & Sheldon 2020; each measurement ε_r-DP, Thm 3.6,
+    the measured unit has L1 sensitivity 1).  Also ρ-zCDP with
+    ρ = ε_init²/2 + T (ε_r²/8 + ε_r²/2): the selections are ε_r-bounded-range (Durfee &
+    Rogers 2019; Cesar & Rogers 2021); Laplace is ε_r²/2-zCDP (Bun & Steinke 2016).
+    Replays, averaging and the output choice are post-processing.
+    ``measure="gaussian"``: ρ-zCDP with ρ = ``zcdp_budget(ε, δ)``: per round the
+    selection is ε_sel-bounded-range, ε_sel²/8 = ρ_r/2, and the discrete Gaussian on a
+    unit of L2 sensitivity 1 is 1/(2σ²) = ρ_r/2 (Canonne, Kamath, Steinke 2020, Thm 14);
+    composed (Bun & Steinke 2016, Lemma 2.3) and converted back, (ε, δ)-DP.
+
+    Accuracy
+    --------
+    For the average iterate with ``passes=1``: max error ≤ 2n sqrt(ln|X|/T) +
+    10 T ln|Q|/ε with probability ≥ 1 − 2T/|Q| (Hardt et al. Thm 2.2, quoted from memory
+    in RELEASE.md; vacuous at n ≈ 5e4).  The practical options carry no theorem; their
+    measured accuracy on UCI Adult is in docs/release.md.  Laplace on the marginals beats
+    MWEM on 2-way marginals for ε ≥ 0.5.
+
+    References
+    ----------
+    M. Hardt, K. Ligett, F. McSherry, A simple and practical algorithm for differentially
+    private data release, NeurIPS 2012.  Dwork & Roth 2014, §3.3-3.4, §4.2.
+    """
+
+    def __init__(self, workload, *, epsilon, rounds, n_public, unit="group",
+                 select="exponential", measure="laplace", delta=0.0, passes=10,
+                 output="last", init=None, exclude_measured=True, rng=None, mode="secure",
+                 budget=None):
+        if not isinstance(workload, MarginalWorkload):
+            raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
+        self.workload = workload
+        self.epsilon = _v.epsilon(epsilon)
+        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 6)
+        self.n_public = _v.positive("n_public", n_public)
+        self.unit = _v.choice("unit", unit, ("group", "query"))
+        self.select = _v.choice("select", select, ("exponential", "gumbel", "permute_and_flip"))
+        self.passes = _v.integer("passes", passes, minimum=1, maximum=10 ** 4)
+        self.output = _v.choice("output", output, ("last", "average"))
+        self.init = None if init is None else _v.epsilon(init, "init")
+        if not isinstance(exclude_measured, bool):
+            raise TypeError("exclude_measured must be a bool")
+        self.exclude_measured = exclude_measured
+        self.mode = _v.choice("mode", mode, ("secure", "fast"))
+        self.rng = _core.resolve_rng(rng)
+        self.budget = check_budget(budget)
+        eps_init = self.init or 0.0
+        if not eps_init < self.epsilon:
+            raise _v.PrivacyParameterError(
+                f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}")
+        self.measure = _v.choice("measure", measure, ("laplace", "gaussian"))
+        self.delta = _v.delta(delta)
+        if self.measure == "laplace":
+            if self.delta != 0.0:
+                raise _v.PrivacyParameterError("delta applies to measure='gaussian' only")
+            self.eps_round = (self.epsilon - eps_init) / (2.0 * self.rounds)
+            self.rho = None
+        else:
+            if self.delta == 0.0:
+                raise _v.PrivacyParameterError("measure='gaussian' needs delta > 0")
+            # the whole (ε, δ) as zCDP (Bun & Steinke 2016, Prop. 1.3 / CKS 2020 Cor. 13),
+            # minus the warm start's ε_init²/2; half of each round's share to the
+            # selection (ε_sel-bounded range: ε_sel²/8-zCDP), half to the Gaussian.
+            self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
+            rho_round = (self.rho - eps_init ** 2 / 2.0) / self.rounds
+            if not rho_round > 0.0:
+                raise _v.PrivacyParameterError(
+                    "init's ε_init²/2 leaves no zCDP budget for the rounds")
+            self.eps_round = math.sqrt(4.0 * rho_round) * (1 - 2.0 ** -40)
+            # σ² = 1/(2 · ρ_round/2), rounded up
+            self.sigma2 = (1.0 / rho_round) * (1 + 2.0 ** -40)
+        if not self.eps_round > 0.0:
+            raise _v.PrivacyParameterError("epsilon / (2 rounds) underflows")
+
+    @property
+    def privacy_cost(self):
+        e = self.eps_round
+        eps_init = self.init or 0.0
+        if self.measure == "gaussian":
+            parts = ((("init", eps_init),) if self.init else ()) + (
+                ("rho_per_round", (self.rho - eps_init ** 2 / 2.0) / self.rounds),)
+            return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
+        # basic composition; the sum is at most epsilon up to one rounding: report epsilon
+        parts = ((("init", eps_init),) if self.init else ()) + (
+            ("selection", self.rounds * e), ("measurement", self.rounds * e))
+        rho = eps_init ** 2 / 2.0 + self.rounds * (e * e / 8.0 + e * e / 2.0)
+        return PrivacyCost(self.epsilon, 0.0, rho * (1 + 2.0 ** -40), parts)
+
+    def run(self, histogram):
+        """Charge the budget, then run T rounds on ``histogram``; returns
+        :class:`MWEMResult`."""
+        if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
+            raise TypeError("histogram must be a Histogram over the workload's domain")
+        cost = self.privacy_cost
+        charge(self.budget, cost, f"MWEM(T={self.rounds}, unit={self.unit})")
+        wl, n, e, rng, mode = self.workload, self.n_public, self.eps_round, self.rng, self.mode
+        prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
+        state = MWState(wl.domain, n, prior)
+        truth = wl.answer(histogram)
+        group = self.unit == "group"
+        n_units = wl.m if group else wl.n_queries
+        measured = np.zeros(n_units, dtype=bool)
+        sums = np.zeros(wl.n_queries)       # sum of measurements per query
+        times = np.zeros(wl.n_queries)      # how many
+        acc = np.zeros(wl.domain.size) if self.output == "average" else None
+        log = []
+        est = np.empty(wl.n_queries)
+        for r in range(self.rounds):
+            wl.answer(state.w, est)
+            est *= n / state.w.sum()
+            err = np.abs(est - truth)
+            scores = np.add.reduceat(err, wl.offsets[:-1]) if group else err
+            cand = np.flatnonzero(~measured) if self.exclude_measured else None
+            if cand is None or cand.size == 0:
+                cand = np.arange(n_units)
+            unit = int(cand[self._choose(scores[cand])])
+            measured[unit] = True
+            qs = wl.marginal_slice(unit) if group else slice(unit, unit + 1)
+            noisy = self._measure(truth[qs])
+            sums[qs] += noisy
+            times[qs] += 1
+            log.append((r, unit, noisy.copy()))
+            self._replay(state, wl, sums, times, measured, group, first=unit)
+            if acc is not None:
+                acc += state.distribution()
+        dist = acc / self.rounds if acc is not None else state.distribution()
+        synth = Histogram(wl.domain, n * dist)
+        return MWEMResult(synth, wl.answer(synth.counts), tuple(log), cost)
+
+    def _measure(self, values):
+        """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
+        if self.measure == "laplace":
+            return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
+                                           rng=self.rng, mode=self.mode)
+        if self.mode == "fast":
+            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
+                                             rng=self.rng)
+        # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
+        # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
+        # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
+        base = np.floor(values)
+        return base + _random.discrete_gaussian(sigma2=self.sigma2, size=values.shape,
+                                                rng=self.rng)
+
+    def _choose(self, scores):
+        # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
+        if self.select == "permute_and_flip":
+            return _sel.permute_and_flip(scores, epsilon=self.eps_round, sensitivity=1.0,
+                                         rng=self.rng, mode=self.mode)
+        return _sel.exponential_mechanism(scores, epsilon=self.eps_round, sensitivity=1.0,
+                                          rng=self.rng, mode=self.mode)
+
+    def _replay(self, state, wl, sums, times, measured, group, first):
+        """The new measurement once, then every measurement passes - 1 times
+        (post-processing; repeated units use the mean of their measurements)."""
+        units = np.flatnonzero(measured)
+        for p in range(self.passes):
+            todo = [first] if p == 0 else units
+            if group:
+                for g in todo:
+                    sl = wl.marginal_slice(g)
+                    state.fit_marginal(int(wl.masks[g]), sums[sl] / times[sl])
+            else:
+                idx = np.asarray(todo, dtype=np.int64)
+                state.fit_cells(wl.query_masks[idx], wl.query_vals[idx],
+                                sums[idx] / times[idx], 1)

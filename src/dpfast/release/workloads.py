@@ -1,0 +1,281 @@
+"""Workloads of linear queries over a :class:`~dpfast.release.Domain`: marginal-cell
+queries (all cells of a chosen set of marginals) and single cell queries.
+
+A marginal on attributes S is an axis reduction of the dense histogram; every record
+lies in exactly one cell of each marginal, so the vector of all cells of m marginals has
+L1 sensitivity m and L2 sensitivity sqrt(m) under add/remove-one neighbours
+(:meth:`MarginalWorkload.sensitivity`).  Reductions run in C by implicit strides
+(``csrc/release.c``): no index list and no |Q| x |X| matrix is built.
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import _core
+from .. import _validation as _v
+from .domain import Domain, shape64
+
+__all__ = ["CellQuery", "LinearQuery", "MarginalWorkload"]
+
+
+class CellQuery:
+    """The counting query "attributes ``attrs`` take the values ``values``": the sum of
+    the histogram over one cell of the marginal on ``attrs``.  Public by construction.
+
+    ``CellQuery(domain, ("age", "sex"), (2, 1))``
+    """
+
+    __slots__ = ("domain", "attrs", "values", "mask", "vals", "n_cells", "cell")
+
+    def __init__(self, domain, attrs, values):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        keys = (attrs,) if isinstance(attrs, str) else tuple(attrs)
+        values = tuple(np.atleast_1d(values).tolist()) if not isinstance(values, tuple) \
+            else values
+        if len(keys) != len(values):
+            raise _v.PrivacyParameterError("attrs and values must have the same length")
+        pairs = sorted((domain.attr(k), v) for k, v in zip(keys, values))
+        if len({a for a, _ in pairs}) != len(pairs):
+            raise _v.PrivacyParameterError(f"attributes repeat in {keys!r}")
+        vals = np.zeros(domain.ndim, dtype=np.int64)
+        mask = 0
+        cells = domain.size
+        for a, v in pairs:
+            v = _v.integer(f"value of {domain.names[a]!r}", v, minimum=0,
+                           maximum=domain.shape[a] - 1)
+            vals[a] = v
+            mask |= 1 << a
+            cells //= domain.shape[a]
+        vals.flags.writeable = False
+        self.domain = domain
+        self.attrs = tuple(a for a, _ in pairs)
+        self.values = tuple(int(vals[a]) for a in self.attrs)
+        self.mask = mask
+        self.vals = vals
+        self.n_cells = cells
+        # position of this cell in the C-order table of the marginal on attrs
+        cell = 0
+        for a, v in zip(self.attrs, self.values):
+            cell = cell * domain.shape[a] + v
+        self.cell = cell
+
+    def evaluate(self, counts):
+        """The query's value on a histogram (array of length ``domain.size``)."""
+        return _core.rel_slice_sum(counts, shape64(self.domain), self.mask, self.vals)
+
+    def __repr__(self):
+        body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
+        return f"CellQuery({body})"
+
+
+class LinearQuery:
+    """A general linear query f: X → [0, 1], f(x) = Σ_i f_i x_i, from a dense vector of
+    public weights (0/1 for a counting query).  Its sensitivity is 1 count under
+    add/remove-one neighbours.
+
+    ``LinearQuery(domain, weights)`` or ``LinearQuery.from_cells(domain, indices)``.
+    Weights are public: a weight outside [0, 1] or a non-finite one is refused.
+    """
+
+    __slots__ = ("domain", "weights", "binary")
+
+    def __init__(self, domain, weights):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        arr = _v.float_array("weights", weights)
+        if arr.shape not in ((domain.size,), domain.shape):
+            raise _v.PrivacyParameterError(
+                f"weights must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
+        if not ((arr >= 0.0).all() and (arr <= 1.0).all()):
+            raise _v.PrivacyParameterError("weights must lie in [0, 1]")
+        arr = np.array(arr, dtype=np.float64).reshape(-1)
+        arr.flags.writeable = False
+        self.domain = domain
+        self.weights = arr
+        self.binary = bool(((arr == 0.0) | (arr == 1.0)).all())
+
+    @classmethod
+    def from_cells(cls, domain, indices):
+        """The counting query of a set of cells (flat indices into X)."""
+        idx = np.asarray(indices)
+        if idx.dtype == np.bool_ or idx.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers; got dtype {idx.dtype}")
+        if idx.size and (idx.min() < 0 or idx.max() >= domain.size):
+            raise _v.PrivacyParameterError(f"indices must lie in [0, {domain.size})")
+        w = np.zeros(domain.size)
+        w[idx] = 1.0
+        return cls(domain, w)
+
+    def evaluate(self, counts):
+        return float(np.dot(self.weights, counts))
+
+    def __repr__(self):
+        return f"LinearQuery(support={int(np.count_nonzero(self.weights))})"
+
+
+class MarginalWorkload:
+    """Every cell of each marginal in ``marginals``, in marginal-major, C order.
+
+    Parameters
+    ----------
+    domain : Domain
+    marginals : sequence of sequences of attributes (names or positions)
+        Distinct attribute sets; each is sorted into domain order.
+
+    Attributes
+    ----------
+    m : int
+        Number of marginals.
+    n_queries : int
+        |Q|, the total number of cells.
+    offsets : ndarray
+        ``offsets[g]:offsets[g+1]`` are the queries of marginal g.
+    query_marginal : ndarray
+        The marginal of each query.
+    """
+
+    def __init__(self, domain, marginals):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        sets = [domain.attrs(mg) for mg in marginals]
+        if not sets:
+            raise _v.PrivacyParameterError("a workload needs at least one marginal")
+        if len(set(sets)) != len(sets):
+            raise _v.PrivacyParameterError("the marginals of a workload must be distinct")
+        self.domain = domain
+        self.marginals = tuple(sets)
+        self.m = len(sets)
+        self.masks = np.array([sum(1 << a for a in s) for s in sets], dtype=np.uint32)
+        self.cell_shapes = tuple(tuple(domain.shape[a] for a in s) for s in sets)
+        ncell = [math.prod(sh) for sh in self.cell_shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(ncell)]).astype(np.int64)
+        self.n_queries = int(self.offsets[-1])
+        self.query_marginal = np.repeat(np.arange(self.m), ncell)
+        # (|Q|, d) codes and masks of every cell query, for the C MW loops
+        vals = np.zeros((self.n_queries, domain.ndim), dtype=np.int64)
+        for g, s in enumerate(sets):
+            codes = np.indices(self.cell_shapes[g]).reshape(len(s), -1) if s else \
+                np.zeros((0, 1), dtype=np.int64)
+            for k, a in enumerate(s):
+                vals[self.offsets[g]:self.offsets[g + 1], a] = codes[k]
+        self.query_vals = vals
+        self.query_masks = self.masks[self.query_marginal].astype(np.uint32)
+        self._plan = _plan(domain.shape, sets)
+
+    @classmethod
+    def k_way(cls, domain, k):
+        """All ``C(d, k)`` k-way marginals."""
+        k = _v.integer("k", k, minimum=0, maximum=domain.ndim)
+        return cls(domain, itertools.combinations(range(domain.ndim), k))
+
+    def sensitivity(self):
+        """(L1, L2) sensitivity of the vector of all answers: (m, sqrt(m)).
+
+        Exact: adding one record adds 1 to exactly one cell of each marginal."""
+        return float(self.m), math.sqrt(self.m)
+
+    def cell_query(self, q):
+        """Query ``q`` as a :class:`CellQuery`."""
+        q = _v.integer("q", q, minimum=0, maximum=self.n_queries - 1)
+        g = int(self.query_marginal[q])
+        s = self.marginals[g]
+        return CellQuery(self.domain, s, tuple(int(self.query_vals[q, a]) for a in s))
+
+    def marginal_slice(self, g):
+        return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
+
+    def answer(self, counts, out=None):
+        """All |Q| answers on a histogram (a :class:`Histogram` or a float64 array of
+        length ``domain.size``), in one planned set of strided reductions."""
+        w = _as_counts(self.domain, counts)
+        if out is None:
+            out = np.empty(self.n_queries)
+        _run_plan(self._plan, w, shape64(self.domain),
+                  [out[self.offsets[g]:self.offsets[g + 1]] for g in range(self.m)])
+        return out
+
+    def __repr__(self):
+        return f"MarginalWorkload(m={self.m}, n_queries={self.n_queries})"
+
+
+def _as_counts(domain, counts):
+    from .domain import Histogram
+    if isinstance(counts, Histogram):
+        if counts.domain != domain:
+            raise _v.PrivacyParameterError("the histogram is over another domain")
+        return counts.counts
+    arr = np.ascontiguousarray(counts, dtype=np.float64)
+    if arr.shape != (domain.size,):
+        raise _v.PrivacyParameterError(f"expected {domain.size} counts; got {arr.shape}")
+    return arr
+
+
+# ----------------------------------------------------------------- reduction planner
+#
+# A marginal on S = {s_0 < s_1 < ...} is computed from the smallest of three kinds of
+# intermediate marginals that contain it:
+#   ("p", j): attributes 0..j;  ("s", i): attributes i..d-1;
+#   ("h", i, j): attribute i and j..d-1 (a suffix with a hole).
+# Each needed intermediate is itself reduced from the smallest larger intermediate that
+# contains it (or from the histogram), largest first.  On Adult's W2 that is about two
+# passes over |X| plus small arrays, instead of m = 28 passes.
+
+def _attrs_of(key, d):
+    if key[0] == "p":
+        return tuple(range(key[1] + 1))
+    if key[0] == "s":
+        return tuple(range(key[1], d))
+    return (key[1],) + tuple(range(key[2], d))
+
+
+def _mask_in(attrs, sub):
+    pos = {a: i for i, a in enumerate(attrs)}
+    return sum(1 << pos[a] for a in sub)
+
+
+def _plan(shape, sets):
+    """(steps, finals): steps build the intermediates in order, each as (parent index or
+    -1 for the histogram, keep mask within the parent, shape); finals give each
+    marginal's (source index or -1, keep mask within the source)."""
+    d = len(shape)
+    full = tuple(range(d))
+
+    def size(attrs):
+        return math.prod(shape[a] for a in attrs)
+
+    chosen = []
+    for st in sets:
+        cands = [full]
+        if st:
+            lo, hi = st[0], st[-1]
+            cands += [_attrs_of(("p", hi), d), _attrs_of(("s", lo), d)]
+            if len(st) > 1 and st[1] > lo + 1:
+                cands.append(_attrs_of(("h", lo, st[1]), d))
+        chosen.append(min(cands, key=size))
+    inter = sorted({c for c in chosen if c != full}, key=size, reverse=True)
+    steps = []
+    for k, attrs in enumerate(inter):
+        parents = [j for j in range(k) if set(attrs) <= set(inter[j])]
+        j = min(parents, key=lambda j: size(inter[j])) if parents else -1
+        pattrs = inter[j] if j >= 0 else full
+        steps.append((j, _mask_in(pattrs, attrs),
+                      np.asarray([shape[a] for a in attrs], dtype=np.int64)))
+    index = {attrs: k for k, attrs in enumerate(inter)}
+    finals = [(index.get(c, -1), _mask_in(c, st)) for c, st in zip(chosen, sets)]
+    return steps, finals
+
+
+def _run_plan(plan, w, shape, outs):
+    steps, finals = plan
+    arrs = []
+    for parent, keep, shp in steps:
+        src, sshape = (w, shape) if parent < 0 else arrs[parent]
+        out = np.empty(int(np.prod(shp)))
+        _core.rel_reduce(src, sshape, keep, out)
+        arrs.append((out, shp))
+    for (k, keep), out in zip(finals, outs):
+        src, sshape = (w, shape) if k < 0 else arrs[k]
+        _core.rel_reduce(src, sshape, keep, out)
