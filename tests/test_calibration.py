@@ -136,3 +136,17 @@ def test_extreme_parameters_give_a_scale_or_a_clear_error(kwargs):
                 assert "outside the range" in str(e) or "no finite" in str(e)
             else:
                 assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("sigma, eps, shift", [
+    (1.7, 12.0, 1), (2.5, 30.0, 2), (4.0, 8.0, 1), (1.0, 30.0, 1),   # delta in 1e-303..1e-89
+    (4.0, 12.0, 1), (3.0, 30.0, 2),                                  # delta below 5e-324
+])
+def test_discrete_delta_upper_is_an_upper_bound_when_delta_is_tiny(sigma, eps, shift):
+    # issue 9: where delta <= 2e-36 the bound came out 1e-14..6e-9 relative below the
+    # exact value (exp's argument rounding), or 0 where the exact value underflows
+    exact = mp_discrete_delta(sigma, eps, shift)
+    assert 0 < exact < 2e-36
+    bound = cal.discrete_gaussian_delta_upper(sigma, eps, shift)
+    assert bound >= exact
+    assert bound <= exact * (1 + 1e-6) + 1e-302          # and still tight

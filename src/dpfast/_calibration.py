@@ -150,6 +150,15 @@ def _dg_tail_bounds(j, sigma):
     return q / theta, q + pdf
 
 
+# Safety margins of the tail bounds' floating-point evaluation (issue 9: delta <= 2e-36
+# came out below the exact value).  exp and erfc are evaluated at arguments x with
+# |x| <= 746 that carry a relative rounding error of a few 2^-53, which moves the result
+# by up to |x| * 2^-50 <= 7e-13 relative; plus a few ulp of the functions themselves.
+# 1e-11 relative covers all of it; 2^-1050 absolute covers the subnormal range, where
+# relative error is meaningless (each of at most 2^24 terms is off by at most 2^-1074).
+_BOUND_REL = 1e-11
+_BOUND_ABS = 2.0 ** -1050
+
 # Below this sigma the tails are summed term by term (exact up to float rounding, which
 # is bounded and added); above it the integral bounds are tighter than 1e-7 relative.
 _DIRECT_SIGMA = 2000.0
@@ -169,8 +178,10 @@ def _dg_tail_bounds_direct(j, sigma):
     n_lo = 1.0 + 2.0 * body
     n_hi = n_lo + 2.0 * rest
     t = math.fsum(f[j:]) if j <= L else 0.0
-    # exp is within a few ulp and fsum correctly rounded: every sum of these positive
-    # terms is within 2^-48 relative of the exact one
+    # each exp(-x) is within (x + 4) 2^-53 relative of the exact term (x <= 746: the
+    # rounding of x itself dominates; see _BOUND_REL) or 2^-1074 absolute when subnormal,
+    # and fsum is correctly rounded; the caller widens the result by _BOUND_REL and
+    # _BOUND_ABS, which cover those errors
     r = 2.0 ** -48
     return t * (1 - r) / (n_hi * (1 + r)), (t * (1 + r) + rest) / (n_lo * (1 - r))
 
@@ -195,13 +206,20 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
         if x < 0:
             return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
         lo, hi = bounds(x + 1, sigma)          # P[Y <= x] = 1 - P[Y >= x + 1]
-        return 1.0 - hi, 1.0 - lo
+        # 1 - v is rounded by at most 2^-54 absolute
+        return max(1.0 - hi - 2.0 ** -53, 0.0), min(1.0 - lo + 2.0 ** -53, 1.0)
 
-    upper1 = cdf_bounds(m)[1]
-    lower2 = cdf_bounds(m - s)[0]
-    # e^eps * lower2, capped where it already exceeds 1 >= upper1 (exp would overflow)
-    second = math.exp(min(epsilon + math.log(lower2), 709.0)) if lower2 > 0.0 else 0.0
-    return min(max(upper1 - second, 0.0), 1.0)
+    upper1 = cdf_bounds(m)[1] * (1.0 + _BOUND_REL) + _BOUND_ABS
+    lower2 = max(cdf_bounds(m - s)[0] * (1.0 - _BOUND_REL) - _BOUND_ABS, 0.0)
+    # e^eps * lower2, capped where it already exceeds 1 >= upper1 (exp would overflow);
+    # exp(eps + log x) is within 745 * 2^-52 relative of e^eps x (or 2^-1074 absolute
+    # when subnormal), both inside the margins applied here
+    second = 0.0
+    if lower2 > 0.0:
+        second = math.exp(min(epsilon + math.log(lower2), 709.0))
+        second = max(second * (1.0 - _BOUND_REL) - _BOUND_ABS, 0.0)
+    # delta > 0 always (the loss is unbounded below), so an upper bound is never 0
+    return min(max(math.nextafter(upper1 - second, math.inf), _BOUND_ABS), 1.0)
 
 
 def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
