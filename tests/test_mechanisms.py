@@ -260,3 +260,18 @@ def test_grid_rounding_is_half_even_and_never_negative_zero():
     y = M.laplace_mechanism(x, epsilon=1e6, granularity=1.0, rng=ChaCha20(13))
     assert np.array_equal(y, np.rint(x))
     assert not np.any(np.signbit(y[y == 0]))  # a -0.0 would reveal the sign of the input
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-5, 1e-30])
+@pytest.mark.parametrize("d", [1, 1000, 10 ** 6])
+def test_secure_vector_gaussian_sigma_is_within_0_1_percent_of_analytic(eps, delta, d):
+    # issue 15: the secure float path's sigma (grid steps * grid, with the rounding's
+    # sqrt(d) steps of sensitivity) against the continuous analytic sigma
+    import dpfast.mechanisms as M
+
+    k, sampler = M._gauss_grid_plan(eps, delta, 1.0, d, "analytic", None)
+    num, den = sampler.sigma2
+    secure = math.ldexp(math.sqrt(num / den), k)
+    analytic = M.gaussian_sigma(eps, delta, 1.0)
+    assert analytic <= secure <= analytic * 1.001

@@ -188,12 +188,15 @@ def _gauss_sigma(epsilon, delta, l2, d, calibration):
 
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
-    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
-                       granularity)
+    # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity: a grid finer by
+    # up to 2^6 for large d keeps that below ~2^-24 of sigma (sigma^2 < 2^62 steps)
+    extra = min(6, d.bit_length() // 2)
+    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration),
+                       _GAUSS_GRID_BITS + extra, granularity)
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
     sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
-    if sigma > _GAUSS_MAX_STEPS:
+    if sigma > _GAUSS_MAX_STEPS << extra:
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
     return k, _dgauss(sigma * sigma, 1)
@@ -329,13 +332,12 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
     mode : {"secure", "fast"}
         ``"secure"``: exact discrete Gaussian noise (on integers directly, on floats in
-        steps of a power-of-two grid of about ``2^-24 sigma``), with sigma proved for the
-        discrete distribution: for one coordinate by the exact privacy curve of the
-        discrete Gaussian (Canonne, Kamath & Steinke 2020, Theorem 7), which matches the
-        analytic Gaussian's sigma to about 1e-7 on the grid; for several coordinates via
-        its (Delta^2 / 2 sigma^2)-zCDP guarantee (their Theorem 14) converted to
-        (epsilon, delta) (their Corollary 13) — a few percent more noise than the
-        continuous analytic calibration.  With ``"classic"`` sigma is also at least the
+        steps of a power-of-two grid of about ``2^-24 sigma``, finer by up to 2^-6 for
+        long vectors), with sigma proved for the discrete distribution in any dimension
+        (a smoothing/convolution argument, see ``dpfast._calibration``; Canonne, Kamath &
+        Steinke 2020, Theorem 15 and its discussion): on the grid it is the continuous
+        analytic sigma to about 1e-14 relative, plus the grid rounding's ``sqrt(d)``
+        steps of sensitivity.  With ``"classic"`` sigma is also at least the
         Theorem 3.22 value.  ``"fast"``: continuous Gaussian noise with
         ``gaussian_sigma(...)``; not floating-point safe.
     granularity : float > 0, optional
