@@ -991,7 +991,7 @@ static uint64_t fx_threshold(const fxi_t *p, fx_t *err, int n)
  * p_j = q_B^(2^j)/(1 + q_B^(2^j)), q_B = exp(-beta): P(V = v) = (1 - q_B) prod_j q_B^(d_j 2^j)
  * factorises over the digits.  floor(V/2^D) is Geometric(q_B^(2^D)); the coin
  * "V >= 2^D" has probability q_B^(2^D), and given it the rest is memoryless.  Every coin
- * is exact (see coin_fast / coin_tie), so the law of the output is exact.
+ * is exact (see groups_draw / group_tie), so the law of the output is exact.
  */
 
 /* Tuned on x86-64 (bench/bench_discrete.py): a block of t/4 keeps the rejection for U
@@ -1013,6 +1013,72 @@ static void coin_set(dpf_coin_t *c, uint64_t k, uint64_t num, uint64_t s_num, in
     c->lo = p.lo.w[CTN - 2] >> shift;
     c->hi = p.hi.w[CTN - 2] >> shift;
     if (p.hi.w[CTN - 1] != 0) c->hi = UINT64_MAX >> shift;
+}
+
+/* [C_m] = [P(joint outcome <= m)] of `count` independent coins with probabilities [p]
+ * (outcome bit i = coin first + i is 1 with probability p_(first+i)): a sum of products
+ * of nonnegative intervals, rounded outwards. */
+static void group_cumulative(fxi_t *C, const fxi_t *p, uint32_t first, uint32_t count,
+                             uint32_t m, int n)
+{
+    fx_t one;
+    uint32_t o, i;
+    fx_int(&one, 1, n);
+    fx_zero(&C->lo);
+    fx_zero(&C->hi);
+    for (o = 0; o <= m; o++) {
+        fxi_t prod;
+        prod.lo = one;
+        prod.hi = one;
+        for (i = 0; i < count; i++) {
+            const fxi_t *q = &p[first + i];
+            fx_t flo, fhi;
+            if ((o >> i) & 1) {
+                flo = q->lo;
+                fhi = q->hi;
+            } else {                      /* 1 - p: [1 - hi, 1 - lo] */
+                fx_sub(&flo, &one, &q->hi, n);
+                fx_sub(&fhi, &one, &q->lo, n);
+            }
+            fx_mul(&prod.lo, &prod.lo, &flo, 0, n);
+            fx_mul(&prod.hi, &prod.hi, &fhi, 1, n);
+        }
+        fx_add(&C->lo, &C->lo, &prod.lo, n);
+        fx_add(&C->hi, &C->hi, &prod.hi, n);
+    }
+}
+
+/* The thresholds of one group; 0 if two of its certified intervals touch (a word could
+ * then tie with two of them), in which case the caller makes the group smaller. */
+static int group_set(dpf_coin_group_t *g, const fxi_t *p, uint32_t first, uint32_t count,
+                     uint32_t shift)
+{
+    uint32_t j, nt = (1u << count) - 1;
+    g->first = first;
+    g->count = count;
+    for (j = 0; j < nt; j++) {
+        fxi_t C;
+        group_cumulative(&C, p, first, count, j, CTN);
+        g->lo[j] = C.lo.w[CTN - 1] ? UINT64_MAX >> shift : C.lo.w[CTN - 2] >> shift;
+        g->hi[j] = C.hi.w[CTN - 1] ? UINT64_MAX >> shift : C.hi.w[CTN - 2] >> shift;
+        if (j > 0 && g->lo[j] <= g->hi[j - 1]) return 0;
+    }
+    return 1;
+}
+
+/* Coins 0..ncoins-1 in groups of up to DPF_COIN_GROUP; returns the number of groups. */
+static uint32_t groups_build(dpf_coin_group_t *g, const fxi_t *p, uint32_t ncoins,
+                             uint32_t shift)
+{
+    uint32_t ng = 0, first = 0, k;
+    while (first < ncoins) {
+        k = ncoins - first < DPF_COIN_GROUP ? ncoins - first : DPF_COIN_GROUP;
+        while (k > 1 && !group_set(&g[ng], p, first, k, shift)) k--;
+        if (k == 1) group_set(&g[ng], p, first, 1, shift);
+        first += k;
+        ng++;
+    }
+    return ng;
 }
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
@@ -1048,6 +1114,15 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     t->digits = j;
     coin_set(&t->coin[j], k, rr, s_num, 0, &e1, shift);                        /* V >= 2^D */
     coin_set(&t->coin[j + 1], s_den / s_num, s_den % s_num, s_num, 1, &e1, shift);   /* sign */
+    {
+        fxi_t p[DPF_DLAP_CT_MAX_DIGITS + 2];
+        uint32_t i;
+        for (i = 0; i < j + 2; i++)
+            fx_coin_p(&p[i], t->coin[i].y_int, t->coin[i].y_num, s_num,
+                      (int)t->coin[i].ratio, &e1, CTN);
+        t->n_geo = groups_build(t->geo, p, j + 1, shift);
+        t->n_lap = groups_build(t->lap, p, j + 2, shift);
+    }
     return DPF_OK;
 }
 
@@ -1085,42 +1160,66 @@ static int lazy_vs_interval(dpf_rng_t *r, uint64_t w, const fxi_t *p, int *err)
     }
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static int coin_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, uint64_t w, tie_cache_t *tc,
-                    int *err)
+/* The 704-bit interval of coin i's p, computed on first need. */
+static const fxi_t *coin_p_cached(const dpf_dlap_exact_t *t, uint32_t i, tie_cache_t *tc)
 {
-    const int n = FXMAX;
     const dpf_coin_t *c = &t->coin[i];
     if (!((tc->have >> i) & 1)) {
         if (!tc->have_e1) {
-            fx_exp_m1(&tc->e1, n);
+            fx_exp_m1(&tc->e1, FXMAX);
             tc->have_e1 = 1;
         }
-        fx_coin_p(&tc->p[i], c->y_int, c->y_num, t->s_num, (int)c->ratio, &tc->e1, n);
+        fx_coin_p(&tc->p[i], c->y_int, c->y_num, t->s_num, (int)c->ratio, &tc->e1, FXMAX);
         tc->have |= (uint64_t)1 << i;
     }
-    return lazy_vs_interval(r, w, &tc->p[i], err);
+    return &tc->p[i];
 }
 
-/* Coin i: [U < p] from one word, exact: below lo, U < (lo)/2^k <= p; above hi,
- * U >= (hi+1)/2^k > p. */
-static DPF_INLINE int coin_fast(dpf_rng_t *r, const dpf_dlap_exact_t *t, int i, tie_cache_t *tc,
-                            int *err)
+/* A word tied with threshold j of group g (the thresholds below it are certainly below
+ * U, those above certainly above): the outcome is j if U < C_j, else j + 1, decided
+ * exactly against the 704-bit interval of C_j. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static uint64_t group_tie(dpf_rng_t *r, const dpf_dlap_exact_t *t, const dpf_coin_group_t *g,
+                          uint32_t j, uint64_t w, tie_cache_t *tc, int *err)
 {
-    const dpf_coin_t *c = &t->coin[i];
-    uint64_t w = dpf_next_u64(r), wk = w >> t->shift;
-    if (DPF_LIKELY(wk - c->lo > c->hi - c->lo)) return wk < c->lo;
-    return coin_tie(r, t, i, w, tc, err);
+    fxi_t C;
+    uint32_t i;
+    for (i = 0; i < g->count; i++) coin_p_cached(t, g->first + i, tc);
+    group_cumulative(&C, tc->p, g->first, g->count, j, FXMAX);
+    return lazy_vs_interval(r, w, &C, err) ? j : j + 1;
 }
 
-static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64_t *out)
+/* All coins of a layout, one word per group: bit i of the result is coin i.  Each
+ * threshold is compared without a branch; the counts below and above agree except on a
+ * tie (probability about 2^-64 per threshold). */
+static DPF_INLINE uint64_t groups_draw(dpf_rng_t *r, const dpf_dlap_exact_t *t,
+                                       const dpf_coin_group_t *g, uint32_t ng,
+                                       tie_cache_t *tc, int *err)
 {
-    uint64_t v = 0, u = 0, hi, lo;
-    int err = 0, j, D = (int)t->digits;
-    for (j = 0; j < D; j++) v |= (uint64_t)coin_fast(r, t, j, tc, &err) << j;
-    if (DPF_UNLIKELY(coin_fast(r, t, D, tc, &err) && !err)) {
+    uint64_t bits = 0;
+    uint32_t k, j;
+    for (k = 0; k < ng; k++) {
+        const uint64_t w = dpf_next_u64(r), wk = w >> t->shift;
+        const uint32_t nt = (1u << g[k].count) - 1;
+        uint64_t below = 0, maybe = 0;
+        for (j = 0; j < nt; j++) {
+            below += (uint64_t)(wk > g[k].hi[j]);
+            maybe += (uint64_t)(wk >= g[k].lo[j]);
+        }
+        if (DPF_UNLIKELY(below != maybe)) below = group_tie(r, t, &g[k], (uint32_t)below, w, tc, err);
+        bits |= below << g[k].first;
+    }
+    return bits;
+}
+
+/* Y = B V + U from the coins' bits (digits of V, then the coin "V >= 2^D"). */
+static int xgeo_finish(dpf_rng_t *r, const dpf_dlap_exact_t *t, uint64_t bits, uint64_t *out)
+{
+    const int D = (int)t->digits;
+    uint64_t v = bits & (((uint64_t)1 << D) - 1), u = 0, hi, lo;
+    if (DPF_UNLIKELY((bits >> D) & 1)) {
         /* V >= 2^D: floor(V/2^D) = 1 + Geometric(exp(-y_D)) (memoryless), by [CKS] coins */
         const dpf_coin_t *c = &t->coin[D];
         uint64_t h = 1;
@@ -1129,7 +1228,6 @@ static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64
         if (h > (((uint64_t)INT64_MAX - v) >> D)) return DPF_E_RANGE;
         v += h << D;
     }
-    if (DPF_UNLIKELY(err)) return err;
     if (t->block > 1) {
         do u = dpf_uniform_below(r, t->block);
         while (!bern_exp_le1(r, u * t->s_den, t->s_num));
@@ -1140,16 +1238,24 @@ static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64
     return DPF_OK;
 }
 
-/* X = Y or -(Y+1) with a Bernoulli(q/(1+q)) sign: P(X = x) = (1-q)/(1+q) q^|x|. */
+static int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, uint64_t *out)
+{
+    int err = 0;
+    const uint64_t bits = groups_draw(r, t, t->geo, t->n_geo, tc, &err);
+    if (DPF_UNLIKELY(err)) return err;
+    return xgeo_finish(r, t, bits, out);
+}
+
+/* X = Y or -(Y+1) with a Bernoulli(q/(1+q)) sign (coin D+1): P(X = x) = (1-q)/(1+q) q^|x|. */
 static int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, tie_cache_t *tc, int64_t *out)
 {
-    uint64_t y;
+    uint64_t y, neg;
     int err = 0, st;
-    uint64_t neg = (uint64_t)coin_fast(r, t, (int)t->digits + 1, tc, &err);
+    const uint64_t bits = groups_draw(r, t, t->lap, t->n_lap, tc, &err);
     if (DPF_UNLIKELY(err)) return err;
-    st = xgeo(r, t, tc, &y);
+    neg = (bits >> (t->digits + 1)) & 1;
+    st = xgeo_finish(r, t, bits, &y);
     if (st != DPF_OK) return st;
-    if (err) return err;
     *out = (int64_t)(y ^ ((uint64_t)0 - neg));
     return DPF_OK;
 }

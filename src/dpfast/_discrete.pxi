@@ -128,6 +128,11 @@ cdef class DiscreteLaplaceCT:
         return int(self.t.digits)
 
     @property
+    def words(self):
+        """(geometric, discrete Laplace): words drawn for the coins of one value."""
+        return int(self.t.n_geo), int(self.t.n_lap)
+
+    @property
     def thresholds(self):
         """Per pair of digits (2k, 2k+1): its cumulative thresholds (three, or one for an
         odd last digit)."""
@@ -234,6 +239,11 @@ cdef class DiscreteLaplaceExact:
     @property
     def digits(self):
         return int(self.t.digits)
+
+    @property
+    def words(self):
+        """(geometric, discrete Laplace): words drawn for the coins of one value."""
+        return int(self.t.n_geo), int(self.t.n_lap)
 
     def draw(self, bint geometric, object size, object rng):
         cdef BitGenerator bg = _resolve(rng)

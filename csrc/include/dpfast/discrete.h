@@ -97,6 +97,8 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
  * floor(V/2^D) is completed by [CKS] coins).  The sign of a discrete Laplace value is a
  * Bernoulli(q/(1+q)) coin: negative values are -(Y+1).
  *
+ * The coins are drawn up to three per word (dpf_coin_group_t): a discrete Laplace value
+ * costs 2 words at scale 1 (was 5) and 3 at large scales (was 7), plus U.
  * Each coin compares one uniform word w with a 64-bit interval [lo, hi] that certifiedly
  * contains 2^64 p: w < lo gives 1 and w > hi gives 0, exactly, since the uniform real in
  * [w, w+1)/2^64 is then certainly below or above p.  Otherwise (probability about 2^-64)
@@ -111,12 +113,26 @@ typedef struct dpf_coin {
     uint32_t ratio;               /* 1: p = e^-y/(1 + e^-y); 0: p = e^-y */
 } dpf_coin_t;
 
+/* Up to three independent coins decided by one word: their joint outcome m (bit i = coin
+ * first + i) is #{j : U >= C_j} for the cumulative probabilities C_j of m <= j (j < 2^count
+ * - 1), each certified as [lo_j, hi_j] like a single coin's p.  The intervals of one group
+ * are disjoint (checked when it is built, else the group is smaller), so a word ties with
+ * at most one C_j, finished exactly like a single coin. */
+#define DPF_COIN_GROUP 3
+typedef struct dpf_coin_group {
+    uint32_t first, count;
+    uint64_t lo[(1 << DPF_COIN_GROUP) - 1], hi[(1 << DPF_COIN_GROUP) - 1];
+} dpf_coin_group_t;
+
 typedef struct dpf_dlap_exact {
     uint64_t s_num, s_den;        /* the scale t, in lowest terms */
     uint64_t block;               /* B */
     uint32_t digits;              /* D: coin[0..D) digits, coin[D] high part, coin[D+1] sign */
     uint32_t shift;               /* 64 - fast_bits */
     dpf_coin_t coin[DPF_DLAP_CT_MAX_DIGITS + 2];
+    uint32_t n_geo, n_lap;        /* groups of coins 0..D (geometric), 0..D+1 (Laplace) */
+    dpf_coin_group_t geo[DPF_DLAP_CT_MAX_DIGITS + 1];
+    dpf_coin_group_t lap[DPF_DLAP_CT_MAX_DIGITS + 2];
 } dpf_dlap_exact_t;
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
