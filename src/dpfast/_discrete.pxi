@@ -1,4 +1,4 @@
-# Discrete samplers (csrc/discrete.c): exact ones (Canonne, Kamath, Steinke 2020) and
+# Discrete samplers (csrc/exact.c, prepared.c, consttime.c): exact ones (Canonne, Kamath, Steinke 2020) and
 # constant-time ones with certified thresholds.  dpfast.random has validated every argument
 # and converted it to an exact rational; here the values are only bound to C types.  A
 # scalar draw holds the generator's lock; a fill also releases the GIL.
