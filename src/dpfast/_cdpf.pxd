@@ -216,3 +216,7 @@ cdef extern from "dpfast/selection.h" nogil:
     void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
     void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
                      uint64_t t)
+
+
+cdef extern from "dpfast/consttime.h" nogil:
+    uint64_t dpf_ticks()

@@ -370,3 +370,61 @@ cdef class ReplayWords(BitGenerator):
     @property
     def overrun(self):
         return bool(self._st.overrun)
+
+
+# ---------------------------------------------------------------- timing probe
+# bench/timing_probe.py: the ticks of single draws, measured in C (no Python object is
+# created inside the timed window), to test whether a sampler's time depends on its value.
+
+ctypedef int (*_probe_fn)(dpf_rng_t *r, void *sampler, int64_t *out) noexcept nogil
+
+
+cdef int _probe_dlap_ct(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    out[0] = dpf_discrete_laplace_ct(r, <const dpf_dlap_ct_t *>s)
+    return DPF_OK
+
+
+cdef int _probe_dgauss_ct(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    out[0] = dpf_discrete_gaussian_ct(r, <const dpf_dgauss_ct_t *>s)
+    return DPF_OK
+
+
+cdef int _probe_dlap_exact(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    return dpf_discrete_laplace_exact_fill(r, <const dpf_dlap_exact_t *>s, out, 1)
+
+
+cdef int _probe_dgauss_exact(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    return dpf_discrete_gaussian_exact_fill(r, <const dpf_dgauss_exact_t *>s, out, 1)
+
+
+def _probe_draws(object sampler, Py_ssize_t n, object rng):
+    """(ticks, values): n single draws of a prepared sampler, each timed by dpf_ticks."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef _probe_fn fn
+    cdef void *s
+    cdef cnp.ndarray ticks = np.empty(n, dtype=np.uint64)
+    cdef cnp.ndarray vals = np.empty(n, dtype=np.int64)
+    cdef uint64_t *tp = <uint64_t *>cnp.PyArray_DATA(ticks)
+    cdef int64_t *vp = <int64_t *>cnp.PyArray_DATA(vals)
+    cdef Py_ssize_t i
+    cdef uint64_t t0
+    cdef int status = DPF_OK
+    if isinstance(sampler, DiscreteLaplaceCT):
+        fn, s = _probe_dlap_ct, <void *>&(<DiscreteLaplaceCT>sampler).t
+    elif isinstance(sampler, DiscreteGaussianCT):
+        fn, s = _probe_dgauss_ct, <void *>&(<DiscreteGaussianCT>sampler).t
+    elif isinstance(sampler, DiscreteLaplaceExact):
+        fn, s = _probe_dlap_exact, <void *>&(<DiscreteLaplaceExact>sampler).t
+    elif isinstance(sampler, DiscreteGaussianExact):
+        fn, s = _probe_dgauss_exact, <void *>&(<DiscreteGaussianExact>sampler).g
+    else:
+        raise TypeError("sampler must be a prepared discrete sampler")
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        for i in range(n):
+            t0 = dpf_ticks()
+            status |= fn(&r, s, vp + i)
+            tp[i] = dpf_ticks() - t0
+    _check(status)
+    return ticks, vals

@@ -2,11 +2,37 @@
 #ifndef DPFAST_CONSTTIME_H
 #define DPFAST_CONSTTIME_H
 
+#include "dpfast/common.h"
 #include "dpfast/exact.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <x86intrin.h>
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#else
+#include <time.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A cycle-resolution tick counter for the timing probe (bench/timing_probe.py): rdtsc on
+ * x86, the virtual counter on arm64, clock() elsewhere.  Never used to sample. */
+static DPF_INLINE uint64_t dpf_ticks(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    return (uint64_t)__rdtsc();
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+    return (uint64_t)__rdtsc();
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    uint64_t v;
+    __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+#else
+    return (uint64_t)clock();
+#endif
+}
 
 /* ---------------------------------------------------------------- constant time */
 
