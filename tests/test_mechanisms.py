@@ -324,3 +324,48 @@ def test_bounded_range_charge_admits_and_refuses_exactly():
     b = PrivacyBudget(1.0)
     M.exponential_mechanism([1, 2], epsilon=0.25, rng=ChaCha20(1), budget=b)
     assert b.spent.epsilon == 0.25
+
+
+# ------------------------------------------------ workers= (issue 15, item 3)
+
+@pytest.mark.parametrize("call", [
+    lambda x, w: M.laplace_mechanism(x, epsilon=1.0, rng=ChaCha20(3), workers=w),
+    lambda x, w: M.laplace_mechanism(x.astype(np.int64), epsilon=1.0, rng=ChaCha20(3),
+                                     workers=w),
+    lambda x, w: M.gaussian_mechanism(x, epsilon=1.0, delta=1e-5, rng=ChaCha20(3), workers=w),
+    lambda x, w: M.gaussian_mechanism(x.astype(np.int64), epsilon=1.0, delta=1e-5,
+                                      rng=ChaCha20(3), workers=w),
+    lambda x, w: M.laplace_mechanism(x, epsilon=1.0, rng=ChaCha20(3), workers=w, mode="fast"),
+])
+def test_vector_mechanisms_are_the_same_for_every_thread_count(call):
+    x = np.arange(7 * 37561, dtype=np.float64).reshape(-1, 7) * 3.0   # > 2**18 values
+    ref = call(x, 1)
+    assert ref.shape == x.shape
+    for w in (2, 4):
+        assert np.array_equal(call(x, w), ref)
+    noise = (ref - x).reshape(-1)
+    assert not np.array_equal(noise[:1000], noise[65536:66536])
+
+
+def test_parallel_secure_release_law():
+    # the chunked secure integer release: exact discrete Laplace noise, chi-square
+    x = np.zeros(2 ** 18 + 5, dtype=np.int64)
+    z = M.laplace_mechanism(x, epsilon=0.5, rng=ChaCha20(9), workers=2)
+    q = math.exp(-0.5)
+    ks = np.arange(-40, 41)
+    probs = (1 - q) / (1 + q) * q ** np.abs(ks)
+    probs[0] += q ** 41 / (1 + q)
+    probs[-1] += q ** 41 / (1 + q)
+    counts = np.array([np.sum(np.clip(z, -40, 40) == k) for k in ks])
+    assert chi2_pvalue(counts, probs) > ALPHA
+
+
+def test_workers_is_validated_before_the_budget_is_charged():
+    from dpfast.accounting import PrivacyBudget
+
+    b = PrivacyBudget(1.0)
+    with pytest.raises(dpfast.PrivacyParameterError, match="workers"):
+        M.laplace_mechanism(np.zeros(3), epsilon=0.5, workers=0, budget=b)
+    with pytest.raises(TypeError, match="workers"):
+        M.gaussian_mechanism(np.zeros(3), epsilon=0.5, delta=1e-5, workers=2.0, budget=b)
+    assert b.spent.epsilon == 0

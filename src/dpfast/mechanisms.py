@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core
+from . import _parallel
 from . import _validation as _v
 from . import random as _random
 from ._calibration import (
@@ -148,6 +149,16 @@ def _charge(budget, epsilon, delta, label):
         budget.spend(epsilon, delta, label=label)
 
 
+def _release(apply, data, gen, scalar, nworkers):
+    """apply(data, rng) -> noisy data; a vector of 2**18 values or more is released in
+    chunks on nworkers threads, with the same values for any thread count (_parallel)."""
+    if not scalar:
+        out = _parallel.release(data, gen, nworkers, apply)
+        if out is not None:
+            return out
+    return apply(data, gen)
+
+
 def _shape_like(result, data, scalar):
     if scalar:
         return result
@@ -205,7 +216,7 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
 # ------------------------------------------------------------------ Laplace
 
 def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                      granularity=None, budget=None):
+                      granularity=None, budget=None, workers=None):
     """Release ``value`` with Laplace-type noise: epsilon-DP.
 
     Parameters
@@ -228,6 +239,10 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         (a public choice; at least 2^-44 of the noise scale).
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``(epsilon, 0)`` before any noise is drawn.
+    workers : None or int >= 1
+        Threads for a vector of at least 2**18 values (None: all cores, or the environment
+        variable ``DPFAST_WORKERS``; 1: the calling thread only); the release is the same
+        for every thread count (``dpfast._parallel``).
 
     Returns
     -------
@@ -275,6 +290,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     epsilon = _positive("epsilon", epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
+    nworkers = _parallel.workers(workers)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
@@ -283,15 +299,18 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
             raise _v.PrivacyParameterError(
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} overflows a double")
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen)
+        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen,
+                                      workers=nworkers)
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
+        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
+                                    scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
     _charge(budget, epsilon, 0.0, "laplace_mechanism")
-    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
+    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
+                                scalar, nworkers), data, scalar)
 
 
 def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None):
@@ -316,7 +335,7 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
 # ------------------------------------------------------------------ Gaussian
 
 def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration="analytic",
-                       rng=None, mode="secure", granularity=None, budget=None):
+                       rng=None, mode="secure", granularity=None, budget=None, workers=None):
     """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP.
 
     Parameters
@@ -328,7 +347,7 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         The l2 sensitivity of f over add/remove neighbours.
     calibration : {"analytic", "classic"}
         How sigma is chosen: see :func:`gaussian_sigma`.
-    rng, budget
+    rng, budget, workers
         As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
     mode : {"secure", "fast"}
         ``"secure"``: exact discrete Gaussian noise (on integers directly, on floats in
@@ -368,21 +387,25 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
     mode = _mode(mode)
+    nworkers = _parallel.workers(workers)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
         sigma = gaussian_sigma(epsilon, delta, l2, calibration)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
+        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen,
+                                       workers=nworkers)
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
+        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
+                                    scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
     _charge(budget, epsilon, delta, "gaussian_mechanism")
-    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
+    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
+                                scalar, nworkers), data, scalar)
 
 
 def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=None,
