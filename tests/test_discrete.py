@@ -699,3 +699,19 @@ def test_other_bad_arguments():
         dr.constant_time_slack("geometric", 1, sigma2=2)
     with pytest.raises(PrivacyParameterError, match="p"):
         dr.bernoulli(Fraction(1, 2**1400))
+
+
+@pytest.mark.parametrize("draw", [
+    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w),
+    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w, constant_time=True),
+    lambda w: dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(31), workers=w),
+])
+def test_parallel_discrete_fill_same_for_every_thread_count(draw):
+    ref = draw(1)
+    for w in (2, 3):
+        assert np.array_equal(draw(w), ref)
+
+
+def test_parallel_discrete_gaussian_law():
+    x = dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(32), workers=2)
+    assert chisq_pvalue(x, dgauss_pmf(Fraction(25, 4)), -30, 30) > ALPHA

@@ -398,7 +398,7 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     return _dlap_exact(num, den).draw(True, size, rng)
 
 
-def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
+def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers=None):
     """Discrete Laplace noise: integers x with P(x) ∝ exp(-|x|/scale).
 
     P(x) = (1 - q)/(1 + q) q**|x| with q = exp(-1/scale).  Adding it to an integer query
@@ -450,14 +450,21 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
     """
     num, den = _scale_rational(scale)
     size = _v.size(size)
+    nworkers = _parallel.workers(workers)
+    sampler = _dlap_ct(num, den) if constant_time else _dlap_exact(num, den)
+    par = _parallel.fill(size, np.int64, rng, nworkers,
+                         lambda m, sub: sampler.draw(False, m, sub))
+    if par is not None:
+        return par
     if constant_time:
-        return _dlap_ct(num, den).draw(False, size, rng)
+        return sampler.draw(False, size, rng)
     if size is None:
         return _core.discrete(_core.DISCRETE_LAPLACE, num, den, size, rng)
-    return _dlap_exact(num, den).draw(False, size, rng)
+    return sampler.draw(False, size, rng)
 
 
-def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None):
+def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None,
+                      workers=None):
     """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
 
     Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
@@ -510,11 +517,16 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     """
     num, den = _sigma2_rational(sigma, sigma2)
     size = _v.size(size)
+    nworkers = _parallel.workers(workers)
+    sampler = _dgauss_ct(num, den) if constant_time else _dgauss_exact(num, den)
+    par = _parallel.fill(size, np.int64, rng, nworkers, lambda m, sub: sampler.draw(m, sub))
+    if par is not None:
+        return par
     if constant_time:
-        return _dgauss_ct(num, den).draw(size, rng)
+        return sampler.draw(size, rng)
     if size is None:
         return _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, size, rng)
-    return _dgauss_exact(num, den).draw(size, rng)
+    return sampler.draw(size, rng)
 
 
 def constant_time_slack(sampler, param=None, *, sigma2=None):
