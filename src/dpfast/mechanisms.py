@@ -199,11 +199,16 @@ def _gauss_sigma(epsilon, delta, l2, d, calibration):
 
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
-    # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity: a grid finer by
-    # up to 2^6 for large d keeps that below ~2^-24 of sigma (sigma^2 < 2^62 steps)
-    extra = min(6, d.bit_length() // 2)
-    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration),
-                       _GAUSS_GRID_BITS + extra, granularity)
+    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
+                       granularity)
+    # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
+    # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below
+    # 2^-12 where it can; a finer grid than needed costs speed (larger multi-word coins)
+    extra = 0
+    if granularity is None and d > 1:
+        k_sens = math.frexp(l2 / math.sqrt(d))[1] - 1 - 12
+        extra = min(6, max(0, k - k_sens))
+        k -= extra
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
     sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
