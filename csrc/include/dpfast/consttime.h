@@ -5,12 +5,11 @@
 #include "dpfast/common.h"
 #include "dpfast/exact.h"
 
+#include <time.h>
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <x86intrin.h>
 #elif defined(_MSC_VER)
 #include <intrin.h>
-#else
-#include <time.h>
 #endif
 
 #ifdef __cplusplus
