@@ -358,26 +358,57 @@ static int x86_has(int impl)
 #elif (defined(__aarch64__) || defined(__ARM_NEON)) && (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define DPF_NEON 1
 typedef uint32_t neon_v __attribute__((vector_size(16)));
+
+/* The input of blocks ctr .. ctr+3, word i of block l in lane l of s[i]. */
+static void neon_input(neon_v s[16], const uint32_t key[8], const uint32_t nonce[3],
+                       uint64_t ctr)
+{
+    uint32_t s0[16];
+    int i, l;
+    chacha_input(s0, key, nonce, ctr);
+    for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
+    for (l = 0; l < 4; l++) {
+        uint64_t c = ctr + (uint64_t)l;
+        s[12][l] = (uint32_t)c;
+        s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+    }
+}
+
+static void neon_output(uint32_t *out, const neon_v x[16], const neon_v s[16])
+{
+    int i, l;
+    for (l = 0; l < 4; l++)
+        for (i = 0; i < 16; i++) out[16 * l + i] = x[i][l] + s[i][l];
+}
+
+/* Two sets of 4 blocks interleaved (arm64 has 32 vector registers: both states fit),
+ * then one set, then the portable code for the last blocks. */
 static void blocks_vec128(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
                           uint32_t *out, size_t nblocks)
 {
-    size_t b;
-    int i, l, r;
-    for (b = 0; b + 4 <= nblocks; b += 4) {
-        uint32_t s0[16];
-        neon_v s[16], x[16];
-        chacha_input(s0, key, nonce, ctr + b);
-        for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
-        for (l = 0; l < 4; l++) {
-            uint64_t c = ctr + b + (uint64_t)l;
-            s[12][l] = (uint32_t)c;
-            s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+    size_t b = 0;
+    int i, r;
+    for (; b + 8 <= nblocks; b += 8) {
+        neon_v s[16], t[16], x[16], y[16];
+        neon_input(s, key, nonce, ctr + b);
+        neon_input(t, key, nonce, ctr + b + 4);
+        for (i = 0; i < 16; i++) {
+            x[i] = s[i];
+            y[i] = t[i];
         }
+        for (r = 0; r < 10; r++) {
+            QR_2(0, 4, 8, 12) QR_2(1, 5, 9, 13) QR_2(2, 6, 10, 14) QR_2(3, 7, 11, 15)
+            QR_2(0, 5, 10, 15) QR_2(1, 6, 11, 12) QR_2(2, 7, 8, 13) QR_2(3, 4, 9, 14)
+        }
+        neon_output(out + 16 * b, x, s);
+        neon_output(out + 16 * (b + 4), y, t);
+    }
+    for (; b + 4 <= nblocks; b += 4) {
+        neon_v s[16], x[16];
+        neon_input(s, key, nonce, ctr + b);
         for (i = 0; i < 16; i++) x[i] = s[i];
         for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
-        for (i = 0; i < 16; i++) x[i] += s[i];
-        for (l = 0; l < 4; l++)
-            for (i = 0; i < 16; i++) out[16 * (b + l) + i] = x[i][l];
+        neon_output(out + 16 * b, x, s);
     }
     if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b);
 }
