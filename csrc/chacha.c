@@ -73,13 +73,32 @@ static void chacha_input(uint32_t s[16], const uint32_t key[8], const uint32_t n
     QR(x[0], x[5], x[10], x[15]) QR(x[1], x[6], x[11], x[12])  \
     QR(x[2], x[7], x[8], x[13]) QR(x[3], x[4], x[9], x[14])
 
-/* Portable: one block at a time.  out receives 16 words per block, in keystream order. */
+/* Portable: two blocks interleaved (independent instruction chains for a superscalar
+ * core: about 10% faster than one at a time on x86-64), then one at a time.  out
+ * receives 16 words per block, in keystream order.  Plain C cannot reach SIMD speed: a
+ * block is about 1000 32-bit operations. */
+#define QR_2(i, j, k, l) QR(x[i], x[j], x[k], x[l]) QR(y[i], y[j], y[k], y[l])
 static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
                           uint32_t *out, size_t nblocks)
 {
     size_t b;
     int i, r;
-    for (b = 0; b < nblocks; b++) {
+    for (b = 0; b + 2 <= nblocks; b += 2) {
+        uint32_t s[16], t[16], x[16], y[16];
+        chacha_input(s, key, nonce, ctr + b);
+        chacha_input(t, key, nonce, ctr + b + 1);
+        memcpy(x, s, sizeof x);
+        memcpy(y, t, sizeof y);
+        for (r = 0; r < 10; r++) {
+            QR_2(0, 4, 8, 12) QR_2(1, 5, 9, 13) QR_2(2, 6, 10, 14) QR_2(3, 7, 11, 15)
+            QR_2(0, 5, 10, 15) QR_2(1, 6, 11, 12) QR_2(2, 7, 8, 13) QR_2(3, 4, 9, 14)
+        }
+        for (i = 0; i < 16; i++) {
+            out[16 * b + i] = x[i] + s[i];
+            out[16 * b + 16 + i] = y[i] + t[i];
+        }
+    }
+    for (; b < nblocks; b++) {
         uint32_t s[16], x[16];
         chacha_input(s, key, nonce, ctr + b);
         memcpy(x, s, sizeof x);
@@ -129,7 +148,7 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
                             uint64_t ctr, uint32_t *out, size_t nblocks)               \
     {                                                                                  \
         size_t b;                                                                      \
-        int i, l, r;                                                                   \
+        int i, r;                                                                      \
         for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                            \
             uint32_t s0[16], c12[LANES], c13[LANES], tmp[16 * (LANES)];                \
             V s[16], x[16];                                                            \
@@ -145,12 +164,113 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
                 V_QR(x[0], x[5], x[10], x[15]) V_QR(x[1], x[6], x[11], x[12])          \
                 V_QR(x[2], x[7], x[8], x[13]) V_QR(x[3], x[4], x[9], x[14])            \
             }                                                                          \
-            for (i = 0; i < 16; i++) V_STORE(tmp + (LANES) * i, V_ADD(x[i], s[i]));    \
-            for (l = 0; l < (LANES); l++)                                              \
-                for (i = 0; i < 16; i++) out[16 * (b + l) + i] = tmp[(LANES) * i + l]; \
+            for (i = 0; i < 16; i++) x[i] = V_ADD(x[i], s[i]);                         \
+            V_OUTPUT(out + 16 * b, x, tmp, (LANES));                                   \
         }                                                                              \
         if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b); \
     }
+
+/* Two sets of LANES blocks interleaved round by round: twice the independent work between
+ * dependent instructions, which SSE2 and AVX2 need to fill their pipelines (the state no
+ * longer fits the 16 registers, but the spills go to the load/store ports, which are idle).
+ * A remainder of fewer than 2 LANES blocks goes to SINGLE. */
+#define DEFINE_X86_BLOCKS2(NAME, SINGLE, V, LANES, TARGET)                             \
+    TARGET static void NAME(const uint32_t key[8], const uint32_t nonce[3],            \
+                            uint64_t ctr, uint32_t *out, size_t nblocks)               \
+    {                                                                                  \
+        size_t b;                                                                      \
+        int i, r;                                                                      \
+        for (b = 0; b + 2 * (LANES) <= nblocks; b += 2 * (LANES)) {                    \
+            uint32_t s0[16], c12[LANES], c13[LANES], tmp[16 * (LANES)];                \
+            V s[16], x[16], y[16], yc12, yc13;                                         \
+            chacha_input(s0, key, nonce, ctr + b);                                     \
+            lane_counters(nonce, ctr + b, (LANES), c12, c13);                          \
+            for (i = 0; i < 16; i++) s[i] = V_SET1(s0[i]);                             \
+            s[12] = V_LOAD(c12);                                                       \
+            s[13] = V_LOAD(c13);                                                       \
+            lane_counters(nonce, ctr + b + (LANES), (LANES), c12, c13);                \
+            yc12 = V_LOAD(c12);                                                        \
+            yc13 = V_LOAD(c13);                                                        \
+            for (i = 0; i < 16; i++) x[i] = s[i];                                      \
+            for (i = 0; i < 16; i++) y[i] = s[i];                                      \
+            y[12] = yc12;                                                              \
+            y[13] = yc13;                                                              \
+            for (r = 0; r < 10; r++) {                                                 \
+                V_QR(x[0], x[4], x[8], x[12]) V_QR(y[0], y[4], y[8], y[12])            \
+                V_QR(x[1], x[5], x[9], x[13]) V_QR(y[1], y[5], y[9], y[13])            \
+                V_QR(x[2], x[6], x[10], x[14]) V_QR(y[2], y[6], y[10], y[14])          \
+                V_QR(x[3], x[7], x[11], x[15]) V_QR(y[3], y[7], y[11], y[15])          \
+                V_QR(x[0], x[5], x[10], x[15]) V_QR(y[0], y[5], y[10], y[15])          \
+                V_QR(x[1], x[6], x[11], x[12]) V_QR(y[1], y[6], y[11], y[12])          \
+                V_QR(x[2], x[7], x[8], x[13]) V_QR(y[2], y[7], y[8], y[13])            \
+                V_QR(x[3], x[4], x[9], x[14]) V_QR(y[3], y[4], y[9], y[14])            \
+            }                                                                          \
+            for (i = 0; i < 16; i++) x[i] = V_ADD(x[i], s[i]);                         \
+            V_OUTPUT(out + 16 * b, x, tmp, (LANES));                                   \
+            s[12] = yc12;                                                              \
+            s[13] = yc13;                                                              \
+            for (i = 0; i < 16; i++) y[i] = V_ADD(y[i], s[i]);                         \
+            V_OUTPUT(out + 16 * (b + (LANES)), y, tmp, (LANES));                       \
+        }                                                                              \
+        if (b < nblocks) SINGLE(key, nonce, ctr + b, out + 16 * b, nblocks - b);      \
+    }
+
+/* Lane l of the vectors x[0..15] is block l: write the blocks in keystream order.  The
+ * generic version goes through memory; SSE2 and AVX2 transpose in registers (a scalar
+ * transposition cost about 10% of their time). */
+#define V_OUTPUT_MEMORY(o, x, tmp, LANES)                                              \
+    do {                                                                               \
+        int i_, l_;                                                                    \
+        for (i_ = 0; i_ < 16; i_++) V_STORE((tmp) + (LANES) * i_, (x)[i_]);            \
+        for (l_ = 0; l_ < (LANES); l_++)                                               \
+            for (i_ = 0; i_ < 16; i_++) (o)[16 * l_ + i_] = (tmp)[(LANES) * i_ + l_];  \
+    } while (0)
+
+/* SSE2: 4x4 transposes of words 4g..4g+3 of the 4 blocks. */
+#define V_OUTPUT_SSE2(o, x, tmp, LANES)                                                \
+    do {                                                                               \
+        int g_;                                                                        \
+        (void)(tmp);                                                                   \
+        for (g_ = 0; g_ < 4; g_++) {                                                   \
+            const __m128i *a_ = (x) + 4 * g_;                                          \
+            __m128i t0 = _mm_unpacklo_epi32(a_[0], a_[1]);                             \
+            __m128i t1 = _mm_unpacklo_epi32(a_[2], a_[3]);                             \
+            __m128i t2 = _mm_unpackhi_epi32(a_[0], a_[1]);                             \
+            __m128i t3 = _mm_unpackhi_epi32(a_[2], a_[3]);                             \
+            V_STORE((o) + 0 + 4 * g_, _mm_unpacklo_epi64(t0, t1));                     \
+            V_STORE((o) + 16 + 4 * g_, _mm_unpackhi_epi64(t0, t1));                    \
+            V_STORE((o) + 32 + 4 * g_, _mm_unpacklo_epi64(t2, t3));                    \
+            V_STORE((o) + 48 + 4 * g_, _mm_unpackhi_epi64(t2, t3));                    \
+        }                                                                              \
+    } while (0)
+
+/* AVX2: 8x8 transposes of words 8g..8g+7 of the 8 blocks (unpack within 128-bit halves,
+ * then exchange halves: block l and l + 4 share a pair of u vectors). */
+#define V_OUTPUT_AVX2(o, x, tmp, LANES)                                                \
+    do {                                                                               \
+        int g_, j_;                                                                    \
+        (void)(tmp);                                                                   \
+        for (g_ = 0; g_ < 2; g_++) {                                                   \
+            const __m256i *a_ = (x) + 8 * g_;                                          \
+            __m256i t_[8], u_[8];                                                      \
+            for (j_ = 0; j_ < 4; j_++) {                                               \
+                t_[2 * j_] = _mm256_unpacklo_epi32(a_[2 * j_], a_[2 * j_ + 1]);        \
+                t_[2 * j_ + 1] = _mm256_unpackhi_epi32(a_[2 * j_], a_[2 * j_ + 1]);    \
+            }                                                                          \
+            for (j_ = 0; j_ < 2; j_++) {                                               \
+                u_[4 * j_ + 0] = _mm256_unpacklo_epi64(t_[4 * j_], t_[4 * j_ + 2]);    \
+                u_[4 * j_ + 1] = _mm256_unpackhi_epi64(t_[4 * j_], t_[4 * j_ + 2]);    \
+                u_[4 * j_ + 2] = _mm256_unpacklo_epi64(t_[4 * j_ + 1], t_[4 * j_ + 3]); \
+                u_[4 * j_ + 3] = _mm256_unpackhi_epi64(t_[4 * j_ + 1], t_[4 * j_ + 3]); \
+            }                                                                          \
+            for (j_ = 0; j_ < 4; j_++) {                                               \
+                V_STORE((o) + 16 * j_ + 8 * g_,                                        \
+                        _mm256_permute2x128_si256(u_[j_], u_[4 + j_], 0x20));          \
+                V_STORE((o) + 16 * (j_ + 4) + 8 * g_,                                  \
+                        _mm256_permute2x128_si256(u_[j_], u_[4 + j_], 0x31));          \
+            }                                                                          \
+        }                                                                              \
+    } while (0)
 
 /* SSE2 (baseline x86-64): rotation by 16 swaps the 16-bit halves. */
 #define V_ADD _mm_add_epi32
@@ -161,7 +281,9 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
 #define V_SET1(v) _mm_set1_epi32((int)(v))
 #define V_LOAD(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
 #define V_STORE(p, v) _mm_storeu_si128((__m128i *)(void *)(p), (v))
-DEFINE_X86_BLOCKS(blocks_vec128, __m128i, 4, DPF_TARGET("sse2"))
+#define V_OUTPUT V_OUTPUT_SSE2
+DEFINE_X86_BLOCKS(blocks_vec128_1, __m128i, 4, DPF_TARGET("sse2"))
+DEFINE_X86_BLOCKS2(blocks_vec128, blocks_vec128_1, __m128i, 4, DPF_TARGET("sse2"))
 #undef V_ADD
 #undef V_XOR
 #undef V_ROTL
@@ -170,6 +292,7 @@ DEFINE_X86_BLOCKS(blocks_vec128, __m128i, 4, DPF_TARGET("sse2"))
 #undef V_SET1
 #undef V_LOAD
 #undef V_STORE
+#undef V_OUTPUT
 
 /* AVX2: byte shuffles rotate by 16 and 8. */
 #define V_ADD _mm256_add_epi32
@@ -184,7 +307,9 @@ DEFINE_X86_BLOCKS(blocks_vec128, __m128i, 4, DPF_TARGET("sse2"))
 #define V_SET1(v) _mm256_set1_epi32((int)(v))
 #define V_LOAD(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
 #define V_STORE(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), (v))
-DEFINE_X86_BLOCKS(blocks_avx2, __m256i, 8, DPF_TARGET("avx2"))
+#define V_OUTPUT V_OUTPUT_AVX2
+DEFINE_X86_BLOCKS(blocks_avx2_1, __m256i, 8, DPF_TARGET("avx2"))
+DEFINE_X86_BLOCKS2(blocks_avx2, blocks_avx2_1, __m256i, 8, DPF_TARGET("avx2"))
 #undef V_ADD
 #undef V_XOR
 #undef V_ROTL
@@ -193,6 +318,7 @@ DEFINE_X86_BLOCKS(blocks_avx2, __m256i, 8, DPF_TARGET("avx2"))
 #undef V_SET1
 #undef V_LOAD
 #undef V_STORE
+#undef V_OUTPUT
 
 /* AVX-512F: a rotate instruction. */
 #define V_ADD _mm512_add_epi32
@@ -203,6 +329,7 @@ DEFINE_X86_BLOCKS(blocks_avx2, __m256i, 8, DPF_TARGET("avx2"))
 #define V_SET1(v) _mm512_set1_epi32((int)(v))
 #define V_LOAD(p) _mm512_loadu_si512((const void *)(p))
 #define V_STORE(p, v) _mm512_storeu_si512((void *)(p), (v))
+#define V_OUTPUT V_OUTPUT_MEMORY
 DEFINE_X86_BLOCKS(blocks_avx512, __m512i, 16, DPF_TARGET("avx512f"))
 
 /* CPU and OS support (the OS must save the wider registers: XGETBV). */
@@ -231,26 +358,57 @@ static int x86_has(int impl)
 #elif (defined(__aarch64__) || defined(__ARM_NEON)) && (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define DPF_NEON 1
 typedef uint32_t neon_v __attribute__((vector_size(16)));
+
+/* The input of blocks ctr .. ctr+3, word i of block l in lane l of s[i]. */
+static void neon_input(neon_v s[16], const uint32_t key[8], const uint32_t nonce[3],
+                       uint64_t ctr)
+{
+    uint32_t s0[16];
+    int i, l;
+    chacha_input(s0, key, nonce, ctr);
+    for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
+    for (l = 0; l < 4; l++) {
+        uint64_t c = ctr + (uint64_t)l;
+        s[12][l] = (uint32_t)c;
+        s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+    }
+}
+
+static void neon_output(uint32_t *out, const neon_v x[16], const neon_v s[16])
+{
+    int i, l;
+    for (l = 0; l < 4; l++)
+        for (i = 0; i < 16; i++) out[16 * l + i] = x[i][l] + s[i][l];
+}
+
+/* Two sets of 4 blocks interleaved (arm64 has 32 vector registers: both states fit),
+ * then one set, then the portable code for the last blocks. */
 static void blocks_vec128(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
                           uint32_t *out, size_t nblocks)
 {
-    size_t b;
-    int i, l, r;
-    for (b = 0; b + 4 <= nblocks; b += 4) {
-        uint32_t s0[16];
-        neon_v s[16], x[16];
-        chacha_input(s0, key, nonce, ctr + b);
-        for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
-        for (l = 0; l < 4; l++) {
-            uint64_t c = ctr + b + (uint64_t)l;
-            s[12][l] = (uint32_t)c;
-            s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+    size_t b = 0;
+    int i, r;
+    for (; b + 8 <= nblocks; b += 8) {
+        neon_v s[16], t[16], x[16], y[16];
+        neon_input(s, key, nonce, ctr + b);
+        neon_input(t, key, nonce, ctr + b + 4);
+        for (i = 0; i < 16; i++) {
+            x[i] = s[i];
+            y[i] = t[i];
         }
+        for (r = 0; r < 10; r++) {
+            QR_2(0, 4, 8, 12) QR_2(1, 5, 9, 13) QR_2(2, 6, 10, 14) QR_2(3, 7, 11, 15)
+            QR_2(0, 5, 10, 15) QR_2(1, 6, 11, 12) QR_2(2, 7, 8, 13) QR_2(3, 4, 9, 14)
+        }
+        neon_output(out + 16 * b, x, s);
+        neon_output(out + 16 * (b + 4), y, t);
+    }
+    for (; b + 4 <= nblocks; b += 4) {
+        neon_v s[16], x[16];
+        neon_input(s, key, nonce, ctr + b);
         for (i = 0; i < 16; i++) x[i] = s[i];
         for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
-        for (i = 0; i < 16; i++) x[i] += s[i];
-        for (l = 0; l < 4; l++)
-            for (i = 0; i < 16; i++) out[16 * (b + l) + i] = x[i][l];
+        neon_output(out + 16 * b, x, s);
     }
     if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b);
 }

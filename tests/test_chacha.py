@@ -69,7 +69,9 @@ def test_against_cryptography(impl):
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
     rs = np.random.default_rng(8439)
-    for nblocks, counter in [(1, 0), (7, 3), (37, 1000), (64, 2**32 - 64)]:
+    # 45 blocks: interleaved pairs of SIMD groups, one single group, then scalar blocks
+    for nblocks, counter in [(1, 0), (7, 3), (37, 1000), (45, 9), (64, 2**32 - 64),
+                             (45, 2**32 - 20)]:
         key, nonce = rs.bytes(32), rs.bytes(12)
         enc = Cipher(algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce),
                      mode=None).encryptor()

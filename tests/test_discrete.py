@@ -222,6 +222,27 @@ def test_exact_tie_continuation(scale, fast_bits):
     assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
 
 
+@pytest.mark.parametrize("scale", [1, 3, Fraction(200, 3)])
+def test_grouped_coins_with_ties(scale):
+    """Three coins per word (issue 15): with the first comparison cut to 12 bits the
+    groups still form and their thresholds tie about once per 500 words, each finished
+    by the exact continuation of one cumulative threshold: the laws must be exact."""
+    prepared = dpfast._core.DiscreteLaplaceExact(*dr._scale_rational(scale), 12)
+    geo_words, lap_words = prepared.words
+    assert lap_words < prepared.digits + 2                 # some group holds >= 2 coins
+    K = dlap_range(scale)
+    x = prepared.draw(False, N, rng(24))
+    assert chisq_pvalue(x, dlap_pmf(scale), -K, K) > ALPHA
+    y = prepared.draw(True, N // 4, rng(25))
+    assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
+
+
+def test_grouped_coins_word_counts():
+    # fewer keystream words per value: 2 at scale 1 (was 5), 3 at large scales (was 7)
+    assert dpfast._core.DiscreteLaplaceExact(1, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 3)
+
+
 def test_exact_tie_continuation_gaussian():
     """Ties of the proposal's coins and of the tabulated acceptance coins (cached for
     |y| < 256 and computed afresh beyond) are finished exactly."""
@@ -318,30 +339,33 @@ def test_lazy_comparison_replayed():
 
 
 def test_exact_coin_tie_replayed():
-    """The prepared exact sampler's tie continuation, driven word by word: the first draw's
-    sign coin (p = q/(1+q), q = exp(-1/3), irrational) is fed the first k base-2**64 digits
-    of p, so it stays undecided for k words; then one deciding word; then words that make
-    every other coin 0 (so the value is 0 or -1)."""
+    """The prepared exact sampler's tie continuation, driven word by word.  Coins are
+    drawn three per word; the first word decides digits 0..2 of the value, outcome m =
+    #{j : U >= C_j}, and C_3 = P(digit 2 = 0) = 1 - p_2 with p_2 = q^4/(1+q^4), q =
+    exp(-1/3) (irrational).  That word is fed the first k base-2**64 digits of C_3, so it
+    stays undecided for k words; then one deciding word; then zero words, which make
+    every other coin 0: the value is 3 (U < C_3) or 4."""
     prepared = dpfast._core.DiscreteLaplaceExact(3, 1)
-    assert prepared.block == 1
-    D = prepared.digits
+    assert prepared.block == 1 and prepared.digits == 5
+    groups = prepared.words[1]                      # coins 0-2, 3-5 and the sign
+    assert groups == 3
     with mpmath.workprec(1400):
         q = mpmath.exp(-mpmath.mpf(1) / 3)
-        pm = q / (1 + q)
-        man, exp = pm.man_exp
-        p = Fraction(int(man), 2 ** -int(exp))        # p to 1400 bits
+        c3 = 1 - q ** 4 / (1 + q ** 4)
+        man, exp = c3.man_exp
+        c = Fraction(int(man), 2 ** -int(exp))        # C_3 to 1400 bits
     for k in range(1, 11):
         for flip in (0, 2**63):
-            digits = expansion(p, k + 1)
-            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [TWO64 - 1] * (D + 1)
-            sign, used = ref_lazy_lt(words, p)
+            digits = expansion(c, k + 1)
+            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [0] * (groups - 1)
+            below, used = ref_lazy_lt(words, c)
             g = dpfast._core.ReplayWords(words)
-            assert dr.discrete_laplace(3, 1, rng=g)[0] == -sign
-            assert g.consumed == used + D + 1 and not g.overrun
+            assert prepared.draw(False, None, g) == (3 if below else 4)
+            assert g.consumed == used + groups - 1 and not g.overrun
     # undecided after 11 words = 704 bits: an error, never a guess
-    words = expansion(p, 12)
+    words = expansion(c, 12)
     with pytest.raises(OverflowError):
-        dr.discrete_laplace(3, 1, rng=dpfast._core.ReplayWords(words))
+        prepared.draw(False, None, dpfast._core.ReplayWords(words))
 
 
 def test_lemire_rejections_replayed():
@@ -675,3 +699,19 @@ def test_other_bad_arguments():
         dr.constant_time_slack("geometric", 1, sigma2=2)
     with pytest.raises(PrivacyParameterError, match="p"):
         dr.bernoulli(Fraction(1, 2**1400))
+
+
+@pytest.mark.parametrize("draw", [
+    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w),
+    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w, constant_time=True),
+    lambda w: dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(31), workers=w),
+])
+def test_parallel_discrete_fill_same_for_every_thread_count(draw):
+    ref = draw(1)
+    for w in (2, 3):
+        assert np.array_equal(draw(w), ref)
+
+
+def test_parallel_discrete_gaussian_law():
+    x = dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(32), workers=2)
+    assert chisq_pvalue(x, dgauss_pmf(Fraction(25, 4)), -30, 30) > ALPHA

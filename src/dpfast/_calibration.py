@@ -150,6 +150,15 @@ def _dg_tail_bounds(j, sigma):
     return q / theta, q + pdf
 
 
+# Safety margins of the tail bounds' floating-point evaluation (issue 9: delta <= 2e-36
+# came out below the exact value).  exp and erfc are evaluated at arguments x with
+# |x| <= 746 that carry a relative rounding error of a few 2^-53, which moves the result
+# by up to |x| * 2^-50 <= 7e-13 relative; plus a few ulp of the functions themselves.
+# 1e-11 relative covers all of it; 2^-1050 absolute covers the subnormal range, where
+# relative error is meaningless (each of at most 2^24 terms is off by at most 2^-1074).
+_BOUND_REL = 1e-11
+_BOUND_ABS = 2.0 ** -1050
+
 # Below this sigma the tails are summed term by term (exact up to float rounding, which
 # is bounded and added); above it the integral bounds are tighter than 1e-7 relative.
 _DIRECT_SIGMA = 2000.0
@@ -169,8 +178,10 @@ def _dg_tail_bounds_direct(j, sigma):
     n_lo = 1.0 + 2.0 * body
     n_hi = n_lo + 2.0 * rest
     t = math.fsum(f[j:]) if j <= L else 0.0
-    # exp is within a few ulp and fsum correctly rounded: every sum of these positive
-    # terms is within 2^-48 relative of the exact one
+    # each exp(-x) is within (x + 4) 2^-53 relative of the exact term (x <= 746: the
+    # rounding of x itself dominates; see _BOUND_REL) or 2^-1074 absolute when subnormal,
+    # and fsum is correctly rounded; the caller widens the result by _BOUND_REL and
+    # _BOUND_ABS, which cover those errors
     r = 2.0 ** -48
     return t * (1 - r) / (n_hi * (1 + r)), (t * (1 + r) + rest) / (n_lo * (1 - r))
 
@@ -195,13 +206,102 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
         if x < 0:
             return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
         lo, hi = bounds(x + 1, sigma)          # P[Y <= x] = 1 - P[Y >= x + 1]
-        return 1.0 - hi, 1.0 - lo
+        # 1 - v is rounded by at most 2^-54 absolute
+        return max(1.0 - hi - 2.0 ** -53, 0.0), min(1.0 - lo + 2.0 ** -53, 1.0)
 
-    upper1 = cdf_bounds(m)[1]
-    lower2 = cdf_bounds(m - s)[0]
-    # e^eps * lower2, capped where it already exceeds 1 >= upper1 (exp would overflow)
-    second = math.exp(min(epsilon + math.log(lower2), 709.0)) if lower2 > 0.0 else 0.0
-    return min(max(upper1 - second, 0.0), 1.0)
+    upper1 = cdf_bounds(m)[1] * (1.0 + _BOUND_REL) + _BOUND_ABS
+    lower2 = max(cdf_bounds(m - s)[0] * (1.0 - _BOUND_REL) - _BOUND_ABS, 0.0)
+    # e^eps * lower2, capped where it already exceeds 1 >= upper1 (exp would overflow);
+    # exp(eps + log x) is within 745 * 2^-52 relative of e^eps x (or 2^-1074 absolute
+    # when subnormal), both inside the margins applied here
+    second = 0.0
+    if lower2 > 0.0:
+        second = math.exp(min(epsilon + math.log(lower2), 709.0))
+        second = max(second * (1.0 - _BOUND_REL) - _BOUND_ABS, 0.0)
+    # delta > 0 always (the loss is unbounded below), so an upper bound is never 0
+    return min(max(math.nextafter(upper1 - second, math.inf), _BOUND_ABS), 1.0)
+
+
+# ------------------------------------------------------- discrete Gaussian, any dimension
+#
+# Claim.  Let s > 0, eta = 2 sum_{k>=1} exp(-2 pi^2 s^2 k^2) and R = ((1 + eta)/(1 - eta))^d.
+# If sigma >= s and the continuous Gaussian mechanism with noise s1 = sqrt(sigma^2 - s^2)
+# is (eps1, delta1)-DP for l2 sensitivity Delta, then adding N_Z(0, sigma^2)^d noise to
+# points of R^d (the data rounded to the integer grid) is (eps1 + 2 ln R, R delta1)-DP for
+# l2 sensitivity Delta, in every dimension d and for every direction of the shift.
+#
+# Proof sketch.  (1) Poisson summation: sum_{z in Z} exp(-(z - x)^2/(2 s^2)) =
+# s sqrt(2 pi) sum_k exp(-2 pi^2 s^2 k^2) cos(2 pi k x), which lies in s sqrt(2 pi)
+# [1 - eta, 1 + eta] for every real x; over Z^d the sum is a product of d such factors.
+# (2) A two-stage sampler: draw X ~ N(c, s1^2 I) (continuous), then Y from the discrete
+# Gaussian on Z^d centred at X with parameter s.  By (1) its normaliser is
+# (s sqrt(2 pi))^d Theta(X) with Theta in [(1 - eta)^d, (1 + eta)^d], so
+# P[Y = y] = int N(x; c, s1^2) N(y; x, s^2) / Theta(x) dx lies within [(1+eta)^-d,
+# (1-eta)^-d] times int N(x; c, s1^2) N(y; x, s^2) dx = N(y; c, sigma^2).  The discrete
+# Gaussian D_c(y) = N(y; c, sigma^2) / sum_z N(z; c, sigma^2) has, by (1) with sigma >= s,
+# a normaliser in the same range; so D_c(y) / P[Y = y] lies in [1/R, R] for every y.
+# (3) Y is post-processing of X, the continuous Gaussian mechanism (its second stage does
+# not look at c).  For any set S and neighbours c, c':  D_c(S) <= R P_c(S) <=
+# R (e^eps1 P_c'(S) + delta1) <= R^2 e^eps1 D_c'(S) + R delta1.  QED.
+# This is the convolution argument of Peikert (CRYPTO 2010, Theorem 3.1) with the
+# smoothing bound of Micciancio & Regev (2007); Canonne, Kamath & Steinke (2020, Theorem
+# 15 and its discussion) reach the same conclusion, that the discrepancy decays like
+# exp(-2 pi^2 s^2).  On the mechanisms' grid sigma is about 2^24 steps, s = 8 costs a
+# relative 2^-43 in sigma and 2 ln R < 10^-540 d: the secure sigma is the analytic one.
+#
+# The candidate widths s; the best (smallest sigma) is used.  Small s helps small sigma
+# (integer data), large s large dimensions.
+_SMOOTHING = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+
+
+def _smoothing_log_ratio(s, dimension):
+    """An upper bound on ln R = d (ln(1 + eta) - ln(1 - eta)) for width s (claim above)."""
+    a = 2.0 * math.pi ** 2 * s * s
+    e = max(math.exp(-a), 2.0 ** -1070)        # an upper bound even where exp underflows
+    # sum_{k>=1} e^(a k^2) <= e^-a sum_{j>=0} e^(-3 a j), since k^2 - 1 >= 3 (k - 1)
+    eta = 2.0 * e / (1.0 - e ** 3) * (1.0 + 1e-12)
+    if not eta < 0.5:
+        return math.inf
+    # ln(1+x) - ln(1-x) <= 2x / (1 - x)
+    return dimension * (2.0 * eta / (1.0 - eta)) * (1.0 + 1e-12)
+
+
+def _smoothed_parameters(epsilon, delta, s, dimension):
+    """(eps1, delta1), rounded down, that the continuous mechanism must meet; None when
+    width s leaves no room."""
+    lr = _smoothing_log_ratio(s, dimension)
+    eps1 = math.nextafter(epsilon - 2.0 * lr, 0.0)
+    delta1 = math.nextafter(delta * math.exp(-lr) * (1.0 - 1e-15), 0.0)
+    if not (eps1 > 0.0 and delta1 > 0.0):
+        return None
+    return eps1, delta1
+
+
+def discrete_gaussian_vector_delta_upper(sigma, epsilon, sensitivity, dimension, s):
+    """An upper bound on delta (at epsilon) of N_Z(0, sigma^2)^d noise for l2 sensitivity
+    `sensitivity`, by the convolution claim above with width s (inf if it does not apply)."""
+    lr = _smoothing_log_ratio(s, dimension)
+    if not (sigma > s and 2.0 * lr < epsilon):
+        return math.inf
+    s1 = math.nextafter(math.sqrt((sigma - s) * (sigma + s)) * (1.0 - 1e-15), 0.0)
+    eps1 = math.nextafter(epsilon - 2.0 * lr, 0.0)
+    d1 = analytic_gaussian_delta(s1, eps1, sensitivity)
+    return math.nextafter(d1 * math.exp(lr) * (1.0 + 1e-12), math.inf)
+
+
+def discrete_gaussian_vector_sigma(epsilon, delta, sensitivity, dimension):
+    """(sigma, s): the smallest sigma (rounded up) the convolution claim proves for
+    `dimension` coordinates, and the width s that proves it; (inf, None) if none does."""
+    best = (math.inf, None)
+    for s in _SMOOTHING:
+        params = _smoothed_parameters(epsilon, delta, s, dimension)
+        if params is None:
+            continue
+        s1 = analytic_gaussian_sigma(params[0], params[1], sensitivity)
+        sigma = math.nextafter(math.hypot(s1, s) * (1.0 + 1e-15), math.inf)
+        if sigma < best[0]:
+            best = (sigma, s)
+    return best
 
 
 def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
@@ -209,18 +309,20 @@ def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
     `dimension` integer coordinates with l2 sensitivity `sensitivity` is provably
     (epsilon, delta)-DP.
 
-    Any dimension: the discrete Gaussian is (Delta^2/(2 sigma^2))-zCDP (CKS 2020,
-    Theorem 14), converted with zcdp_delta (their Corollary 13).  One coordinate: also
-    the exact privacy curve (their Theorem 7) at the largest integer shift
-    floor(sensitivity), bounded rigorously by discrete_gaussian_delta_upper; the smaller
-    of the two sigmas is returned, since each is a proof."""
+    Three proofs, the smallest sigma wins: any dimension, the convolution claim above
+    (within 2^-40 relative of the continuous analytic sigma once sigma >= 2^20); any
+    dimension, the (Delta^2/(2 sigma^2))-zCDP of the discrete Gaussian (CKS 2020, Theorem
+    14) converted with zcdp_delta (their Corollary 13), which helps only at small sigma;
+    one coordinate, the exact privacy curve (their Theorem 7) at the largest integer
+    shift floor(sensitivity), bounded rigorously by discrete_gaussian_delta_upper."""
     guess = analytic_gaussian_sigma(epsilon, delta, sensitivity)
     zcdp = _bisect_sigma(lambda sg: zcdp_delta(0.5 * (sensitivity / sg) ** 2, epsilon),
                          delta, guess / 2.0, guess * 2.0)
+    vector = discrete_gaussian_vector_sigma(epsilon, delta, sensitivity, dimension)[0]
     if dimension != 1:
-        return zcdp
+        return min(vector, zcdp)  # each is a proof; use the best
     s = max(math.floor(sensitivity), 1)
     guess = analytic_gaussian_sigma(epsilon, delta, float(s))
     one = _bisect_sigma(lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
                         delta, guess / 2.0, guess * 2.0)
-    return min(one, zcdp)  # both are proofs; use the better one
+    return min(one, vector, zcdp)

@@ -127,6 +127,7 @@ cdef extern from "dpfast/discrete.h" nogil:
         uint64_t s_num, s_den, block
         uint32_t digits, shift
         dpf_coin_t coin[64]
+        uint32_t n_geo, n_lap
     ctypedef struct dpf_dgauss_exact_t:
         uint64_t sigma2_num, sigma2_den, t, ymax
         uint64_t *table
@@ -261,3 +262,6 @@ cdef extern from "dpfast/release.h" nogil:
                          int passes, double n, double *Z)
     int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
                             const double *targets, double n, double *Z, double *scratch)
+
+cdef extern from "dpfast/consttime.h" nogil:
+    uint64_t dpf_ticks()

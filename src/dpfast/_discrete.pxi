@@ -1,4 +1,4 @@
-# Discrete samplers (csrc/discrete.c): exact ones (Canonne, Kamath, Steinke 2020) and
+# Discrete samplers (csrc/exact.c, prepared.c, consttime.c): exact ones (Canonne, Kamath, Steinke 2020) and
 # constant-time ones with certified thresholds.  dpfast.random has validated every argument
 # and converted it to an exact rational; here the values are only bound to C types.  A
 # scalar draw holds the generator's lock; a fill also releases the GIL.
@@ -128,6 +128,11 @@ cdef class DiscreteLaplaceCT:
         return int(self.t.digits)
 
     @property
+    def words(self):
+        """(geometric, discrete Laplace): words drawn for the coins of one value."""
+        return int(self.t.n_geo), int(self.t.n_lap)
+
+    @property
     def thresholds(self):
         """Per pair of digits (2k, 2k+1): its cumulative thresholds (three, or one for an
         odd last digit)."""
@@ -234,6 +239,11 @@ cdef class DiscreteLaplaceExact:
     @property
     def digits(self):
         return int(self.t.digits)
+
+    @property
+    def words(self):
+        """(geometric, discrete Laplace): words drawn for the coins of one value."""
+        return int(self.t.n_geo), int(self.t.n_lap)
 
     def draw(self, bint geometric, object size, object rng):
         cdef BitGenerator bg = _resolve(rng)
@@ -360,3 +370,61 @@ cdef class ReplayWords(BitGenerator):
     @property
     def overrun(self):
         return bool(self._st.overrun)
+
+
+# ---------------------------------------------------------------- timing probe
+# bench/timing_probe.py: the ticks of single draws, measured in C (no Python object is
+# created inside the timed window), to test whether a sampler's time depends on its value.
+
+ctypedef int (*_probe_fn)(dpf_rng_t *r, void *sampler, int64_t *out) noexcept nogil
+
+
+cdef int _probe_dlap_ct(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    out[0] = dpf_discrete_laplace_ct(r, <const dpf_dlap_ct_t *>s)
+    return DPF_OK
+
+
+cdef int _probe_dgauss_ct(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    out[0] = dpf_discrete_gaussian_ct(r, <const dpf_dgauss_ct_t *>s)
+    return DPF_OK
+
+
+cdef int _probe_dlap_exact(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    return dpf_discrete_laplace_exact_fill(r, <const dpf_dlap_exact_t *>s, out, 1)
+
+
+cdef int _probe_dgauss_exact(dpf_rng_t *r, void *s, int64_t *out) noexcept nogil:
+    return dpf_discrete_gaussian_exact_fill(r, <const dpf_dgauss_exact_t *>s, out, 1)
+
+
+def _probe_draws(object sampler, Py_ssize_t n, object rng):
+    """(ticks, values): n single draws of a prepared sampler, each timed by dpf_ticks."""
+    cdef BitGenerator bg = _resolve(rng)
+    cdef dpf_rng_t r
+    cdef _probe_fn fn
+    cdef void *s
+    cdef cnp.ndarray ticks = np.empty(n, dtype=np.uint64)
+    cdef cnp.ndarray vals = np.empty(n, dtype=np.int64)
+    cdef uint64_t *tp = <uint64_t *>cnp.PyArray_DATA(ticks)
+    cdef int64_t *vp = <int64_t *>cnp.PyArray_DATA(vals)
+    cdef Py_ssize_t i
+    cdef uint64_t t0
+    cdef int status = DPF_OK
+    if isinstance(sampler, DiscreteLaplaceCT):
+        fn, s = _probe_dlap_ct, <void *>&(<DiscreteLaplaceCT>sampler).t
+    elif isinstance(sampler, DiscreteGaussianCT):
+        fn, s = _probe_dgauss_ct, <void *>&(<DiscreteGaussianCT>sampler).t
+    elif isinstance(sampler, DiscreteLaplaceExact):
+        fn, s = _probe_dlap_exact, <void *>&(<DiscreteLaplaceExact>sampler).t
+    elif isinstance(sampler, DiscreteGaussianExact):
+        fn, s = _probe_dgauss_exact, <void *>&(<DiscreteGaussianExact>sampler).g
+    else:
+        raise TypeError("sampler must be a prepared discrete sampler")
+    _bind(bg, &r)
+    with bg.lock, nogil:
+        for i in range(n):
+            t0 = dpf_ticks()
+            status |= fn(&r, s, vp + i)
+            tp[i] = dpf_ticks() - t0
+    _check(status)
+    return ticks, vals

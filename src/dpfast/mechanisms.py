@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core
+from . import _parallel
 from . import _validation as _v
 from . import random as _random
 from ._calibration import (
@@ -148,6 +149,16 @@ def _charge(budget, epsilon, delta, label):
         budget.spend(epsilon, delta, label=label)
 
 
+def _release(apply, data, gen, scalar, nworkers):
+    """apply(data, rng) -> noisy data; a vector of 2**18 values or more is released in
+    chunks on nworkers threads, with the same values for any thread count (_parallel)."""
+    if not scalar:
+        out = _parallel.release(data, gen, nworkers, apply)
+        if out is not None:
+            return out
+    return apply(data, gen)
+
+
 def _shape_like(result, data, scalar):
     if scalar:
         return result
@@ -190,10 +201,18 @@ def _gauss_sigma(epsilon, delta, l2, d, calibration):
 def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
     k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
                        granularity)
+    # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
+    # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below
+    # 2^-12 where it can; a finer grid than needed costs speed (larger multi-word coins)
+    extra = 0
+    if granularity is None and d > 1:
+        k_sens = math.frexp(l2 / math.sqrt(d))[1] - 1 - 12
+        extra = min(6, max(0, k - k_sens))
+        k -= extra
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
     sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
-    if sigma > _GAUSS_MAX_STEPS:
+    if sigma > _GAUSS_MAX_STEPS << extra:
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
     return k, _dgauss(sigma * sigma, 1)
@@ -202,7 +221,7 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
 # ------------------------------------------------------------------ Laplace
 
 def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                      granularity=None, budget=None):
+                      granularity=None, budget=None, workers=None):
     """Release ``value`` with Laplace-type noise: epsilon-DP.
 
     Parameters
@@ -225,6 +244,10 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         (a public choice; at least 2^-44 of the noise scale).
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``(epsilon, 0)`` before any noise is drawn.
+    workers : None or int >= 1
+        Threads for a vector of at least 2**18 values (None: all cores, or the environment
+        variable ``DPFAST_WORKERS``; 1: the calling thread only); the release is the same
+        for every thread count (``dpfast._parallel``).
 
     Returns
     -------
@@ -272,6 +295,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     epsilon = _positive("epsilon", epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
+    nworkers = _parallel.workers(workers)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
@@ -280,15 +304,18 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
             raise _v.PrivacyParameterError(
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} overflows a double")
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen)
+        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen,
+                                      workers=nworkers)
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
+        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
+                                    scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
     _charge(budget, epsilon, 0.0, "laplace_mechanism")
-    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
+    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
+                                scalar, nworkers), data, scalar)
 
 
 def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None):
@@ -313,7 +340,7 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
 # ------------------------------------------------------------------ Gaussian
 
 def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration="analytic",
-                       rng=None, mode="secure", granularity=None, budget=None):
+                       rng=None, mode="secure", granularity=None, budget=None, workers=None):
     """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP.
 
     Parameters
@@ -325,17 +352,16 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         The l2 sensitivity of f over add/remove neighbours.
     calibration : {"analytic", "classic"}
         How sigma is chosen: see :func:`gaussian_sigma`.
-    rng, budget
+    rng, budget, workers
         As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
     mode : {"secure", "fast"}
         ``"secure"``: exact discrete Gaussian noise (on integers directly, on floats in
-        steps of a power-of-two grid of about ``2^-24 sigma``), with sigma proved for the
-        discrete distribution: for one coordinate by the exact privacy curve of the
-        discrete Gaussian (Canonne, Kamath & Steinke 2020, Theorem 7), which matches the
-        analytic Gaussian's sigma to about 1e-7 on the grid; for several coordinates via
-        its (Delta^2 / 2 sigma^2)-zCDP guarantee (their Theorem 14) converted to
-        (epsilon, delta) (their Corollary 13) — a few percent more noise than the
-        continuous analytic calibration.  With ``"classic"`` sigma is also at least the
+        steps of a power-of-two grid of about ``2^-24 sigma``, finer by up to 2^-6 for
+        long vectors), with sigma proved for the discrete distribution in any dimension
+        (a smoothing/convolution argument, see ``dpfast._calibration``; Canonne, Kamath &
+        Steinke 2020, Theorem 15 and its discussion): on the grid it is the continuous
+        analytic sigma to about 1e-14 relative, plus the grid rounding's ``sqrt(d)``
+        steps of sensitivity.  With ``"classic"`` sigma is also at least the
         Theorem 3.22 value.  ``"fast"``: continuous Gaussian noise with
         ``gaussian_sigma(...)``; not floating-point safe.
     granularity : float > 0, optional
@@ -366,21 +392,25 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
     mode = _mode(mode)
+    nworkers = _parallel.workers(workers)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
         sigma = gaussian_sigma(epsilon, delta, l2, calibration)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
+        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen,
+                                       workers=nworkers)
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return _shape_like(_core.int_release(sampler, data, gen), data, scalar)
+        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
+                                    scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
     _charge(budget, epsilon, delta, "gaussian_mechanism")
-    return _shape_like(_core.grid_release(sampler, data, k, gen), data, scalar)
+    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
+                                scalar, nworkers), data, scalar)
 
 
 def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=None,

@@ -34,6 +34,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core
+from . import _parallel
 from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
 
@@ -52,16 +53,28 @@ def _shape(size, out):
     return size
 
 
-def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None):
+def _continuous(kind, a, b, size, rng, out, workers):
+    """A continuous fill; n >= 2**18 values without ``out`` go to _parallel (``workers``
+    threads, the same values for any thread count)."""
+    nworkers = _parallel.workers(workers)
+    if out is None and size is not None:
+        par = _parallel.fill(size, np.float64, rng, nworkers,
+                             lambda m, sub: _core.continuous(kind, a, b, m, sub, None))
+        if par is not None:
+            return par
+    return _core.continuous(kind, a, b, size, rng, out)
+
+
+def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
     """Uniform floats on [low, high) with 53 random bits each (simulation path)."""
     low = _v.finite("low", low)
     high = _v.finite("high", high)
     if not low <= high:
         raise _v.PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
-    return _core.continuous(_core.UNIFORM, low, high - low, _shape(size, out), rng, out)
+    return _continuous(_core.UNIFORM, low, high - low, _shape(size, out), rng, out, workers)
 
 
-def laplace(scale=1.0, size=None, *, rng=None, out=None):
+def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
     """Laplace(0, scale) noise, density exp(-|x|/scale) / (2 scale) (simulation path).
 
     Parameters
@@ -72,30 +85,35 @@ def laplace(scale=1.0, size=None, *, rng=None, out=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     out : float64 ndarray, optional
         Written in place and returned.
+    workers : None or int >= 1
+        Threads for a fill of at least 2**18 values (None: all cores, or the environment
+        variable ``DPFAST_WORKERS``; 1: the calling thread only).  Such a fill is drawn
+        from sub-streams of ``rng`` and is the same for every thread count (see
+        ``dpfast._parallel``); the other samplers here take the same argument.
     """
     if type(scale) is not float or not 0.0 <= scale < _v._INF:
         scale = _v.nonnegative("scale", scale)
     if size is None and out is None:
         return _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
-    return _core.continuous(_core.LAPLACE, scale, 0.0, _shape(size, out), rng, out)
+    return _continuous(_core.LAPLACE, scale, 0.0, _shape(size, out), rng, out, workers)
 
 
-def gaussian(sigma=1.0, size=None, *, rng=None, out=None):
+def gaussian(sigma=1.0, size=None, *, rng=None, out=None, workers=None):
     """Normal(0, sigma**2) noise (ziggurat; simulation path)."""
     sigma = _v.nonnegative("sigma", sigma)
-    return _core.continuous(_core.NORMAL, sigma, 0.0, _shape(size, out), rng, out)
+    return _continuous(_core.NORMAL, sigma, 0.0, _shape(size, out), rng, out, workers)
 
 
-def exponential(scale=1.0, size=None, *, rng=None, out=None):
+def exponential(scale=1.0, size=None, *, rng=None, out=None, workers=None):
     """Exponential noise with mean ``scale`` (ziggurat; simulation path)."""
     scale = _v.nonnegative("scale", scale)
-    return _core.continuous(_core.EXPONENTIAL, scale, 0.0, _shape(size, out), rng, out)
+    return _continuous(_core.EXPONENTIAL, scale, 0.0, _shape(size, out), rng, out, workers)
 
 
-def gumbel(scale=1.0, size=None, *, rng=None, out=None):
+def gumbel(scale=1.0, size=None, *, rng=None, out=None, workers=None):
     """Gumbel(0, scale) noise, CDF exp(-exp(-x/scale)) (simulation path)."""
     scale = _v.nonnegative("scale", scale)
-    return _core.continuous(_core.GUMBEL, scale, 0.0, _shape(size, out), rng, out)
+    return _continuous(_core.GUMBEL, scale, 0.0, _shape(size, out), rng, out, workers)
 
 
 # ---------------------------------------------------------------- discrete samplers
@@ -380,7 +398,7 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     return _dlap_exact(num, den).draw(True, size, rng)
 
 
-def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
+def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers=None):
     """Discrete Laplace noise: integers x with P(x) ∝ exp(-|x|/scale).
 
     P(x) = (1 - q)/(1 + q) q**|x| with q = exp(-1/scale).  Adding it to an integer query
@@ -432,14 +450,21 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False):
     """
     num, den = _scale_rational(scale)
     size = _v.size(size)
+    nworkers = _parallel.workers(workers)
+    sampler = _dlap_ct(num, den) if constant_time else _dlap_exact(num, den)
+    par = _parallel.fill(size, np.int64, rng, nworkers,
+                         lambda m, sub: sampler.draw(False, m, sub))
+    if par is not None:
+        return par
     if constant_time:
-        return _dlap_ct(num, den).draw(False, size, rng)
+        return sampler.draw(False, size, rng)
     if size is None:
         return _core.discrete(_core.DISCRETE_LAPLACE, num, den, size, rng)
-    return _dlap_exact(num, den).draw(False, size, rng)
+    return sampler.draw(False, size, rng)
 
 
-def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None):
+def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None,
+                      workers=None):
     """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
 
     Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
@@ -492,11 +517,16 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     """
     num, den = _sigma2_rational(sigma, sigma2)
     size = _v.size(size)
+    nworkers = _parallel.workers(workers)
+    sampler = _dgauss_ct(num, den) if constant_time else _dgauss_exact(num, den)
+    par = _parallel.fill(size, np.int64, rng, nworkers, lambda m, sub: sampler.draw(m, sub))
+    if par is not None:
+        return par
     if constant_time:
-        return _dgauss_ct(num, den).draw(size, rng)
+        return sampler.draw(size, rng)
     if size is None:
         return _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, size, rng)
-    return _dgauss_exact(num, den).draw(size, rng)
+    return sampler.draw(size, rng)
 
 
 def constant_time_slack(sampler, param=None, *, sigma2=None):

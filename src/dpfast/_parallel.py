@@ -1,0 +1,125 @@
+"""Bulk fills on several threads, with the same output for any number of threads.
+
+A fill of ``n >= PARALLEL_MIN`` values is cut into chunks of ``CHUNK`` values, a size
+that never depends on the number of threads.  The caller's generator gives one 256-bit
+key K (four raw words, drawn under its lock), and chunk i draws from
+``ChaCha20(key=K, nonce=i)``: independent keystreams (ChaCha20 is a PRF of key and
+nonce), no state shared between threads in the inner loops.  The result is therefore a
+function of the generator's state and n only: a seeded generator gives the same array
+with ``workers=1``, 2 or 64, and a secure (OS-keyed) one gives sub-streams as
+unpredictable as its own.  Below ``PARALLEL_MIN`` the fill runs as before, on the
+generator itself.
+
+Turning it off: ``workers=1`` runs every chunk on the calling thread; the environment
+variable ``DPFAST_WORKERS`` (read once, at import) sets the default thread count
+(``DPFAST_WORKERS=1``: never start threads).  The C loops release the GIL, so the
+threads run in parallel.
+"""
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _core
+from . import _validation as _v
+
+CHUNK = 1 << 16
+PARALLEL_MIN = 1 << 18
+_ENV = os.environ.get("DPFAST_WORKERS")
+_DEFAULT = max(1, int(_ENV)) if _ENV and _ENV.isdigit() else (os.cpu_count() or 1)
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _reset_after_fork():
+    # a child process inherits the pool object but not its threads
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def workers(value):
+    """The thread count asked for: None (the default) or an int >= 1."""
+    if value is None:
+        return _DEFAULT
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"workers must be None or an int >= 1; got {type(value).__name__}")
+    if value < 1:
+        raise _v.PrivacyParameterError(f"workers must be >= 1; got {value!r}")
+    return int(value)
+
+
+def _executor():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(_DEFAULT, os.cpu_count() or 1),
+                                       thread_name_prefix="dpfast")
+        return _pool
+
+
+def chunked(n, gen, nworkers, task):
+    """Run task(lo, hi, sub_rng) over the chunks of [0, n), on up to nworkers threads.
+    gen is the caller's resolved generator (a numpy BitGenerator)."""
+    key = np.ascontiguousarray(gen.random_raw(4), dtype="<u8")
+    kbytes = key.tobytes()
+    key[...] = 0
+    bounds = [(lo, min(lo + CHUNK, n)) for lo in range(0, n, CHUNK)]
+
+    def run(i):
+        lo, hi = bounds[i]
+        task(lo, hi, _core.ChaCha20(key=kbytes, nonce=i.to_bytes(12, "little")))
+
+    nworkers = min(nworkers, len(bounds))
+    if nworkers <= 1:
+        for i in range(len(bounds)):
+            run(i)
+        return
+    # each thread takes every nworkers-th chunk; result() re-raises a worker's exception
+    def stripe(w):
+        for i in range(w, len(bounds), nworkers):
+            run(i)
+
+    pool = _executor()
+    futures = [pool.submit(stripe, w) for w in range(1, nworkers)]
+    try:
+        stripe(0)
+    finally:
+        for f in futures:
+            f.result()
+
+
+def fill(shape, dtype, rng, nworkers, draw):
+    """A new array of `shape`, filled by draw(m, sub_rng) -> array of m values per chunk;
+    None when the fill is too small to split (the caller fills serially)."""
+    n = int(np.prod(shape, dtype=np.int64)) if shape is not None else 1
+    if shape is None or n < PARALLEL_MIN:
+        return None
+    out = np.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+
+    def task(lo, hi, sub):
+        flat[lo:hi] = draw(hi - lo, sub)
+
+    chunked(n, _core.resolve_rng(rng), nworkers, task)
+    return out
+
+
+def release(data, rng, nworkers, apply):
+    """apply(chunk_of_data, sub_rng) -> released chunk, over the chunks of a 1-d view of
+    data; None when data is too small to split."""
+    if np.ndim(data) == 0 or np.size(data) < PARALLEL_MIN:
+        return None
+    src = np.ascontiguousarray(data).reshape(-1)
+    out = np.empty_like(src)
+
+    def task(lo, hi, sub):
+        out[lo:hi] = apply(src[lo:hi], sub)
+
+    chunked(src.size, _core.resolve_rng(rng), nworkers, task)
+    return out.reshape(np.shape(data))
