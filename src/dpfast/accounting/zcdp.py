@@ -249,7 +249,7 @@ def zcdp_delta(rho, epsilon, *, method="tight"):
         return min(1.0, _positive_floor(_up(math.exp(max(exponent, -746.0)), slack)))
     log_d = _zcdp_tight_log_delta(rho, epsilon)
     slack = 2.0**-40 + 8.0 * _CLOSED_FORM_SLACK * abs(log_d)
-    return min(1.0, _positive_floor(_up(math.exp(max(log_d, -746.0)), slack)))
+    return min(1.0, _positive_floor(_up(math.exp(min(max(log_d, -746.0), 0.0)), slack)))
 
 
 def zcdp_budget(epsilon, delta, *, method="tight"):
