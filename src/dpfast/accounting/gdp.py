@@ -29,6 +29,8 @@ def _log_phi_bounds(x):
 
     erfc while Phi(x) > 1e-300 (relative error within _ERFC_SLACK); below, Gordon's
     inequality phi(x) |x|/(1 + x^2) <= Phi(x) <= phi(x)/|x| for x < 0."""
+    if x < -1e150:  # x^2 overflows: Phi(x) is below every positive float
+        return -_INF, -_INF
     p = 0.5 * math.erfc(-x / _SQRT2)
     if p > 1e-300:
         return math.log(p * (1.0 - _ERFC_SLACK)), math.log(p * (1.0 + _ERFC_SLACK))
