@@ -20,10 +20,10 @@ import dp_accounting
 from dp_accounting.pld import pld_privacy_accountant
 
 
-def epsilon(kind, param, k, q, delta):
+def epsilon(kind, param, k, q, delta, interval=1e-4):
     base = dp_accounting.GaussianDpEvent(param) if kind == "gaussian" else dp_accounting.LaplaceDpEvent(param)
     event = base if q == 1.0 else dp_accounting.PoissonSampledDpEvent(q, base)
-    acc = pld_privacy_accountant.PLDAccountant()
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
     acc.compose(event, k)
     return acc.get_epsilon(delta)
 
@@ -31,7 +31,25 @@ def epsilon(kind, param, k, q, delta):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--add-fine", action="store_true",
+                    help="read --json and add, for rows with epsilon < 0.05 (where the default "
+                         "1e-4 grid is coarse), dp_accounting's value at interval epsilon/1000")
     args = ap.parse_args(argv)
+    if args.add_fine:
+        with open(args.json) as f:
+            data = json.load(f)
+        for r in data["rows"]:
+            if r["epsilon"] < 0.05:
+                interval = r["epsilon"] / 1000
+                r["epsilon_fine"] = epsilon(r["mechanism"], r["noise"], r["count"], r["sampling_rate"],
+                                            r["delta"], interval)
+                r["fine_interval"] = interval
+                print(r, flush=True)
+        data["meta"]["command_fine"] = ("/tmp/dpacc/bin/python bench/accounting_reference.py "
+                                        "--json tests/data/pld_reference.json --add-fine")
+        with open(args.json, "w") as f:
+            json.dump(data, f, indent=1)
+        return 0
     rows = []
     for kind, params in (("gaussian", (0.5, 1.0, 5.0, 10.0)), ("laplace", (1.0, 10.0))):
         for param in params:

@@ -239,7 +239,11 @@ def test_pld_within_one_percent_of_dp_accounting(row):
         acc.compose_laplace(scale=row["noise"], count=row["count"], sampling_rate=row["sampling_rate"])
     ours = acc.epsilon(row["delta"])
     theirs = row["epsilon"]
-    assert abs(ours - theirs) <= 0.01 * theirs
+    if abs(ours - theirs) > 0.01 * theirs:
+        # Only where dp_accounting's default grid (1e-4) is coarse against epsilon (< 0.05):
+        # there its own value at a 1000x finer grid is the reference.
+        assert "epsilon_fine" in row and theirs < 0.05
+        assert abs(ours - row["epsilon_fine"]) <= 0.01 * row["epsilon_fine"]
     if row["mechanism"] == "gaussian" and row["sampling_rate"] == 1.0:
         exact = gdp_eps_exact(math.sqrt(row["count"]) / row["noise"], row["delta"])
         assert ours >= exact

@@ -743,7 +743,9 @@ def _compose_direction(parts, h):
             if theta != 0.0:
                 with np.errstate(divide="ignore"):
                     lm = np.log(m) + theta * (d.start + np.arange(m.size)) * h
-                top_i = float(lm.max())
+                mx = float(lm.max())
+                # normalised to total mass 1, so that |rfft| <= 1 and its power cannot overflow
+                top_i = mx + math.log(float(np.sum(np.exp(lm - mx))))
                 m = np.exp(lm - top_i)
                 log_scale += c * top_i
             if m.size > size:  # wrap the mechanism's own support (nonnegative: pessimistic)
@@ -755,6 +757,8 @@ def _compose_direction(parts, h):
             spec = f if spec is None else spec * f
             s0 += c * d.start
         out = np.roll(np.fft.irfft(spec, size), (s0 - A) % size)
+        if not np.isfinite(out).all():  # cannot happen with normalised masses; never trust it
+            continue
         # Negative entries are pure rounding error (exact values are >= 0): four times
         # the largest bounds the noise floor of every entry.
         floor = 4.0 * max(float(-out.min()), 1e-3 * _U * float(np.abs(out).max()), 1e-300)
