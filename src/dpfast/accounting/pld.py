@@ -77,9 +77,13 @@ def _erfc(x):
 # ------------------------------------------------------------------ base noise laws
 
 def _gauss_tails(x):
-    """(lower, upper) = (Phi(x), 1 - Phi(x)), each to a few ulps relative (erfc)."""
+    """(lower, upper) = (Phi(x), 1 - Phi(x)).  One erfc per point: the tail on the far
+    side of the median, to a few ulps relative; the other is 1 minus it (absolute
+    accuracy), which is all the callers use it for (see _edge_masses)."""
     x = np.asarray(x, dtype=np.float64)
-    return 0.5 * _erfc(-x / _SQRT2), 0.5 * _erfc(x / _SQRT2)
+    far = 0.5 * _erfc(np.abs(x) / _SQRT2)
+    neg = x < 0.0
+    return np.where(neg, far, 1.0 - far), np.where(neg, 1.0 - far, far)
 
 
 def _laplace_tails(x):
@@ -528,14 +532,21 @@ class ComposedPLD:
 
     def __init__(self, h, dirs):
         self._h = h
-        self._dirs = dirs  # list of (start index, masses, inf_mass, additive delta error)
+        self._dirs = dirs  # _Direction objects
 
     @property
     def grid_step(self):
         return self._h
 
     def _delta_dir(self, d, epsilon):
-        start, mass, inf_mass, extra = d
+        value = self._delta_eval(d, epsilon)
+        if not d.refined and d.err_share(self._h, epsilon) > 1e-3 * value:
+            d.refine()  # the FFT noise floor matters here: compose the tilted laws too
+            value = self._delta_eval(d, epsilon)
+        return value
+
+    def _delta_eval(self, d, epsilon):
+        start, mass, inf_mass, extra = d.start, d.mass, d.inf_mass, d.extra
         h = self._h
         lo = math.floor(epsilon / h) - start + 1  # first index with loss > epsilon
         lo = max(lo, 0)
@@ -567,17 +578,15 @@ class ComposedPLD:
         h = self._h
         if self._delta_dir(d, 0.0) <= delta:
             return 0.0
-        start, mass = d[0], d[1]
-        floor_mass = d[2] + d[3]
-        top = max((start + mass.size) * h, 0.0)
+        floor_mass = d.inf_mass + d.extra
+        top = max((d.start + d.mass.size) * h, 0.0)
         if floor_mass >= delta or self._delta_dir(d, top) > delta:
             raise PrivacyParameterError(
                 f"delta must exceed the mass of infinite privacy loss ({floor_mass!r}) "
                 f"for a finite epsilon; got {delta!r}")
         # Grid points first (delta decreases): the answer lies in [j h, (j+1) h].
-        lo, hi = max(0, -start), mass.size + 1
-        lo_j = max(math.floor(0.0 / h), start)
-        lo, hi = lo_j, start + mass.size
+        start, mass = d.start, d.mass
+        lo, hi = start, start + mass.size
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self._delta_dir(d, mid * h) <= delta:
@@ -604,6 +613,8 @@ class ComposedPLD:
             else:
                 a = mid
         while self._delta_dir(d, b) > delta:  # the direct evaluation has the last word
+            if d.mass is not mass:  # refined meanwhile: search again on the new masses
+                return self._epsilon_dir(d, delta)
             b = math.nextafter(b + 1e-12 * b, _INF)
         return b
 
@@ -698,7 +709,7 @@ def _compose_direction(parts, h):
     inf_mass = 0.0 if log_keep == 0.0 else min(1.0, _up_slack(-math.expm1(log_keep)))
     if len(parts) == 1 and parts[0][1] == 1:  # nothing to compose: the law itself
         d = parts[0][0]
-        return (d.start, d.mass, inf_mass, 0.0)
+        return _Direction(d.start, d.mass, np.zeros(d.mass.size), inf_mass, 0.0, None)
     sd = max(math.sqrt(var), h)
     ts = np.geomspace(1e-3, 1e3, 61) / sd
     # Exponential tilts: the FFT's absolute noise floor sits at ~1e-16 of the largest
@@ -710,7 +721,6 @@ def _compose_direction(parts, h):
     thetas = (0.0, 4.0 / sd, 10.0 / sd)
     k_pos = _cgf(parts, h, ts)
     k_neg = _cgf(parts, h, -ts)
-    k_tilt = [(_cgf(parts, h, np.array([th]))[0], _cgf(parts, h, th + ts)) for th in thetas[1:]]
     width = 12.0
     while True:
         A = max(smin, math.floor((mean - width * sd) / h) - 1)
@@ -730,52 +740,128 @@ def _compose_direction(parts, h):
     size = 1 << max(4, math.ceil(math.log2(n)))
     top = A + size - 1  # the ring holds the losses A .. A + size - 1
     up_tail = 0.0 if top >= smax else float(np.exp(np.min(k_pos - ts * (top + 1) * h)))
+    job = dict(parts=parts, h=h, A=A, size=size, top=top, smax=smax, ts=ts, thetas=thetas)
+    val, err = _tilted_estimate(job, 0.0)
+    return _Direction(A, val, err, inf_mass, up_tail, job)
+
+
+class _Direction:
+    """One direction of a composed PLD: masses = val + err (err bounds the FFT noise
+    floor of each entry), inf mass and the window's lost upper tail.  ``refine`` adds the
+    exponentially tilted compositions, only when a query finds the noise floor matters
+    (small deltas): each entry keeps the estimate with the smallest error bound."""
+
+    def __init__(self, start, val, err, inf_mass, extra, job):
+        self.start, self.val, self.err = start, val, err
+        self.inf_mass, self.extra, self.job = inf_mass, extra, job
+        self.mass = val + err
+        self.refined = job is None
+
+    def err_share(self, h, epsilon):
+        lo = max(math.floor(epsilon / h) - self.start, 0)
+        return float(np.sum(self.err[lo:]))
+
+    def refine(self):
+        if self.refined:
+            return
+        self.refined = True
+        for theta in self.job["thetas"][1:]:
+            val, err = _tilted_estimate(self.job, theta)
+            better = err < self.err
+            self.val = np.where(better, val, self.val)
+            self.err = np.where(better, err, self.err)
+        self.mass = self.val + self.err
+
+
+def _power(f, c):
+    """f**c elementwise by repeated squaring (k identical mechanisms: log2 k products)."""
+    result = None
+    while c:
+        if c & 1:
+            result = f if result is None else result * f
+        c >>= 1
+        if c:
+            f = f * f
+    return result
+
+
+def _fold(a, size):
+    """a as a cyclic array of length size (entries i and i + size add up)."""
+    if a.size <= size:
+        return np.concatenate([a, np.zeros(size - a.size)])
+    pad = (-a.size) % size
+    return np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
+
+
+def _fft_size(n, size):
+    """A transform length >= n (power of two), or the ring size when n exceeds it."""
+    return size if n >= size else 1 << max(4, math.ceil(math.log2(n)))
+
+
+def _self_compose(m, c, size):
+    """The c-fold convolution of m: exact (linear) while it fits in the ring, cyclic mod
+    size beyond (mass folded back is nonnegative: pessimistic, see the module docstring)."""
+    if c == 1:
+        return m
+    n = c * (m.size - 1) + 1
+    L = _fft_size(n, size)
+    out = np.fft.irfft(_power(np.fft.rfft(_fold(m, L)), c), L)
+    return out[:n] if n <= L else out
+
+
+def _product_tree(arrays, size):
+    """Convolve all arrays pairwise (smallest first), each product at the smallest FFT
+    length that holds it: O(total support log) instead of one ring-size FFT per part."""
+    arrays = sorted(arrays, key=lambda a: a.size)
+    while len(arrays) > 1:
+        nxt = []
+        for i in range(0, len(arrays) - 1, 2):
+            a, b = arrays[i], arrays[i + 1]
+            n = a.size + b.size - 1
+            L = _fft_size(n, size)
+            out = np.fft.irfft(np.fft.rfft(_fold(a, L)) * np.fft.rfft(_fold(b, L)), L)
+            nxt.append(out[:n] if n <= L else out)
+        if len(arrays) % 2:
+            nxt.append(arrays[-1])
+        arrays = sorted(nxt, key=lambda a: a.size)
+    return arrays[0]
+
+
+def _tilted_estimate(job, theta):
+    """Compose the parts tilted by e^(theta l), untilt: (values, error bounds) per entry."""
+    parts, h, A, size, top, smax, ts = (job[k] for k in ("parts", "h", "A", "size", "top", "smax", "ts"))
     ell = (A + np.arange(size)) * h
-    best_val = None
-    best_err = None
-    for ti, theta in enumerate(thetas):
-        spec = None
-        s0 = 0
-        log_scale = 0.0
-        for d, c in parts:
-            buf = np.zeros(size)
-            m = d.mass
-            if theta != 0.0:
-                with np.errstate(divide="ignore"):
-                    lm = np.log(m) + theta * (d.start + np.arange(m.size)) * h
-                mx = float(lm.max())
-                # normalised to total mass 1, so that |rfft| <= 1 and its power cannot overflow
-                top_i = mx + math.log(float(np.sum(np.exp(lm - mx))))
-                m = np.exp(lm - top_i)
-                log_scale += c * top_i
-            if m.size > size:  # wrap the mechanism's own support (nonnegative: pessimistic)
-                np.add.at(buf, np.arange(m.size) % size, m)
-            else:
-                buf[: m.size] = m
-            f = np.fft.rfft(buf)
-            f = f**c if c > 1 else f
-            spec = f if spec is None else spec * f
-            s0 += c * d.start
-        out = np.roll(np.fft.irfft(spec, size), (s0 - A) % size)
-        if not np.isfinite(out).all():  # cannot happen with normalised masses; never trust it
-            continue
-        # Negative entries are pure rounding error (exact values are >= 0): four times
-        # the largest bounds the noise floor of every entry.
-        floor = 4.0 * max(float(-out.min()), 1e-3 * _U * float(np.abs(out).max()), 1e-300)
-        if theta != 0.0 and top < smax:
-            # Tilted mass above the ring wraps into it: nonnegative, so safe, but it
-            # inflates this tilt's entries; count it in the error used to choose a tilt.
-            k0, kt = k_tilt[ti - 1]
-            floor += float(np.exp(min(np.min(kt - ts * (top + 1) * h) - log_scale, 700.0)))
-        log_untilt = log_scale - theta * ell
-        with np.errstate(divide="ignore", over="ignore"):
-            val = np.exp(np.minimum(np.log(np.maximum(out, 0.0)) + log_untilt, 700.0))
-            err = np.exp(np.minimum(math.log(floor) + log_untilt, 700.0))
-        if best_val is None:
-            best_val, best_err = val, err
-        else:
-            better = err < best_err
-            best_val = np.where(better, val, best_val)
-            best_err = np.where(better, err, best_err)
-    out = best_val + best_err
-    return (A, out, inf_mass, up_tail)
+    s0 = 0
+    log_scale = 0.0
+    arrays = []
+    for d, c in parts:
+        m = d.mass
+        if theta != 0.0:
+            with np.errstate(divide="ignore"):
+                lm = np.log(m) + theta * (d.start + np.arange(m.size)) * h
+            mx = float(lm.max())
+            # normalised to total mass 1, so that |rfft| <= 1 and its power cannot overflow
+            top_i = mx + math.log(float(np.sum(np.exp(lm - mx))))
+            m = np.exp(lm - top_i)
+            log_scale += c * top_i
+        arrays.append(_self_compose(m, c, size))
+        s0 += c * d.start
+    spec = _product_tree(arrays, size)
+    out = np.roll(_fold(spec, size), (s0 - A) % size)
+    if not np.isfinite(out).all():  # cannot happen with normalised masses; never trust it
+        return np.zeros(size), np.full(size, _INF)
+    # Negative entries are pure rounding error (exact values are >= 0): four times the
+    # largest bounds the noise floor of every entry.
+    floor = 4.0 * max(float(-out.min()), 1e-3 * _U * float(np.abs(out).max()), 1e-300)
+    if theta == 0.0:
+        return np.maximum(out, 0.0), np.full(size, floor)
+    if top < smax:
+        # Tilted mass above the ring wraps into it: nonnegative, so safe, but it inflates
+        # this tilt's entries; count it in the error used to choose a tilt.
+        kt = _cgf(parts, h, theta + ts)
+        floor += float(np.exp(min(np.min(kt - ts * (top + 1) * h) - log_scale, 700.0)))
+    log_untilt = log_scale - theta * ell
+    with np.errstate(divide="ignore", over="ignore"):
+        val = np.exp(np.minimum(np.log(np.maximum(out, 0.0)) + log_untilt, 700.0))
+        err = np.exp(np.minimum(math.log(floor) + log_untilt, 700.0))
+    return val, err
