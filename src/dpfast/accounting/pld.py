@@ -539,14 +539,16 @@ class ComposedPLD:
         return self._h
 
     def _delta_dir(self, d, epsilon):
-        value = self._delta_eval(d, epsilon)
-        if not d.refined and d.err_share(self._h, epsilon) > 1e-3 * value:
-            d.refine()  # the FFT noise floor matters here: compose the tilted laws too
-            value = self._delta_eval(d, epsilon)
+        value = self._delta_eval(d, d.mass0, epsilon)
+        if d.needs_refinement(value):
+            # the FFT noise floor is not negligible against this delta: use the tilted
+            # compositions (decided from the untilted value only, so that every answer
+            # is independent of earlier queries)
+            value = self._delta_eval(d, d.refined_mass(), epsilon)
         return value
 
-    def _delta_eval(self, d, epsilon):
-        start, mass, inf_mass, extra = d.start, d.mass, d.inf_mass, d.extra
+    def _delta_eval(self, d, mass, epsilon):
+        start, inf_mass, extra = d.start, d.inf_mass, d.extra
         h = self._h
         lo = math.floor(epsilon / h) - start + 1  # first index with loss > epsilon
         lo = max(lo, 0)
@@ -585,11 +587,12 @@ class ComposedPLD:
                 f"delta must exceed the mass of infinite privacy loss ({floor_mass!r}) "
                 f"for a finite epsilon; got {delta!r}")
         # Grid points first (delta decreases): the answer lies in [j h, (j+1) h].
-        start, mass = d.start, d.mass
+        start = d.start
+        mass = d.refined_mass() if d.needs_refinement(delta) else d.mass0
         lo, hi = start, start + mass.size
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self._delta_dir(d, mid * h) <= delta:
+            if self._delta_eval(d, mass, mid * h) <= delta:
                 hi = mid
             else:
                 lo = mid
@@ -612,9 +615,7 @@ class ComposedPLD:
                 b = mid
             else:
                 a = mid
-        while self._delta_dir(d, b) > delta:  # the direct evaluation has the last word
-            if d.mass is not mass:  # refined meanwhile: search again on the new masses
-                return self._epsilon_dir(d, delta)
+        while self._delta_eval(d, mass, b) > delta:  # the direct evaluation has the last word
             b = math.nextafter(b + 1e-12 * b, _INF)
         return b
 
@@ -752,25 +753,29 @@ class _Direction:
     (small deltas): each entry keeps the estimate with the smallest error bound."""
 
     def __init__(self, start, val, err, inf_mass, extra, job):
-        self.start, self.val, self.err = start, val, err
-        self.inf_mass, self.extra, self.job = inf_mass, extra, job
-        self.mass = val + err
-        self.refined = job is None
+        self.start, self.inf_mass, self.extra, self.job = start, inf_mass, extra, job
+        self._val, self._err = val, err
+        self.mass0 = val + err
+        self.floor0 = float(np.sum(err))  # the most the noise floor can add to any delta
+        self._refined = None
 
-    def err_share(self, h, epsilon):
-        lo = max(math.floor(epsilon / h) - self.start, 0)
-        return float(np.sum(self.err[lo:]))
+    def needs_refinement(self, delta):
+        return self.job is not None and self.floor0 > 1e-3 * delta
 
-    def refine(self):
-        if self.refined:
-            return
-        self.refined = True
-        for theta in self.job["thetas"][1:]:
-            val, err = _tilted_estimate(self.job, theta)
-            better = err < self.err
-            self.val = np.where(better, val, self.val)
-            self.err = np.where(better, err, self.err)
-        self.mass = self.val + self.err
+    def refined_mass(self):
+        if self._refined is None:
+            val, err = self._val, self._err
+            for theta in self.job["thetas"][1:]:
+                v, e = _tilted_estimate(self.job, theta)
+                better = e < err
+                val = np.where(better, v, val)
+                err = np.where(better, e, err)
+            self._refined = val + err
+        return self._refined
+
+    @property
+    def mass(self):
+        return self.mass0
 
 
 def _power(f, c):
