@@ -412,6 +412,13 @@ class Mechanism:
         return self.kind not in ("gaussian", "laplace") or self.params[2] == 1.0
 
 
+def _at_most(name, value, limit):
+    """Refuse a public ratio past which the loss leaves the range the grid can hold."""
+    if value > limit:
+        raise PrivacyParameterError(f"{name} must be <= {limit:g} for PLD accounting; got {value!r}")
+    return value
+
+
 def _rate(sampling_rate):
     q = _v.probability("sampling_rate", sampling_rate)
     if q == 0.0:
@@ -424,10 +431,7 @@ def gaussian(sigma, sensitivity=1.0, sampling_rate=1.0):
     optionally on a Poisson subsample with rate ``sampling_rate`` (add/remove neighbours)."""
     sigma = _v.positive("sigma", sigma)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    mu = _finite("sensitivity / sigma", sensitivity / sigma)
-    if mu > 40.0:
-        raise PrivacyParameterError(
-            f"sensitivity / sigma must be <= 40 for PLD accounting (the loss exceeds 800); got {mu!r}")
+    _at_most("sensitivity / sigma", _finite("sensitivity / sigma", sensitivity / sigma), 40.0)
     return Mechanism("gaussian", (sigma, sensitivity, _rate(sampling_rate)))
 
 
@@ -436,9 +440,7 @@ def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
     optionally on a Poisson subsample with rate ``sampling_rate``."""
     scale = _v.positive("scale", scale)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    s = _finite("sensitivity / scale", sensitivity / scale)
-    if s > 500.0:
-        raise PrivacyParameterError(f"sensitivity / scale must be <= 500 for PLD accounting; got {s!r}")
+    _at_most("sensitivity / scale", _finite("sensitivity / scale", sensitivity / scale), 500.0)
     return Mechanism("laplace", (scale, sensitivity, _rate(sampling_rate)))
 
 
@@ -447,8 +449,7 @@ def discrete_laplace(scale, sensitivity=1):
     ``sensitivity`` (an integer, at most 10**6)."""
     scale = _v.positive("scale", scale)
     sensitivity = _v.integer("sensitivity", sensitivity, minimum=1, maximum=10**6)
-    if sensitivity / scale > 500.0:
-        raise PrivacyParameterError(f"sensitivity / scale must be <= 500 for PLD accounting; got {sensitivity / scale!r}")
+    _at_most("sensitivity / scale", sensitivity / scale, 500.0)
     return Mechanism("discrete_laplace", (scale, sensitivity))
 
 
@@ -457,8 +458,7 @@ def discrete_gaussian(sigma, sensitivity=1):
     sensitivity ``sensitivity``: its own exact privacy curve, not the continuous one."""
     sigma = _v.positive("sigma", sigma)
     sensitivity = _v.integer("sensitivity", sensitivity, minimum=1, maximum=10**6)
-    if sensitivity / sigma > 40.0:
-        raise PrivacyParameterError(f"sensitivity / sigma must be <= 40 for PLD accounting; got {sensitivity / sigma!r}")
+    _at_most("sensitivity / sigma", sensitivity / sigma, 40.0)
     return Mechanism("discrete_gaussian", (sigma, sensitivity))
 
 
@@ -466,8 +466,7 @@ def randomized_response(epsilon, categories=2):
     """k-ary randomized response with parameter epsilon (the truth is kept with
     probability e^eps / (e^eps + k - 1)); its exact privacy curve."""
     epsilon = _v.positive("epsilon", epsilon)
-    if epsilon > 500.0:
-        raise PrivacyParameterError(f"epsilon must be <= 500 for PLD accounting; got {epsilon!r}")
+    _at_most("epsilon", epsilon, 500.0)
     categories = _v.integer("categories", categories, minimum=2)
     return Mechanism("randomized_response", (epsilon, categories))
 
@@ -538,14 +537,38 @@ class ComposedPLD:
     def grid_step(self):
         return self._h
 
+    def _mass_for(self, d, epsilon):
+        """The masses to use at epsilon: the tilted refinement from the threshold on,
+        where the FFT noise floor stops being negligible against delta (a grid point
+        fixed by the untilted masses alone, so answers never depend on earlier queries,
+        and delta stays monotone: the refined masses are elementwise <= the others)."""
+        if d.job is None:
+            return d.mass0
+        if d.threshold is None:
+            d.threshold = self._refine_threshold(d)
+        return d.refined_mass() if epsilon >= d.threshold * self._h else d.mass0
+
+    def _refine_threshold(self, d):
+        h, start, n = self._h, d.start, d.mass0.size
+
+        def noisy(j):  # noise floor above loss j h vs 1e-3 of the untilted delta there
+            return d.err_suffix[min(max(j - start + 1, 0), n)] > 1e-3 * self._delta_eval(d, d.mass0, j * h)
+
+        # The last entry is noise against a delta of (nearly) nothing but the inf mass;
+        # if even there the floor is negligible, it is everywhere.
+        lo, hi = start - 1, start + n - 2
+        if not noisy(hi):
+            return _INF
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if noisy(mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
     def _delta_dir(self, d, epsilon):
-        value = self._delta_eval(d, d.mass0, epsilon)
-        if d.needs_refinement(value):
-            # the FFT noise floor is not negligible against this delta: use the tilted
-            # compositions (decided from the untilted value only, so that every answer
-            # is independent of earlier queries)
-            value = self._delta_eval(d, d.refined_mass(), epsilon)
-        return value
+        return self._delta_eval(d, self._mass_for(d, epsilon), epsilon)
 
     def _delta_eval(self, d, mass, epsilon):
         start, inf_mass, extra = d.start, d.inf_mass, d.extra
@@ -588,8 +611,20 @@ class ComposedPLD:
                 f"for a finite epsilon; got {delta!r}")
         # Grid points first (delta decreases): the answer lies in [j h, (j+1) h].
         start = d.start
-        mass = d.refined_mass() if d.needs_refinement(delta) else d.mass0
-        lo, hi = start, start + mass.size
+        lo, hi = start, start + d.mass0.size
+        mass = d.mass0
+        if d.job is not None:
+            if d.threshold is None:
+                d.threshold = self._refine_threshold(d)
+            thr = d.threshold
+            if thr != _INF:
+                if self._delta_eval(d, d.mass0, thr * h) <= delta:
+                    hi = max(thr, lo + 1)  # below the threshold: untilted masses only
+                else:
+                    mass = d.refined_mass()
+                    if self._delta_eval(d, mass, thr * h) <= delta:
+                        return max(thr * h, 0.0)  # delta drops past the target right there
+                    lo = thr
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self._delta_eval(d, mass, mid * h) <= delta:
@@ -712,14 +747,14 @@ def _compose_direction(parts, h):
         d = parts[0][0]
         return _Direction(d.start, d.mass, np.zeros(d.mass.size), inf_mass, 0.0, None)
     sd = max(math.sqrt(var), h)
-    ts = np.geomspace(1e-3, 1e3, 61) / sd
+    ts = np.geomspace(1e-3, 1e3, 25) / sd
     # Exponential tilts: the FFT's absolute noise floor sits at ~1e-16 of the largest
     # entry, which swamps the far upper tail that small deltas are made of.  Composing
     # m(l) e^(theta l) (the tilt commutes with convolution) and untilting moves the
     # floor down by e^(-theta l) there; each entry keeps the tilt whose error bound is
     # smallest (Koskela et al. 2021 discuss the same floor; the tilt is the classical
     # saddle-point device).
-    thetas = (0.0, 4.0 / sd, 10.0 / sd)
+    thetas = (0.0, 6.0 / sd)
     k_pos = _cgf(parts, h, ts)
     k_neg = _cgf(parts, h, -ts)
     width = 12.0
@@ -756,11 +791,10 @@ class _Direction:
         self.start, self.inf_mass, self.extra, self.job = start, inf_mass, extra, job
         self._val, self._err = val, err
         self.mass0 = val + err
-        self.floor0 = float(np.sum(err))  # the most the noise floor can add to any delta
+        # err_suffix[i]: the most the noise floor adds above entry i - 1
+        self.err_suffix = np.append(np.cumsum(err[::-1])[::-1], 0.0)
+        self.threshold = None
         self._refined = None
-
-    def needs_refinement(self, delta):
-        return self.job is not None and self.floor0 > 1e-3 * delta
 
     def refined_mass(self):
         if self._refined is None:
@@ -770,7 +804,8 @@ class _Direction:
                 better = e < err
                 val = np.where(better, v, val)
                 err = np.where(better, e, err)
-            self._refined = val + err
+            # both are upper bounds entry by entry: keep the smaller
+            self._refined = np.minimum(val + err, self.mass0)
         return self._refined
 
     @property
