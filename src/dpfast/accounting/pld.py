@@ -605,7 +605,7 @@ class ComposedPLD:
             return 0.0
         floor_mass = d.inf_mass + d.extra
         top = max((d.start + d.mass.size) * h, 0.0)
-        if floor_mass >= delta or self._delta_dir(d, top) > delta:
+        if floor_mass >= delta or self._delta_eval(d, d.mass0, top) > delta:  # no mass above top
             raise PrivacyParameterError(
                 f"delta must exceed the mass of infinite privacy loss ({floor_mass!r}) "
                 f"for a finite epsilon; got {delta!r}")
