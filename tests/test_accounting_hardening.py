@@ -239,3 +239,44 @@ def test_only_documented_exceptions(fn, args):
             except (TypeError, PrivacyParameterError):
                 continue
             _check_result(out)
+
+
+BUILDERS = [
+    (A.pld_gaussian, (1.0, 1.0, 0.5)),
+    (A.pld_laplace, (1.0, 1.0, 0.5)),
+    (A.pld_discrete_laplace, (1.0, 1)),
+    (A.pld_discrete_gaussian, (1.0, 1)),
+    (A.pld_randomized_response, (1.0, 2)),
+    (A.pld_pure_dp, (1.0,)),
+]
+
+
+@pytest.mark.parametrize("fn,args", BUILDERS, ids=[f.__name__ for f, _ in BUILDERS])
+def test_pld_builders_and_accountant_only_documented_exceptions(fn, args):
+    for i in range(len(args)):
+        for bad in HOSTILE:
+            a = list(args)
+            a[i] = bad
+            try:
+                m = fn(*a)
+            except (TypeError, PrivacyParameterError):
+                continue
+            # accepted: it must compose and answer finitely (or refuse a delta it cannot meet)
+            pld = A.pld_compose([(m, 3)])
+            _check_result(pld.delta(1.0))
+            try:
+                _check_result(pld.epsilon(1e-6))
+            except PrivacyParameterError:
+                pass
+
+
+def test_accountant_queries_with_hostile_parameters():
+    acc = A.Accountant("pld")
+    acc.compose_gaussian(sigma=2.0, count=3)
+    for bad in HOSTILE:
+        for call in (acc.epsilon, acc.delta):
+            try:
+                out = call(bad)
+            except (TypeError, PrivacyParameterError):
+                continue
+            _check_result(out)
