@@ -238,8 +238,9 @@ class Accountant:
 
 
 def _calibrate(make, epsilon, delta, count, lo, hi):
-    """Smallest noise parameter x (to 1e-9 relative, rounded up) with the PLD epsilon of
-    ``count`` runs of make(x) at ``delta`` <= ``epsilon``; epsilon decreases in x."""
+    """Smallest noise parameter x (to 1e-7 relative: finer than the PLD's own accuracy;
+    the safe end of the bracket) with the PLD epsilon of ``count`` runs of make(x) at
+    ``delta`` <= ``epsilon``; epsilon decreases in x."""
     def ok(x):
         try:
             return _pld.compose([(make(x), count)]).epsilon(delta) <= epsilon
@@ -252,7 +253,7 @@ def _calibrate(make, epsilon, delta, count, lo, hi):
     while ok(lo) and lo > 1e-300:
         lo, hi = lo / 2.0, lo
     for _ in range(100):
-        if hi - lo <= 1e-9 * hi:
+        if hi - lo <= 1e-7 * hi:
             break
         mid = 0.5 * (lo + hi)
         if ok(mid):
@@ -283,7 +284,7 @@ def calibrate_gaussian(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1
     float
         sigma, rounded up.  Without subsampling this is the exact answer by Gaussian DP
         (:func:`gdp_sigma`, equal to the analytic calibration at sensitivity
-        sqrt(count) Delta); with subsampling, the PLD accountant's (bisection to 1e-9
+        sqrt(count) Delta); with subsampling, the PLD accountant's (bisection to 1e-7
         relative, safe end).
 
     Privacy
