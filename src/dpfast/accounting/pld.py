@@ -884,9 +884,18 @@ def _tilted_estimate(job, theta):
             top_i = mx + math.log(float(np.sum(np.exp(lm - mx))))
             m = np.exp(lm - top_i)
             log_scale += c * top_i
-        arrays.append(_self_compose(m, c, size))
+        arrays.append((m, c))
         s0 += c * d.start
-    spec = _product_tree(arrays, size)
+    if len(arrays) <= 32:
+        # few distinct mechanisms: one ring-size transform each, powered and multiplied
+        prod = None
+        for m, c in arrays:
+            f = _power(np.fft.rfft(_fold(m, size)), c)
+            prod = f if prod is None else prod * f
+        spec = np.fft.irfft(prod, size)
+    else:
+        # many: a product tree keeps most transforms short
+        spec = _product_tree([_self_compose(m, c, size) for m, c in arrays], size)
     out = np.roll(_fold(spec, size), (s0 - A) % size)
     if not np.isfinite(out).all():  # cannot happen with normalised masses; never trust it
         return np.zeros(size), np.full(size, _INF)
