@@ -773,7 +773,7 @@ def _compose_direction(parts, h):
         raise PrivacyParameterError(
             f"the composed privacy loss needs {n} grid points (more than {_MAX_GRID}); "
             "compose fewer mechanisms or use method='rdp'")
-    size = 1 << max(4, math.ceil(math.log2(n)))
+    size = _good_size(n)
     top = A + size - 1  # the ring holds the losses A .. A + size - 1
     up_tail = 0.0 if top >= smax else float(np.exp(np.min(k_pos - ts * (top + 1) * h)))
     job = dict(parts=parts, h=h, A=A, size=size, top=top, smax=smax, ts=ts, thetas=thetas)
@@ -833,9 +833,26 @@ def _fold(a, size):
     return np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
 
 
+def _good_size(n):
+    """The smallest 2^a 3^b 5^c >= max(n, 16): lengths numpy's FFT handles fast."""
+    n = max(n, 16)
+    best = 1 << math.ceil(math.log2(n))
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            m = p35
+            while m < n:
+                m *= 2
+            best = min(best, m)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
 def _fft_size(n, size):
-    """A transform length >= n (power of two), or the ring size when n exceeds it."""
-    return size if n >= size else 1 << max(4, math.ceil(math.log2(n)))
+    """A fast transform length >= n, or the ring size when n exceeds it."""
+    return size if n >= size else _good_size(n)
 
 
 def _self_compose(m, c, size):
