@@ -32,8 +32,10 @@ by a Chernoff bound, min_t prod_i M_i(t)^c_i e^(-t B), and added to delta.  The 
 rounding is bounded from the output (its negative entries are pure error) and added too.
 
 What is not a proof: the last step (an a-posteriori estimate of the FFT noise floor,
-checked in the tests against exact values) and the libm error bounds assumed for
-``erfc``/``exp``.  Every other step is exact or rounded up.
+checked in the tests against exact values), the libm error bounds assumed for
+``erfc``/``exp``, and the bucket edges x = L^-1(j h), computed in floating point (a loss
+within a few ulps of a grid point may be bucketed on the wrong side of it).  Every other
+step is exact or rounded up.
 
 References
 ----------
@@ -201,7 +203,10 @@ class _Discrete:
 
 def _split(ell, mass, h, out, start):
     """Add atoms (loss ell, P-mass) to ``out`` (grid from index ``start``), splitting each
-    between its grid neighbours so that E[e^-L] is kept (Doroshenko et al. 2022)."""
+    between its grid neighbours so that E[e^-L] is kept (Doroshenko et al. 2022).
+    Each loss is first raised by 4 ulps: the float it was computed as (a log1p, a
+    quotient) may sit an ulp or two below the exact loss, and raising a loss is safe."""
+    ell = ell + 4.0 * np.spacing(np.abs(ell))
     j = np.floor(ell / h)
     j = np.where(j * h > ell, j - 1, j)
     j = np.where((j + 1) * h <= ell, j + 1, j)
