@@ -385,3 +385,23 @@ def test_calibrate_gaussian_subsampled():
     acc.compose_gaussian(sigma=s, count=200, sampling_rate=0.05)
     assert acc.epsilon(1e-5) <= 2.0
     assert s < A.calibrate_gaussian(2.0, 1e-5, count=200)
+
+
+def _subsampled_gaussian_remove_delta(sigma, q, eps):
+    """Closed form of one Poisson-subsampled Gaussian, remove pair: the ratio
+    (1-q) + q e^(mu x - mu^2/2) is increasing, so the hockey stick is a tail sum."""
+    q, mu, eps = mpmath.mpf(q), 1 / mpmath.mpf(sigma), mpmath.mpf(eps)
+    E = mpmath.e**eps
+    xs = (mpmath.log((E - (1 - q)) / q) + mu * mu / 2) / mu
+    return (1 - q) * mpmath.ncdf(-xs) + q * mpmath.ncdf(mu - xs) - E * mpmath.ncdf(-xs)
+
+
+@pytest.mark.parametrize("sigma,q", [(0.5, 0.01), (1.0, 0.01), (2.0, 0.1)])
+@pytest.mark.parametrize("delta", [1e-5, 1e-10])
+def test_pld_subsampled_gaussian_one_step_closed_form(sigma, q, delta):
+    # ours is valid (exact delta at ours <= target) and tight (1e-4 less is not)
+    acc = A.Accountant("pld")
+    acc.compose_gaussian(sigma=sigma, sampling_rate=q)
+    eps = acc.epsilon(delta)
+    assert _subsampled_gaussian_remove_delta(sigma, q, eps) <= delta
+    assert _subsampled_gaussian_remove_delta(sigma, q, eps * (1 - 1e-4)) > delta
