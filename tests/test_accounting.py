@@ -292,7 +292,9 @@ def test_optimal_delta_matches_kov_theorem_3_3(eps, delta, k):
         ours = A.optimal_composition_delta(eps, delta, k, (k - 2 * i) * eps)
         exact = kov_theorem_delta(eps, delta, k, i)
         if exact == 0:
-            assert ours == 0.0
+            # The float (k - 2i) eps can sit an ulp below the exact breakpoint, where the
+            # exact delta is ~1e-16 of one term: the safe-side answer is that tiny value.
+            assert ours <= 1e-18
         else:
             assert close(ours, exact) and ours >= exact * (1 - 1e-15)
 
@@ -559,7 +561,8 @@ def test_rdp_laplace_matches_integration(b):
 
 def test_rdp_gaussian_and_composition():
     orders = [2.0, 4.0, 32.0]
-    np.testing.assert_allclose(A.rdp_gaussian(2.0, orders), np.array(orders) / 8, rtol=1e-15)
+    np.testing.assert_allclose(A.rdp_gaussian(2.0, orders), np.array(orders) / 8, rtol=1e-14)
+    assert (A.rdp_gaussian(2.0, orders) >= np.array(orders) / 8).all()  # rounded up
     total = A.rdp_compose(A.rdp_gaussian(2.0, orders), A.rdp_laplace(1.0, orders))
     np.testing.assert_allclose(total, A.rdp_gaussian(2.0, orders) + A.rdp_laplace(1.0, orders), rtol=1e-15)
     with pytest.raises(PrivacyParameterError, match="curves"):

@@ -1,7 +1,8 @@
 """Composition theorems, privacy-loss conversions and a thread-safe privacy budget.
 
 A package with one module per job: :mod:`.composition`, :mod:`.optimal`, :mod:`.zcdp`,
-:mod:`.rdp`, :mod:`.divergences`, :mod:`.budget`; every public name is re-exported here.
+:mod:`.rdp`, :mod:`.gdp`, :mod:`.pld`, :mod:`.accountant`, :mod:`.divergences`,
+:mod:`.budget`; every public name is re-exported here.
 
 Everything here is pure bookkeeping: no function in this package touches data or draws
 noise.  Mechanisms call :meth:`PrivacyBudget.spend` *before* they draw noise, so an
@@ -23,6 +24,17 @@ Renyi DP (Mironov 2017)
 Divergences of finite distributions (Dwork & Roth Def. 3.5-3.6, Lemma 3.18)
     :func:`kl_divergence`, :func:`max_divergence`, :func:`approximate_max_divergence`,
     :func:`hockey_stick_divergence`, :func:`statistical_distance`, :func:`check_kl_bound`.
+Gaussian DP (Dong, Roth & Su 2022): exact composition of Gaussian mechanisms
+    :func:`gaussian_gdp`, :func:`gdp_compose`, :func:`gdp_delta`, :func:`gdp_to_dp`,
+    :func:`gdp_mu`, :func:`gdp_sigma`.
+Privacy loss distributions (:mod:`.pld`, pessimistic by construction)
+    :class:`Mechanism` and its builders :func:`pld_gaussian`, :func:`pld_laplace`,
+    :func:`pld_discrete_laplace`, :func:`pld_discrete_gaussian`,
+    :func:`pld_randomized_response`, :func:`pld_pure_dp`; :func:`pld_compose`,
+    :class:`ComposedPLD`.
+One accountant (:mod:`.accountant`)
+    :class:`Accountant` (methods "pld", "gdp", "rdp", "zcdp", "optimal", "basic"),
+    :func:`calibrate_gaussian`, :func:`calibrate_laplace`.
 Budget
     :class:`PrivacyBudget`, :class:`Reservation`, :class:`LedgerEntry`,
     :class:`PrivacyAmount`.
@@ -48,6 +60,8 @@ Errata honoured here (see ``SPEC.md`` section 4)
   Theorem 3.20 and refuses the ones that fail (e.g. k = 1, delta' = 0.99, eps' = 0.9).
 """
 
+from .accountant import METHODS as ACCOUNTANT_METHODS
+from .accountant import Accountant, calibrate_gaussian, calibrate_laplace
 from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
 from .composition import (
     PRODUCT_MECHANISM_EPSILON_MAX,
@@ -66,7 +80,16 @@ from .divergences import (
     max_divergence,
     statistical_distance,
 )
+from .gdp import gaussian_gdp, gdp_compose, gdp_delta, gdp_mu, gdp_sigma, gdp_to_dp
 from .optimal import optimal_composition, optimal_composition_delta
+from .pld import ComposedPLD, Mechanism
+from .pld import compose as pld_compose
+from .pld import discrete_gaussian as pld_discrete_gaussian
+from .pld import discrete_laplace as pld_discrete_laplace
+from .pld import gaussian as pld_gaussian
+from .pld import laplace as pld_laplace
+from .pld import pure_dp as pld_pure_dp
+from .pld import randomized_response as pld_randomized_response
 from .rdp import DEFAULT_RDP_ORDERS, rdp_compose, rdp_gaussian, rdp_laplace, rdp_to_dp
 from .zcdp import (
     gaussian_zcdp,
@@ -104,6 +127,25 @@ __all__ = [
     "statistical_distance",
     "check_kl_bound",
     "KLBoundCheck",
+    "gaussian_gdp",
+    "gdp_compose",
+    "gdp_delta",
+    "gdp_to_dp",
+    "gdp_mu",
+    "gdp_sigma",
+    "Mechanism",
+    "ComposedPLD",
+    "pld_compose",
+    "pld_gaussian",
+    "pld_laplace",
+    "pld_discrete_laplace",
+    "pld_discrete_gaussian",
+    "pld_randomized_response",
+    "pld_pure_dp",
+    "Accountant",
+    "ACCOUNTANT_METHODS",
+    "calibrate_gaussian",
+    "calibrate_laplace",
     "PrivacyBudget",
     "PrivacyAmount",
     "Reservation",

@@ -23,11 +23,43 @@ _SUM_SLACK = 2.0**-40
 _KOV_K_MAX = 10**7
 
 
+_TINY = 2.0**-1000  # below this, results are subnormal-adjacent: add absolute ulps too
+
+
 def _up(x, slack=_CLOSED_FORM_SLACK):
-    """Round a nonnegative float result up by a relative ``slack`` (never down)."""
+    """Round a nonnegative float result up by a relative ``slack`` (never down).
+
+    Near the subnormal range a relative slack rounds away to nothing while each
+    operation can still be off by an absolute 2**-1074, so a few of those are added."""
     if x == 0.0 or x == _INF or x != x:
         return x  # zero is exact; inf and NaN have no neighbour to move to
+    if abs(x) < _TINY:
+        x = x + 8 * math.ulp(0.0)
     return math.nextafter(x + abs(x) * slack, _INF)
+
+
+def _up_array(a, slack=_CLOSED_FORM_SLACK):
+    """Elementwise :func:`_up` of a float64 array of nonnegative values (zeros stay zero)."""
+    a = np.asarray(a, dtype=np.float64)
+    out = a + np.abs(a) * slack
+    out = np.where(np.abs(a) < _TINY, out + 8 * math.ulp(0.0), out)
+    out = np.nextafter(out, _INF)
+    return np.where(a == 0.0, 0.0, out)
+
+
+def _finite(name, value):
+    """A result promised finite: refuse (by the public parameters) rather than return inf/NaN."""
+    if -_INF < value < _INF:
+        return value
+    raise PrivacyParameterError(
+        f"{name} is not representable as a finite float for these parameters; "
+        "use less extreme values (the exact value exceeds the range of doubles)")
+
+
+def _positive_floor(x):
+    """A bound that is positive in exact arithmetic but underflowed to 0 becomes the
+    smallest positive float, which is still an upper bound."""
+    return x if x > 0.0 else math.ulp(0.0)
 
 
 def _down(x, slack=_CLOSED_FORM_SLACK):
@@ -56,7 +88,10 @@ def _fraction_to_float_down(f):
 def _fsum_up(values):
     """An upward-rounded sum of floats: math.fsum is correctly rounded to nearest;
     the sign of the (again exactly summed) residual tells which side it fell on."""
-    s = math.fsum(values)
+    try:
+        s = math.fsum(values)
+    except OverflowError:  # partial sums beyond the doubles: the sum is not a float
+        return _INF
     if s == _INF:
         return s
     residual = math.fsum(list(values) + [-s])
@@ -75,7 +110,8 @@ def _sum_up(arr):
     n = arr.shape[0]
     if n <= 1 << 14:
         return _fsum_up(arr.tolist())
-    s = float(np.sum(arr))
+    with np.errstate(over="ignore"):
+        s = float(np.sum(arr))
     m = 128 + math.ceil(math.log2(n))
     gamma = m * 2.0**-53 / (1.0 - m * 2.0**-53)
     return math.nextafter(s + 2.0 * gamma * s, _INF)  # terms are >= 0: sum |x| = s (x2 for its own rounding)

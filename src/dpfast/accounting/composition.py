@@ -13,6 +13,7 @@ from .._errors import PrivacyParameterError
 from ._numeric import (
     _INF,
     _delta_sequence,
+    _finite,
     _down,
     _open_delta,
     _real_sequence,
@@ -51,12 +52,15 @@ def basic_composition(epsilons, deltas=None):
     """
     eps = _real_sequence("epsilons", epsilons)
     dels = _delta_sequence("deltas", deltas, eps.shape[0])
-    return _sum_up(eps), _sum_up(dels)
+    return _finite("sum(epsilons)", _sum_up(eps)), _sum_up(dels)
 
 
 def _advanced_epsilon(eps, k, log_inv_delta_prime):
     # Dwork & Roth Thm 3.20 / DRV Thm 3.3: sqrt(2 k ln(1/delta')) eps + k eps (e^eps - 1).
     # expm1 keeps e^eps - 1 accurate for the tiny per-step epsilons this is used with.
+    # Past the float range the bound is vacuous: +inf, which callers refuse or compare.
+    if eps > 709.0:
+        return _INF
     return math.sqrt(2.0 * k * log_inv_delta_prime) * eps + k * eps * math.expm1(eps)
 
 
@@ -98,7 +102,7 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     delta = _v.delta(delta)
     k = _v.integer("k", k, minimum=1)
     delta_prime = _open_delta("delta_prime", delta_prime)
-    eps_total = _advanced_epsilon(epsilon, k, -math.log(delta_prime))
+    eps_total = _finite("epsilon'", _advanced_epsilon(epsilon, k, -math.log(delta_prime)))
     return _up(eps_total), _up(k * delta + delta_prime)
 
 
@@ -143,9 +147,10 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
         raise PrivacyParameterError("epsilons must hold at least one value; got an empty sequence")
     dels = _delta_sequence("deltas", deltas, eps.shape[0])
     delta_prime = _open_delta("delta_prime", delta_prime)
-    sq = _sum_up(eps * eps)
-    drift = _sum_up(eps * np.expm1(eps))
-    eps_total = math.sqrt(2.0 * -math.log(delta_prime) * sq) + drift
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq = _sum_up(eps * eps)
+        drift = _sum_up(eps * np.expm1(eps))
+    eps_total = _finite("epsilon'", math.sqrt(2.0 * -math.log(delta_prime) * sq) + drift)
     return _up(eps_total), _up(_sum_up(dels) + delta_prime)
 
 
@@ -292,6 +297,7 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
     k = _v.integer("k", k, minimum=1)
     if not isinstance(simplified, bool):
         raise TypeError(f"simplified must be a bool; got {type(simplified).__name__} {simplified!r}")
+    _finite("k * epsilon * e^epsilon", k * epsilon * (math.exp(epsilon) if epsilon < 709.0 else _INF))
     delta_prime = math.exp(-k * epsilon * epsilon / 2.0)
     if delta_prime == 0.0:
         # e^(-k eps^2/2) underflows: report the smallest positive float, which is larger.

@@ -173,7 +173,11 @@ def hockey_stick_divergence(p, q, epsilon):
     """
     p, q = _pair(p, q)
     epsilon = _v.nonnegative("epsilon", epsilon)
-    return max(0.0, math.fsum(np.maximum(p - math.exp(epsilon) * q, 0.0).tolist()))
+    # e^epsilon Q(y) in log space: past e^709 it exceeds 1 >= P(y) wherever Q(y) > 0,
+    # and math.exp would overflow (so the capped exponent changes no term).
+    with np.errstate(divide="ignore"):
+        scaled = np.exp(np.minimum(epsilon + np.log(q), 709.0))
+    return max(0.0, math.fsum(np.maximum(p - scaled, 0.0).tolist()))
 
 
 def statistical_distance(p, q):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import _validation as _v
-from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _log1mexp, _logsumexp, _up
+from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _finite, _log1mexp, _logsumexp, _up
 
 # Stirling-series remainder delta(n) = ln n! - [(n + 1/2) ln n - n + ln(2 pi)/2] for
 # n = 0..15 from math.lgamma (delta(0) is unused: x = 0 and x = n are handled apart).
@@ -97,13 +97,15 @@ def _binomial_logpmf(n, x, log_p, log_q):
     return out
 
 
-def _binomial_kl(x, s):
-    """KL(x || s) of two Bernoulli laws, x in [0, 1], s in (0, 1)."""
+def _binomial_kl(x, log_s, log_1ms):
+    """KL(x || s) of two Bernoulli laws, x in [0, 1], given ln s and ln(1 - s).
+
+    Logarithms, not s itself: for epsilon > ~745, s = 1/(1 + e^eps) underflows to 0."""
     out = 0.0
     if x > 0.0:
-        out += x * math.log(x / s)
+        out += x * (math.log(x) - log_s)
     if x < 1.0:
-        out += (1.0 - x) * math.log((1.0 - x) / (1.0 - s))
+        out += (1.0 - x) * (math.log1p(-x) - log_1ms)
     return max(out, 0.0)
 
 
@@ -133,23 +135,23 @@ class _KOVTerms:
         if T < _INF:
             mode = min(max(int(k * s), 0), top)
             # Leftmost kept ell: k KL(ell/k || s) decreases on [0, mode] (bisection).
-            if k * _binomial_kl(0.0, s) > T:
+            if k * _binomial_kl(0.0, log_s, log_1ms) > T:
                 a, b = 0, mode  # KL(a) > T >= ... find the first ell with KL <= T
-                if k * _binomial_kl(b / k, s) > T:
+                if k * _binomial_kl(b / k, log_s, log_1ms) > T:
                     a = b
                 while b - a > 1:
                     c = (a + b) // 2
-                    if k * _binomial_kl(c / k, s) > T:
+                    if k * _binomial_kl(c / k, log_s, log_1ms) > T:
                         a = c
                     else:
                         b = c
                 lo = b
             # Rightmost kept ell on [mode, top], where the bound increases.
-            if top > mode and k * _binomial_kl(top / k, s) > T:
+            if top > mode and k * _binomial_kl(top / k, log_s, log_1ms) > T:
                 a, b = mode, top  # KL(a) <= T < KL(b)
                 while b - a > 1:
                     c = (a + b) // 2
-                    if k * _binomial_kl(c / k, s) > T:
+                    if k * _binomial_kl(c / k, log_s, log_1ms) > T:
                         b = c
                     else:
                         a = c
@@ -161,7 +163,9 @@ class _KOVTerms:
         self.log_pruned = math.log(pruned) - T if pruned and T < _INF else -_INF
         self.ell = np.arange(lo, hi + 1, dtype=np.float64)
         self.log_a = _binomial_logpmf(k, self.ell, log_p=log_s, log_q=log_1ms)
-        self.loss = (k - 2.0 * self.ell) * epsilon  # decreasing, > 0
+        # Rounded up: a loss rounded to nearest can land just below an eps_g that the
+        # exact loss exceeds, dropping a positive term (delta too small below a breakpoint).
+        self.loss = np.nextafter((k - 2.0 * self.ell) * epsilon, _INF)  # decreasing, > 0
 
     def log_delta(self, eps_g):
         """ln of an upper bound on delta_hom(eps_g): the kept terms plus the pruned bound.
@@ -235,6 +239,8 @@ def _kov_args(epsilon, delta, k):
     epsilon = _v.positive("epsilon", epsilon)
     delta = _v.delta(delta)
     k = _v.integer("k", k, minimum=1, maximum=_KOV_K_MAX)
+    # The largest privacy loss is k epsilon: it must be a float for the answer to be one.
+    _finite("k * epsilon", 2.0 * k * epsilon)
     return epsilon, delta, k
 
 
@@ -328,5 +334,7 @@ def optimal_composition_delta(epsilon, delta, k, epsilon_total):
     # Discarded terms add at most e^-800 < 1e-347 in total: below the float range, so
     # the result is exact up to rounding wherever it is a normal float.
     log_d = _KOVTerms(epsilon, k, -800.0).log_delta(epsilon_total)
-    d_hom = math.exp(log_d)
+    d_hom = _up(math.exp(log_d), 2.0**-40)
+    if d_hom >= 1.0:  # the sum can round to >= 1 when delta_hom is within an ulp of 1
+        return 1.0
     return min(1.0, _up(-math.expm1(k * math.log1p(-delta) + math.log1p(-d_hom)), 2.0**-40))

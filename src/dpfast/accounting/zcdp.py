@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from .. import _validation as _v
-from ._numeric import _INF, _down, _real_sequence, _sum_up, _up
+from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
 
 
 def gaussian_zcdp(sigma, sensitivity=1.0):
@@ -37,7 +37,9 @@ def gaussian_zcdp(sigma, sensitivity=1.0):
     """
     sigma = _v.positive("sigma", sigma)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    return _up(sensitivity * sensitivity / (2.0 * sigma * sigma))
+    # (Delta/sigma)^2 / 2: sigma * sigma alone underflows to 0 for sigma < 1e-162.
+    ratio = sensitivity / sigma
+    return _positive_floor(_up(_finite("rho", 0.5 * ratio * ratio)))
 
 
 def pure_dp_to_zcdp(epsilon):
@@ -62,7 +64,8 @@ def pure_dp_to_zcdp(epsilon):
     M. Bun, T. Steinke, TCC 2016.
     """
     epsilon = _v.nonnegative("epsilon", epsilon)
-    return _up(epsilon * epsilon / 2.0)
+    rho = _up(_finite("rho", epsilon * epsilon / 2.0))
+    return rho if epsilon == 0.0 else _positive_floor(rho)
 
 
 def zcdp_compose(rhos):
@@ -91,7 +94,7 @@ def zcdp_compose(rhos):
     via a Renyi Filter", NeurIPS 2021.
     """
     arr = _real_sequence("rhos", rhos)
-    return _sum_up(arr)
+    return _finite("sum(rhos)", _sum_up(arr))
 
 
 def _zcdp_tight_epsilon(rho, log_inv_delta):
@@ -102,7 +105,10 @@ def _zcdp_tight_epsilon(rho, log_inv_delta):
     increasing, right side decreasing), found by bisection on alpha - 1.
     """
     L = log_inv_delta
-    lo, hi = 0.0, math.sqrt(L / rho)  # in terms of t = alpha - 1; g(hi) = ln(1 + hi) > 0
+    # In terms of t = alpha - 1.  At hi, rho t^2 >= L >= L - ln(1 + t); the root also has
+    # t <= e^L - 1 (where L - ln(1 + t) turns negative).  sqrt(L)/sqrt(rho), not
+    # sqrt(L/rho): the quotient overflows for subnormal rho.
+    lo, hi = 0.0, min(math.sqrt(L) / math.sqrt(rho), math.expm1(min(L, 709.0)))
     for _ in range(2000):
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
@@ -115,8 +121,11 @@ def _zcdp_tight_epsilon(rho, log_inv_delta):
     for t in (lo, hi):  # the objective is flat at its minimum: either end is accurate
         if t <= 0.0:
             continue
+        # Any alpha gives a valid bound; evaluate it rounded up.  The three terms can
+        # nearly cancel (tiny rho), so the error bound is absolute: a few ulps of each.
         alpha = 1.0 + t
-        val = alpha * rho + (L - math.log1p(t)) / t + math.log(t / alpha)
+        terms = (alpha * rho, (L - math.log1p(t)) / t, -math.log1p(1.0 / t))
+        val = math.fsum(terms) + 16.0 * _CLOSED_FORM_SLACK * sum(abs(x) for x in terms)
         best = min(best, val)
     return best
 
@@ -163,8 +172,10 @@ def zcdp_to_dp(rho, delta, *, method="tight"):
         return 0.0
     L = -math.log(delta)
     if method == "simple":
-        return _up(rho + 2.0 * math.sqrt(rho * L))
-    return _up(max(0.0, _zcdp_tight_epsilon(rho, L)), 2.0**-44)
+        eps = _up(_finite("epsilon", rho + 2.0 * math.sqrt(rho) * math.sqrt(L)))
+        return _positive_floor(eps)  # > 0 in exact arithmetic for rho > 0
+    eps = _zcdp_tight_epsilon(rho, L)
+    return _up(_finite("epsilon", max(0.0, eps)), 2.0**-44)
 
 
 def _zcdp_tight_log_delta(rho, epsilon):
@@ -172,7 +183,9 @@ def _zcdp_tight_log_delta(rho, epsilon):
 
     The exponent is convex in alpha; its derivative (2 alpha - 1) rho - eps + ln(1 - 1/alpha)
     increases from -inf, so its zero is found by bisection."""
-    lo, hi = 1.0, 2.0 + (epsilon + 1.0) / rho
+    # At alpha = 2 + (eps + 1)/rho the derivative is > 0; capped where it overflows
+    # (any alpha gives a valid bound, and 1e300 is far past the optimum then).
+    lo, hi = 1.0, min(2.0 + (epsilon + 1.0) / rho, 1e300)
     for _ in range(2000):
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
@@ -186,7 +199,9 @@ def _zcdp_tight_log_delta(rho, epsilon):
         if alpha <= 1.0:
             continue
         t = alpha - 1.0
-        val = t * (alpha * rho - epsilon) + t * math.log(t / alpha) - math.log(alpha)
+        terms = (t * (alpha * rho - epsilon), -t * math.log1p(1.0 / t), -math.log(alpha))
+        # Rounded up by an absolute bound on the error of the (cancelling) terms.
+        val = math.fsum(terms) + 16.0 * _CLOSED_FORM_SLACK * (sum(abs(x) for x in terms) + t * epsilon)
         best = min(best, val)
     return best
 
@@ -227,8 +242,14 @@ def zcdp_delta(rho, epsilon, *, method="tight"):
     if method == "simple":
         if epsilon <= rho:
             return 1.0
-        return min(1.0, _up(math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))))
-    return min(1.0, _up(math.exp(_zcdp_tight_log_delta(rho, epsilon)), 2.0**-40))
+        d = epsilon - rho
+        exponent = -(d / (4.0 * rho)) * d if d > 1.0 else -(d * d) / (4.0 * rho)
+        # exp magnifies the exponent's rounding error by |exponent| (a few ulps of it).
+        slack = 8.0 * _CLOSED_FORM_SLACK * (1.0 + abs(exponent))
+        return min(1.0, _positive_floor(_up(math.exp(max(exponent, -746.0)), slack)))
+    log_d = _zcdp_tight_log_delta(rho, epsilon)
+    slack = 2.0**-40 + 8.0 * _CLOSED_FORM_SLACK * abs(log_d)
+    return min(1.0, _positive_floor(_up(math.exp(min(max(log_d, -746.0), 0.0)), slack)))
 
 
 def zcdp_budget(epsilon, delta, *, method="tight"):
