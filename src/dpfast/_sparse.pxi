@@ -11,8 +11,7 @@ from libc.stdlib cimport calloc, free
 from libc.math cimport NAN
 from libc.stdint cimport int64_t
 
-import numbers
-
+from . import _validation
 from ._errors import MechanismHaltedError, PrivacyParameterError
 
 _SVT_SECURE = DPF_SVT_SECURE
@@ -20,21 +19,19 @@ _SVT_FAST = DPF_SVT_FAST
 SVT_VALUE_LIMIT = DPF_SVT_VALUE_LIMIT
 SVT_MAX_INV_L = DPF_SVT_MAX_INV_L
 
-_TWO53 = 9007199254740992
-
 
 cdef object _svt_values(object values, str name):
-    """A 1-D contiguous float64 array of ``values`` (a copy only when needed)."""
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    """A 1-D contiguous float64 array of ``values`` (a copy only when needed).
+
+    Query values are private: their conversion is exact or refused by type, never by
+    value (integers clamped to +-2**53, see _validation.real_data).  Thresholds are
+    public and converted by _validation.float_array."""
+    if name == "values":
+        arr = _validation.float_data(name, values)
+    else:
+        arr = _validation.float_array(name, values, allow_nonfinite=True)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind in "iu" and arr.size and (int(arr.max()) > _TWO53 or int(arr.min()) < -_TWO53):
-        # Above 2**53 the conversion to float64 rounds, and rounding can grow a query's
-        # sensitivity; refuse rather than answer with a weaker guarantee.
-        raise PrivacyParameterError(f"{name} must be at most 2**53 in absolute value when "
-                                    "given as integers")
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
@@ -44,15 +41,17 @@ cdef double _svt_value_bound(double grid):
 
 
 cdef double _svt_scalar(object value, str name) except? -1.0:
-    """One query value or threshold as a double (finiteness is checked in C)."""
+    """One query value (private: exact or refused by type, integers clamped to +-2**53)
+    or threshold (public) as a double; finiteness is checked in C."""
     if type(value) is float:
         return <double>value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    if isinstance(value, (int, np.integer)) and abs(int(value)) > _TWO53:
-        raise PrivacyParameterError(f"{name} must be at most 2**53 in absolute value when "
-                                    f"given as an integer; got {value!r}")
-    return float(value)
+    if name == "value":
+        arr = _validation.float_data(name, value)
+    else:
+        arr = _validation.float_array(name, value, allow_nonfinite=True)
+    if arr.ndim != 0:
+        raise TypeError(f"{name} must be a scalar; got an array of shape {arr.shape}")
+    return float(arr)
 
 
 cdef class _SVTStream:
@@ -127,8 +126,13 @@ cdef class _SVTStream:
         if st == DPF_E_RANGE and which >= 0:
             name = vname if which == 0 else tname
             arr = values if which == 0 else thresholds
-            x = float(arr[bad]) if arr.ndim else float(arr)
             where = f"{name}[{bad}]" if arr.ndim else name
+            if which == 0:
+                # a query value is private: name the position, never the value
+                raise PrivacyParameterError(
+                    f"{where} must be finite (NaN and +-inf are outside every sensitivity "
+                    "bound; the value is not shown: it is private); nothing was consumed")
+            x = float(arr[bad]) if arr.ndim else float(arr)
             if x != x or x in (float("inf"), float("-inf")):
                 raise PrivacyParameterError(f"{where} must be finite; got {x!r}")
             limit = DPF_SVT_VALUE_LIMIT * self._st.grid

@@ -66,27 +66,37 @@ _SCALAR_LAPLACE_PLANS = {}
 def _as_data(value):
     """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
 
+    Conversion is exact or refused by type (``_validation.real_data``): integers beyond
+    int64 are clamped to it, np.longdouble / object / Decimal data raise ``TypeError``.
+    A NaN or infinite float raises ``PrivacyParameterError`` without echoing it: no query
+    of finite sensitivity returns one on a data set and a finite value on a neighbour.
     Never a view of the caller's array that we could write through: the C layer makes
     new output arrays."""
     if type(value) is float and -_INF < value < _INF:   # the common scalar case
         return False, value, True
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("value must be numeric; got bool")
-    if isinstance(value, (int, np.integer)):
-        v = int(value)
-        if not -2 ** 63 <= v < 2 ** 63:
-            raise OverflowError(f"value {v} does not fit in a signed 64-bit integer")
-        return True, v, True
-    if isinstance(value, (float, np.floating)):
-        return False, _v.finite("value", float(value)), True
-    arr = np.asarray(value)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"value must hold integers or real numbers; got dtype {arr.dtype}")
-    if arr.dtype.kind in "iu":
-        if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= 2 ** 63:
-            raise OverflowError("value holds integers that do not fit in int64")
-        return True, arr.astype(np.int64, copy=False), False
-    return False, _v.float_array("value", arr), False
+    kind, arr = _v.real_data("value", value)
+    scalar = arr.ndim == 0 and not isinstance(value, (np.ndarray, list, tuple))
+    if kind == "i":
+        return True, (int(arr) if scalar else arr), scalar
+    if not np.isfinite(arr).all():
+        raise _v.PrivacyParameterError(
+            "value must be finite everywhere (NaN and +-inf are outside every sensitivity "
+            "bound; the offending value is not shown: it is private)")
+    return False, (float(arr) if scalar else arr), scalar
+
+
+def _as_float(integer, data, scalar):
+    """The fast path works in doubles: integers clamped to +-2**53 first (exact)."""
+    if not integer:
+        return data
+    if scalar:
+        return float(min(max(data, -_v.EXACT_INT), _v.EXACT_INT))
+    return np.clip(data, -_v.EXACT_INT, _v.EXACT_INT).astype(np.float64)
+
+
+def _granularity(value):
+    """Validated before any cached plan sees it (lru_cache would take True for 1)."""
+    return None if value is None else _v.positive("granularity", value)
 
 
 def _ceil_rational(q):
@@ -145,7 +155,7 @@ def _dgauss(num, den):
 
 def _charge(budget, epsilon, delta, label):
     if budget is not None:
-        budget.spend(epsilon, delta, label=label)
+        _v.budget(budget).spend(epsilon, delta, label=label)
 
 
 def _shape_like(result, data, scalar):
@@ -267,18 +277,22 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
                 epsilon, sensitivity, 1, None)
         gen = _core.resolve_rng(rng)
         if budget is not None:
-            budget.spend(epsilon, 0.0, label="laplace_mechanism")
+            _v.budget(budget).spend(epsilon, 0.0, label="laplace_mechanism")
         return _core.grid_release(plan[1], value, plan[0], gen)
     epsilon = _positive("epsilon", epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
+    granularity = _granularity(granularity)
+    budget = _v.budget(budget)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
         scale = sensitivity / epsilon
-        if not scale < _INF:
+        if not 0.0 < scale < _INF:
             raise _v.PrivacyParameterError(
-                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} overflows a double")
+                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
+                "range of doubles")
+        data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
         return data + _random.laplace(scale, None if scalar else data.shape, rng=gen)
     if integer:
@@ -366,11 +380,14 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
     mode = _mode(mode)
+    granularity = _granularity(granularity)
+    budget = _v.budget(budget)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
         sigma = gaussian_sigma(epsilon, delta, l2, calibration)
+        data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
         return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
     if integer:

@@ -99,7 +99,7 @@ def _probs(t, k):
 
 def _charge(budget, epsilon, label):
     if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+        _v.budget(budget).spend(epsilon, 0.0, label=label)
 
 
 def _truth_bits(truth):

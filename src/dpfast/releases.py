@@ -37,7 +37,7 @@ def _mode(mode):
 
 def _charge(budget, epsilon, label):
     if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+        _v.budget(budget).spend(epsilon, 0.0, label=label)
 
 
 def _mech():
