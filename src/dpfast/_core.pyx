@@ -18,7 +18,8 @@ from numpy.random cimport BitGenerator, bitgen_t
 from numpy.random.bit_generator import ISeedSequence, SeedlessSeedSequence, SeedSequence
 
 from dpfast._cdpf cimport *
-from ._errors import DPFastError, EntropyError
+from . import _validation
+from ._errors import DPFastError, EntropyError, PrivacyParameterError
 
 cnp.import_array()
 
@@ -46,7 +47,12 @@ cdef int _check(int status) except -1:
     if status == DPF_E_NOMEM:
         raise MemoryError()
     if status == DPF_E_RANGE:
-        raise OverflowError("a value is outside the range the sampler can represent exactly")
+        # A draw fell outside what the sampler represents exactly: possible only at the
+        # documented limits of a public parameter, with negligible probability; never a
+        # silent wrong value (and never OverflowError: docs/security-model.md, rule 3).
+        raise PrivacyParameterError(
+            "a noise draw fell outside the range the sampler represents exactly (possible "
+            "only near the documented limits of the noise parameters); nothing was released")
     raise DPFastError(f"internal error: C core returned status {status}")
 
 
@@ -307,8 +313,10 @@ def _set_simd(ChaCha20 g, name):
     raise ValueError(f"implementation {name!r} is not available on this CPU")
 
 
-def os_entropy(Py_ssize_t n):
-    """n bytes from the operating system's CSPRNG; EntropyError if it has none."""
+def os_entropy(n):
+    """n bytes (0 <= n <= 2**30) from the operating system's CSPRNG; EntropyError if it
+    has none."""
+    n = _validation.integer("n", n, minimum=0, maximum=2 ** 30)
     out = bytearray(n)
     cdef unsigned char[::1] view = out
     if n:

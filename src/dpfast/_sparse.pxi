@@ -60,6 +60,7 @@ cdef class _SVTStream:
     cdef BitGenerator _bg
     cdef object _lock
     cdef bint _configured
+    cdef double _vrange       # > 0: query values are clamped to [-_vrange, _vrange] (public)
 
     def __cinit__(self, *args, **kwargs):
         self._st = <dpf_svt_t *>calloc(1, sizeof(dpf_svt_t))
@@ -98,6 +99,12 @@ cdef class _SVTStream:
                 f"grid={grid!r}); pass a larger granularity=")
         _check(st)
         return dpf_svt_thr_slack(self._st), dpf_svt_val_slack(self._st)
+
+    def _set_value_range(self, double value_range):
+        """Clamp every query value to [-value_range, value_range] (public; before start)."""
+        if self._st.started:
+            raise TypeError("the value range is set before the stream starts")
+        self._vrange = value_range
 
     def _configure_fast(self, rng, int64_t cutoff, bint numeric, double threshold,
                         double thr_scale, double q_scale, double val_scale):
@@ -167,6 +174,10 @@ cdef class _SVTStream:
         if self._st.halted:            # (checked again under the lock)
             raise MechanismHaltedError(self._halted_message())
         v = _svt_values(values, "values")
+        if self._vrange > 0.0:
+            # the public value range: 1-Lipschitz, the sensitivity is unchanged (NaN stays
+            # NaN and is refused below)
+            v = np.clip(v, -self._vrange, self._vrange)
         n = v.shape[0]
         if thresholds is not None:
             if np.ndim(thresholds) == 0:
@@ -224,6 +235,8 @@ cdef class _SVTStream:
         if self._st.halted:            # (checked again under the lock)
             raise MechanismHaltedError(self._halted_message())
         v = _svt_scalar(value, "value")
+        if self._vrange > 0.0 and not v != v:
+            v = min(max(v, -self._vrange), self._vrange)
         if threshold is not None:
             t = _svt_scalar(threshold, "threshold")
             pt = &t

@@ -32,7 +32,10 @@ def _number(name, value):
 
 
 def _fail(name, rule, value):
-    raise PrivacyParameterError(f"{name} must be {rule}; got {value!r}")
+    shown = repr(value)
+    if len(shown) > 60:              # e.g. 10**400: name it, do not print 400 digits
+        shown = f"{shown[:24]}...({len(shown)} characters)"
+    raise PrivacyParameterError(f"{name} must be {rule}; got {shown}")
 
 
 def finite(name, value):

@@ -234,7 +234,12 @@ def randomized_response_error(epsilon, *, n, beta, k=2):
     beta = _beta(beta)
     k = _v.integer("k", k, minimum=2)
     gap = math.expm1(epsilon) / (math.exp(epsilon) + k - 1) if epsilon < 700 else 1.0
-    return _rr_t(n, beta, k) / gap
+    alpha = _rr_t(n, beta, k) / gap if gap > 0.0 else math.inf
+    if not alpha < math.inf:
+        raise PrivacyParameterError(
+            f"epsilon={epsilon!r} is so small that the error bound exceeds the largest double "
+            "(the reports carry almost no information)")
+    return alpha
 
 
 def randomized_response_epsilon(alpha, *, n, beta, k=2):

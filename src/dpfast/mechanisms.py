@@ -114,12 +114,14 @@ def _ceil_rational(q):
 
 def _grid_exponent(scale, bits, granularity):
     """k with 2^k the grid: from public parameters only, never from the data."""
-    if not 0.0 < scale < _INF:
+    if not scale < _INF:
         raise _v.PrivacyParameterError(
             f"the noise scale {scale!r} is outside the range of doubles: use a larger "
             "epsilon or a smaller sensitivity")
     if granularity is None:
-        k = math.frexp(scale)[1] - 1 - bits
+        # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
+        # coarser grid is a public choice, calibrated like any other
+        k = max(math.frexp(scale)[1] - 1 - bits, -1000) if scale > 0.0 else -1000
     else:
         k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
     if not -1000 <= k <= 1000:
@@ -187,9 +189,16 @@ def _sqrt_ceil(d):
     return r if r * r == d else r + 1
 
 
+#: Gaussian sigma is calibrated at min(epsilon, 2^40): (2^40, delta)-DP implies
+#: (epsilon, delta)-DP for every larger epsilon, and the calibration's arithmetic
+#: overflows near epsilon = 1e308.  The noise is then about 1e-12 of l2 or less.
+_GAUSS_EPS_CAP = 2.0 ** 40
+
+
 @functools.lru_cache(maxsize=512)
 def _gauss_sigma(epsilon, delta, l2, d, calibration):
     """sigma for N_Z noise on integers with l2 sensitivity l2 (proved in _calibration)."""
+    epsilon = min(epsilon, _GAUSS_EPS_CAP)
     s = discrete_gaussian_sigma(epsilon, delta, l2, d)
     if calibration == "classic":
         s = max(s, classic_gaussian_sigma(epsilon, delta, l2))
@@ -198,14 +207,18 @@ def _gauss_sigma(epsilon, delta, l2, d, calibration):
 
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
-    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
-                       granularity)
+    k = _grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
+                       _GAUSS_GRID_BITS, granularity)
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
-    sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
-    if sigma > _GAUSS_MAX_STEPS:
+    try:
+        sigma = _gauss_sigma(epsilon, delta, shift, d, calibration) if shift < _INF else _INF
+    except (OverflowError, ZeroDivisionError):   # a grid so fine that sigma overflows
+        sigma = _INF
+    if not sigma <= _GAUSS_MAX_STEPS:
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+    sigma = math.ceil(sigma)
     return k, _dgauss(sigma * sigma, 1)
 
 
@@ -386,7 +399,7 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
-        sigma = gaussian_sigma(epsilon, delta, l2, calibration)
+        sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
         return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen)
