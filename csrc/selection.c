@@ -452,19 +452,33 @@ int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                     const dpf_sel_grid_t *grid, size_t k, int64_t *out)
 {
     uint8_t *layer;
-    size_t t, i;
-    int st = DPF_OK;
+    int st;
     if (m == 0 || k > m || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63)
         return DPF_E_PARAM;
     layer = (uint8_t *)calloc(m, 1);
     if (!layer) return DPF_E_NOMEM;
-    for (t = 0; t < k; t++) {
+    st = dpf_topk_secure_rounds(r, u, kind, m, grid, layer, 0, k, out);
+    free(layer);
+    return st;
+}
+
+/* Rounds [t0, t1) of the peeling above, with the caller's exclusion buffer (m bytes, zero
+ * before round 0, kept between calls): the caller may stop between calls (Ctrl-C) without
+ * touching the privacy-critical round itself. */
+int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
+                           const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0, size_t t1,
+                           int64_t *out)
+{
+    size_t t, i;
+    int st = DPF_OK;
+    if (m == 0 || t1 > m || t0 > t1 || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63)
+        return DPF_E_PARAM;
+    for (t = t0; t < t1; t++) {
         st = em_draw(r, u, kind, m, grid, 0, layer, &i);
         if (st != DPF_OK) break;
         out[t] = (int64_t)i;
         layer[i] = EXCL;
     }
-    free(layer);
     return st;
 }
 

@@ -215,3 +215,10 @@ cdef extern from "dpfast/selection.h" nogil:
     void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
     void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
                      uint64_t t)
+
+
+# hardening (issue 9): interruptible peeling top-k
+cdef extern from "dpfast/selection.h" nogil:
+    int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
+                               const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0,
+                               size_t t1, int64_t *out)

@@ -170,6 +170,31 @@ cdef class ChaCha20(BitGenerator):
         """``'os'``, ``'seeded'`` or ``'stream'``."""
         return _MODE_NAMES[self._mode]
 
+    # numpy's BitGenerator.ctypes / .cffi hand out the address of the generator's state
+    # (for numba); for this generator that state *is* the ChaCha key and buffer, and a
+    # copy of it predicts every later output.  An OS-keyed generator refuses them (seeded
+    # and stream generators are predictable by design and keep them).  This closes the
+    # standard interfaces only: code running in the same process can still reach the
+    # state through the capsule numpy's Generator needs, or by reading memory; see
+    # docs/security-model.md ("In-process code").
+    @property
+    def ctypes(self):
+        """numpy's ctypes interface; refused for an OS-keyed generator (see above)."""
+        if self._mode == DPF_CHACHA_OS:
+            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
+                            "would let the caller clone the key); use a seeded ChaCha20 "
+                            "for numba/ctypes simulations")
+        return BitGenerator.ctypes.__get__(self, type(self))
+
+    @property
+    def cffi(self):
+        """numpy's cffi interface; refused for an OS-keyed generator (see ``ctypes``)."""
+        if self._mode == DPF_CHACHA_OS:
+            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
+                            "would let the caller clone the key); use a seeded ChaCha20 "
+                            "for numba/cffi simulations")
+        return BitGenerator.cffi.__get__(self, type(self))
+
     @property
     def simd(self):
         """The block-function implementation this generator uses (e.g. ``'avx512'``)."""

@@ -17,6 +17,8 @@ from ._errors import MechanismHaltedError, PrivacyParameterError
 _SVT_SECURE = DPF_SVT_SECURE
 _SVT_FAST = DPF_SVT_FAST
 SVT_VALUE_LIMIT = DPF_SVT_VALUE_LIMIT
+# Queries per C call of feed (a signal check between calls): a few milliseconds.
+_SVT_SLICE = 1 << 20
 SVT_MAX_INV_L = DPF_SVT_MAX_INV_L
 
 
@@ -212,14 +214,45 @@ cdef class _SVTStream:
             if st == DPF_OK:
                 which = -1
                 _bind(self._bg, &r)
-                with self._bg.lock, nogil:
-                    st = dpf_svt_feed(self._st, &r, <const double *>cnp.PyArray_DATA(v), pt,
-                                      ts, n, <uint8_t *>cnp.PyArray_DATA(top), pval, &done)
+                with self._bg.lock:
+                    st = self._feed_slices(&r, <const double *>cnp.PyArray_DATA(v), pt, ts,
+                                           n, <uint8_t *>cnp.PyArray_DATA(top), pval, &done,
+                                           val if self._st.numeric else top)
         self._status(st, bad, which, v, t if ts else (np.float64(t[0]) if t is not None else None))
         # a copy of the answered prefix: no view onto memory past the halt
         if self._st.numeric:
             return val[:done].copy() if done < n else val
         return top[:done].copy() if done < n else top
+
+    cdef int _feed_slices(self, dpf_rng_t *r, const double *v, const double *t, size_t ts,
+                          size_t n, uint8_t *top, double *val, size_t *done,
+                          object answers) except? -1:
+        """dpf_svt_feed over slices of _SVT_SLICE queries with a signal check between
+        them (outside the C loop).  A batch in slices has the law and, on the secure path,
+        the very answers of the whole batch (query noise sits at fixed positions).  If a
+        signal handler raises (Ctrl-C), the queries answered so far stay answered
+        (``consumed`` counts them) and their answers travel on the exception as
+        ``exc.svt_answers``: nothing answered is lost, nothing is answered twice."""
+        cdef size_t off = 0, m, d
+        cdef int st = DPF_OK
+        done[0] = 0
+        while off < n:
+            m = min(n - off, <size_t>_SVT_SLICE)
+            d = 0
+            with nogil:
+                st = dpf_svt_feed(self._st, r, v + off, (t + off) if (t != NULL and ts)
+                                  else t, ts, m, top + off,
+                                  (val + off) if val != NULL else NULL, &d)
+            done[0] += d
+            off += m
+            if st != DPF_OK or d < m or off >= n:
+                break
+            try:
+                PyErr_CheckSignals()
+            except BaseException as exc:
+                exc.svt_answers = answers[:done[0]].copy()
+                raise
+        return st
 
     def step(self, value, threshold=None):
         """Answer one query; see the class documentation."""
