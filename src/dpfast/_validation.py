@@ -11,6 +11,7 @@ every comparison is written so that NaN falls through to the error.
 import math
 import numbers
 import operator
+from fractions import Fraction
 
 import numpy as np
 
@@ -29,6 +30,15 @@ def _number(name, value):
         return float(value)
     except OverflowError:      # an int or Fraction beyond the doubles: +-inf, refused later
         return _INF if value > 0 else -_INF
+
+
+def show(q):
+    """A number (int, Fraction, float) for a message, never OverflowError."""
+    try:
+        return f"{float(q):.6g}"
+    except OverflowError:
+        q = Fraction(q)
+        return f"about 2**{q.numerator.bit_length() - q.denominator.bit_length()}"
 
 
 def _fail(name, rule, value):

@@ -105,7 +105,7 @@ def _ceil_rational(q):
     top = math.ceil(q)
     if top >= 2 ** _RATIONAL_BITS:
         raise _v.PrivacyParameterError(
-            f"the noise parameter {float(q):.6g} is too large to sample exactly (at most 2^56 "
+            f"the noise parameter {_v.show(q)} is too large to sample exactly (at most 2^56 "
             "steps): use a larger epsilon or a smaller sensitivity")
     den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
     num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
@@ -173,6 +173,10 @@ def _laplace_grid_plan(epsilon, sensitivity, d, granularity):
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > _LAPLACE_MAX_STEPS:
+        if granularity is None:     # the rounding term d / epsilon alone is too large
+            raise _v.PrivacyParameterError(
+                f"epsilon must be at least d * 2^-44 for the secure float path ({d} "
+                f"coordinate(s)); got {epsilon!r}")
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
             f"for scale {b!r}")

@@ -169,7 +169,7 @@ def _fit_up(name, frac):
     if n <= _U64 and d <= _U64:
         return n, d
     if frac > _U64:
-        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {float(frac)!r}")
+        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
     if frac < 1:                      # the denominator bound binds
         up = _farey_neighbours(frac, _U64)[1]
     else:                             # the numerator bound binds: round 1/frac down
@@ -212,7 +212,7 @@ def _exact_scale_rational(scale):
     if num > den * _MAX_SCALE:
         raise _v.PrivacyParameterError(
             f"scale must be at most 2**56 (beyond it a draw leaves int64 with non-negligible "
-            f"probability); got {num / den!r}")
+            f"probability); got {_v.show(Fraction(num, den))}")
     return num, den
 
 

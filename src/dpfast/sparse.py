@@ -63,7 +63,8 @@ def _sparse_sigma(cutoff, epsilon, delta):
     up by _MARGIN."""
     if delta == 0.0:
         return Fraction(2 * cutoff) / Fraction(epsilon)
-    return Fraction(math.sqrt(32.0 * cutoff * -math.log(delta)) / epsilon * (1 + _MARGIN))
+    sigma = math.sqrt(32.0 * cutoff * -math.log(delta)) / epsilon * (1 + _MARGIN)
+    return Fraction(_finite_scale(sigma))
 
 
 def _composition_holds(k, eps_each, log_inv_delta, target):
@@ -71,6 +72,8 @@ def _composition_holds(k, eps_each, log_inv_delta, target):
     ln(1/delta'), finite even for subnormal delta'), by basic composition (Thm 3.16) or
     advanced composition (Thm 3.20)."""
     basic = k * eps_each
+    if eps_each > 700.0:          # expm1 would overflow; advanced composition is useless
+        return basic <= target * (1 - 1e-12)
     advanced = (math.sqrt(2.0 * k * log_inv_delta) * eps_each
                 + k * eps_each * math.expm1(eps_each))
     return min(basic, advanced) <= target * (1 - 1e-12)
@@ -90,6 +93,16 @@ def _check_advanced(name, cutoff, eps_each, log_inv_delta, target):
 
 @functools.lru_cache(maxsize=256)
 def _calibration(kind, epsilon, delta, cutoff):
+    sigma, sigma_value = _calibration_exact(kind, epsilon, delta, cutoff)
+    # the scales are used as doubles too (fast path, inversion parameter): a subnormal
+    # epsilon must give a clear error, not an OverflowError
+    for s in (sigma, sigma_value):
+        if s is not None and not s < Fraction(2) ** 1000:
+            _finite_scale(math.inf)
+    return sigma, sigma_value
+
+
+def _calibration_exact(kind, epsilon, delta, cutoff):
     """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
     Algorithms 1-3 (cached: public parameters only).
 
@@ -119,7 +132,15 @@ def _calibration(kind, epsilon, delta, cutoff):
     _check_advanced("NumericSparse", cutoff, eps1 / math.sqrt(8.0 * cutoff * ln_2_delta),
                     ln_2_delta, eps1)
     _check_advanced("NumericSparse", cutoff, eps2 / root, ln_2_delta, eps2 / 2)
-    return Fraction(root / eps1 * (1 + _MARGIN)), Fraction(root / eps2 * (1 + _MARGIN))
+    return (Fraction(_finite_scale(root / eps1 * (1 + _MARGIN))),
+            Fraction(_finite_scale(root / eps2 * (1 + _MARGIN))))
+
+
+def _finite_scale(sigma):
+    if not sigma < math.inf:
+        raise PrivacyParameterError(
+            "epsilon is too small: the noise scale overflows a double; use a larger epsilon")
+    return sigma
 
 
 def _dyadic_up(x):
@@ -127,12 +148,12 @@ def _dyadic_up(x):
     terms (the exact samplers take a 64-bit rational scale)."""
     x = Fraction(x)
     if x <= 0:
-        raise PrivacyParameterError(f"noise scale must be > 0; got {float(x)!r}")
+        raise PrivacyParameterError(f"noise scale must be > 0; got {_v.show(x)}")
     k = 61 - (x.numerator.bit_length() - x.denominator.bit_length())
     k = min(k, 63)
     if k < 0:
         raise PrivacyParameterError(
-            f"a noise scale of {float(x):.3g} grid steps is too large for the exact "
+            f"a noise scale of {_v.show(x)} grid steps is too large for the exact "
             "sampler; pass a larger granularity= or a larger epsilon")
     num = -((-x.numerator << k) // x.denominator)
     f = Fraction(num, 1 << k)
@@ -165,6 +186,8 @@ def _grid(sensitivity, sigma, granularity):
         return g, k_grid, inv_l
     e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
     for bits in range(_GRID_BITS, -1100, -1):
+        if e - bits > 1023:                   # ldexp would overflow: no coarser grid
+            break
         g = math.ldexp(1.0, e - bits)
         if g < _MIN_GRID:                     # 1/g must be a finite double: coarser grid
             continue
