@@ -353,3 +353,13 @@ def test_ctrl_c_mid_feed_keeps_every_answer_once():
     assert np.array_equal(got, ref.feed(values[:got.size]))
     rest = s.feed(values[got.size:got.size + 1000])    # the stream goes on where it stopped
     assert s.consumed == got.size + rest.size
+
+
+def test_shifted_exponential_mechanism_saturates_int64_gaps():
+    # the gap 2**64 - 1 of an int64 score plus a test shift wrapped to a small gap on main
+    # (P[1] = 0.5 instead of e^-2 / (e^-0.25 + e^-2) = 0.148 at gamma = 2**-63)
+    from dpfast import _core
+    scores = np.array([2 ** 63 - 1, -2 ** 63], dtype=np.int64)
+    gen = g(2)
+    ones = sum(_core.em_secure(scores, 1.0, 1, 63, gen, 2 ** 61) for _ in range(4000))
+    assert 0.12 < ones / 4000 < 0.18      # 6 standard deviations around 0.148

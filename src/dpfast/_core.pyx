@@ -177,23 +177,22 @@ cdef class ChaCha20(BitGenerator):
     # standard interfaces only: code running in the same process can still reach the
     # state through the capsule numpy's Generator needs, or by reading memory; see
     # docs/security-model.md ("In-process code").
+    def _state_interface(self, str name):
+        if self._mode == DPF_CHACHA_OS:
+            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
+                            "would let the caller clone the key); use a seeded ChaCha20 "
+                            f"for numba/{name} simulations")
+        return getattr(BitGenerator, name).__get__(self, type(self))
+
     @property
     def ctypes(self):
         """numpy's ctypes interface; refused for an OS-keyed generator (see above)."""
-        if self._mode == DPF_CHACHA_OS:
-            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
-                            "would let the caller clone the key); use a seeded ChaCha20 "
-                            "for numba/ctypes simulations")
-        return BitGenerator.ctypes.__get__(self, type(self))
+        return self._state_interface("ctypes")
 
     @property
     def cffi(self):
-        """numpy's cffi interface; refused for an OS-keyed generator (see ``ctypes``)."""
-        if self._mode == DPF_CHACHA_OS:
-            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
-                            "would let the caller clone the key); use a seeded ChaCha20 "
-                            "for numba/cffi simulations")
-        return BitGenerator.cffi.__get__(self, type(self))
+        """numpy's cffi interface; refused for an OS-keyed generator (see above)."""
+        return self._state_interface("cffi")
 
     @property
     def simd(self):
