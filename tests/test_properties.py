@@ -280,7 +280,8 @@ def test_neighbours_at_representability_edges(name):
         for dtype in (np.int64, np.uint64, np.float64, np.float32, np.longdouble):
             # an array of one dtype: refused by type or answered, never split by value
             try:
-                xa, xb = np.array([a], dtype=dtype), np.array([b], dtype=dtype)
+                with np.errstate(over="ignore"):
+                    xa, xb = np.array([a], dtype=dtype), np.array([b], dtype=dtype)
             except OverflowError:
                 continue
             if np.isinf(xa).any() or np.isinf(xb).any():

@@ -72,8 +72,10 @@ def _as_data(value):
     of finite sensitivity returns one on a data set and a finite value on a neighbour.
     Never a view of the caller's array that we could write through: the C layer makes
     new output arrays."""
-    if type(value) is float and -_INF < value < _INF:   # the common scalar case
+    if type(value) is float and -_INF < value < _INF:   # the common scalar cases
         return False, value, True
+    if type(value) is int:
+        return True, _v._clamp_int(value), True
     kind, arr = _v.real_data("value", value)
     scalar = arr.ndim == 0 and not isinstance(value, (np.ndarray, list, tuple))
     if kind == "i":
