@@ -192,7 +192,7 @@ def test_nonfinite_private_values_are_not_echoed(call):
 @pytest.mark.parametrize("call, exc", [
     (lambda: SP.AboveThreshold(0.0, epsilon=1.0, sensitivity=5e-324).feed([1.0, -1.0]), None),
     (lambda: SP.Sparse(0.0, cutoff=2, epsilon=1.0, delta=5e-324).feed([1.0]), None),
-    (lambda: SP.NumericSparse(0.0, cutoff=2, epsilon=1.0, delta=5e-324).feed([1.0]), None),
+    (lambda: SP.NumericSparse(0.0, cutoff=2, epsilon=1.0, delta=5e-324).feed([1.0]).size, None),
     (lambda: SP.AboveThreshold(0.0, epsilon=1.0, granularity=5e-324), PPE),
     (lambda: M.laplace_mechanism(1.0, epsilon=10 ** 400), PPE),
     (lambda: M.laplace_mechanism(1.0, epsilon=1e308), None),
