@@ -336,23 +336,36 @@ def test_ctrl_c_stops_a_long_secure_top_k():
     t.join()
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 def test_ctrl_c_mid_feed_keeps_every_answer_once():
-    n = 60_000_000
+    n = 8 * 2 ** 20            # eight slices of the C loop (main: one C call, no check)
     values = np.zeros(n)
     s = SP.Sparse(1e6, cutoff=5, epsilon=1.0, rng=g(3))
     ref = SP.Sparse(1e6, cutoff=5, epsilon=1.0, rng=g(3))
-    t = _interrupt_soon(0.02)
+
+    fired = []
+
+    def handler(signum, frame):
+        # interrupt once, inside the batch: after a slice, before the last one
+        if not fired and 0 < s.consumed < n:
+            fired.append(True)
+            raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
     try:
-        got = s.feed(values)                   # may finish before the signal: then whole
-        t.join()
+        got = s.feed(values)
     except KeyboardInterrupt as exc:
-        t.join()
         got = exc.svt_answers
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert fired and 0 < got.size < n                      # Ctrl-C was seen mid-batch...
+    assert got.size % 2 ** 20 == 0                         # ...between two slices
     assert s.consumed == got.size
     assert np.array_equal(got, ref.feed(values[:got.size]))
     rest = s.feed(values[got.size:got.size + 1000])    # the stream goes on where it stopped
-    assert s.consumed == got.size + rest.size
+    assert s.consumed == got.size + rest.size == got.size + 1000
 
 
 def test_shifted_exponential_mechanism_saturates_int64_gaps():
