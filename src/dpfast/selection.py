@@ -450,7 +450,8 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     accounting for the same mechanism; it is not used here.  Secure mode: k exact rounds
     (O(k m) work).  Fast mode: one-shot Gumbel (add Gumbel noise of scale
     ``2 k Delta/epsilon`` once, report the k largest), which has exactly the law of k
-    peeling rounds (Durfee & Rogers 2019).
+    peeling rounds (Durfee & Rogers 2019).  The secure rounds check for Ctrl-C between
+    slices of rounds; an interrupted call returns nothing (its budget was charged first).
 
     Accuracy
     --------

@@ -395,7 +395,11 @@ _SHARED_DOC = """
         stream that may halt early is best fed in batches of moderate size (say 1e4
         queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
         the secure path, from the same generator state, it gives the very same answers
-        (query noise is drawn in chunks of 64 at fixed query positions).
+        (query noise is drawn in chunks of 64 at fixed query positions).  A long batch
+        checks for Ctrl-C every 2**20 queries (outside the C loop): an interrupted ``feed``
+        raises ``KeyboardInterrupt`` whose ``svt_answers`` attribute holds the answers of
+        the queries answered before it (``consumed`` counts them; the next ``feed``
+        starts with the next query): nothing answered is lost or answered twice.
     ``step(value, threshold=None)``
         Answers one query.
     ``halted``, ``consumed``, ``positives``, ``remaining_positives``
