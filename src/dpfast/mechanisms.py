@@ -237,7 +237,11 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     Parameters
     ----------
     value : int, float or array-like of them
-        The exact query answer f(x); a vector is released as a whole.
+        The exact query answer f(x); a vector is released as a whole.  Private: it is
+        converted exactly or refused by type only (np.longdouble, object, Decimal:
+        ``TypeError``); integers beyond int64 are clamped to it, ints mixed with floats in
+        a list to ±2**53; NaN or ±inf raise ``PrivacyParameterError`` without showing the
+        value (docs/security-model.md).
     epsilon : float > 0
     sensitivity : float > 0
         The l1 sensitivity of f over add/remove neighbours (for the whole vector).
@@ -258,8 +262,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     Returns
     -------
     int, float or ndarray
-        Same shape as ``value``: int64 for integer input on the secure path, float64
-        otherwise.  The caller's array is never modified.
+        Same shape as ``value``: int64 for integer input on the secure path (saturated
+        at the int64 range: post-processing), float64 otherwise.  The caller's array is
+        never modified.
 
     Privacy
     -------
@@ -331,8 +336,9 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
     whose l1 sensitivity is at most ``sensitivity`` (Ghosh, Roughgarden & Sundararajan
     2009; sampler of Canonne, Kamath & Steinke 2020, Algorithm 2).  ``value`` must be an
     int or an integer array; the result is int (or int64 array) of the same shape.
-    OverflowError if a noisy value leaves int64.  Charges ``budget`` (epsilon, 0) before
-    drawing.  Same as ``laplace_mechanism`` on integer input.
+    Integers beyond int64 are clamped to it and the noisy result saturates at the int64
+    range (docs/security-model.md): no value ever raises.  Charges ``budget`` (epsilon, 0)
+    before drawing.  Same as ``laplace_mechanism`` on integer input.
     """
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
