@@ -132,6 +132,14 @@ static DPF_INLINE uint64_t gap_i64(int64_t ui, int64_t umax)
     return (uint64_t)umax - (uint64_t)ui;
 }
 
+/* d + shift saturated at 2^64 - 1: an int64 gap can reach 2^64 - 1, so even a shift below
+ * 2^62 (tests only) could wrap it to a small gap; saturating only lowers a weight that is
+ * already below exp(-gamma 2^62). */
+static DPF_INLINE uint64_t add_sat(uint64_t d, uint64_t shift)
+{
+    return d > UINT64_MAX - shift ? UINT64_MAX : d + shift;
+}
+
 static DPF_INLINE uint64_t gap_at(const void *u, int kind, size_t i, const void *umax,
                               double inv_grid)
 {
@@ -358,7 +366,7 @@ static void build_layers(const void *u, int kind, size_t m, size_t imax,
         for (i = 0; i < m; i++) {
             unsigned n;
             if (layer[i] == EXCL) continue;
-            n = layer_of(mul64(g, gap_i64(x[i], um) + shift), s);
+            n = layer_of(mul64(g, add_sat(gap_i64(x[i], um), shift)), s);
             layer[i] = (uint8_t)n;
             c4[i & 3][n]++;
         }
@@ -415,7 +423,7 @@ static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_se
         {
             const void *umax = kind == DPF_SCORES_F64 ? (const void *)((const double *)u + imax)
                                                       : (const void *)((const int64_t *)u + imax);
-            w128 x = mul64(gp->g, gap_at(u, kind, i, umax, gp->inv_grid) + shift);
+            w128 x = mul64(gp->g, add_sat(gap_at(u, kind, i, umax, gp->inv_grid), shift));
             c = member_coin(r, x, gp->s, n);
         }
         if (c < 0) return -c;
@@ -430,7 +438,7 @@ int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
     int st;
     if (m == 0 || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63) return DPF_E_PARAM;
     if (kind == DPF_SCORES_F64 ? shift > DPF_SEL_DMAX : shift >= ((uint64_t)1) << 62)
-        return DPF_E_PARAM;   /* keeps d + shift from wrapping */
+        return DPF_E_PARAM;   /* (int64 gaps saturate: add_sat) */
     layer = (uint8_t *)calloc(m, 1);
     if (!layer) return DPF_E_NOMEM;
     st = em_draw(r, u, kind, m, grid, shift, layer, out);
@@ -452,19 +460,33 @@ int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                     const dpf_sel_grid_t *grid, size_t k, int64_t *out)
 {
     uint8_t *layer;
-    size_t t, i;
-    int st = DPF_OK;
+    int st;
     if (m == 0 || k > m || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63)
         return DPF_E_PARAM;
     layer = (uint8_t *)calloc(m, 1);
     if (!layer) return DPF_E_NOMEM;
-    for (t = 0; t < k; t++) {
+    st = dpf_topk_secure_rounds(r, u, kind, m, grid, layer, 0, k, out);
+    free(layer);
+    return st;
+}
+
+/* Rounds [t0, t1) of the peeling above, with the caller's exclusion buffer (m bytes, zero
+ * before round 0, kept between calls): the caller may stop between calls (Ctrl-C) without
+ * touching the privacy-critical round itself. */
+int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
+                           const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0, size_t t1,
+                           int64_t *out)
+{
+    size_t t, i;
+    int st = DPF_OK;
+    if (m == 0 || t1 > m || t0 > t1 || (uint64_t)m > DPF_SEL_MAX_CANDIDATES || grid->s > 63)
+        return DPF_E_PARAM;
+    for (t = t0; t < t1; t++) {
         st = em_draw(r, u, kind, m, grid, 0, layer, &i);
         if (st != DPF_OK) break;
         out[t] = (int64_t)i;
         layer[i] = EXCL;
     }
-    free(layer);
     return st;
 }
 

@@ -167,7 +167,6 @@ def test_quantile_accuracy_in_ranks(seeded):
      dpfast.PrivacyParameterError),
     (lambda: R.sum([1.0], lower=0.0, upper=float("inf"), epsilon=1.0),
      dpfast.PrivacyParameterError),
-    (lambda: R.sum([float("nan")], lower=0.0, upper=1.0, epsilon=1.0), ValueError),
     (lambda: R.sum(["a"], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
     (lambda: R.sum([True], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
     (lambda: R.mean([1.0], lower=0.0, epsilon=1.0), TypeError),
@@ -192,7 +191,6 @@ def test_quantile_accuracy_in_ranks(seeded):
      dpfast.PrivacyParameterError),
     (lambda: R.quantile([1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0,
                         candidates=[0.0, float("inf")]), dpfast.PrivacyParameterError),
-    (lambda: R.quantile([np.nan], 0.5, lower=0.0, upper=1.0, epsilon=1.0), ValueError),
 ])
 def test_validation(call, exc):
     with pytest.raises(exc):

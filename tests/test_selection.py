@@ -544,9 +544,10 @@ def test_inputs_are_not_modified_and_any_layout_works(seeded):
     np.testing.assert_array_equal(u, before)
 
 
-def test_uint64_scores_beyond_int64_are_refused():
-    with pytest.raises(dpfast.PrivacyParameterError):
-        S.exponential_mechanism(np.array([2 ** 63, 0], dtype=np.uint64), epsilon=1.0)
+def test_uint64_scores_beyond_int64_are_clamped():
+    # clamped to 2**63 - 1 (1-Lipschitz), never refused: the scores are private
+    assert S.exponential_mechanism(np.array([2 ** 63, 0], dtype=np.uint64), epsilon=1.0,
+                                   rng=dr.ChaCha20(1)) == 0
 
 
 def test_any_numpy_generator_works():

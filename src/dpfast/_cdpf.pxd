@@ -246,6 +246,7 @@ cdef extern from "dpfast/grouped.h" nogil:
                                 int64_t *units)
     void dpf_select_partitions(dpf_rng_t *r, const int64_t *units, size_t n_keys,
                                const uint64_t *table, size_t n_table, uint8_t *keep)
+
 cdef extern from "dpfast/release.h" nogil:
     enum:
         DPF_REL_MAXDIM
@@ -265,3 +266,10 @@ cdef extern from "dpfast/release.h" nogil:
 
 cdef extern from "dpfast/consttime.h" nogil:
     uint64_t dpf_ticks()
+
+
+# hardening (issue 9): interruptible peeling top-k
+cdef extern from "dpfast/selection.h" nogil:
+    int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
+                               const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0,
+                               size_t t1, int64_t *out)

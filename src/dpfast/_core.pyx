@@ -18,7 +18,8 @@ from numpy.random cimport BitGenerator, bitgen_t
 from numpy.random.bit_generator import ISeedSequence, SeedlessSeedSequence, SeedSequence
 
 from dpfast._cdpf cimport *
-from ._errors import DPFastError, EntropyError
+from . import _validation
+from ._errors import DPFastError, EntropyError, PrivacyParameterError
 
 cnp.import_array()
 
@@ -46,7 +47,12 @@ cdef int _check(int status) except -1:
     if status == DPF_E_NOMEM:
         raise MemoryError()
     if status == DPF_E_RANGE:
-        raise OverflowError("a value is outside the range the sampler can represent exactly")
+        # A draw fell outside what the sampler represents exactly: possible only at the
+        # documented limits of a public parameter, with negligible probability; never a
+        # silent wrong value (and never OverflowError: docs/security-model.md, rule 3).
+        raise PrivacyParameterError(
+            "a noise draw fell outside the range the sampler represents exactly (possible "
+            "only near the documented limits of the noise parameters); nothing was released")
     raise DPFastError(f"internal error: C core returned status {status}")
 
 
@@ -163,6 +169,30 @@ cdef class ChaCha20(BitGenerator):
     def mode(self):
         """``'os'``, ``'seeded'`` or ``'stream'``."""
         return _MODE_NAMES[self._mode]
+
+    # numpy's BitGenerator.ctypes / .cffi hand out the address of the generator's state
+    # (for numba); for this generator that state *is* the ChaCha key and buffer, and a
+    # copy of it predicts every later output.  An OS-keyed generator refuses them (seeded
+    # and stream generators are predictable by design and keep them).  This closes the
+    # standard interfaces only: code running in the same process can still reach the
+    # state through the capsule numpy's Generator needs, or by reading memory; see
+    # docs/security-model.md ("In-process code").
+    def _state_interface(self, str name):
+        if self._mode == DPF_CHACHA_OS:
+            raise TypeError("an OS-keyed ChaCha20 does not expose its state address (it "
+                            "would let the caller clone the key); use a seeded ChaCha20 "
+                            f"for numba/{name} simulations")
+        return getattr(BitGenerator, name).__get__(self, type(self))
+
+    @property
+    def ctypes(self):
+        """numpy's ctypes interface; refused for an OS-keyed generator (see above)."""
+        return self._state_interface("ctypes")
+
+    @property
+    def cffi(self):
+        """numpy's cffi interface; refused for an OS-keyed generator (see above)."""
+        return self._state_interface("cffi")
 
     @property
     def simd(self):
@@ -307,8 +337,10 @@ def _set_simd(ChaCha20 g, name):
     raise ValueError(f"implementation {name!r} is not available on this CPU")
 
 
-def os_entropy(Py_ssize_t n):
-    """n bytes from the operating system's CSPRNG; EntropyError if it has none."""
+def os_entropy(n):
+    """n bytes (0 <= n <= 2**30) from the operating system's CSPRNG; EntropyError if it
+    has none."""
+    n = _validation.integer("n", n, minimum=0, maximum=2 ** 30)
     out = bytearray(n)
     cdef unsigned char[::1] view = out
     if n:

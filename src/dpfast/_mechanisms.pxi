@@ -2,6 +2,8 @@
 # to integers exactly or to floats through the grid (csrc/grid.c).  The calibration (what
 # k, a, b are) is decided and proved in dpfast.mechanisms; this only moves data.
 
+from libc.stdint cimport INT64_MAX, INT64_MIN
+
 cdef enum:
     _CHUNK = 4096
 
@@ -70,8 +72,26 @@ def grid_release(object sampler, object x, int k, object rng):
     return out
 
 
+cdef void _saturating_add(const int64_t *x, const int64_t *z, int64_t *out,
+                         size_t n) noexcept nogil:
+    # x + z saturated to [INT64_MIN, INT64_MAX]: a post-processing of the exact integer
+    # x + z (clamping is monotone), so it needs no privacy argument, and no private value
+    # can make the release raise (docs/security-model.md).
+    cdef size_t i
+    cdef int64_t a, b
+    for i in range(n):
+        a = x[i]
+        b = z[i]
+        if b > 0 and a > INT64_MAX - b:
+            out[i] = INT64_MAX
+        elif b < 0 and a < INT64_MIN - b:
+            out[i] = INT64_MIN
+        else:
+            out[i] = a + b
+
+
 def int_release(object sampler, object x, object rng):
-    """x + Z for an int or an int64 array x (a new array); OverflowError past int64."""
+    """x + Z for an int or an int64 array x (a new array), saturated to int64."""
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
     cdef const dpf_dlap_exact_t *lap = NULL
@@ -86,9 +106,8 @@ def int_release(object sampler, object x, object rng):
         xv = x
         with bg.lock:
             status = _prepared_noise(lap, gauss, &r, &zv, 1)
-            if status == DPF_OK:
-                status = dpf_int_add(&xv, &zv, &yv, 1)
         _check(status)
+        _saturating_add(&xv, &zv, &yv, 1)
         return yv
     xa = np.ascontiguousarray(x, dtype=np.int64)
     out = np.empty_like(xa)
@@ -97,8 +116,7 @@ def int_release(object sampler, object x, object rng):
         # the noise goes straight into out, then the values are added in place
         status = _prepared_noise(lap, gauss, &r, <int64_t *>cnp.PyArray_DATA(out), n)
         if status == DPF_OK:
-            status = dpf_int_add(<int64_t *>cnp.PyArray_DATA(xa),
-                                 <int64_t *>cnp.PyArray_DATA(out),
-                                 <int64_t *>cnp.PyArray_DATA(out), n)
+            _saturating_add(<int64_t *>cnp.PyArray_DATA(xa), <int64_t *>cnp.PyArray_DATA(out),
+                            <int64_t *>cnp.PyArray_DATA(out), n)
     _check(status)
     return out

@@ -3,7 +3,13 @@
 # hold the generator's lock, release the GIL and map the status (one call to _check).
 # Score arrays arrive C-contiguous, float64 or int64, non-empty.
 
+from cpython.exc cimport PyErr_CheckSignals
+
 dpf_selection_init()
+
+# About this many candidate visits (a few milliseconds) between two checks for Ctrl-C in
+# the long secure loops.
+cdef size_t _INTERRUPT_WORK = 1 << 22
 
 SEL_GUMBEL, SEL_EXPONENTIAL, SEL_LAPLACE = DPF_NOISE_GUMBEL, DPF_NOISE_EXPONENTIAL, DPF_NOISE_LAPLACE
 
@@ -68,10 +74,23 @@ def topk_secure(cnp.ndarray scores, double inv_grid, uint64_t g, uint32_t s, siz
     cdef const void *p = cnp.PyArray_DATA(scores)
     cdef cnp.ndarray out = np.empty(k, dtype=np.int64)
     cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
-    cdef int st
+    cdef cnp.ndarray layer = np.zeros(m, dtype=np.uint8)
+    cdef uint8_t *lp = <uint8_t *>cnp.PyArray_DATA(layer)
+    cdef int st = DPF_OK
+    cdef size_t t = 0, step
+    # Rounds in slices of about _INTERRUPT_WORK candidate visits, with a signal check
+    # between slices (never inside a round): Ctrl-C stops a long top-k within a fraction
+    # of a second.  Nothing is returned from an interrupted call (the budget was charged
+    # before the first round, as for any call that raises after charging).
+    step = max(<size_t>1, <size_t>(_INTERRUPT_WORK // m))
     _bind(bg, &r)
-    with bg.lock, nogil:
-        st = dpf_topk_secure(&r, p, kind, m, &gr, k, o)
+    with bg.lock:
+        while t < k and st == DPF_OK:
+            with nogil:
+                st = dpf_topk_secure_rounds(&r, p, kind, m, &gr, lp, t, min(k, t + step), o)
+            t = min(k, t + step)
+            if t < k:
+                PyErr_CheckSignals()
     _check(st)
     return out
 

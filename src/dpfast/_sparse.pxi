@@ -11,30 +11,29 @@ from libc.stdlib cimport calloc, free
 from libc.math cimport NAN
 from libc.stdint cimport int64_t
 
-import numbers
-
+from . import _validation
 from ._errors import MechanismHaltedError, PrivacyParameterError
 
 _SVT_SECURE = DPF_SVT_SECURE
 _SVT_FAST = DPF_SVT_FAST
 SVT_VALUE_LIMIT = DPF_SVT_VALUE_LIMIT
+# Queries per C call of feed (a signal check between calls): a few milliseconds.
+_SVT_SLICE = 1 << 20
 SVT_MAX_INV_L = DPF_SVT_MAX_INV_L
-
-_TWO53 = 9007199254740992
 
 
 cdef object _svt_values(object values, str name):
-    """A 1-D contiguous float64 array of ``values`` (a copy only when needed)."""
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    """A 1-D contiguous float64 array of ``values`` (a copy only when needed).
+
+    Query values are private: their conversion is exact or refused by type, never by
+    value (integers clamped to +-2**53, see _validation.real_data).  Thresholds are
+    public and converted by _validation.float_array."""
+    if name == "values":
+        arr = _validation.float_data(name, values)
+    else:
+        arr = _validation.float_array(name, values, allow_nonfinite=True)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
-    if arr.dtype.kind in "iu" and arr.size and (int(arr.max()) > _TWO53 or int(arr.min()) < -_TWO53):
-        # Above 2**53 the conversion to float64 rounds, and rounding can grow a query's
-        # sensitivity; refuse rather than answer with a weaker guarantee.
-        raise PrivacyParameterError(f"{name} must be at most 2**53 in absolute value when "
-                                    "given as integers")
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
@@ -44,15 +43,17 @@ cdef double _svt_value_bound(double grid):
 
 
 cdef double _svt_scalar(object value, str name) except? -1.0:
-    """One query value or threshold as a double (finiteness is checked in C)."""
+    """One query value (private: exact or refused by type, integers clamped to +-2**53)
+    or threshold (public) as a double; finiteness is checked in C."""
     if type(value) is float:
         return <double>value
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    if isinstance(value, (int, np.integer)) and abs(int(value)) > _TWO53:
-        raise PrivacyParameterError(f"{name} must be at most 2**53 in absolute value when "
-                                    f"given as an integer; got {value!r}")
-    return float(value)
+    if name == "value":
+        arr = _validation.float_data(name, value)
+    else:
+        arr = _validation.float_array(name, value, allow_nonfinite=True)
+    if arr.ndim != 0:
+        raise TypeError(f"{name} must be a scalar; got an array of shape {arr.shape}")
+    return float(arr)
 
 
 cdef class _SVTStream:
@@ -61,6 +62,7 @@ cdef class _SVTStream:
     cdef BitGenerator _bg
     cdef object _lock
     cdef bint _configured
+    cdef double _vrange       # > 0: query values are clamped to [-_vrange, _vrange] (public)
 
     def __cinit__(self, *args, **kwargs):
         self._st = <dpf_svt_t *>calloc(1, sizeof(dpf_svt_t))
@@ -100,6 +102,12 @@ cdef class _SVTStream:
         _check(st)
         return dpf_svt_thr_slack(self._st), dpf_svt_val_slack(self._st)
 
+    def _set_value_range(self, double value_range):
+        """Clamp every query value to [-value_range, value_range] (public; before start)."""
+        if self._st.started:
+            raise TypeError("the value range is set before the stream starts")
+        self._vrange = value_range
+
     def _configure_fast(self, rng, int64_t cutoff, bint numeric, double threshold,
                         double thr_scale, double q_scale, double val_scale):
         self._claim(rng)
@@ -127,8 +135,13 @@ cdef class _SVTStream:
         if st == DPF_E_RANGE and which >= 0:
             name = vname if which == 0 else tname
             arr = values if which == 0 else thresholds
-            x = float(arr[bad]) if arr.ndim else float(arr)
             where = f"{name}[{bad}]" if arr.ndim else name
+            if which == 0:
+                # a query value is private: name the position, never the value
+                raise PrivacyParameterError(
+                    f"{where} must be finite (NaN and +-inf are outside every sensitivity "
+                    "bound; the value is not shown: it is private); nothing was consumed")
+            x = float(arr[bad]) if arr.ndim else float(arr)
             if x != x or x in (float("inf"), float("-inf")):
                 raise PrivacyParameterError(f"{where} must be finite; got {x!r}")
             limit = DPF_SVT_VALUE_LIMIT * self._st.grid
@@ -163,6 +176,10 @@ cdef class _SVTStream:
         if self._st.halted:            # (checked again under the lock)
             raise MechanismHaltedError(self._halted_message())
         v = _svt_values(values, "values")
+        if self._vrange > 0.0:
+            # the public value range: 1-Lipschitz, the sensitivity is unchanged (NaN stays
+            # NaN and is refused below)
+            v = np.clip(v, -self._vrange, self._vrange)
         n = v.shape[0]
         if thresholds is not None:
             if np.ndim(thresholds) == 0:
@@ -197,14 +214,45 @@ cdef class _SVTStream:
             if st == DPF_OK:
                 which = -1
                 _bind(self._bg, &r)
-                with self._bg.lock, nogil:
-                    st = dpf_svt_feed(self._st, &r, <const double *>cnp.PyArray_DATA(v), pt,
-                                      ts, n, <uint8_t *>cnp.PyArray_DATA(top), pval, &done)
+                with self._bg.lock:
+                    st = self._feed_slices(&r, <const double *>cnp.PyArray_DATA(v), pt, ts,
+                                           n, <uint8_t *>cnp.PyArray_DATA(top), pval, &done,
+                                           val if self._st.numeric else top)
         self._status(st, bad, which, v, t if ts else (np.float64(t[0]) if t is not None else None))
         # a copy of the answered prefix: no view onto memory past the halt
         if self._st.numeric:
             return val[:done].copy() if done < n else val
         return top[:done].copy() if done < n else top
+
+    cdef int _feed_slices(self, dpf_rng_t *r, const double *v, const double *t, size_t ts,
+                          size_t n, uint8_t *top, double *val, size_t *done,
+                          object answers) except? -1:
+        """dpf_svt_feed over slices of _SVT_SLICE queries with a signal check between
+        them (outside the C loop).  A batch in slices has the law and, on the secure path,
+        the very answers of the whole batch (query noise sits at fixed positions).  If a
+        signal handler raises (Ctrl-C), the queries answered so far stay answered
+        (``consumed`` counts them) and their answers travel on the exception as
+        ``exc.svt_answers``: nothing answered is lost, nothing is answered twice."""
+        cdef size_t off = 0, m, d
+        cdef int st = DPF_OK
+        done[0] = 0
+        while off < n:
+            m = min(n - off, <size_t>_SVT_SLICE)
+            d = 0
+            with nogil:
+                st = dpf_svt_feed(self._st, r, v + off, (t + off) if (t != NULL and ts)
+                                  else t, ts, m, top + off,
+                                  (val + off) if val != NULL else NULL, &d)
+            done[0] += d
+            off += m
+            if st != DPF_OK or d < m or off >= n:
+                break
+            try:
+                PyErr_CheckSignals()
+            except BaseException as exc:
+                exc.svt_answers = answers[:done[0]].copy()
+                raise
+        return st
 
     def step(self, value, threshold=None):
         """Answer one query; see the class documentation."""
@@ -220,6 +268,8 @@ cdef class _SVTStream:
         if self._st.halted:            # (checked again under the lock)
             raise MechanismHaltedError(self._halted_message())
         v = _svt_scalar(value, "value")
+        if self._vrange > 0.0 and not v != v:
+            v = min(max(v, -self._vrange), self._vrange)
         if threshold is not None:
             t = _svt_scalar(threshold, "threshold")
             pt = &t

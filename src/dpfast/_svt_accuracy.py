@@ -25,6 +25,8 @@ __all__ = [
 ]
 
 _SQRT512 = math.sqrt(512.0)
+# ln(2/delta) is computed as ln 2 - ln delta: 2/delta overflows for subnormal delta
+_LN2 = math.log(2.0)
 
 
 def _k_beta(k, beta):
@@ -51,7 +53,7 @@ def _sparse_constant(k, beta, c, delta):
     lead = math.log(k) + math.log(2.0 * c / beta)
     if delta == 0.0:
         return 8.0 * c * lead
-    return lead * math.sqrt(512.0 * c * math.log(1.0 / delta))
+    return lead * math.sqrt(512.0 * c * -math.log(delta))
 
 
 def _numeric_constant(k, beta, c, delta):
@@ -68,7 +70,7 @@ def _numeric_constant(k, beta, c, delta):
     if delta == 0.0:
         return 9.0 * c * lead
     laplace = math.sqrt(8.0) * math.log(2.0 * c / beta)
-    return max(lead, laplace) * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0)
+    return max(lead, laplace) * math.sqrt(c * (_LN2 - math.log(delta))) * (_SQRT512 + 1.0)
 
 
 def above_threshold_alpha(k, beta, *, epsilon, sensitivity=1.0):

@@ -50,7 +50,9 @@ def _beta(beta):
 
 
 def _count(name, value):
-    return _v.integer(name, value, minimum=1)
+    # at most 2**62 (reports, coordinates, codes): beyond it float(n) loses meaning and
+    # 10**400 would overflow the arithmetic below
+    return _v.integer(name, value, minimum=1, maximum=2 ** 62)
 
 
 # ---------------------------------------------------------------- Laplace
@@ -232,9 +234,14 @@ def randomized_response_error(epsilon, *, n, beta, k=2):
     epsilon = _v.epsilon(epsilon)
     n = _count("n", n)
     beta = _beta(beta)
-    k = _v.integer("k", k, minimum=2)
+    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     gap = math.expm1(epsilon) / (math.exp(epsilon) + k - 1) if epsilon < 700 else 1.0
-    return _rr_t(n, beta, k) / gap
+    alpha = _rr_t(n, beta, k) / gap if gap > 0.0 else math.inf
+    if not alpha < math.inf:
+        raise PrivacyParameterError(
+            f"epsilon={epsilon!r} is so small that the error bound exceeds the largest double "
+            "(the reports carry almost no information)")
+    return alpha
 
 
 def randomized_response_epsilon(alpha, *, n, beta, k=2):
@@ -244,7 +251,7 @@ def randomized_response_epsilon(alpha, *, n, beta, k=2):
     alpha = _v.positive("alpha", alpha)
     n = _count("n", n)
     beta = _beta(beta)
-    k = _v.integer("k", k, minimum=2)
+    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     c = _rr_t(n, beta, k) / alpha
     if not c < 1.0:
         raise PrivacyParameterError(

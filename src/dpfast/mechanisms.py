@@ -67,27 +67,39 @@ _SCALAR_LAPLACE_PLANS = {}
 def _as_data(value):
     """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
 
+    Conversion is exact or refused by type (``_validation.real_data``): integers beyond
+    int64 are clamped to it, np.longdouble / object / Decimal data raise ``TypeError``.
+    A NaN or infinite float raises ``PrivacyParameterError`` without echoing it: no query
+    of finite sensitivity returns one on a data set and a finite value on a neighbour.
     Never a view of the caller's array that we could write through: the C layer makes
     new output arrays."""
-    if type(value) is float and -_INF < value < _INF:   # the common scalar case
+    if type(value) is float and -_INF < value < _INF:   # the common scalar cases
         return False, value, True
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("value must be numeric; got bool")
-    if isinstance(value, (int, np.integer)):
-        v = int(value)
-        if not -2 ** 63 <= v < 2 ** 63:
-            raise OverflowError(f"value {v} does not fit in a signed 64-bit integer")
-        return True, v, True
-    if isinstance(value, (float, np.floating)):
-        return False, _v.finite("value", float(value)), True
-    arr = np.asarray(value)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"value must hold integers or real numbers; got dtype {arr.dtype}")
-    if arr.dtype.kind in "iu":
-        if arr.dtype == np.uint64 and arr.size and int(arr.max()) >= 2 ** 63:
-            raise OverflowError("value holds integers that do not fit in int64")
-        return True, arr.astype(np.int64, copy=False), False
-    return False, _v.float_array("value", arr), False
+    if type(value) is int:
+        return True, _v._clamp_int(value), True
+    kind, arr = _v.real_data("value", value)
+    scalar = arr.ndim == 0 and not isinstance(value, (np.ndarray, list, tuple))
+    if kind == "i":
+        return True, (int(arr) if scalar else arr), scalar
+    if not np.isfinite(arr).all():
+        raise _v.PrivacyParameterError(
+            "value must be finite everywhere (NaN and +-inf are outside every sensitivity "
+            "bound; the offending value is not shown: it is private)")
+    return False, (float(arr) if scalar else arr), scalar
+
+
+def _as_float(integer, data, scalar):
+    """The fast path works in doubles: integers clamped to +-2**53 first (exact)."""
+    if not integer:
+        return data
+    if scalar:
+        return float(min(max(data, -_v.EXACT_INT), _v.EXACT_INT))
+    return np.clip(data, -_v.EXACT_INT, _v.EXACT_INT).astype(np.float64)
+
+
+def _granularity(value):
+    """Validated before any cached plan sees it (lru_cache would take True for 1)."""
+    return None if value is None else _v.positive("granularity", value)
 
 
 def _ceil_rational(q):
@@ -96,7 +108,7 @@ def _ceil_rational(q):
     top = math.ceil(q)
     if top >= 2 ** _RATIONAL_BITS:
         raise _v.PrivacyParameterError(
-            f"the noise parameter {float(q):.6g} is too large to sample exactly (at most 2^56 "
+            f"the noise parameter {_v.show(q)} is too large to sample exactly (at most 2^56 "
             "steps): use a larger epsilon or a smaller sensitivity")
     den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
     num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
@@ -105,12 +117,14 @@ def _ceil_rational(q):
 
 def _grid_exponent(scale, bits, granularity):
     """k with 2^k the grid: from public parameters only, never from the data."""
-    if not 0.0 < scale < _INF:
+    if not scale < _INF:
         raise _v.PrivacyParameterError(
             f"the noise scale {scale!r} is outside the range of doubles: use a larger "
             "epsilon or a smaller sensitivity")
     if granularity is None:
-        k = math.frexp(scale)[1] - 1 - bits
+        # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
+        # coarser grid is a public choice, calibrated like any other
+        k = max(math.frexp(scale)[1] - 1 - bits, -1000) if scale > 0.0 else -1000
     else:
         k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
     if not -1000 <= k <= 1000:
@@ -146,7 +160,7 @@ def _dgauss(num, den):
 
 def _charge(budget, epsilon, delta, label):
     if budget is not None:
-        budget.spend(epsilon, delta, label=label)
+        _v.budget(budget).spend(epsilon, delta, label=label)
 
 
 def _release(apply, data, gen, scalar, nworkers):
@@ -172,6 +186,10 @@ def _laplace_grid_plan(epsilon, sensitivity, d, granularity):
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > _LAPLACE_MAX_STEPS:
+        if granularity is None:     # the rounding term d / epsilon alone is too large
+            raise _v.PrivacyParameterError(
+                f"epsilon must be at least d * 2^-44 for the secure float path ({d} "
+                f"coordinate(s)); got {epsilon!r}")
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
             f"for scale {b!r}")
@@ -188,9 +206,16 @@ def _sqrt_ceil(d):
     return r if r * r == d else r + 1
 
 
+#: Gaussian sigma is calibrated at min(epsilon, 2^40): (2^40, delta)-DP implies
+#: (epsilon, delta)-DP for every larger epsilon, and the calibration's arithmetic
+#: overflows near epsilon = 1e308.  The noise is then about 1e-12 of l2 or less.
+_GAUSS_EPS_CAP = 2.0 ** 40
+
+
 @functools.lru_cache(maxsize=512)
 def _gauss_sigma(epsilon, delta, l2, d, calibration):
     """sigma for N_Z noise on integers with l2 sensitivity l2 (proved in _calibration)."""
+    epsilon = min(epsilon, _GAUSS_EPS_CAP)
     s = discrete_gaussian_sigma(epsilon, delta, l2, d)
     if calibration == "classic":
         s = max(s, classic_gaussian_sigma(epsilon, delta, l2))
@@ -199,8 +224,8 @@ def _gauss_sigma(epsilon, delta, l2, d, calibration):
 
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
-    k = _grid_exponent(gaussian_sigma(epsilon, delta, l2, calibration), _GAUSS_GRID_BITS,
-                       granularity)
+    k = _grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
+                       _GAUSS_GRID_BITS, granularity)
     # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
     # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below
     # 2^-12 where it can; a finer grid than needed costs speed (larger multi-word coins)
@@ -211,10 +236,14 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
         k -= extra
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
-    sigma = math.ceil(_gauss_sigma(epsilon, delta, shift, d, calibration))
-    if sigma > _GAUSS_MAX_STEPS << extra:
+    try:
+        sigma = _gauss_sigma(epsilon, delta, shift, d, calibration) if shift < _INF else _INF
+    except (OverflowError, ZeroDivisionError):   # a grid so fine that sigma overflows
+        sigma = _INF
+    if not sigma <= _GAUSS_MAX_STEPS << extra:
         raise _v.PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+    sigma = math.ceil(sigma)
     return k, _dgauss(sigma * sigma, 1)
 
 
@@ -227,7 +256,11 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     Parameters
     ----------
     value : int, float or array-like of them
-        The exact query answer f(x); a vector is released as a whole.
+        The exact query answer f(x); a vector is released as a whole.  Private: it is
+        converted exactly or refused by type only (np.longdouble, object, Decimal:
+        ``TypeError``); integers beyond int64 are clamped to it, ints mixed with floats in
+        a list to ±2**53; NaN or ±inf raise ``PrivacyParameterError`` without showing the
+        value (docs/security-model.md).
     epsilon : float > 0
     sensitivity : float > 0
         The l1 sensitivity of f over add/remove neighbours (for the whole vector).
@@ -252,8 +285,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     Returns
     -------
     int, float or ndarray
-        Same shape as ``value``: int64 for integer input on the secure path, float64
-        otherwise.  The caller's array is never modified.
+        Same shape as ``value``: int64 for integer input on the secure path (saturated
+        at the int64 range: post-processing), float64 otherwise.  The caller's array is
+        never modified.
 
     Privacy
     -------
@@ -290,19 +324,23 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
                 epsilon, sensitivity, 1, None)
         gen = _core.resolve_rng(rng)
         if budget is not None:
-            budget.spend(epsilon, 0.0, label="laplace_mechanism")
+            _v.budget(budget).spend(epsilon, 0.0, label="laplace_mechanism")
         return _core.grid_release(plan[1], value, plan[0], gen)
     epsilon = _positive("epsilon", epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
     nworkers = _parallel.workers(workers)
+    granularity = _granularity(granularity)
+    budget = _v.budget(budget)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     if mode == "fast":
         scale = sensitivity / epsilon
-        if not scale < _INF:
+        if not 0.0 < scale < _INF:
             raise _v.PrivacyParameterError(
-                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} overflows a double")
+                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
+                "range of doubles")
+        data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
         return data + _random.laplace(scale, None if scalar else data.shape, rng=gen,
                                       workers=nworkers)
@@ -325,8 +363,9 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
     whose l1 sensitivity is at most ``sensitivity`` (Ghosh, Roughgarden & Sundararajan
     2009; sampler of Canonne, Kamath & Steinke 2020, Algorithm 2).  ``value`` must be an
     int or an integer array; the result is int (or int64 array) of the same shape.
-    OverflowError if a noisy value leaves int64.  Charges ``budget`` (epsilon, 0) before
-    drawing.  Same as ``laplace_mechanism`` on integer input.
+    Integers beyond int64 are clamped to it and the noisy result saturates at the int64
+    range (docs/security-model.md): no value ever raises.  Charges ``budget`` (epsilon, 0)
+    before drawing.  Same as ``laplace_mechanism`` on integer input.
     """
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
@@ -393,11 +432,14 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
     mode = _mode(mode)
     nworkers = _parallel.workers(workers)
+    granularity = _granularity(granularity)
+    budget = _v.budget(budget)
     integer, data, scalar = _as_data(value)
     gen = _core.resolve_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
-        sigma = gaussian_sigma(epsilon, delta, l2, calibration)
+        sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
+        data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
         return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen,
                                        workers=nworkers)

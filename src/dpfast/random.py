@@ -71,7 +71,17 @@ def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
     high = _v.finite("high", high)
     if not low <= high:
         raise _v.PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
-    return _continuous(_core.UNIFORM, low, high - low, _shape(size, out), rng, out, workers)
+    if high - low < _v._INF:
+        return _continuous(_core.UNIFORM, low, high - low, _shape(size, out), rng, out, workers)
+    # high - low overflows: draw on [low/2, high/2) (exact halves: |low| or |high| is huge,
+    # so neither is subnormal) and double, capped below high to keep the interval open
+    top = math.nextafter(high, -_v._INF)
+    r = _continuous(_core.UNIFORM, low / 2.0, high / 2.0 - low / 2.0, _shape(size, out), rng,
+                    out, workers)
+    if isinstance(r, float):
+        return min(2.0 * r, top)
+    np.multiply(r, 2.0, out=r)
+    return np.minimum(r, top, out=r)
 
 
 def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
@@ -177,7 +187,7 @@ def _fit_up(name, frac):
     if n <= _U64 and d <= _U64:
         return n, d
     if frac > _U64:
-        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {float(frac)!r}")
+        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
     if frac < 1:                      # the denominator bound binds
         up = _farey_neighbours(frac, _U64)[1]
     else:                             # the numerator bound binds: round 1/frac down
@@ -202,9 +212,26 @@ def _cached(convert):
     return wrapper
 
 
+#: Largest scale of geometric / discrete Laplace noise: P[|X| >= 2**63] is then below
+#: exp(-2**63 / 2**56) = e**-128, so a draw is an int64 except in an event of negligible
+#: probability.  At 2**62 it would leave int64 with probability 0.13 per draw and the
+#: returned values would follow the law conditioned on fitting, not the one asked for.
+_MAX_SCALE = 2 ** 56
+
+
 @_cached
 def _scale_rational(scale):
     return _fit_up("scale", _exact("scale", scale))
+
+
+def _exact_scale_rational(scale):
+    """The scale of the exact geometric / discrete Laplace samplers, at most 2**56."""
+    num, den = _scale_rational(scale)
+    if num > den * _MAX_SCALE:
+        raise _v.PrivacyParameterError(
+            f"scale must be at most 2**56 (beyond it a draw leaves int64 with non-negligible "
+            f"probability); got {_v.show(Fraction(num, den))}")
+    return num, den
 
 
 @_cached
@@ -243,7 +270,7 @@ def _gamma_rational(gamma):
 def _dlap_ct(num, den):
     try:
         return _core.DiscreteLaplaceCT(num, den)
-    except OverflowError:
+    except (OverflowError, _v.PrivacyParameterError):
         raise _v.PrivacyParameterError(
             f"scale must be <= 2**62/45 (about 1.02e17) for constant_time=True; got {num}/{den}"
         ) from None
@@ -263,7 +290,7 @@ def _dgauss_exact(num, den):
 def _dgauss_ct(num, den):
     try:
         return _core.DiscreteGaussianCT(num, den)
-    except OverflowError:
+    except (OverflowError, _v.PrivacyParameterError):
         raise _v.PrivacyParameterError(
             f"sigma**2 = {num}/{den} needs a table of more than {_core.DGAUSS_CT_MAX} entries; "
             "constant_time=True supports sigma up to about 410") from None
@@ -368,8 +395,9 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
 
     Raises
     ------
-    OverflowError
-        If a draw exceeds the int64 range (the exact sampler never returns a wrong value).
+    PrivacyParameterError
+        If ``scale`` exceeds 2**56, or (negligible probability) a draw exceeds the int64
+        range: the exact sampler never returns a wrong value.
 
     Notes
     -----
@@ -389,7 +417,7 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020, arXiv:2004.00010, Algorithms 1 and 2.
     """
-    num, den = _scale_rational(scale)
+    num, den = (_scale_rational if constant_time else _exact_scale_rational)(scale)
     size = _v.size(size)
     if constant_time:
         return _dlap_ct(num, den).draw(True, size, rng)
@@ -426,14 +454,17 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers
 
     Raises
     ------
-    OverflowError
-        If a draw exceeds the int64 range (only for scales near 2**60 or above).
+    PrivacyParameterError
+        If ``scale`` exceeds 2**56 (beyond it a draw leaves int64 with non-negligible
+        probability, e.g. 0.13 per draw at 2**62, and the values returned would follow
+        the law conditioned on fitting in int64, not the one asked for); at most 2**56 a
+        draw leaves int64 with probability below e**-128.
 
     Privacy
     -------
     Exact path: the output law is exactly the discrete Laplace law above, so the
     ε = Δ/scale guarantee holds with no slack, assuming a uniform bit source.  (In an
-    event of probability below 2**-600 per draw, the array sampler raises OverflowError
+    event of probability below 2**-600 per draw, the array sampler raises PrivacyParameterError
     instead of returning a value; it never returns an inexact one.)
 
     Notes
@@ -448,7 +479,7 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers
     C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020, arXiv:2004.00010, Algorithm 2.
     """
-    num, den = _scale_rational(scale)
+    num, den = (_scale_rational if constant_time else _exact_scale_rational)(scale)
     size = _v.size(size)
     nworkers = _parallel.workers(workers)
     sampler = _dlap_ct(num, den) if constant_time else _dlap_exact(num, den)
@@ -492,8 +523,8 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
 
     Raises
     ------
-    OverflowError
-        If a draw exceeds the int64 range.
+    PrivacyParameterError
+        If a draw exceeds the int64 range (negligible probability at sigma**2 < 2**64).
 
     Privacy
     -------

@@ -99,7 +99,7 @@ def _probs(t, k):
 
 def _charge(budget, epsilon, label):
     if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+        _v.budget(budget).spend(epsilon, 0.0, label=label)
 
 
 def _truth_bits(truth):
@@ -248,8 +248,8 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
         raise TypeError(f"values must hold integer category codes; got dtype {arr.dtype}")
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= k):
-        raise ValueError(f"values must be category codes in [0, {k}); got values in "
-                         f"[{int(arr.min())}, {int(arr.max())}]")
+        # the codes are private: the message names the rule, never a value, min or max
+        raise ValueError(f"values must be category codes in [0, {k})")
     scalar = arr.ndim == 0
     codes = np.ascontiguousarray(arr, dtype=np.int64)
     gen = _core.resolve_rng(rng)

@@ -12,6 +12,20 @@ the sensitivity.  ``mode="fast"`` uses float Laplace noise (simulation only).
 
 Each function charges ``budget.spend(epsilon, 0.0, label=...)`` once, after validation and
 before any noise is drawn.
+
+Non-finite records (one policy for every release; docs/security-model.md)
+--------------------------------------------------------------------------
+Records are private, so no record value ever raises.  A **NaN** record is dropped, as if
+the record were absent: ``sum``, ``mean``, ``quantile`` and ``histogram`` see the data set
+without it (``mean`` also divides by the number of records kept).  Dropping is a stable
+transformation (adding or removing one record changes the kept records by at most one),
+so every sensitivity below is unchanged.  A **±inf** record is an ordinary value beyond
+every finite bound: ``sum`` and ``mean`` clamp it to ``upper`` / ``lower`` like any other
+out-of-range value, ``quantile`` ranks it above / below every candidate, and
+``histogram`` does not count it (it lies outside the bins, like any out-of-range value).
+``count`` counts records, whatever they hold.  Data whose *type* cannot be converted to
+float64 exactly (np.longdouble, object, Decimal) raises ``TypeError``; integers beyond
+2**53 are clamped to ±2**53 (within every bound such a release can use exactly).
 """
 
 import math
@@ -29,6 +43,7 @@ __all__ = ["count", "sum", "mean", "histogram", "quantile"]
 _builtin_sum = sum
 _SUM_GRID_BITS = 30            # value grid: 2^-30 of the clamping bound (at least)
 _Q_BITS = 16                   # quantile levels are rounded to multiples of 2^-16
+_MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 GiB already
 
 
 def _mode(mode):
@@ -37,7 +52,7 @@ def _mode(mode):
 
 def _charge(budget, epsilon, label):
     if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+        _v.budget(budget).spend(epsilon, 0.0, label=label)
 
 
 def _mech():
@@ -65,14 +80,10 @@ def _bounds(lower, upper):
 
 
 def _values(values):
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"values must hold real numbers; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False).ravel()
-    if arr.size and not np.isfinite(arr).all():
-        raise ValueError("values must be finite (NaN or infinite records are not counted "
-                         "or clamped; remove or impute them first)")
-    return arr
+    """The records as a 1-d float64 array, NaN records dropped (module docstring)."""
+    arr = _v.float_data("values", values).ravel()
+    keep = ~np.isnan(arr)
+    return arr if keep.all() else arr[keep]
 
 
 def _value_grid(lo, hi):
@@ -140,7 +151,7 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     Parameters
     ----------
     values : array_like of real
-        One value per record, finite.
+        One value per record (NaN records are dropped, ±inf clamped: module docstring).
     lower, upper : float
         Public clamping bounds, ``lower < upper``; never take them from the data.
     epsilon : float
@@ -260,7 +271,8 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     Parameters
     ----------
     values : array_like of real
-        One value per record.  Values outside the bins (and NaN) are not counted.
+        One value per record.  Values outside the bins (±inf included) are not counted;
+        NaN records are dropped (module docstring).
     bins : int or array_like of float
         Strictly increasing finite edges (``numpy.histogram``'s convention: the last bin
         is closed), or a number of equal bins over ``range``.
@@ -293,22 +305,26 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
-        nb = _v.integer("bins", bins, minimum=1)
+        nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
         if range is None:
             raise TypeError("range=(low, high) is required when bins is a number (the range "
                             "must be public, never taken from the data)")
         lo, hi = _bounds(*range)
-        edges = np.linspace(lo, hi, nb + 1)
+        with np.errstate(all="ignore"):
+            edges = np.linspace(lo, hi, nb + 1)
+        if not (np.isfinite(edges).all() and np.all(np.diff(edges) > 0)):
+            raise PrivacyParameterError(
+                f"range={range!r} cannot be split into {nb} strictly increasing finite "
+                "bins of doubles; use fewer bins or a narrower range")
     else:
         edges = _v.float_array("bins", bins)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
             raise PrivacyParameterError("bins must be at least two strictly increasing finite "
                                         "edges")
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"values must hold real numbers; got dtype {arr.dtype}")
+        if edges.size > _MAX_BINS + 1:
+            raise PrivacyParameterError(f"bins must have at most 2**28 bins; got {edges.size - 1}")
+    arr = _values(values)
     gen = _core.resolve_rng(rng)
-    arr = arr.astype(np.float64, copy=False).ravel()
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
     _charge(budget, epsilon, "histogram")   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
@@ -322,7 +338,7 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     Parameters
     ----------
     values : array_like of real
-        One value per record, finite.
+        One value per record (NaN records dropped, ±inf ranked beyond every candidate).
     q : float
         Quantile level in [0, 1]; rounded to a multiple of 2^-16 (public).
     lower, upper : float

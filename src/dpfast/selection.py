@@ -64,32 +64,41 @@ def _scores(scores, mode):
     Integer scores stay integer on the secure path (exact, no grid); the fast path works in
     float64.  Empty, NaN or infinite scores are rejected here, before any budget is
     charged."""
-    arr = np.asarray(scores)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"scores must hold real numbers; got dtype {arr.dtype}")
+    kind, arr = _v.real_data("scores", scores)
     if arr.ndim != 1:
         raise ValueError(f"scores must be one-dimensional; got shape {arr.shape}")
     if arr.size == 0:
         raise PrivacyParameterError("scores must not be empty; got 0 candidates")
     if arr.size > _MAX_CANDIDATES:
         raise PrivacyParameterError(f"scores must have at most 2**40 candidates; got {arr.size}")
-    if arr.dtype.kind in "iu" and mode == "secure":
-        if arr.dtype == np.uint64 and int(arr.max()) >= 2 ** 63:
-            raise PrivacyParameterError("integer scores must fit in int64; got a uint64 score "
-                                        f">= 2**63 ({int(arr.max())})")
+    if kind == "i" and mode == "secure":
+        # exact; integers beyond int64 (a uint64 >= 2**63, a big Python int) were clamped
+        # to int64 by real_data: 1-Lipschitz, so no score's sensitivity grows
         arr = np.ascontiguousarray(arr, dtype=np.int64)
     else:
+        if kind == "i":
+            arr = np.clip(arr, -_v.EXACT_INT, _v.EXACT_INT)   # exact in float64
         arr = np.ascontiguousarray(arr, dtype=np.float64)
         if _core.scores_argmax(arr) < 0:
-            bad = float(arr[~np.isfinite(arr)][0])
-            raise PrivacyParameterError(f"scores must be finite everywhere; got {bad!r}")
+            raise PrivacyParameterError(
+                "scores must be finite everywhere (NaN and +-inf are outside every "
+                "sensitivity bound; the score is not shown: it is private)")
     return arr
+
+
+def _sum_up(a, b):
+    """fl(a + b) rounded up: the charge must bound the exact sum (Knuth's TwoSum gives
+    the rounding error of the addition exactly)."""
+    s = a + b
+    t = s - a
+    err = (a - (s - t)) + (b - t)
+    return math.nextafter(s, math.inf) if err > 0.0 else s
 
 
 def _charge(budget, epsilon, label):
     """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
     if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+        _v.budget(budget).spend(epsilon, 0.0, label=label)
 
 
 def _charge_bounded_range(budget, epsilon, label):
@@ -344,7 +353,7 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     gamma = _fast_gamma(epsilon, sensitivity, monotonic) if mode == "fast" else None
     if return_value:
         _plan_value_release(value_epsilon, sensitivity, arr.dtype == np.int64, mode)
-    total = epsilon + value_epsilon if return_value else epsilon
+    total = _sum_up(epsilon, value_epsilon) if return_value else epsilon
     _charge(budget, total, "report_noisy_max")
     if mode == "secure":
         idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
@@ -460,7 +469,8 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     accounting for the same mechanism; it is not used here.  Secure mode: k exact rounds
     (O(k m) work).  Fast mode: one-shot Gumbel (add Gumbel noise of scale
     ``2 k Delta/epsilon`` once, report the k largest), which has exactly the law of k
-    peeling rounds (Durfee & Rogers 2019).
+    peeling rounds (Durfee & Rogers 2019).  The secure rounds check for Ctrl-C between
+    slices of rounds; an interrupted call returns nothing (its budget was charged first).
 
     Accuracy
     --------

@@ -48,7 +48,11 @@ _MARGIN = 2.0 ** -40
 #: Default grid: g = 2**(floor(log2(sensitivity)) - 20), coarsened only if the query noise
 #: would exceed the inversion's limit (about 2**40 grid steps).
 _GRID_BITS = 20
+#: The finest grid: the C path multiplies by 1/g, which must be a finite double.
+_MIN_GRID = 2.0 ** -1022
 _SQRT512 = math.sqrt(512.0)
+# ln(2/delta) is computed as ln 2 - ln delta: 2/delta overflows for subnormal delta
+_LN2 = math.log(2.0)
 
 
 # ------------------------------------------------------------------ calibration
@@ -59,23 +63,27 @@ def _sparse_sigma(cutoff, epsilon, delta):
     up by _MARGIN."""
     if delta == 0.0:
         return Fraction(2 * cutoff) / Fraction(epsilon)
-    return Fraction(math.sqrt(32.0 * cutoff * math.log(1.0 / delta)) / epsilon * (1 + _MARGIN))
+    sigma = math.sqrt(32.0 * cutoff * -math.log(delta)) / epsilon * (1 + _MARGIN)
+    return Fraction(_finite_scale(sigma))
 
 
-def _composition_holds(k, eps_each, delta_prime, target):
-    """Whether k eps_each-DP mechanisms compose to target-DP with failure delta_prime,
-    by basic composition (Thm 3.16) or advanced composition (Thm 3.20)."""
+def _composition_holds(k, eps_each, log_inv_delta, target):
+    """Whether k eps_each-DP mechanisms compose to target-DP with failure delta' (given as
+    ln(1/delta'), finite even for subnormal delta'), by basic composition (Thm 3.16) or
+    advanced composition (Thm 3.20)."""
     basic = k * eps_each
-    advanced = (math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * eps_each
+    if eps_each > 700.0:          # expm1 would overflow; advanced composition is useless
+        return basic <= target * (1 - 1e-12)
+    advanced = (math.sqrt(2.0 * k * log_inv_delta) * eps_each
                 + k * eps_each * math.expm1(eps_each))
     return min(basic, advanced) <= target * (1 - 1e-12)
 
 
-def _check_advanced(name, cutoff, eps_each, delta_prime, target):
+def _check_advanced(name, cutoff, eps_each, log_inv_delta, target):
     # Thm 3.25's proof applies Thm 3.20 with eps' = eps / sqrt(8 c ln(1/delta)), whose
     # second-order term c eps'(e^eps' - 1) is not always below eps/2: for large eps and
     # cutoff the book's claim fails.  Refuse those parameters instead of over-claiming.
-    if not _composition_holds(cutoff, eps_each, delta_prime, target):
+    if not _composition_holds(cutoff, eps_each, log_inv_delta, target):
         raise PrivacyParameterError(
             f"{name}: with these epsilon, delta and cutoff neither basic nor advanced "
             "composition (Thm 3.16, 3.20) certifies the book's calibration (the "
@@ -85,6 +93,16 @@ def _check_advanced(name, cutoff, eps_each, delta_prime, target):
 
 @functools.lru_cache(maxsize=256)
 def _calibration(kind, epsilon, delta, cutoff):
+    sigma, sigma_value = _calibration_exact(kind, epsilon, delta, cutoff)
+    # the scales are used as doubles too (fast path, inversion parameter): a subnormal
+    # epsilon must give a clear error, not an OverflowError
+    for s in (sigma, sigma_value):
+        if s is not None and not s < Fraction(2) ** 1000:
+            _finite_scale(math.inf)
+    return sigma, sigma_value
+
+
+def _calibration_exact(kind, epsilon, delta, cutoff):
     """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
     Algorithms 1-3 (cached: public parameters only).
 
@@ -99,8 +117,8 @@ def _calibration(kind, epsilon, delta, cutoff):
         # eps/sqrt(8c ln(1/delta)), sigma = 2/eps'
         if delta > 0.0:
             _check_advanced("Sparse", cutoff,
-                            epsilon / math.sqrt(8.0 * cutoff * math.log(1.0 / delta)),
-                            delta, epsilon)
+                            epsilon / math.sqrt(8.0 * cutoff * -math.log(delta)),
+                            -math.log(delta), epsilon)
         return _sparse_sigma(cutoff, epsilon, delta), None
     # Algorithm 3, Thm 3.27: Sparse(eps1, delta/2) + c Laplace releases (eps - eps1, delta/2)
     if delta == 0.0:
@@ -109,11 +127,20 @@ def _calibration(kind, epsilon, delta, cutoff):
         return Fraction(2 * cutoff) / eps1, Fraction(2 * cutoff) / eps2
     eps1 = _SQRT512 / (_SQRT512 + 1.0) * epsilon
     eps2 = 2.0 / (_SQRT512 + 1.0) * epsilon
-    root = math.sqrt(32.0 * cutoff * math.log(2.0 / delta))
-    _check_advanced("NumericSparse", cutoff,
-                    eps1 / math.sqrt(8.0 * cutoff * math.log(2.0 / delta)), delta / 2, eps1)
-    _check_advanced("NumericSparse", cutoff, eps2 / root, delta / 2, eps2 / 2)
-    return Fraction(root / eps1 * (1 + _MARGIN)), Fraction(root / eps2 * (1 + _MARGIN))
+    ln_2_delta = _LN2 - math.log(delta)             # ln(2/delta) = ln(1/(delta/2))
+    root = math.sqrt(32.0 * cutoff * ln_2_delta)
+    _check_advanced("NumericSparse", cutoff, eps1 / math.sqrt(8.0 * cutoff * ln_2_delta),
+                    ln_2_delta, eps1)
+    _check_advanced("NumericSparse", cutoff, eps2 / root, ln_2_delta, eps2 / 2)
+    return (Fraction(_finite_scale(root / eps1 * (1 + _MARGIN))),
+            Fraction(_finite_scale(root / eps2 * (1 + _MARGIN))))
+
+
+def _finite_scale(sigma):
+    if not sigma < math.inf:
+        raise PrivacyParameterError(
+            "epsilon is too small: the noise scale overflows a double; use a larger epsilon")
+    return sigma
 
 
 def _dyadic_up(x):
@@ -121,12 +148,12 @@ def _dyadic_up(x):
     terms (the exact samplers take a 64-bit rational scale)."""
     x = Fraction(x)
     if x <= 0:
-        raise PrivacyParameterError(f"noise scale must be > 0; got {float(x)!r}")
+        raise PrivacyParameterError(f"noise scale must be > 0; got {_v.show(x)}")
     k = 61 - (x.numerator.bit_length() - x.denominator.bit_length())
     k = min(k, 63)
     if k < 0:
         raise PrivacyParameterError(
-            f"a noise scale of {float(x):.3g} grid steps is too large for the exact "
+            f"a noise scale of {_v.show(x)} grid steps is too large for the exact "
             "sampler; pass a larger granularity= or a larger epsilon")
     num = -((-x.numerator << k) // x.denominator)
     f = Fraction(num, 1 << k)
@@ -159,7 +186,11 @@ def _grid(sensitivity, sigma, granularity):
         return g, k_grid, inv_l
     e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
     for bits in range(_GRID_BITS, -1100, -1):
+        if e - bits > 1023:                   # ldexp would overflow: no coarser grid
+            break
         g = math.ldexp(1.0, e - bits)
+        if g < _MIN_GRID:                     # 1/g must be a finite double: coarser grid
+            continue
         if g == math.inf:
             break
         k_grid = -((-delta_f) // Fraction(g))
@@ -194,7 +225,15 @@ def _granularity(value, mode):
     g = _v.positive("granularity", value)
     if math.frexp(g)[0] != 0.5:
         raise PrivacyParameterError(f"granularity must be a power of two; got {value!r}")
+    if g < _MIN_GRID:
+        raise PrivacyParameterError(f"granularity must be >= 2**-1022; got {value!r}")
     return g
+
+
+def _value_range(value):
+    if value is None:
+        return None
+    return _v.positive("value_range", value)
 
 
 def _budget(budget):
@@ -208,10 +247,10 @@ def _budget(budget):
 
 class _SVTBase(_core._SVTStream):
     __slots__ = ("_threshold", "_epsilon", "_delta", "_sensitivity", "_cutoff", "_mode",
-                 "_grid", "_constant_time", "_cost", "_noise")
+                 "_grid", "_constant_time", "_cost", "_noise", "_value_range")
 
     def _setup_with_cutoff(self, kind, threshold, cutoff, epsilon, delta, sensitivity, rng,
-                           mode, budget, granularity, constant_time):
+                           mode, budget, granularity, constant_time, value_range=None):
         """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
         _setup."""
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
@@ -222,19 +261,34 @@ class _SVTBase(_core._SVTStream):
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})")
+                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})",
+                    value_range=value_range)
 
     def _setup(self, *, threshold, epsilon, delta, cutoff, sensitivity, rng, mode, budget,
-               granularity, constant_time, sigma, sigma_value, label):
+               granularity, constant_time, sigma, sigma_value, label, value_range=None):
         """Configure the C stream, charge the budget, then draw the first threshold.
 
         ``sigma``: Algorithm 2's sigma for the threshold (query noise 2 sigma);
         ``sigma_value``: NumericSparse's sigma(eps2) for released values, or None.
         All in units of the sensitivity."""
         numeric = sigma_value is not None
+        value_range = _value_range(value_range)
         if mode == "secure":
             g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
                                                         granularity)
+            if value_range is not None and not value_range < _core.SVT_VALUE_LIMIT * g:
+                if granularity is not None:
+                    raise PrivacyParameterError(
+                        f"value_range={value_range!r} exceeds the range 2**61 * granularity = "
+                        f"{_core.SVT_VALUE_LIMIT * g!r} of the secure grid; pass a larger "
+                        "granularity= or omit it")
+                # the finest power-of-two grid whose 2**61 steps cover the range (public)
+                coarse = math.ldexp(1.0, math.frexp(value_range / _core.SVT_VALUE_LIMIT)[1])
+                g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
+                                                            coarse)
+            # without value_range the secure path clamps to its grid's range
+            effective_range = (value_range if value_range is not None
+                               else math.nextafter(_core.SVT_VALUE_LIMIT * g, 0.0))
             slack_thr, slack_val = self._configure_secure(
                 rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
                 constant_time)
@@ -254,7 +308,11 @@ class _SVTBase(_core._SVTStream):
             noise = {"threshold_scale": s, "query_scale": 2.0 * s,
                      "value_scale": sv if numeric else None}
             extra = 0.0
+            effective_range = value_range if value_range is not None else math.inf
+        if value_range is not None:
+            self._set_value_range(value_range)
         # (configuring succeeds once only, so these are set once only)
+        self._value_range = effective_range
         self._threshold = threshold
         self._epsilon = epsilon
         self._delta = delta
@@ -279,6 +337,13 @@ class _SVTBase(_core._SVTStream):
     mode = property(lambda self: self._mode, doc="'secure' or 'fast'.")
     granularity = property(lambda self: self._grid,
                            doc="The secure grid step g (a power of two), None in fast mode.")
+    value_range = property(
+        lambda self: self._value_range,
+        doc="Query values are clamped to [-value_range, value_range] before they are "
+            "compared (and, for NumericSparse, released): the ``value_range=`` given, or "
+            "on the secure path the grid's range (just below 2**61 * granularity; about "
+            "2.2e12 at sensitivity 1), or inf in fast mode.  Public: it depends on the "
+            "parameters only.")
 
     @property
     def privacy_cost(self):
@@ -317,15 +382,24 @@ _SHARED_DOC = """
         including the query that made the stream halt.  ``thresholds`` (a scalar or an
         array shaped like ``values``) replaces the threshold T for those queries; the
         threshold *noise* is the same as for T.  The batch is checked before anything is
-        drawn: a NaN or infinite value or threshold, or one beyond the secure grid's
-        range, raises :class:`~dpfast.PrivacyParameterError` naming it, and nothing is
-        consumed (such an error is itself observable: build queries whose values stay
-        finite and in range, e.g. by clamping, rather than rely on it).  The check is a
+        drawn.  Query values are private: a finite value of any size is answered
+        (clamped to :attr:`value_range`), integers beyond 2**53 are clamped to ±2**53
+        (exact in float64), and a type that cannot be converted exactly (np.longdouble,
+        object, Decimal) raises ``TypeError`` whatever the values.  A NaN or infinite
+        query value is outside every sensitivity bound (no query of finite sensitivity
+        returns one on a data set and a finite value on a neighbour): it raises
+        :class:`~dpfast.PrivacyParameterError` naming its position, never its value, and
+        nothing is consumed.  Thresholds are public: a non-finite threshold, or one beyond
+        the secure grid's range, raises naming it.  The check is a
         pass over the whole batch at memory speed, also over the part after a halt, so a
         stream that may halt early is best fed in batches of moderate size (say 1e4
         queries) rather than "everything that is left" again and again.  A batch of n queries has exactly the law of n calls of ``step``; on
         the secure path, from the same generator state, it gives the very same answers
-        (query noise is drawn in chunks of 64 at fixed query positions).
+        (query noise is drawn in chunks of 64 at fixed query positions).  A long batch
+        checks for Ctrl-C every 2**20 queries (outside the C loop): an interrupted ``feed``
+        raises ``KeyboardInterrupt`` whose ``svt_answers`` attribute holds the answers of
+        the queries answered before it (``consumed`` counts them; the next ``feed``
+        starts with the next query): nothing answered is lost or answered twice.
     ``step(value, threshold=None)``
         Answers one query.
     ``halted``, ``consumed``, ``positives``, ``remaining_positives``
@@ -352,9 +426,10 @@ _SECURE_DOC = """
         ``2 * sigma * (K + 1)`` steps.  Every scale is rounded up by at most a relative
         2**-40.  The mechanism is then exactly as private as stated; its accuracy is that
         of the theorems with the sensitivity replaced by ``(K + 1) * g`` for the query
-        noise, plus one grid step.  A query value beyond 2**61 grid steps is clamped to
-        that range (clamping cannot increase the sensitivity, and an error would depend on
-        the data); a threshold must lie within it.
+        noise, plus one grid step.  A query value beyond 2**61 grid steps (or beyond
+        ``value_range``) is clamped to that range (clamping cannot increase the
+        sensitivity, and an error would depend on the data); a threshold must lie within
+        it.
         With ``constant_time=True`` the threshold (and released-value) noise comes from
         the constant-time bitwise sampler instead of the exact one; its certified slack
         is added to ``privacy_cost``'s delta.  With the default exact sampler the time of
@@ -393,6 +468,12 @@ class AboveThreshold(_SVTBase):
         Secure grid step g, a power of two.
     constant_time : bool, default False
         Secure path: draw the threshold noise with the constant-time sampler.
+    value_range : float > 0, optional
+        Public bound R: every query value is clamped to ``[-R, R]`` before it is used
+        (clamping cannot increase the sensitivity).  On the secure path the grid is
+        coarsened, if needed, so that its range (2**61 steps) covers R.  Default: the
+        secure grid's own range (about ``2.2e12 * sensitivity``), no clamp in fast mode.
+        The value in force is :attr:`value_range`.
 
     Privacy
     -------
@@ -423,14 +504,14 @@ class AboveThreshold(_SVTBase):
     __slots__ = ()
 
     def __init__(self, threshold, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                 budget=None, granularity=None, constant_time=False):
+                 budget=None, granularity=None, constant_time=False, value_range=None):
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
         self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label="AboveThreshold")
+                    sigma_value=None, label="AboveThreshold", value_range=value_range)
 
 
 class Sparse(_SVTBase):
@@ -451,7 +532,7 @@ class Sparse(_SVTBase):
         Finite and > 0.
     delta : float, default 0.0
         In [0, 1).
-    sensitivity, rng, mode, budget, granularity, constant_time
+    sensitivity, rng, mode, budget, granularity, constant_time, value_range
         As for :class:`AboveThreshold`.
 
     Privacy
@@ -475,9 +556,10 @@ class Sparse(_SVTBase):
     __slots__ = ()
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
-                 mode="secure", budget=None, granularity=None, constant_time=False):
+                 mode="secure", budget=None, granularity=None, constant_time=False,
+                 value_range=None):
         self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time)
+                                mode, budget, granularity, constant_time, value_range)
 
 
 class NumericSparse(_SVTBase):
@@ -497,8 +579,17 @@ class NumericSparse(_SVTBase):
     Parameters
     ----------
     threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity,
-    constant_time
-        As for :class:`Sparse`.
+    constant_time, value_range
+        As for :class:`Sparse`.  Query values -- and so the released values, up to their
+        noise -- are clamped to ``[-value_range, value_range]``; on the secure path the
+        default range is the grid's (just below ``2**61 * granularity``, about
+        ``2.2e12`` at sensitivity 1: a true 1e13 comes back near 2.2e12).  Pass a larger
+        ``value_range`` (which coarsens the grid) when answers can be larger.
+
+    Returns
+    -------
+    ``feed``: float64 array, ``step``: float.  Each released value is the clamped query
+    value plus noise (see :attr:`value_range`); ``NaN`` for ⊥.
 
     Privacy
     -------
@@ -523,6 +614,8 @@ class NumericSparse(_SVTBase):
     __slots__ = ()
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
-                 mode="secure", budget=None, granularity=None, constant_time=False):
+                 mode="secure", budget=None, granularity=None, constant_time=False,
+                 value_range=None):
         self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
-                                sensitivity, rng, mode, budget, granularity, constant_time)
+                                sensitivity, rng, mode, budget, granularity, constant_time,
+                                value_range)

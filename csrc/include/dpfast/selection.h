@@ -78,6 +78,13 @@ int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
 int dpf_topk_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
                     const dpf_sel_grid_t *grid, size_t k, int64_t *out);
 
+/* Rounds [t0, t1) of dpf_topk_secure with a caller-owned exclusion buffer layer[0..m),
+ * all zero before round 0 and passed unchanged between calls (so that a caller can check
+ * for interrupts between calls). */
+int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
+                           const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0, size_t t1,
+                           int64_t *out);
+
 /* Report noisy max on the grid: argmax_i (Z_i - d_i), ties broken uniformly at random, with
  * Z_i exact discrete Laplace of scale 1/gamma grid units (noise = DPF_NOISE_LAPLACE) or
  * exact geometric with P(Z = z) proportional to exp(-gamma z), z >= 0
