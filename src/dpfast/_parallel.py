@@ -16,6 +16,7 @@ variable ``DPFAST_WORKERS`` (read once, at import) sets the default thread count
 threads run in parallel.
 """
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -97,8 +98,11 @@ def chunked(n, gen, nworkers, task):
 def fill(shape, dtype, rng, nworkers, draw):
     """A new array of `shape`, filled by draw(m, sub_rng) -> array of m values per chunk;
     None when the fill is too small to split (the caller fills serially)."""
-    n = int(np.prod(shape, dtype=np.int64)) if shape is not None else 1
-    if shape is None or n < PARALLEL_MIN:
+    if shape is None:
+        return None
+    # exact product: a size beyond int64 goes to the serial path, which refuses it
+    n = math.prod(shape)
+    if not PARALLEL_MIN <= n < 2 ** 62:
         return None
     out = np.empty(shape, dtype=dtype)
     flat = out.reshape(-1)
