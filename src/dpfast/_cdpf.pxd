@@ -215,3 +215,12 @@ cdef extern from "dpfast/selection.h" nogil:
     void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, uint64_t t)
     void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uint64_t k,
                      uint64_t t)
+
+cdef extern from "dpfast/compat.h" nogil:
+    int64_t DPF_BOUNDED_MAX_STEPS
+    int dpf_laplace_bounded_grid(dpf_rng_t *r, const dpf_dlap_exact_t *t, const double *x,
+                                 double *out, size_t n, int k, double lower, double upper)
+    void dpf_laplace_bounded_fast(dpf_rng_t *r, double scale, const double *x, double *out,
+                                  size_t n, double lower, double upper)
+    void dpf_gamma_fill(dpf_rng_t *r, double shape, double scale, double *out, size_t n)
+    void dpf_uniform_fp_fill(dpf_rng_t *r, double *out, size_t n)
