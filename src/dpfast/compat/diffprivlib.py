@@ -191,9 +191,9 @@ def _laplace_release(mech, value, scale, sensitivity):
     return _core.grid_release(plan[1], x, plan[0], _rng(mech))
 
 
-def _exact_rational(key, make):
+def _exact_rational(key, make, *args):
     r = _RATIONALS.get(key)
-    return r if r is not None else _bounded_put(_RATIONALS, key, make())
+    return r if r is not None else _bounded_put(_RATIONALS, key, make(*args))
 
 
 def _grid_add(x, z, k):
@@ -282,7 +282,7 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
         if self._scale == 0 or not -_INF < x < _INF:
             return x
         key = ("bn", self.epsilon, self.delta, self.sensitivity)
-        k, scale, bound = _exact_rational(key, lambda: self._noise_plan())
+        k, scale, bound = _exact_rational(key, self._noise_plan)
         # the noise is a grid multiple; adding it to the grid-rounded value is one rounding
         z = _random.laplace_truncated(0.0, scale, -bound, bound, rng=_rng(self),
                                       granularity=math.ldexp(1.0, k))
@@ -329,18 +329,22 @@ class GaussianDiscrete(_dm.GaussianDiscrete):
         sigma = self._scale
         if sigma == 0:
             return value
-        num, den = _exact_rational(("dg", sigma), lambda: _random._sigma_rational(sigma))
+        num, den = _exact_rational(("dg", sigma), _random._sigma_rational, sigma)
         z = _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, None, _rng(self))
         return value + z
 
 
 # ------------------------------------------------------------------ geometric family
 
+def _scale_of(numerator, denominator):
+    """The exact rational numerator/denominator as the samplers' (num, den), rounded up."""
+    return _random._scale_rational(Fraction(numerator) / Fraction(denominator))
+
+
 def _dlap_draw(mech):
     """Exact discrete Laplace of scale sensitivity/epsilon (q = exp(-epsilon/sensitivity))."""
     key = ("dl", mech.epsilon, mech.sensitivity)
-    num, den = _exact_rational(key, lambda: _random._scale_rational(
-        Fraction(mech.sensitivity) / Fraction(mech.epsilon)))
+    num, den = _exact_rational(key, _scale_of, mech.sensitivity, mech.epsilon)
     return _core.discrete(_core.DISCRETE_LAPLACE, num, den, None, _rng(mech))
 
 
@@ -390,8 +394,8 @@ class Binary(_dm.Binary):
 
     def randomise(self, value):
         self._check_all(value)
-        num, den = _exact_rational(("bin", self.epsilon, self.delta),
-                                   lambda: _binary_flip(self.epsilon, self.delta))
+        num, den = _exact_rational(("bin", self.epsilon, self.delta), _binary_flip,
+                                   self.epsilon, self.delta)
         flip = num and _core.discrete(_core.BERNOULLI, num, den, None, _rng(self))
         if flip:
             return self.value1 if value == self.value0 else self.value0
@@ -530,8 +534,7 @@ class Staircase(_dm.Staircase, Laplace):
         self._check_all(value)
         rng = _rng(self)
         sign = -1 if _core.discrete(_core.BERNOULLI, 1, 2, None, rng) else 1
-        num, den = _exact_rational(("sc", self.epsilon), lambda: _random._scale_rational(
-            1 / Fraction(self.epsilon)))
+        num, den = _exact_rational(("sc", self.epsilon), _scale_of, 1, self.epsilon)
         geometric_rv = _core.discrete(_core.GEOMETRIC, num, den, None, rng)
         unif_rv = _random.uniform(rng=rng)
         p0 = self.gamma / (self.gamma + (1 - self.gamma) * np.exp(-self.epsilon))
@@ -614,11 +617,11 @@ class Bingham(_dm.Bingham):
         if self.sensitivity / self.epsilon == 0:
             return eigvecs[:, eigvals.argmax()]
         a = self.epsilon * (eigvals.max() * np.eye(dims) - value) / 4 / self.sensitivity
-        lam = np.linalg.eigvalsh(a)
-        lo, hi = 1e-300, float(dims)
-        for _ in range(200):
+        lam = np.linalg.eigvalsh(a).tolist()
+        lo, hi = 0.0, float(dims)
+        for _ in range(64):                  # to double precision; any b in (0, d] is exact
             b = 0.5 * (lo + hi)
-            if np.sum(1.0 / (b + 2.0 * lam)) > 1.0:
+            if math.fsum(1.0 / (b + 2.0 * v) for v in lam) > 1.0:
                 lo = b
             else:
                 hi = b
