@@ -88,9 +88,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import require
+from . import _plans, require
 from .. import _core
-from .. import mechanisms as _mech
 from .. import random as _random
 from .. import randomized_response as _rr
 from .. import selection as _sel
@@ -112,10 +111,6 @@ __all__ = [
 ]
 
 _INF = math.inf
-_LAPLACE_GRID_BITS = 40          # as dpfast.mechanisms: g <= 2^-40 scale
-_GAUSS_GRID_BITS = 24            # as dpfast.mechanisms: g <= 2^-24 sigma
-_TWO52 = 2.0 ** 52
-_TWO53 = 2.0 ** 53
 
 
 # ------------------------------------------------------------------ random_state -> dpfast
@@ -152,56 +147,22 @@ def _rng(mech):
     return stream
 
 
-# ------------------------------------------------------------------ grid plans (public only)
-
-_LAP_PLANS = {}
-_GAUSS_PLANS = {}
-_RATIONALS = {}
-
-
-def _bounded_put(cache, key, value):
-    if len(cache) >= 1024:
-        cache.clear()
-    cache[key] = value
-    return value
-
+# ------------------------------------------------------------------ releases
 
 def _laplace_plan(scale, sensitivity):
-    """(k, sampler): Laplace noise of diffprivlib's ``scale`` (for ``sensitivity``) on the
-    grid 2^k, calibrated at sensitivity + 2^k (module docstring): steps = scale (1/g + 1/s)."""
-    k = _mech._grid_exponent(scale, _LAPLACE_GRID_BITS, None)
-    steps = Fraction(scale) * (Fraction(2) ** -k + 1 / Fraction(sensitivity))
-    return k, _mech._dlap(*_mech._ceil_rational(steps))
-
-
-def _gauss_plan(sigma, sensitivity):
-    """(k, sampler): discrete Gaussian in steps of 2^k with sigma_steps = sigma (1/g + 1/s),
-    squared and rounded up exactly."""
-    k = _mech._grid_exponent(sigma, _GAUSS_GRID_BITS, None)
-    s = Fraction(sigma) * (Fraction(2) ** -k + 1 / Fraction(sensitivity))
-    return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
+    return _plans.laplace(scale, sensitivity)
 
 
 def _laplace_release(mech, value, scale, sensitivity):
     x = float(value)
     if scale == 0.0 or not -_INF < x < _INF:
         return x                     # diffprivlib returns value (+/- 0 noise, inf stays inf)
-    key = (scale, sensitivity)
-    plan = _LAP_PLANS.get(key) or _bounded_put(_LAP_PLANS, key, _laplace_plan(scale, sensitivity))
-    return _core.grid_release(plan[1], x, plan[0], _rng(mech))
+    k, sampler = _plans.laplace(scale, sensitivity)
+    return _core.grid_release(sampler, x, k, _rng(mech))
 
 
-def _exact_rational(key, make, *args):
-    r = _RATIONALS.get(key)
-    return r if r is not None else _bounded_put(_RATIONALS, key, make(*args))
-
-
-def _grid_add(x, z, k):
-    """fl(round(x/2^k) 2^k + z) for a grid multiple z (as csrc/grid.c, in Python)."""
-    g = math.ldexp(1.0, k)
-    if abs(x) < _TWO53 * g:
-        x = math.ldexp(float(round(math.ldexp(x, -k))), k)     # round: ties to even
-    return x + z
+_exact_rational = _plans.rational
+_grid_add = _plans.grid_add
 
 
 # ------------------------------------------------------------------ Laplace family
@@ -308,10 +269,8 @@ class Gaussian(_dm.Gaussian):
         sigma = self._scale
         if sigma == 0.0 or not -_INF < x < _INF:
             return x
-        key = (sigma, self.sensitivity)
-        plan = _GAUSS_PLANS.get(key) or _bounded_put(
-            _GAUSS_PLANS, key, _gauss_plan(sigma, self.sensitivity))
-        return _core.grid_release(plan[1], x, plan[0], _rng(self))
+        k, sampler = _plans.gauss(sigma, self.sensitivity)
+        return _core.grid_release(sampler, x, k, _rng(self))
 
 
 class GaussianAnalytic(_dm.GaussianAnalytic, Gaussian):
