@@ -17,6 +17,8 @@ from scipy import stats
 
 from stat_helpers import ALPHA, chi2_pvalue
 
+if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never skip
+    import pipeline_dp  # noqa: F401
 pipeline_dp = pytest.importorskip("pipeline_dp", reason="needs the dpfast[pipeline_dp] extra")
 from pipeline_dp import aggregate_params as ap  # noqa: E402
 from pipeline_dp import dp_computations as dpc  # noqa: E402
@@ -181,11 +183,35 @@ def test_exponential_mechanism_law(installed):
 
 
 def _spark_ready():
+    if os.environ.get("DPFAST_BACKENDS_CI"):
+        return True                  # .ci/integration_backends.sh: never skip, fail instead
     try:
         import pyspark  # noqa: F401
     except ImportError:
         return False
     return shutil.which("java") is not None or bool(os.environ.get("JAVA_HOME"))
+
+
+def _python(code, **env):
+    full = {k: v for k, v in os.environ.items() if k != "DPFAST_PATCH"}
+    full.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=full, timeout=120)
+
+
+def test_env_activation_hook():
+    """The .pth hook: DPFAST_PATCH=pipeline_dp installs dpfast when pipeline_dp is first
+    imported, logging once; without the variable nothing of dpfast is imported."""
+    code = ("import sys; assert 'dpfast' not in sys.modules; import pipeline_dp; "
+            "from pipeline_dp import dp_computations as d; "
+            "print(type(d.dp_mechanisms).__name__)")
+    on = _python(code, DPFAST_PATCH="pipeline_dp")
+    assert on.returncode == 0, on.stderr
+    assert on.stdout.strip() == "_Namespace"          # dpfast.compat.pipeline_dp
+    assert on.stderr.count("noise now drawn by dpfast") == 1
+    off = _python(code)
+    assert off.returncode == 0 and off.stdout.strip() == "module"
+    assert "dpfast" not in off.stderr
 
 
 def _spark(mode, tmp_path):
