@@ -134,6 +134,30 @@ def _float_n(elem, vector, size, what):
     return int(size)
 
 
+def _grid_function(sampler, k, vector):
+    """The release function of a float measurement: grid release with a prepared sampler."""
+    def function(x):
+        return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x, k, None)
+    return function
+
+
+def _int_function(sampler, elem, vector):
+    """The release function of an integer measurement: exact noise, saturated to the type."""
+    cast = _int_caster(elem, vector)
+
+    def function(x):
+        return cast(_core.int_release(sampler, np.asarray(x, np.int64) if vector else x, None))
+    return function
+
+
+def _integers_only(ctor, input_domain, input_metric, scale):
+    elem, _, _ = _space(input_domain)
+    if elem not in _INT_RANGES:
+        raise TypeError(f"{ctor.__name__.replace('make_', 'make_discrete_')} needs an "
+                        f"integer domain; got {elem}")
+    return ctor(input_domain, input_metric, scale)
+
+
 # ------------------------------------------------------------------ Laplace
 
 def make_laplace(input_domain, input_metric, scale, k=None):
@@ -179,13 +203,8 @@ def make_laplace(input_domain, input_metric, scale, k=None):
     measure = dp.max_divergence()
     if elem in _INT_RANGES:
         num, den = _random._scale_rational(scale)
-        sampler = _random._dlap_exact(num, den)
-        cast = _int_caster(elem, vector)
+        function = _int_function(_random._dlap_exact(num, den), elem, vector)
         inv = 1 / Fraction(scale)
-
-        def function(x):
-            return cast(_core.int_release(sampler, x if not vector else np.asarray(x, np.int64),
-                                          None))
 
         def privacy_map(d_in):
             return _up(Fraction(d_in) * inv)
@@ -195,10 +214,7 @@ def make_laplace(input_domain, input_metric, scale, k=None):
         sampler = _mech._dlap(*_mech._ceil_rational(Fraction(scale) / Fraction(2) ** kk))
         slack = n * Fraction(2) ** kk
         inv = 1 / Fraction(scale)
-
-        def function(x):
-            return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x,
-                                      kk, None)
+        function = _grid_function(sampler, kk, vector)
 
         def privacy_map(d_in):
             d = Fraction(d_in)
@@ -208,10 +224,7 @@ def make_laplace(input_domain, input_metric, scale, k=None):
 
 def make_discrete_laplace(input_domain, input_metric, scale):
     """:func:`make_laplace` restricted to integer domains (the geometric mechanism)."""
-    elem, _, _ = _space(input_domain)
-    if elem not in _INT_RANGES:
-        raise TypeError(f"make_discrete_laplace needs an integer domain; got {elem}")
-    return make_laplace(input_domain, input_metric, scale)
+    return _integers_only(make_laplace, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ Gaussian
@@ -250,12 +263,8 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
     measure = dp.zero_concentrated_divergence()
     half_inv_var = 1 / (2 * Fraction(scale) ** 2)
     if elem in _INT_RANGES:
-        sampler = _random._dgauss_exact(*_random._sigma_rational(scale))
-        cast = _int_caster(elem, vector)
-
-        def function(x):
-            return cast(_core.int_release(sampler, x if not vector else np.asarray(x, np.int64),
-                                          None))
+        function = _int_function(_random._dgauss_exact(*_random._sigma_rational(scale)),
+                                 elem, vector)
 
         def privacy_map(d_in):
             return _up(Fraction(d_in) ** 2 * half_inv_var)
@@ -265,10 +274,7 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
         steps = Fraction(scale) / Fraction(2) ** kk
         sampler = _random._dgauss_exact(*_random._fit_up("sigma**2", steps * steps))
         slack = _mech._sqrt_ceil(n) * Fraction(2) ** kk
-
-        def function(x):
-            return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x,
-                                      kk, None)
+        function = _grid_function(sampler, kk, vector)
 
         def privacy_map(d_in):
             d = Fraction(d_in)
@@ -278,10 +284,7 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
 
 def make_discrete_gaussian(input_domain, input_metric, scale):
     """:func:`make_gaussian` restricted to integer domains."""
-    elem, _, _ = _space(input_domain)
-    if elem not in _INT_RANGES:
-        raise TypeError(f"make_discrete_gaussian needs an integer domain; got {elem}")
-    return make_gaussian(input_domain, input_metric, scale)
+    return _integers_only(make_gaussian, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ selection
