@@ -150,6 +150,17 @@ def _int_function(sampler, elem, vector):
     return function
 
 
+def _prologue(builtin, input_domain, input_metric, scale, k):
+    """Checks common to the noise constructors; returns (scale, element type, is_vector,
+    size).  OpenDP's own constructor validates the domain/metric pair as it would."""
+    _require_features()
+    scale = _scale("scale", scale)
+    if k is not None:
+        raise TypeError("k is chosen by dpfast (module docstring); pass k=None")
+    builtin(input_domain, input_metric, scale)
+    return (scale,) + _space(input_domain)
+
+
 def _integers_only(ctor, input_domain, input_metric, scale):
     elem, _, _ = _space(input_domain)
     if elem not in _INT_RANGES:
@@ -193,13 +204,8 @@ def make_laplace(input_domain, input_metric, scale, k=None):
     2020 (exact samplers).  Mironov, "On Significance of the Least Significant Bits for
     Differential Privacy", CCS 2012.
     """
-    _require_features()
-    scale = _scale("scale", scale)
-    if k is not None:
-        raise TypeError("k is chosen by dpfast (module docstring); pass k=None")
-    # OpenDP's own constructor validates the domain/metric pair exactly as it would
-    dp.m.make_laplace(input_domain, input_metric, scale)
-    elem, vector, size = _space(input_domain)
+    scale, elem, vector, size = _prologue(dp.m.make_laplace, input_domain, input_metric,
+                                          scale, k)
     measure = dp.max_divergence()
     if elem in _INT_RANGES:
         num, den = _random._scale_rational(scale)
@@ -254,12 +260,8 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
     Canonne, Kamath, Steinke, NeurIPS 2020.  Bun & Steinke, "Concentrated Differential
     Privacy", TCC 2016.
     """
-    _require_features()
-    scale = _scale("scale", scale)
-    if k is not None:
-        raise TypeError("k is chosen by dpfast (module docstring); pass k=None")
-    dp.m.make_gaussian(input_domain, input_metric, scale)
-    elem, vector, size = _space(input_domain)
+    scale, elem, vector, size = _prologue(dp.m.make_gaussian, input_domain, input_metric,
+                                          scale, k)
     measure = dp.zero_concentrated_divergence()
     half_inv_var = 1 / (2 * Fraction(scale) ** 2)
     if elem in _INT_RANGES:
