@@ -22,7 +22,7 @@ python3 -m venv "$VENV"
 # shellcheck disable=SC1091
 . "$VENV/bin/activate"
 set -x
-python -m pip install -q ".[test,diffprivlib,opendp,pipeline_dp]" "pyspark==3.5.*"
+python -m pip install -q ".[test,diffprivlib,opendp,pipeline-dp]" "pyspark==3.5.*"
 DPFAST_BACKENDS_CI=1 python -m pytest -q -p no:cacheprovider -rs \
     tests/test_compat_samplers.py tests/test_compat_diffprivlib.py tests/test_opendp.py \
     tests/test_compat_pipeline_dp.py

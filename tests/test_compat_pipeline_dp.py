@@ -1,6 +1,6 @@
 """dpfast.compat.pipeline_dp: PipelineDP's noise from dpfast, on LocalBackend and on Spark.
 
-Needs dpfast[pipeline_dp]; the Spark tests also need pyspark 3.5 and Java 17 (run by
+Needs dpfast[pipeline-dp]; the Spark tests also need pyspark 3.5 and Java 17 (run by
 .ci/integration_backends.sh).
 """
 import json
@@ -19,7 +19,7 @@ from stat_helpers import ALPHA, chi2_pvalue
 
 if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never skip
     import pipeline_dp  # noqa: F401
-pipeline_dp = pytest.importorskip("pipeline_dp", reason="needs the dpfast[pipeline_dp] extra")
+pipeline_dp = pytest.importorskip("pipeline_dp", reason="needs the dpfast[pipeline-dp] extra")
 from pipeline_dp import aggregate_params as ap  # noqa: E402
 from pipeline_dp import dp_computations as dpc  # noqa: E402
 from pipeline_dp import partition_selection as ps  # noqa: E402

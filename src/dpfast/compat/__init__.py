@@ -3,7 +3,7 @@
 Each submodule imports its host library lazily and is installed with an extra:
 
 * :mod:`dpfast.compat.diffprivlib` -- ``pip install dpfast[diffprivlib]``
-* :mod:`dpfast.compat.pipeline_dp` -- ``pip install dpfast[pipeline_dp]``
+* :mod:`dpfast.compat.pipeline_dp` -- ``pip install dpfast[pipeline-dp]``
 * :mod:`dpfast.opendp` -- ``pip install dpfast[opendp]``
 
 docs/backends.md says what each routes, what it does not, and how it is tested.

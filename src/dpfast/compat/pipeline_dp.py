@@ -1,4 +1,4 @@
-"""dpfast as the noise source of PipelineDP 0.3 (``pip install dpfast[pipeline_dp]``).
+"""dpfast as the noise source of PipelineDP 0.3 (``pip install dpfast[pipeline-dp]``).
 
 :func:`install` makes every additive-noise draw (COUNT, PRIVACY_ID_COUNT, SUM, MEAN,
 VARIANCE, VECTOR_SUM, ``DPEngine.add_dp_noise``), every partition-selection coin and the
@@ -51,7 +51,7 @@ from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
 
-require("pipeline_dp", "pipeline_dp")
+require("pipeline_dp", "pipeline-dp")
 import pipeline_dp  # noqa: E402
 from pipeline_dp import aggregate_params as _ap  # noqa: E402
 from pipeline_dp import dp_computations as _dpc  # noqa: E402
