@@ -59,7 +59,8 @@ def opendp_rows(rep, rows):
     from dpfast import opendp as dpo
 
     dp.enable_features("contrib", "honest-but-curious")
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)
+    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=1000),
+             dp.l1_distance(T=float))
     ours = dpo.make_laplace(*space, scale=1.0)
     theirs = dp.m.make_laplace(*space, scale=1.0)
     x = [0.5] * 1000

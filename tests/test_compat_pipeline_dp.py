@@ -109,6 +109,9 @@ def test_laplace_matches_pydp_and_its_lattice():
         np.log2((int(abs(v) * 2.0 ** (53 - np.frexp(v)[1])) & -int(abs(v) * 2.0 ** (
             53 - np.frexp(v)[1]))))) for v in b if v != 0)
     assert g >= 2.0 ** pydp_exp
+    before = dpp.draws()["laplace"]
+    assert ours.noised_value_above_threshold(0.0, -1e9) is True
+    assert dpp.draws()["laplace"] == before + 1            # a dpfast draw, not PyDP's
 
 
 def test_gaussian_matches_pydp_on_a_lattice():

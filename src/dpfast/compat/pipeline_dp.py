@@ -96,8 +96,29 @@ def _release_vector(plan, vec):
     return _core.grid_release(sampler, np.asarray(vec, np.float64), k, None)
 
 
-class LaplaceMechanism:
+class _Additive:
+    """What the PyDP numerical mechanisms offer PipelineDP; PyDP answers everything else
+    (``memory_used``, ``noise_confidence_interval``, ...)."""
+
+    _kind = None
+
+    def add_noise(self, value):
+        _count(self._kind)
+        return _release(self._plan, value)
+
+    def noised_value_above_threshold(self, value, threshold):
+        return self.add_noise(value) > threshold
+
+    def __getattr__(self, name):
+        if name == "_pydp":                  # not yet set (copy, unpickling)
+            raise AttributeError(name)
+        return getattr(self._pydp, name)
+
+
+class LaplaceMechanism(_Additive):
     """PyDP's ``LaplaceMechanism(epsilon, sensitivity=1.0)``: PyDP calibrates, dpfast draws."""
+
+    _kind = "laplace"
 
     def __init__(self, epsilon, sensitivity=1.0):
         self._pydp = _pydp_mech.LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity)
@@ -105,10 +126,6 @@ class LaplaceMechanism:
         self.sensitivity = self._pydp.sensitivity
         self.diversity = self._pydp.diversity
         self._plan = _plans.laplace(self.diversity, self.sensitivity, ceil_grid=True)
-
-    def add_noise(self, value):
-        _count("laplace")
-        return _release(self._plan, value)
 
     def _add_noise_vector(self, vec):
         # rounding d coordinates moves the vector by up to d g in l1: charged as the
@@ -118,13 +135,12 @@ class LaplaceMechanism:
                               ceil_grid=True)
         return _release_vector(plan, vec)
 
-    def __getattr__(self, name):             # memory_used, noise_confidence_interval, ...
-        return getattr(self._pydp, name)
 
-
-class GaussianMechanism:
+class GaussianMechanism(_Additive):
     """PyDP's ``GaussianMechanism(epsilon, delta, sensitivity=1.0)``: PyDP calibrates sigma,
     dpfast draws."""
+
+    _kind = "gaussian"
 
     def __init__(self, epsilon, delta, sensitivity=1.0, *, _pydp=None):
         self._pydp = _pydp or _pydp_mech.GaussianMechanism(epsilon, delta, sensitivity)
@@ -140,10 +156,6 @@ class GaussianMechanism:
         return cls(0.0, 0.0, _pydp=_pydp_mech.GaussianMechanism.create_from_standard_deviation(
             std))
 
-    def add_noise(self, value):
-        _count("gaussian")
-        return _release(self._plan, value)
-
     def _add_noise_vector(self, vec):
         # sqrt(d) g in l2 for d coordinates (ceil of the root, as dpfast.mechanisms)
         _count("gaussian", vec.size)
@@ -151,9 +163,6 @@ class GaussianMechanism:
         if charged is not None:
             charged = charged / _mech._sqrt_ceil(max(vec.size, 1))
         return _release_vector(_plans.gauss(self.std, charged), vec)
-
-    def __getattr__(self, name):
-        return getattr(self._pydp, name)
 
 
 class _Namespace:
