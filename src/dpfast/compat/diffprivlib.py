@@ -367,6 +367,15 @@ def _uniform_index(n, rng):
     return int(_core.uniform_below(n, None, rng))
 
 
+def _utility_array(mech):
+    """The utilities as a float64 array, converted once per content (public values)."""
+    key = tuple(mech.utility)
+    cached = mech.__dict__.get("_dpfast_utility")
+    if cached is None or cached[0] != key:
+        cached = mech.__dict__["_dpfast_utility"] = (key, np.asarray(key, dtype=np.float64))
+    return cached[1]
+
+
 def _select(scores, epsilon, sensitivity, monotonic, rng, flip):
     """Index drawn by dpfast's exact exponential mechanism (or permute-and-flip)."""
     fn = _sel.permute_and_flip if flip else _sel.exponential_mechanism
@@ -424,8 +433,8 @@ class PermuteAndFlip(_dm.PermuteAndFlip, Exponential):
         if not self.sensitivity / self.epsilon > 0:
             idx = _best_only(self.utility, rng)
         else:
-            idx = _select(self.utility, self.epsilon, self.sensitivity, self.monotonic, rng,
-                          True)
+            idx = _select(_utility_array(self), self.epsilon, self.sensitivity,
+                          self.monotonic, rng, True)
         return self.candidates[idx] if self.candidates else idx
 
 
