@@ -26,4 +26,4 @@ python -m pip install -q ".[test,diffprivlib,opendp,pipeline-dp]" "pyspark==3.5.
 DPFAST_BACKENDS_CI=1 python -m pytest -q -p no:cacheprovider -rs \
     tests/test_compat_samplers.py tests/test_compat_diffprivlib.py tests/test_opendp.py \
     tests/test_compat_pipeline_dp.py
-python tests/integration/run_diffprivlib_suite.py --workdir "$(mktemp -d)"
+python tests/integration/run_diffprivlib_suite.py --broken-laplace --workdir "$(mktemp -d)"
