@@ -6,6 +6,17 @@ import sys
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+
+class build_py_with_pth(build_py):
+    """Also put src/dpfast-patch.pth at the top of the wheel (site-packages): the opt-in
+    DPFAST_PATCH hook of the drop-in backends (src/_dpfast_patch.py)."""
+
+    def run(self):
+        super().run()
+        self.copy_file("src/dpfast-patch.pth", f"{self.build_lib}/dpfast-patch.pth",
+                       preserve_mode=0)
 
 # Every C file of the core; sorted so that builds are reproducible.
 CSRC = sorted(glob.glob("csrc/*.c"))
@@ -39,5 +50,6 @@ ext = Extension(
 )
 
 setup(
+    cmdclass={"build_py": build_py_with_pth},
     ext_modules=cythonize([ext], language_level=3, compiler_directives={"embedsignature": True}),
 )

@@ -273,3 +273,12 @@ cdef extern from "dpfast/selection.h" nogil:
     int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
                                const dpf_sel_grid_t *grid, uint8_t *layer, size_t t0,
                                size_t t1, int64_t *out)
+
+cdef extern from "dpfast/compat.h" nogil:
+    int64_t DPF_BOUNDED_MAX_STEPS
+    int dpf_laplace_bounded_grid(dpf_rng_t *r, const dpf_dlap_exact_t *t, const double *x,
+                                 double *out, size_t n, int k, double lower, double upper)
+    void dpf_laplace_bounded_fast(dpf_rng_t *r, double scale, const double *x, double *out,
+                                  size_t n, double lower, double upper)
+    void dpf_gamma_fill(dpf_rng_t *r, double shape, double scale, double *out, size_t n)
+    void dpf_uniform_fp_fill(dpf_rng_t *r, double *out, size_t n)

@@ -592,3 +592,175 @@ def constant_time_slack(sampler, param=None, *, sigma2=None):
         raise TypeError(f"sigma2 applies only to discrete_gaussian, not {sampler}")
     t = _dlap_ct(*_scale_rational(param))
     return t.slack if sampler == "discrete_laplace" else t.slack_geometric
+
+
+# ---------------------------------------------------------------- samplers for the drop-in
+# backends (dpfast.compat): bounded-domain Laplace, gamma, full-precision uniform
+
+__all__ += ["laplace_truncated", "gamma", "uniform_full_precision"]
+
+# The bounded-domain grid: 2^-40 of the scale, as the Laplace mechanism's (mechanisms.py),
+# coarsened when a finite bound would lie beyond 2^61 grid steps.
+_BOUNDED_GRID_BITS = 40
+
+
+def _bound(name, value):
+    v = _v._number(name, value)
+    if v != v:
+        raise _v.PrivacyParameterError(f"{name} must not be NaN; got {value!r}")
+    return v
+
+
+@functools.lru_cache(maxsize=256)
+def _bounded_grid(scale, lower, upper, granularity):
+    """(k, prepared sampler or None) of the secure bounded-domain Laplace: public only."""
+    width = upper - lower
+    top = max((abs(b) for b in (lower, upper) if abs(b) < _v._INF), default=0.0)
+    # smallest k with |bound| <= 2^61 * 2^k for the finite bounds
+    k_range = (math.frexp(top)[1] - 61) if top > 0.0 else -1074
+    if granularity is not None:
+        k = math.frexp(granularity)[1] - 1                  # 2^k <= granularity
+    else:
+        k = math.frexp(scale)[1] - 1 - _BOUNDED_GRID_BITS
+    if width < _v._INF:
+        k = min(k, math.frexp(width)[1] - 1)                # at least one grid point inside
+    k = max(k, k_range)
+    if not -1000 <= k <= 1000 or (width < _v._INF and math.ldexp(1.0, k) > width):
+        raise _v.PrivacyParameterError(
+            f"the bounds [{lower!r}, {upper!r}] and scale {scale!r} admit no power-of-two "
+            "grid in [2^-1000, 2^1000] with a point inside the domain")
+    steps = Fraction(scale) / Fraction(2) ** k
+    if steps > 2 ** 56:
+        raise _v.PrivacyParameterError(
+            f"scale {scale!r} is more than 2^56 grid steps of 2^{k}; the domain "
+            f"[{lower!r}, {upper!r}] forces a finer grid than this scale can be sampled on")
+    return k, _dlap_exact(*_fit_up("scale", steps))
+
+
+def laplace_truncated(loc, scale, lower=-math.inf, upper=math.inf, size=None, *, rng=None,
+                      mode="secure", granularity=None):
+    """Bounded-domain Laplace: Laplace(loc, scale) conditioned on [lower, upper].
+
+    The density on the domain is proportional to exp(-|y - loc| / scale) (the law of
+    diffprivlib's ``LaplaceBoundedDomain`` and, with loc = 0, of the noise of
+    ``LaplaceBoundedNoise``); either bound may be infinite.
+
+    Parameters
+    ----------
+    loc : float or array_like of float
+        Finite centre(s).  A centre outside [lower, upper] is first clamped to it (a
+        private value is never refused for where it lies).
+    scale : float, finite and >= 0
+        0 returns the clamped centre.
+    lower, upper : float
+        Public bounds, lower <= upper, ``-inf``/``inf`` allowed.  lower == upper returns
+        that point.
+    size : int or tuple of ints, optional
+        With a scalar ``loc``, the shape of the output; ``None`` returns a float.
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+    mode : {"secure", "fast"}
+        ``"secure"`` (default): floating-point safe.  Outputs lie on the power-of-two grid
+        g = 2^k with 2^k the largest power of two <= 2^-40 scale (or <= ``granularity``),
+        made coarser when needed so that finite bounds lie within 2^61 steps and finer so
+        that a grid point lies inside the domain.  The law is the exact discrete Laplace
+        of scale ``scale / g`` steps centred at round(loc / g), conditioned on the grid
+        points of the domain by rejection; with an infinite bound the domain ends at
+        2^61 steps.  ``"fast"``: continuous float noise conditioned by rejection
+        (simulation path; not floating-point safe).
+    granularity : float > 0, optional
+        Secure path: the grid is the largest power of two <= granularity (still within
+        the constraints above).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Notes
+    -----
+    Rejection from the unconditioned law yields the conditioned law exactly.  A centre in
+    the domain accepts with probability at least P[noise >= 0] >= 1/2 when a bound is
+    infinite, and at least about min(1, width / (2 scale)) otherwise, so a very small
+    domain relative to the scale costs proportionally more attempts.  Not constant time:
+    the number of attempts depends on where loc lies.
+
+    Privacy
+    -------
+    This is a sampler; a mechanism built on it (such as the bounded-domain Laplace of
+    Holohan et al.) must calibrate ``scale`` itself, and on the secure path charge the
+    rounding of loc to the grid (at most g/2) to its sensitivity.
+
+    References
+    ----------
+    N. Holohan, S. Antonatos, S. Braghin, P. Mac Aonghusa, "The Bounded Laplace Mechanism
+    in Differential Privacy", Journal of Privacy and Confidentiality 10(1), 2020.
+    I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    CCS 2012.
+    """
+    scale = _v.nonnegative("scale", scale)
+    lower = _bound("lower", lower)
+    upper = _bound("upper", upper)
+    if not lower <= upper or lower == _v._INF or upper == -_v._INF:
+        raise _v.PrivacyParameterError(
+            f"need lower <= upper with lower < inf and upper > -inf; got lower={lower!r}, "
+            f"upper={upper!r}")
+    mode = _v.choice("mode", mode, ("secure", "fast"))
+    if granularity is not None:
+        granularity = _v.positive("granularity", granularity)
+    size = _v.size(size)
+    scalar = np.ndim(loc) == 0 and size is None
+    if scalar:
+        x = _v.finite("loc", loc)
+    else:
+        x = _v.float_array("loc", loc)
+        if size is not None:
+            x = np.broadcast_to(x, size)
+    gen = _core.resolve_rng(rng)
+    x = min(max(x, lower), upper) if scalar else np.clip(x, lower, upper)
+    if scale == 0.0 or lower == upper:
+        return float(x) if scalar else np.array(x, dtype=np.float64)
+    if mode == "fast":
+        return _core.laplace_bounded(None, x, 0, lower, upper, scale, gen)
+    k, sampler = _bounded_grid(scale, lower, upper, granularity)
+    return _core.laplace_bounded(sampler, x, k, lower, upper, scale, gen)
+
+
+def gamma(shape, scale=1.0, size=None, *, rng=None):
+    """Gamma(shape, scale) draws, density x**(shape-1) exp(-x/scale) / (Γ(shape) scale**shape).
+
+    Simulation path (floating point; Marsaglia & Tsang 2000, with the U**(1/shape) boost
+    for shape < 1).  Used for the norm of the Vector mechanism's noise, which perturbs an
+    objective function rather than being released.
+
+    Parameters
+    ----------
+    shape : float, finite and >= 0 (0 gives 0)
+    scale : float, finite and >= 0
+    size : int or tuple of ints, optional
+    rng : None, ChaCha20, numpy BitGenerator or Generator
+
+    References
+    ----------
+    G. Marsaglia, W. W. Tsang, "A Simple Method for Generating Gamma Variables", ACM TOMS
+    26(3), 2000.
+    """
+    shape = _v.nonnegative("shape", shape)
+    scale = _v.nonnegative("scale", scale)
+    return _core.gamma(shape, scale, _v.size(size), rng)
+
+
+def uniform_full_precision(size=None, *, rng=None):
+    """Uniform draws on [0, 1) in which every double is reachable.
+
+    The uniform real U rounded down to the double below it: P[result = x] is the gap from
+    x to the next double (down to 2^-1022).  ``uniform`` has only 53 random bits, so it
+    never returns values below 2^-53 other than 0; the Snapping mechanism (Mironov 2012)
+    needs ln(U) accurate in the tail, hence this sampler.  Two 64-bit words per draw
+    (more with probability 2^-64).
+
+    References
+    ----------
+    A. B. Downey, "Generating Pseudo-random Floating-Point Values", 2007.
+    I. Mironov, "On Significance of the Least Significant Bits for Differential Privacy",
+    CCS 2012, section 5.
+    """
+    return _core.uniform_full_precision(_v.size(size), rng)

@@ -35,6 +35,7 @@ DP; disjoint inputs compose in parallel), and a budget is charged epsilon once p
 one person contributes several entries, their privacy loss adds up (Thm 3.16).
 """
 
+import functools
 import math
 from decimal import Decimal, localcontext
 
@@ -53,6 +54,10 @@ _TWO64 = 2 ** 64
 _COIN_FLIP = 2 ** 62                   # Claim 3.5: the truth is flipped with probability 1/4
 
 
+# Cached per (epsilon, k), like the mechanisms' grid plans: the 60-digit Decimal exp costs
+# ~20 us, and both arguments are public and already validated (a float and an int, so
+# the cache key is exact).
+@functools.lru_cache(maxsize=1024)
 def _flip_threshold(epsilon, k):
     """The certified integer t >= 2^64 (k-1)/(e^eps + k - 1), or None when it would reach
     the uniform report (then every code is reported with probability 1/k)."""
