@@ -18,7 +18,7 @@ import numpy as np
 from . import _core
 from . import _validation as _v
 from ._errors import PrivacyParameterError
-from .grouped import _bounds, _down, _factorize
+from .grouped import _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
@@ -45,16 +45,11 @@ def finite_records(values, lower, upper):
 
 
 def _real_array(values, name="values"):
-    arr = values.to_numpy() if hasattr(values, "to_numpy") else values
-    arr = np.asarray(arr)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
-        raise TypeError(f"{name} of dtype {arr.dtype} cannot be converted to float64 exactly")
-    # 64-bit integers beyond 2^53 round to a neighbouring double: rounding is monotone,
-    # so clamping afterwards is still a per-record map into the bounds (no sensitivity
-    # change), and no value within bounds of magnitude < 2^53 is affected.
-    return arr.astype(np.float64, copy=False).ravel()
+    """Private records as a flat float64 array: the one exact converter of private data
+    (dpfast._validation.float_data; inexact types refused by type, integers clamped)."""
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy()
+    return _v.float_data(name, values).ravel()
 
 
 def _charge(budget, epsilon, label):
@@ -141,7 +136,7 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     private confidence intervals" (2020), for the three-statistic estimator.
     """
     epsilon = _v.epsilon(epsilon)
-    lo, hi = _bounds(lower, upper)
+    lo, hi = _v.bounds(lower, upper)
     ddof = _v.integer("ddof", ddof, minimum=0, maximum=1)
     step, qlo, qhi = _var_grid(lo, hi)
     w = qhi - qlo
@@ -273,7 +268,7 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
 
 def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label):
     epsilon = _v.epsilon(epsilon)
-    lo, hi = _bounds(lower, upper)
+    lo, hi = _v.bounds(lower, upper)
     levels = _levels(qs)
     cand = _candidates(candidates, lo, hi)
     arr = _real_array(values)

@@ -131,6 +131,16 @@ def budget(value):
     return value
 
 
+def bounds(lower, upper):
+    """Public clamping bounds of a release: both finite, ``lower < upper``."""
+    lo = finite("lower", lower)
+    hi = finite("upper", upper)
+    if not lo < hi:
+        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
+                                    f"upper={upper!r}")
+    return lo, hi
+
+
 def size(value):
     """``None`` (a scalar), an int, or a tuple of ints >= 0; returns None or a tuple."""
     if value is None:

@@ -269,14 +269,6 @@ def _up(x):
     return f if Fraction(f) >= Fraction(x) else math.nextafter(f, math.inf)
 
 
-def _bounds(lower, upper):
-    """Public clamping bounds: finite, lower < upper (the same rule as dpfast.releases)."""
-    lo = _v.finite("lower", lower)
-    hi = _v.finite("upper", upper)
-    if not lo < hi:
-        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
-                                    f"upper={upper!r}")
-    return lo, hi
 
 
 def _statistics(statistics):
@@ -523,7 +515,7 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     if need_values:
         if lower is None or upper is None or values is None:
             raise TypeError("sum and mean need values= and the public bounds lower=, upper=")
-        lo, hi = _bounds(lower, upper)
+        lo, hi = _v.bounds(lower, upper)
     pub = None if public_partitions is None else _public_list(public_partitions)
     plan = _Plan(stats, eps, dl, l0, linf, lo, hi, noise, pub is None)
     unit_arr = _column(data, units, "units")

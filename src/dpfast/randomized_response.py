@@ -108,7 +108,9 @@ def _charge(budget, epsilon, label):
 
 
 def _truth_bits(truth):
-    """Booleans (or 0/1 integers) as a C-contiguous uint8 array, and whether it was a scalar."""
+    """Booleans (or integers) as a C-contiguous uint8 array of 0/1, and whether it was a
+    scalar.  The truth is private, so its values never raise: a nonzero integer counts as
+    true (a fixed map of one answer to one answer, which leaves the guarantee unchanged)."""
     arr = np.asarray(truth)
     if arr.size == 0 and arr.dtype.kind == "f":         # [] -> no respondents
         arr = arr.astype(np.bool_)
@@ -116,9 +118,7 @@ def _truth_bits(truth):
         return np.ascontiguousarray(arr).view(np.uint8), arr.ndim == 0
     if arr.dtype.kind not in "iu":
         raise TypeError(f"truth must hold booleans (or 0/1 integers); got dtype {arr.dtype}")
-    if arr.size and not np.all((arr == 0) | (arr == 1)):
-        raise ValueError("truth must hold only 0 and 1 (or booleans)")
-    return np.ascontiguousarray(arr, dtype=np.uint8), arr.ndim == 0
+    return np.ascontiguousarray(arr != 0, dtype=np.uint8), arr.ndim == 0
 
 
 def _as_output(bits, scalar):
@@ -132,7 +132,7 @@ def coin_response(truth, *, rng=None, budget=None):
 
     Parameters
     ----------
-    truth : bool or array_like of bool (or 0/1 integers)
+    truth : bool or array_like of bool (or integers: nonzero is true)
         One respondent's answer per entry.
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
@@ -168,7 +168,7 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
 
     Parameters
     ----------
-    truth : bool or array_like of bool (or 0/1 integers)
+    truth : bool or array_like of bool (or integers: nonzero is true)
     epsilon : float
         Finite and > 0.
     rng : None, ChaCha20, numpy BitGenerator or Generator
@@ -215,7 +215,8 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     Parameters
     ----------
     values : int or array_like of int
-        Category codes in ``[0, k)``.  The category list must be fixed in advance.
+        Category codes in ``[0, k)``.  The category list must be fixed in advance.  A
+        code outside the range is clamped to 0 or ``k - 1`` (private values never raise).
     k : int
         Number of categories, ``2 <= k <= 2**62``.
     epsilon : float
@@ -252,11 +253,13 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     arr = np.asarray(values)
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
         raise TypeError(f"values must hold integer category codes; got dtype {arr.dtype}")
-    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= k):
-        # the codes are private: the message names the rule, never a value, min or max
-        raise ValueError(f"values must be category codes in [0, {k})")
     scalar = arr.ndim == 0
-    codes = np.ascontiguousarray(arr, dtype=np.int64)
+    # The codes are private, so a code outside [0, k) never raises: it is clamped to the
+    # nearest end of the public range (a fixed map of one answer to one answer, which
+    # leaves the guarantee unchanged).  uint64 is clamped before the cast to int64.
+    if arr.dtype.kind == "u":
+        arr = np.minimum(arr, np.uint64(k - 1))
+    codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
     gen = _core.resolve_rng(rng)
     t = _flip_threshold(epsilon, k)
     _charge(budget, epsilon, "kary_response")
@@ -306,6 +309,9 @@ def estimate_proportion(responses, *, epsilon=None, coins=False):
         q = response_probabilities(epsilon, 2)[1]
     arr, n = _counts_n(responses)
     bits, _ = _truth_bits(arr)
+    # reports are released values (public), so malformed ones are refused, unlike truths
+    if arr.dtype != np.bool_ and not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("responses must hold only 0 and 1 (or booleans)")
     y = float(np.count_nonzero(bits)) / n
     scale = 1.0 - 2.0 * q
     if scale <= 0.0:

@@ -1,4 +1,6 @@
-"""Everyday releases: count, bounded sum and mean, histogram, quantile.
+"""Everyday releases: count, bounded sum and mean, histogram, quantile; variance, std,
+several quantiles, categorical counts and private bounds estimation (module
+``_stat_releases``); grouped releases with contribution bounding (module ``grouped``).
 
 Neighbouring data sets differ by adding or removing one record (Dwork & Roth).  Every
 bound (``lower``, ``upper``, ``bins``, quantile candidates) is a public argument and is never
@@ -38,7 +40,9 @@ from . import _validation as _v
 from ._errors import PrivacyParameterError
 from .selection import _common as _sel_common
 
-__all__ = ["count", "sum", "mean", "histogram", "quantile"]
+__all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "quantiles",
+           "counts", "estimate_bounds", "Bounds", "grouped_release",
+           "partition_selection_probability"]
 
 _builtin_sum = sum
 _SUM_GRID_BITS = 30            # value grid: 2^-30 of the clamping bound (at least)
@@ -70,13 +74,6 @@ def _int_release(value, epsilon, sensitivity, rng, mode):
                                epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
 
 
-def _bounds(lower, upper):
-    lo = _v.finite("lower", lower)
-    hi = _v.finite("upper", upper)
-    if not lo < hi:
-        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
-                                    f"upper={upper!r}")
-    return lo, hi
 
 
 def _values(values):
@@ -183,7 +180,7 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     Dwork & Roth 2014, Thm 3.6.  Mironov, CCS 2012.
     """
     epsilon = _v.epsilon(epsilon)
-    lo, hi = _bounds(lower, upper)
+    lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
     arr = _values(values)
     gen = _core.resolve_rng(rng)
@@ -238,7 +235,7 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     Dwork & Roth 2014, Thm 3.6, 3.14.
     """
     epsilon = _v.epsilon(epsilon)
-    lo, hi = _bounds(lower, upper)
+    lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
     arr = _values(values)
     gen = _core.resolve_rng(rng)
@@ -309,7 +306,7 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
         if range is None:
             raise TypeError("range=(low, high) is required when bins is a number (the range "
                             "must be public, never taken from the data)")
-        lo, hi = _bounds(*range)
+        lo, hi = _v.bounds(*range)
         with np.errstate(all="ignore"):
             edges = np.linspace(lo, hi, nb + 1)
         if not (np.isfinite(edges).all() and np.all(np.diff(edges) > 0)):
@@ -378,7 +375,7 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     """
     epsilon = _v.epsilon(epsilon)
     level = _v.probability("q", q)
-    lo, hi = _bounds(lower, upper)
+    lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
@@ -402,3 +399,9 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
                                 mode=mode)
     return float(cand[idx])
+
+
+# Everyday statistics and grouped releases live in their own modules (one job each); they
+# are part of this module's public API.
+from ._stat_releases import Bounds, counts, estimate_bounds, quantiles, std, variance  # noqa: E402
+from .grouped import grouped_release, partition_selection_probability  # noqa: E402
