@@ -70,8 +70,10 @@ def test_against_cryptography(impl):
 
     rs = np.random.default_rng(8439)
     # 45 blocks: interleaved pairs of SIMD groups, one single group, then scalar blocks
+    # cryptography >= 50 refuses to run its 32-bit counter past 2**32, so these stop at the
+    # boundary; the carry beyond it is test_counter_carries_into_nonce's.
     for nblocks, counter in [(1, 0), (7, 3), (37, 1000), (45, 9), (64, 2**32 - 64),
-                             (45, 2**32 - 20)]:
+                             (45, 2**32 - 45)]:
         key, nonce = rs.bytes(32), rs.bytes(12)
         enc = Cipher(algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce),
                      mode=None).encryptor()
