@@ -18,6 +18,54 @@ cdef _rat_fill_fn _RAT_FILL[5]
 _RAT_FILL[:] = [dpf_bernoulli_rational_fill, dpf_bernoulli_exp_fill, dpf_geometric_fill,
                 dpf_discrete_laplace_fill, dpf_discrete_gaussian_fill]
 
+cdef extern from "dpfast/prepared.h":
+    enum: DPF_EXACT_FILL_MIN
+
+# The bulk fills below run through _sliced (_continuous.pxi): one job, its slices.
+cdef enum _int_kind:
+    _J_RAT, _J_BIG, _J_BELOW, _J_GEO_CT, _J_LAP_CT, _J_DG_CT, _J_GEO_EX, _J_LAP_EX, _J_DG_EX
+
+cdef struct _int_job:
+    _int_kind kind
+    _rat_fill_fn rat
+    _big_fill_fn big
+    uint64_t a, b
+    const uint64_t *pn
+    const uint64_t *pd
+    size_t limbs
+    const void *prep        # the prepared sampler's C struct
+    int64_t *out
+
+
+cdef int _int_slice(void *ctx, dpf_rng_t *r, size_t off, size_t m) noexcept nogil:
+    cdef _int_job *j = <_int_job *>ctx
+    cdef int64_t *o = j.out + off
+    if j.kind == _J_RAT:
+        return j.rat(r, j.a, j.b, o, m)
+    if j.kind == _J_BIG:
+        return j.big(r, j.pn, j.pd, j.limbs, o, m)
+    if j.kind == _J_BELOW:
+        return dpf_uniform_below_fill(r, j.a, o, m)
+    if j.kind == _J_GEO_CT:
+        return dpf_geometric_ct_fill(r, <const dpf_dlap_ct_t *>j.prep, o, m)
+    if j.kind == _J_LAP_CT:
+        return dpf_discrete_laplace_ct_fill(r, <const dpf_dlap_ct_t *>j.prep, o, m)
+    if j.kind == _J_DG_CT:
+        return dpf_discrete_gaussian_ct_fill(r, <const dpf_dgauss_ct_t *>j.prep, o, m)
+    if j.kind == _J_GEO_EX:
+        return dpf_geometric_exact_fill(r, <const dpf_dlap_exact_t *>j.prep, o, m)
+    if j.kind == _J_LAP_EX:
+        return dpf_discrete_laplace_exact_fill(r, <const dpf_dlap_exact_t *>j.prep, o, m)
+    return dpf_discrete_gaussian_exact_fill(r, <const dpf_dgauss_exact_t *>j.prep, o, m)
+
+
+cdef int _int_fill(BitGenerator bg, dpf_rng_t *r, _int_job *job, cnp.ndarray arr) except -1:
+    """Fill the int64 array arr by job, in slices (Ctrl-C stops it between two slices:
+    nothing is returned, the generator stands after the last finished slice)."""
+    job.out = <int64_t *>cnp.PyArray_DATA(arr)
+    _check(_sliced(bg, r, _int_slice, job, arr.size))
+    return 0
+
 
 cdef inline object _result(cnp.ndarray arr, object size):
     """A Python int for ``size=None``, else the int64 array."""
@@ -31,11 +79,10 @@ def discrete(int kind, uint64_t a, uint64_t b, object size, object rng):
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
     cdef cnp.ndarray arr
-    cdef int64_t *out
     cdef int64_t v
-    cdef size_t n
     cdef _rat_fill_fn fill = _RAT_FILL[kind]
     cdef int status
+    cdef _int_job job
     _bind(bg, &r)
     if size is None:
         with bg.lock:
@@ -43,11 +90,15 @@ def discrete(int kind, uint64_t a, uint64_t b, object size, object rng):
         _check(status)
         return v
     arr = np.empty(size, dtype=np.int64)
-    out = <int64_t *>cnp.PyArray_DATA(arr)
-    n = arr.size
-    with bg.lock, nogil:
-        status = fill(&r, a, b, out, n)
-    _check(status)
+    if arr.size > _SLICE and kind in (GEOMETRIC, DISCRETE_LAPLACE, DISCRETE_GAUSSIAN):
+        # The C fill switches to the prepared exact sampler from DPF_EXACT_FILL_MIN values
+        # on, with per-call state below it: prepare it here once, so that every slice (the
+        # last one may be short) runs the sampler one call would have run.
+        if kind == DISCRETE_GAUSSIAN:
+            return DiscreteGaussianExact(a, b).draw(size, rng)
+        return DiscreteLaplaceExact(a, b).draw(kind == GEOMETRIC, size, rng)
+    job.kind, job.rat, job.a, job.b = _J_RAT, fill, a, b
+    _int_fill(bg, &r, &job, arr)
     return arr
 
 
@@ -63,10 +114,8 @@ def discrete_big(int kind, object num, object den, object size, object rng):
     cdef const uint64_t *pn = <const uint64_t *>cnp.PyArray_DATA(nl)
     cdef const uint64_t *pd = <const uint64_t *>cnp.PyArray_DATA(dl)
     cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-    cdef size_t n = arr.size
     cdef _big_fill_fn fill
-    cdef int status
+    cdef _int_job job
     if kind == BERNOULLI:
         fill = dpf_bernoulli_big_fill
     elif kind == BERNOULLI_EXP:
@@ -74,13 +123,8 @@ def discrete_big(int kind, object num, object den, object size, object rng):
     else:
         raise ValueError(f"no multi-word version of sampler {kind}")
     _bind(bg, &r)
-    if size is None:
-        with bg.lock:
-            status = fill(&r, pn, pd, limbs, out, 1)
-    else:
-        with bg.lock, nogil:
-            status = fill(&r, pn, pd, limbs, out, n)
-    _check(status)
+    job.kind, job.big, job.pn, job.pd, job.limbs = _J_BIG, fill, pn, pd, limbs
+    _int_fill(bg, &r, &job, arr)
     return _result(arr, size)
 
 
@@ -89,17 +133,10 @@ def uniform_below(uint64_t bound, object size, object rng):
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
     cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-    cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-    cdef size_t n = arr.size
-    cdef int status
+    cdef _int_job job
     _bind(bg, &r)
-    if size is None:
-        with bg.lock:
-            status = dpf_uniform_below_fill(&r, bound, out, 1)
-    else:
-        with bg.lock, nogil:
-            status = dpf_uniform_below_fill(&r, bound, out, n)
-    _check(status)
+    job.kind, job.a = _J_BELOW, bound
+    _int_fill(bg, &r, &job, arr)
     return _result(arr, size)
 
 
@@ -157,7 +194,7 @@ cdef class DiscreteLaplaceCT:
         cdef dpf_rng_t r
         cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
         cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-        cdef size_t n = arr.size
+        cdef _int_job job
         _bind(bg, &r)
         if size is None:
             with bg.lock:
@@ -166,11 +203,8 @@ cdef class DiscreteLaplaceCT:
                 else:
                     out[0] = dpf_discrete_laplace_ct(&r, &self.t)
         else:
-            with bg.lock, nogil:
-                if geometric:
-                    dpf_geometric_ct_fill(&r, &self.t, out, n)
-                else:
-                    dpf_discrete_laplace_ct_fill(&r, &self.t, out, n)
+            job.kind, job.prep = (_J_GEO_CT if geometric else _J_LAP_CT), &self.t
+            _int_fill(bg, &r, &job, arr)
         return _result(arr, size)
 
 
@@ -202,14 +236,14 @@ cdef class DiscreteGaussianCT:
         cdef dpf_rng_t r
         cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
         cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-        cdef size_t n = arr.size
+        cdef _int_job job
         _bind(bg, &r)
         if size is None:
             with bg.lock:
                 out[0] = dpf_discrete_gaussian_ct(&r, &self.t)
         else:
-            with bg.lock, nogil:
-                dpf_discrete_gaussian_ct_fill(&r, &self.t, out, n)
+            job.kind, job.prep = _J_DG_CT, &self.t
+            _int_fill(bg, &r, &job, arr)
         return _result(arr, size)
 
 
@@ -249,16 +283,10 @@ cdef class DiscreteLaplaceExact:
         cdef BitGenerator bg = _resolve(rng)
         cdef dpf_rng_t r
         cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-        cdef size_t n = arr.size
-        cdef int status
+        cdef _int_job job
         _bind(bg, &r)
-        with bg.lock, nogil:
-            if geometric:
-                status = dpf_geometric_exact_fill(&r, &self.t, out, n)
-            else:
-                status = dpf_discrete_laplace_exact_fill(&r, &self.t, out, n)
-        _check(status)
+        job.kind, job.prep = (_J_GEO_EX if geometric else _J_LAP_EX), &self.t
+        _int_fill(bg, &r, &job, arr)
         return _result(arr, size)
 
 
@@ -293,13 +321,10 @@ cdef class DiscreteGaussianExact:
         cdef BitGenerator bg = _resolve(rng)
         cdef dpf_rng_t r
         cdef cnp.ndarray arr = np.empty(1 if size is None else size, dtype=np.int64)
-        cdef int64_t *out = <int64_t *>cnp.PyArray_DATA(arr)
-        cdef size_t n = arr.size
-        cdef int status
+        cdef _int_job job
         _bind(bg, &r)
-        with bg.lock, nogil:
-            status = dpf_discrete_gaussian_exact_fill(&r, &self.g, out, n)
-        _check(status)
+        job.kind, job.prep = _J_DG_EX, &self.g
+        _int_fill(bg, &r, &job, arr)
         return _result(arr, size)
 
 

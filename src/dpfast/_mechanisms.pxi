@@ -27,6 +27,42 @@ cdef int _unpack(object sampler, const dpf_dlap_exact_t **lap,
     return 0
 
 
+# The bulk releases run through _sliced (_continuous.pxi): Ctrl-C stops them between two
+# slices of _SLICE values (a multiple of _CHUNK), nothing is returned, and the noise
+# already drawn stays in buffers that are zeroed or dropped with the result.
+cdef struct _rel_job:
+    const dpf_dlap_exact_t *lap
+    const dpf_dgauss_exact_t *gauss
+    int k
+    const double *xf
+    double *of
+    int64_t *z
+    const int64_t *xi
+    int64_t *oi
+
+
+cdef int _grid_slice(void *ctx, dpf_rng_t *r, size_t off, size_t m) noexcept nogil:
+    cdef _rel_job *j = <_rel_job *>ctx
+    cdef size_t end = off + m, c
+    cdef int status = DPF_OK
+    while off < end and status == DPF_OK:
+        c = min(end - off, <size_t>_CHUNK)
+        status = _prepared_noise(j.lap, j.gauss, r, j.z, c)
+        if status == DPF_OK:
+            status = dpf_grid_add(j.xf + off, j.z, j.of + off, c, j.k)
+        off += c
+    return status
+
+
+cdef int _int_release_slice(void *ctx, dpf_rng_t *r, size_t off, size_t m) noexcept nogil:
+    # the noise goes straight into out, then the values are added in place
+    cdef _rel_job *j = <_rel_job *>ctx
+    cdef int status = _prepared_noise(j.lap, j.gauss, r, j.oi + off, m)
+    if status == DPF_OK:
+        _saturating_add(j.xi + off, j.oi + off, j.oi + off, m)
+    return status
+
+
 def grid_release(object sampler, object x, int k, object rng):
     """fl(2^k (round(x / 2^k) + Z)) for a float or a float64 array x (a new array), Z from
     the prepared exact sampler (its public parameters were chosen by the caller)."""
@@ -38,10 +74,7 @@ def grid_release(object sampler, object x, int k, object rng):
     cdef double xv, yv
     cdef int64_t zv
     cdef cnp.ndarray xa, out, zbuf
-    cdef double *xp
-    cdef double *op
-    cdef int64_t *zp
-    cdef size_t n, off, m
+    cdef _rel_job job
     _unpack(sampler, &lap, &gauss)
     _bind(bg, &r)
     if isinstance(x, float):
@@ -54,20 +87,15 @@ def grid_release(object sampler, object x, int k, object rng):
         return yv
     xa = np.ascontiguousarray(x, dtype=np.float64)
     out = np.empty_like(xa)
-    n = xa.size
-    zbuf = np.empty(min(n, <size_t>_CHUNK), dtype=np.int64)
-    xp = <double *>cnp.PyArray_DATA(xa)
-    op = <double *>cnp.PyArray_DATA(out)
-    zp = <int64_t *>cnp.PyArray_DATA(zbuf)
-    with bg.lock, nogil:
-        off = 0
-        while off < n and status == DPF_OK:
-            m = min(n - off, <size_t>_CHUNK)
-            status = _prepared_noise(lap, gauss, &r, zp, m)
-            if status == DPF_OK:
-                status = dpf_grid_add(xp + off, zp, op + off, m, k)
-            off += m
-    zbuf[...] = 0   # the noise is secret: do not leave it in freed memory
+    zbuf = np.empty(min(xa.size, <Py_ssize_t>_CHUNK), dtype=np.int64)
+    job.lap, job.gauss, job.k = lap, gauss, k
+    job.xf = <const double *>cnp.PyArray_DATA(xa)
+    job.of = <double *>cnp.PyArray_DATA(out)
+    job.z = <int64_t *>cnp.PyArray_DATA(zbuf)
+    try:
+        status = _sliced(bg, &r, _grid_slice, &job, xa.size)
+    finally:
+        zbuf[...] = 0   # the noise is secret: do not leave it in freed memory
     _check(status)
     return out
 
@@ -99,7 +127,7 @@ def int_release(object sampler, object x, object rng):
     cdef int status = DPF_OK
     cdef int64_t xv, zv, yv
     cdef cnp.ndarray xa, out
-    cdef size_t n
+    cdef _rel_job job
     _unpack(sampler, &lap, &gauss)
     _bind(bg, &r)
     if isinstance(x, int):
@@ -111,12 +139,13 @@ def int_release(object sampler, object x, object rng):
         return yv
     xa = np.ascontiguousarray(x, dtype=np.int64)
     out = np.empty_like(xa)
-    n = xa.size
-    with bg.lock, nogil:
-        # the noise goes straight into out, then the values are added in place
-        status = _prepared_noise(lap, gauss, &r, <int64_t *>cnp.PyArray_DATA(out), n)
-        if status == DPF_OK:
-            _saturating_add(<int64_t *>cnp.PyArray_DATA(xa), <int64_t *>cnp.PyArray_DATA(out),
-                            <int64_t *>cnp.PyArray_DATA(out), n)
+    job.lap, job.gauss = lap, gauss
+    job.xi = <const int64_t *>cnp.PyArray_DATA(xa)
+    job.oi = <int64_t *>cnp.PyArray_DATA(out)
+    try:
+        status = _sliced(bg, &r, _int_release_slice, &job, xa.size)
+    except BaseException:
+        out[...] = 0    # an interrupted release: its partial noise is not left behind
+        raise
     _check(status)
     return out

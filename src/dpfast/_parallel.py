@@ -14,12 +14,20 @@ Turning it off: ``workers=1`` runs every chunk on the calling thread; the enviro
 variable ``DPFAST_WORKERS`` (read once, at import) sets the default thread count
 (``DPFAST_WORKERS=1``: never start threads).  The C loops release the GIL, so the
 threads run in parallel.
+
+Ctrl-C: Python runs signal handlers in the main thread only, between two chunks of the
+main thread's share (a chunk is a few milliseconds).  When the main thread sees an
+exception there (KeyboardInterrupt) or from a worker, it sets a stop flag that every
+thread reads before its next chunk, waits for the chunks already started (so no thread
+still writes into the buffers), and re-raises.  Nothing is returned; the caller's
+generator has given its key and is consistent; with ``workers=1`` the chunks run in a
+Python loop on the calling thread and stop at the next chunk.
 """
 
 import math
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -81,18 +89,25 @@ def chunked(n, gen, nworkers, task):
         for i in range(len(bounds)):
             run(i)
         return
-    # each thread takes every nworkers-th chunk; result() re-raises a worker's exception
+    stop = threading.Event()
+
+    # each thread takes every nworkers-th chunk until stopped
     def stripe(w):
         for i in range(w, len(bounds), nworkers):
+            if stop.is_set():
+                return
             run(i)
 
     pool = _executor()
     futures = [pool.submit(stripe, w) for w in range(1, nworkers)]
     try:
         stripe(0)
-    finally:
         for f in futures:
-            f.result()
+            f.result()      # re-raises a worker's exception
+    except BaseException:
+        stop.set()
+        wait(futures)       # a second Ctrl-C here leaves the rest to finish on their own
+        raise
 
 
 def fill(shape, dtype, rng, nworkers, draw):

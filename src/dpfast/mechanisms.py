@@ -280,7 +280,10 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     workers : None or int >= 1
         Threads for a vector of at least 2**18 values (None: all cores, or the environment
         variable ``DPFAST_WORKERS``; 1: the calling thread only); the release is the same
-        for every thread count (``dpfast._parallel``).
+        for every thread count (``dpfast._parallel``).  Ctrl-C stops a long release
+        between two slices (or chunks) and raises ``KeyboardInterrupt``: nothing is
+        returned, and ``budget`` stays charged (as for any call that raises after
+        charging).
 
     Returns
     -------

@@ -66,7 +66,11 @@ def _continuous(kind, a, b, size, rng, out, workers):
 
 
 def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Uniform floats on [low, high) with 53 random bits each (simulation path)."""
+    """Uniform floats on [low, high) with 53 random bits each (simulation path).
+
+    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
+    written) are as in :func:`laplace`.
+    """
     low = _v.finite("low", low)
     high = _v.finite("high", high)
     if not low <= high:
@@ -94,7 +98,10 @@ def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
         Output shape; ``None`` (and no ``out``) returns one float.
     rng : None, ChaCha20, numpy BitGenerator or Generator
     out : float64 ndarray, optional
-        Written in place and returned.
+        Written in place and returned.  A fill stops on Ctrl-C between two slices of
+        2**20 values and raises ``KeyboardInterrupt``: ``out`` is then partly written
+        (its first whole slices) and ``rng`` stands after the values drawn, ready for
+        the next draw.  A fill without ``out`` returns nothing when interrupted.
     workers : None or int >= 1
         Threads for a fill of at least 2**18 values (None: all cores, or the environment
         variable ``DPFAST_WORKERS``; 1: the calling thread only).  Such a fill is drawn
@@ -109,19 +116,31 @@ def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
 
 
 def gaussian(sigma=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Normal(0, sigma**2) noise (ziggurat; simulation path)."""
+    """Normal(0, sigma**2) noise (ziggurat; simulation path).
+
+    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
+    written) are as in :func:`laplace`.
+    """
     sigma = _v.nonnegative("sigma", sigma)
     return _continuous(_core.NORMAL, sigma, 0.0, _shape(size, out), rng, out, workers)
 
 
 def exponential(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Exponential noise with mean ``scale`` (ziggurat; simulation path)."""
+    """Exponential noise with mean ``scale`` (ziggurat; simulation path).
+
+    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
+    written) are as in :func:`laplace`.
+    """
     scale = _v.nonnegative("scale", scale)
     return _continuous(_core.EXPONENTIAL, scale, 0.0, _shape(size, out), rng, out, workers)
 
 
 def gumbel(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Gumbel(0, scale) noise, CDF exp(-exp(-x/scale)) (simulation path)."""
+    """Gumbel(0, scale) noise, CDF exp(-exp(-x/scale)) (simulation path).
+
+    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
+    written) are as in :func:`laplace`.
+    """
     scale = _v.nonnegative("scale", scale)
     return _continuous(_core.GUMBEL, scale, 0.0, _shape(size, out), rng, out, workers)
 
