@@ -62,6 +62,7 @@ def test_demo_prints_its_one_budget_first_and_spends_it(capsys):
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert lines[0].startswith(f"dpfast {dpfast.__version__}")
     budget_line = next(i for i, ln in enumerate(lines) if "privacy budget" in ln)
+    assert budget_line == 2              # after the version and the generator, before any release
     assert "eps = 4.0" in lines[budget_line] and "delta = 1e-06" in lines[budget_line]
     # the budget is announced before any release line, and there is only one
     assert out.count("budget for") == 1
