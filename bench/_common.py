@@ -1,4 +1,8 @@
-"""Shared timing and reporting for the bench/ scripts (never part of the test suite)."""
+"""Shared timing and reporting for the bench/ scripts (never part of the test suite).
+
+Every script reports a comparison the same way: a column named ``ratio`` holding
+dpfast time / reference time, so below 1 means dpfast is faster (see :func:`ratio`).
+"""
 import argparse
 import json
 import platform
@@ -42,6 +46,32 @@ def timeit(fn, n, repeats=7, warmup=1):
     return statistics.median(ts) / n, min(ts) / n
 
 
+RATIO_NOTE = "ratio = dpfast time / reference time (below 1: dpfast is faster)"
+
+
+def ratio(dpfast_time, reference_time):
+    """The one comparison every script prints: dpfast time / reference time."""
+    return dpfast_time / reference_time
+
+
+def header(title, repeats=None, out=None):
+    """Print the title, the machine line and the ratio convention; return cpu_info()."""
+    info = cpu_info()
+    print(f"# {title}", file=out)
+    tail = f"; median of {repeats}" if repeats else ""
+    print(f"# {info.get('cpu')} ({info['machine']}, {info['cores']} cores, "
+          f"SIMD {'/'.join(info.get('simd', []))}), numpy {info['numpy']}, "
+          f"python {info['python']}{tail}; the machine may be shared", file=out)
+    print(f"# {RATIO_NOTE}", file=out)
+    return info
+
+
+def write_json(path, payload):
+    if path:
+        with open(path, "w") as f:
+            json.dump(payload, f, indent=2)
+
+
 def parser(description):
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
@@ -50,19 +80,15 @@ def parser(description):
     return p
 
 
-def report(title, rows, args, extra=None, ratio_label="vs numpy"):
-    """Print a table of rows (dicts with name, ns, and optional ratio/note), write JSON."""
-    info = cpu_info()
-    print(f"# {title}")
-    print(f"# {info.get('cpu')} ({info['machine']}, {info['cores']} cores, "
-          f"SIMD {'/'.join(info.get('simd', []))}), numpy {info['numpy']}, "
-          f"python {info['python']}; median of {args.repeats}")
+def report(title, rows, args, extra=None, reference="numpy"):
+    """Print a table of rows (dicts with name, ns, and optional ratio/note), write JSON.
+
+    ``ratio`` must be dpfast time / ``reference`` time (use :func:`ratio`)."""
+    info = header(f"{title}; ratio against {reference}", args.repeats)
     width = max(len(r["name"]) for r in rows) + 2
-    print(f"{'task':<{width}}{'ns/item':>12}{ratio_label:>14}  note")
+    print(f"{'task':<{width}}{'ns/item':>12}{'ratio':>10}  note")
     for r in rows:
-        ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else ""
-        print(f"{r['name']:<{width}}{r['ns']:>12.2f}{ratio:>14}  {r.get('note', '')}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"title": title, "machine": info, "rows": rows, **(extra or {})}, f,
-                      indent=2)
+        cell = f"{r['ratio']:.2f}" if r.get("ratio") else ""
+        print(f"{r['name']:<{width}}{r['ns']:>12.2f}{cell:>10}  {r.get('note', '')}")
+    write_json(args.json, {"title": title, "machine": info, "ratio": RATIO_NOTE,
+                           "reference": reference, "rows": rows, **(extra or {})})

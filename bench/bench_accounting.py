@@ -31,6 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpfast import accounting as A
+from _common import RATIO_NOTE, header, ratio
 
 
 def _time_per_call(fn, repeats, min_time):
@@ -155,11 +156,19 @@ def main(argv=None):
         delta=delta,
         delta_prime=dp,
     )
-    print(f"# {meta['cpu']} | Python {meta['python']} | numpy {meta['numpy']} | median of {args.repeats}")
-    print(f"{'task':45s} {'k':>9s} {'us/call':>12s}  value")
+    # the one task with a reference in the same run: dpfast's RDP conversion vs dp_accounting
+    for r in rows:
+        ref = next((g for g in rows if g["k"] == r["k"] and g["task"].startswith("dp_accounting")),
+                   None)
+        if ref is not None and r["task"].startswith("rdp_to_dp"):
+            r["ratio"] = ratio(r["us_per_call"], ref["us_per_call"])
+    meta["ratio"] = RATIO_NOTE + "; reference: dp_accounting RdpAccountant"
+    header("dpfast.accounting: us per call; ratio against dp_accounting", args.repeats)
+    print(f"{'task':45s} {'k':>9s} {'us/call':>12s} {'ratio':>7s}  value")
     for r in rows:
         k = "" if r["k"] is None else f"{r['k']:.0e}"
-        print(f"{r['task']:45s} {k:>9s} {r['us_per_call']:12.2f}  {_short(r['value'])}")
+        cell = f"{r['ratio']:.2f}" if "ratio" in r else ""
+        print(f"{r['task']:45s} {k:>9s} {r['us_per_call']:12.2f} {cell:>7s}  {_short(r['value'])}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(meta=meta, results=rows, pld=pld_rows), f, indent=2)
@@ -225,7 +234,7 @@ def _pld_goals(repeats):
     try:
         t_g, e_g = _median_time(_google, max(3, repeats // 3))
         row.update(dp_accounting_seconds=t_g, dp_accounting_epsilon=e_g,
-                   speedup_default=t_g / t_def, speedup_fine=t_g / t_fine)
+                   ratio_default=ratio(t_def, t_g), ratio_fine=ratio(t_fine, t_g))
     except ImportError:
         row.update(dp_accounting_seconds=None)
     rows.append(row)
@@ -237,11 +246,11 @@ def _pld_goals(repeats):
     try:
         t_g, e_g = _median_time(lambda: _google(HETERO_DISTINCT), 1)
         row.update(dp_accounting_seconds=t_g, dp_accounting_epsilon=e_g,
-                   speedup_default=t_g / t_d, speedup_fine=t_g / t_df)
+                   ratio_default=ratio(t_d, t_g), ratio_fine=ratio(t_df, t_g))
     except ImportError:
         row.update(dp_accounting_seconds=None)
     rows.append(row)
-    print("# issue 16 goals (median of runs; machine shared with other builds)")
+    header("dpfast.accounting: issue 16 goals; ratio against dp_accounting", repeats)
     r = rows[0]
     print(f"calibrate_gaussian k=100 (1,1e-5): sigma {r['sigma']:.9g}, exact {r['exact']:.9g}, "
           f"excess {r['excess']:.2e} (zCDP route: {r['zcdp_sigma']:.6g}, +{100 * r['zcdp_excess']:.2f}%)")
@@ -250,7 +259,7 @@ def _pld_goals(repeats):
               f"dpfast grid 2^-13 {r['dpfast_fine_seconds']:.3f}s eps {r['dpfast_fine_epsilon']:.9g}")
         if r.get("dp_accounting_seconds"):
             print(f"  dp_accounting {r['dp_accounting_seconds']:.3f}s eps {r['dp_accounting_epsilon']:.9g} | "
-                  f"speed-up {r['speedup_default']:.1f}x (default grid), {r['speedup_fine']:.1f}x (grid 2^-13)")
+                  f"ratio {r['ratio_default']:.3f} (default grid), {r['ratio_fine']:.3f} (grid 2^-13)")
         else:
             print("  dp_accounting not importable: no comparison")
     return rows

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from _common import cpu_info, parser
+from _common import RATIO_NOTE, header, parser, ratio
 
 import dpfast.grouped as G
 
@@ -121,11 +121,9 @@ def main():
                    help="records for the PipelineDP comparison (0: same as -n)")
     p.add_argument("--pdp-python", default="/tmp/venv-pdp/bin/python")
     args = p.parse_args()
-    info = cpu_info()
-    print("# grouped count+sum, L0=2, Linf=3, [0, 10], eps=3, delta=1e-5, private selection")
-    print(f"# {info.get('cpu')} ({info['machine']}, {info['cores']} cores), numpy "
-          f"{info['numpy']}; shared machine; median of {args.repeats}")
-    results = {"machine": info, "rows": []}
+    info = header("grouped count+sum, L0=2, Linf=3, [0, 10], eps=3, delta=1e-5, private "
+                  "selection; ratio against PipelineDP", args.repeats)
+    results = {"machine": info, "ratio": RATIO_NOTE, "rows": []}
 
     def row(name, n, parts, secs, err, note=""):
         r = {"name": name, "records": n, "partitions": parts, "seconds": secs,
@@ -156,10 +154,9 @@ def main():
         psecs = float(np.median(pdp["times"]))
         row("PipelineDP LocalBackend", pdp_n, parts, psecs,
             errors(pdp["keys"], pdp["count"], pdp["sum"], tc, ts))
-        speedup = psecs / secs
-        results["speedup_vs_pipeline_dp"] = speedup
-        print(f"# dpfast is {speedup:.1f}x faster than PipelineDP on {pdp_n} records "
-              f"(goal >= 10x)")
+        r = ratio(secs, psecs)
+        results["ratio_vs_pipeline_dp"] = r
+        print(f"# ratio (dpfast / PipelineDP) on {pdp_n} records: {r:.3f} (goal <= 0.1)")
     else:
         print(f"# PipelineDP not found at {args.pdp_python}: no comparison")
     if args.json:

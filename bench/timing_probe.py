@@ -118,7 +118,7 @@ def main():
     info_rows = [{"name": r["name"], "ns": r["ns"], "note": f"t = {r['t']:+.2f}  "
                   f"n = {r['n'][0]}/{r['n'][1]}  {r['note']}"} for r in rows]
     report("Timing probe (dudect-style Welch t-test); ns = median per call", info_rows, args,
-           {"probe_rows": rows}, ratio_label="")
+           {"probe_rows": rows}, reference="none (no ratios)")
 
 
 if __name__ == "__main__":
