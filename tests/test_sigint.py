@@ -79,6 +79,28 @@ def test_sliced_continuous_fill_equals_smaller_unsliced_fills(kind):
     assert np.array_equal(whole, np.concatenate(parts))
 
 
+# Randomized response: the C loops take whole keystream words per batch of 8 or 32
+# respondents, and _SLICE is a multiple of both, so a call over N respondents (sliced)
+# equals calls over consecutive pieces of at most one slice (what one C call gave before).
+RR_TRUTH8 = (np.arange(6 * SLICE) % 2).astype(np.uint8)
+RR_TRUTH64 = (np.arange(6 * SLICE) % 7).astype(np.int64)
+RR = {
+    "rr_coins": lambda g, lo, hi: _core.rr_coins(RR_TRUTH8[lo:hi], g),
+    "rr_binary": lambda g, lo, hi: _core.rr_binary(RR_TRUTH8[lo:hi], 2 ** 63 + 12345, g),
+    "rr_kary": lambda g, lo, hi: _core.rr_kary(RR_TRUTH64[lo:hi], 7, 2 ** 62 + 999, g),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RR))
+def test_sliced_randomized_response_equals_smaller_unsliced_calls(name):
+    call = RR[name]
+    whole = call(cc(12), 0, N)
+    g = cc(12)
+    cuts = [0, SLICE // 2, SLICE, N]
+    parts = [call(g, a, b) for a, b in zip(cuts, cuts[1:])]
+    assert np.array_equal(whole, np.concatenate(parts))
+
+
 # ------------------------------------------------------------------ Ctrl-C, serial
 
 def _pos(bg):
@@ -144,6 +166,9 @@ SERIAL = {
                                                     BIG_FLOAT[:n], -10, g),
     "int_release": lambda g, n: _core.int_release(_core.DiscreteGaussianExact(9, 4),
                                                   BIG_INT[:n], g),
+    "rr_coins": lambda g, n: RR["rr_coins"](g, 0, n),
+    "rr_binary": lambda g, n: RR["rr_binary"](g, 0, n),
+    "rr_kary": lambda g, n: RR["rr_kary"](g, 0, n),
 }
 
 

@@ -145,44 +145,59 @@ def topk_fast(cnp.ndarray scores, double gamma, size_t k, object rng):
     return out
 
 
-def rr_coins(cnp.ndarray truth, object rng):
-    """truth: C-contiguous uint8 0/1 (any shape); returns uint8 of the same shape."""
+# Randomized response over many respondents runs through _sliced (_continuous.pxi): the
+# lock is held for the whole call, the GIL is released per slice, and Ctrl-C is checked
+# between slices.  The C loops consume whole keystream words per slice-aligned batch
+# (_SLICE is a multiple of every batch size), so a seeded call gives the same reports in
+# slices as in one C call (tests/test_sigint.py pins them).
+
+cdef struct _rr_job:
+    int kind             # 0 coins, 1 binary, 2 k-ary
+    const void *truth
+    void *out
+    uint64_t k, threshold
+
+
+cdef int _rr_slice(void *ctx, dpf_rng_t *r, size_t off, size_t m) noexcept nogil:
+    cdef _rr_job *j = <_rr_job *>ctx
+    if j.kind == 0:
+        dpf_rr_coins(r, <const uint8_t *>j.truth + off, <uint8_t *>j.out + off, m)
+    elif j.kind == 1:
+        dpf_rr_binary(r, <const uint8_t *>j.truth + off, <uint8_t *>j.out + off, m,
+                      j.threshold)
+    else:
+        dpf_rr_kary(r, <const int64_t *>j.truth + off, <int64_t *>j.out + off, m, j.k,
+                    j.threshold)
+    return DPF_OK
+
+
+cdef cnp.ndarray _rr(int kind, cnp.ndarray truth, uint64_t k, uint64_t threshold,
+                     object rng):
     cdef BitGenerator bg = _resolve(rng)
     cdef dpf_rng_t r
     cdef cnp.ndarray out = np.empty_like(truth)
-    cdef size_t n = truth.size
-    cdef const uint8_t *t = <const uint8_t *>cnp.PyArray_DATA(truth)
-    cdef uint8_t *o = <uint8_t *>cnp.PyArray_DATA(out)
+    cdef _rr_job job
+    job.kind = kind
+    job.truth = cnp.PyArray_DATA(truth)
+    job.out = cnp.PyArray_DATA(out)
+    job.k = k
+    job.threshold = threshold
     _bind(bg, &r)
-    with bg.lock, nogil:
-        dpf_rr_coins(&r, t, o, n)
+    _check(_sliced(bg, &r, _rr_slice, &job, <size_t>truth.size))
     return out
+
+
+def rr_coins(cnp.ndarray truth, object rng):
+    """truth: C-contiguous uint8 0/1 (any shape); returns uint8 of the same shape."""
+    return _rr(0, truth, 0, 0, rng)
 
 
 def rr_binary(cnp.ndarray truth, uint64_t threshold, object rng):
-    cdef BitGenerator bg = _resolve(rng)
-    cdef dpf_rng_t r
-    cdef cnp.ndarray out = np.empty_like(truth)
-    cdef size_t n = truth.size
-    cdef const uint8_t *t = <const uint8_t *>cnp.PyArray_DATA(truth)
-    cdef uint8_t *o = <uint8_t *>cnp.PyArray_DATA(out)
-    _bind(bg, &r)
-    with bg.lock, nogil:
-        dpf_rr_binary(&r, t, o, n, threshold)
-    return out
+    return _rr(1, truth, 0, threshold, rng)
 
 
 def rr_kary(cnp.ndarray truth, uint64_t k, uint64_t threshold, object rng):
-    cdef BitGenerator bg = _resolve(rng)
-    cdef dpf_rng_t r
-    cdef cnp.ndarray out = np.empty_like(truth)
-    cdef size_t n = truth.size
-    cdef const int64_t *t = <const int64_t *>cnp.PyArray_DATA(truth)
-    cdef int64_t *o = <int64_t *>cnp.PyArray_DATA(out)
-    _bind(bg, &r)
-    with bg.lock, nogil:
-        dpf_rr_kary(&r, t, o, n, k, threshold)
-    return out
+    return _rr(2, truth, k, threshold, rng)
 
 
 def _selection_constants():
