@@ -413,8 +413,10 @@ def test_bad_data_refused_by_shape_and_type():
     with pytest.raises(TypeError):
         clf.fit(X, np.where(y > 0, "a", "b"))                 # strings vs classes (-1, 1)
     assert b.calls == []
-    with pytest.raises(AttributeError, match="not fitted"):
+    with pytest.raises(dpfast.NotFittedError, match="not fitted") as info:
         clf.predict(X)
+    # a documented type, and what scikit-learn code catches (ValueError, AttributeError)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, AttributeError)
     clf.fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :3])

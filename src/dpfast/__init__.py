@@ -29,6 +29,7 @@ from ._errors import (
     DPFastError,
     EntropyError,
     MechanismHaltedError,
+    NotFittedError,
     PrivacyParameterError,
 )
 
@@ -50,4 +51,5 @@ __all__ = [
     "BudgetExceededError",
     "MechanismHaltedError",
     "EntropyError",
+    "NotFittedError",
 ]

@@ -11,6 +11,7 @@ __all__ = [
     "BudgetExceededError",
     "MechanismHaltedError",
     "EntropyError",
+    "NotFittedError",
 ]
 
 
@@ -32,3 +33,8 @@ class MechanismHaltedError(DPFastError, RuntimeError):
 
 class EntropyError(DPFastError, OSError):
     """The operating system could not supply cryptographic entropy."""
+
+
+class NotFittedError(DPFastError, ValueError, AttributeError):
+    """A model was used before ``fit``.  Like scikit-learn's error of the same name it is
+    both a ``ValueError`` and an ``AttributeError``."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _core
 from .. import _validation as _v
-from .._errors import PrivacyParameterError
+from .._errors import NotFittedError, PrivacyParameterError
 from ..mechanisms import geometric_mechanism, laplace_mechanism
 from ..random import ChaCha20
 from ..selection import exponential_mechanism
@@ -337,7 +337,7 @@ class PrivateBoostingClassifier(ParamsMixin):
     # ------------------------------------------------------------ predict
     def _check_fitted(self):
         if not hasattr(self, "estimators_"):
-            raise AttributeError(  # sklearn's NotFittedError derives from AttributeError too
+            raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit first")
 
     def decision_function(self, X):
