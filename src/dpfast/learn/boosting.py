@@ -132,7 +132,7 @@ class PrivateBoostingClassifier(ParamsMixin):
     the chosen threshold leaves less than l capped mass (see
     :func:`dpfast.learn.boosting_privacy_cost`).  Noisy test: exact discrete Laplace on
     the error count (:func:`dpfast.mechanisms.geometric_mechanism`); threshold: the exact
-    exponential mechanism on scores -|S(g) - 2l| of sensitivity 1
+    exponential mechanism on scores ``-|S(g) - 2l|`` of sensitivity 1
     (:func:`dpfast.selection.exponential_mechanism`); sampling: exact (csrc/boost.c).
     The released view is the hypotheses, the thresholds w_t and the noisy test values.
     ``score`` on private data is a separate, non-private release.

@@ -142,7 +142,7 @@ class DPStumpLearner(ParamsMixin):
 
     def scores(self, Z_k, y_k):
         """q(h) for every candidate (int64, the order of :meth:`candidate`), from
-        cumulative counts per feature in O(k d + sum_f |thresholds_f|) (spec 6.2)."""
+        cumulative counts per feature in ``O(k d + sum_f |thresholds_f|)`` (spec 6.2)."""
         grid, feats, codes = self._plan
         sizes = np.array([t.size + 1 for t in grid])
         off = np.concatenate(([0], np.cumsum(sizes)[:-1]))
