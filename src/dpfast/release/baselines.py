@@ -1,5 +1,5 @@
 """Data-independent baselines: Laplace / Gaussian noise per query and on whole
-marginals (RELEASE.md §5.2).  They are what MWEM and PMW must beat."""
+marginals (Dwork & Roth Thm 3.6 and 3.22, per query or per marginal).  They are what MWEM and PMW must beat."""
 
 import math
 

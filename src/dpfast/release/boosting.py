@@ -1,5 +1,5 @@
 """Boosting for Queries (Dwork, Rothblum, Vadhan 2010, Fig. 1 = Dwork & Roth Fig. 6.1)
-with the NoisyFit base synopsis generator, RELEASE.md §4."""
+with the NoisyFit base synopsis generator (Dwork & Roth Sec. 6.2)."""
 
 import math
 from typing import NamedTuple
@@ -58,7 +58,7 @@ class BoostingForQueries:
 
     The faithful reference mechanism of the seed; on marginal workloads at n ≈ 5e4 it is
     *not* the best choice: MWEM (group unit) and Laplace on the marginals are far more
-    accurate (RELEASE.md §6.3; docs/release.md).  Use it for general low-sensitivity
+    accurate (measured on UCI Adult: docs/release.md).  Use it for general low-sensitivity
     query families where nothing else applies.
 
     Parameters

@@ -106,7 +106,8 @@ class Histogram:
 
     Build it from records with :meth:`from_codes`, or from counts directly.  The number
     of records is *not* public: mechanisms take ``n_public`` separately and never read
-    the count from the data (RELEASE.md §1.2, erratum E5).
+    the count from the data (erratum E5 of docs/release.md: Dwork & Roth assume ``‖x‖₁``
+    known).
 
     Parameters
     ----------
