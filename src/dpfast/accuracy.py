@@ -99,7 +99,7 @@ def exponential_mechanism_error(epsilon, *, n_candidates, beta, sensitivity=1.0,
     instead of ``2 Delta/epsilon`` for the monotone variant.  The same bound holds for
     permute-and-flip and for report noisy max with exponential noise of scale
     ``2 Delta/epsilon``: a candidate more than alpha below OPT can win only if its noise
-    exceeds alpha, and a union bound over the |R| candidates gives beta.
+    exceeds alpha, and a union bound over the ``|R|`` candidates gives beta.
     """
     epsilon = _v.epsilon(epsilon)
     beta = _beta(beta)

@@ -301,9 +301,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
 
     Accuracy
     --------
-    Each coordinate's noise Y has P[|Y| >= t * b] <= e^(-t) with b the noise scale
+    Each coordinate's noise Y has ``P[|Y| >= t * b] <= e^(-t)`` with b the noise scale
     (Fact 3.7; for the discrete versions the bound holds on the integer grid); over k
-    coordinates P[max |Y_i| >= ln(k/beta) b] <= beta (Theorem 3.8).  See
+    coordinates ``P[max |Y_i| >= ln(k/beta) b] <= beta`` (Theorem 3.8).  See
     :mod:`dpfast.accuracy`.
 
     References
@@ -422,7 +422,7 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     Accuracy
     --------
     Each coordinate's noise is (discrete) Gaussian with standard deviation about sigma:
-    P[|Y| >= t sigma] <= 2 exp(-t^2 / 2).
+    ``P[|Y| >= t sigma] <= 2 exp(-t^2 / 2)``.
 
     References
     ----------

@@ -89,7 +89,7 @@ def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
 
 
 def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Laplace(0, scale) noise, density exp(-|x|/scale) / (2 scale) (simulation path).
+    """Laplace(0, scale) noise, density ``exp(-|x|/scale) / (2 scale)`` (simulation path).
 
     Parameters
     ----------
@@ -446,9 +446,9 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
 
 
 def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers=None):
-    """Discrete Laplace noise: integers x with P(x) ∝ exp(-|x|/scale).
+    """Discrete Laplace noise: integers x with ``P(x) ∝ exp(-|x|/scale)``.
 
-    P(x) = (1 - q)/(1 + q) q**|x| with q = exp(-1/scale).  Adding it to an integer query
+    ``P(x) = (1 - q)/(1 + q) q**|x|`` with q = exp(-1/scale).  Adding it to an integer query
     of l1-sensitivity Δ is (Δ/scale)-DP.
 
     Parameters
@@ -553,10 +553,10 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     Notes
     -----
     Exact: Algorithm 3 of the reference, t = floor(sigma) + 1, proposing Y ~ DLap(t) and
-    accepting with probability exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2)), evaluated as an
+    accepting with probability ``exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2))``, evaluated as an
     exact multi-word rational by Bernoulli(exp(-x)) coins (no exp is computed).  Arrays use
     the prepared DLap(t) sampler of :func:`discrete_laplace` as the proposal and, for
-    sigma < 1024, a table of certified one-word acceptance coins for |Y| <= 16 t (a word
+    sigma < 1024, a table of certified one-word acceptance coins for ``|Y| <= 16 t`` (a word
     that falls inside a coin's certified interval continues the comparison exactly); the
     law is the same.  Set-up, cached per sigma: up to a few ms and 16 t * 16 bytes.
 
@@ -599,10 +599,10 @@ def constant_time_slack(sampler, param=None, *, sigma2=None):
 
     Notes
     -----
-    Laplace/geometric: η = Σ_{j<D} |T_j/2**64 - p_j| + q**(2**D) (+ the sign coin's
-    |T_s/2**64 - q/(1+q)| for the two-sided law), where each |T/2**64 - p| is bounded from a
+    Laplace/geometric: ``η = Σ_{j<D} |T_j/2**64 - p_j| + q**(2**D)`` (+ the sign coin's
+    ``|T_s/2**64 - q/(1+q)|`` for the two-sided law), where each ``|T/2**64 - p|`` is bounded from a
     192-bit certified interval of p; q**(2**D) < 2**-64.9.  Gaussian:
-    η = Σ_{k<M} |T_k/2**64 - P(|X| <= k)| + P(|X| > M), with P(|X| > M) <= 2**-65.
+    ``η = Σ_{k<M} |T_k/2**64 - P(|X| <= k)| + P(|X| > M)``, with ``P(|X| > M) <= 2**-65``.
     """
     sampler = _v.choice("sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian"))
     if sampler == "discrete_gaussian":
@@ -660,7 +660,7 @@ def laplace_truncated(loc, scale, lower=-math.inf, upper=math.inf, size=None, *,
                       mode="secure", granularity=None):
     """Bounded-domain Laplace: Laplace(loc, scale) conditioned on [lower, upper].
 
-    The density on the domain is proportional to exp(-|y - loc| / scale) (the law of
+    The density on the domain is proportional to ``exp(-|y - loc| / scale)`` (the law of
     diffprivlib's ``LaplaceBoundedDomain`` and, with loc = 0, of the noise of
     ``LaplaceBoundedNoise``); either bound may be infinite.
 

@@ -397,7 +397,7 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
     It is implemented as what it is identical to: report noisy max with one-sided
     exponential noise of scale ``2 Delta/epsilon`` (Ding et al. 2021), the "Report One-Sided
     Noisy Arg-Max" of Dwork & Roth before Thm 3.13.  Its law is *not* the exponential
-    mechanism's: Thm 3.13 claims it is, which is false (SPEC erratum): with two candidates of
+    mechanism's: Thm 3.13 claims it is, which is false (an erratum of the book): with two candidates of
     scores 0 and c, permute-and-flip picks the worse with probability
     ``exp(-epsilon c/(2 Delta))/2``, the exponential mechanism with
     ``1/(1 + exp(epsilon c/(2 Delta)))``.

@@ -578,7 +578,8 @@ class NumericSparse(_SVTBase):
 
     Parameters
     ----------
-    threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity,
+    threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity
+        As for :class:`Sparse`.
     constant_time, value_range
         As for :class:`Sparse`.  Query values -- and so the released values, up to their
         noise -- are clamped to ``[-value_range, value_range]``; on the secure path the
@@ -588,8 +589,9 @@ class NumericSparse(_SVTBase):
 
     Returns
     -------
-    ``feed``: float64 array, ``step``: float.  Each released value is the clamped query
-    value plus noise (see :attr:`value_range`); ``NaN`` for ⊥.
+    numpy.ndarray or float
+        ``feed`` returns a float64 array, ``step`` a float.  Each released value is the
+        clamped query value plus noise (see :attr:`value_range`); ``NaN`` for ⊥.
 
     Privacy
     -------

@@ -47,11 +47,12 @@ return the end of their bracket that is on the safe side, and the budget does it
 arithmetic exactly on :class:`fractions.Fraction` (of the floats it was given) or, where
 a square root or logarithm is unavoidable, rounds every step against the caller.
 
-Errata honoured here (see ``SPEC.md`` section 4)
+Errata honoured here
 ------------------------------------------------
 * Dwork & Roth Example 3.7 rounds the per-step budget to 1/801; that value composes to
   epsilon' ~ 1.0143 > 1.  The exact largest per-step epsilon is ~ 0.00123104 ~ 1/812.32.
-* Seed 004 (product mechanism, Thm 4) prints "epsilon <= 1.79 => (3 k eps^2, e^(-k eps/2))".
+* The lecture notes on private multiplicative weights ("almost always" DP of the
+  k-fold product mechanism, Thm 4) print "epsilon <= 1.79 => (3 k eps^2, e^(-k eps/2))".
   Its proof gives delta = e^(-k eps^2/2), and 3 k eps^2 needs e^eps - 1 <= 2 eps, i.e.
   eps <= 1.25643.  :func:`product_mechanism_privacy` ships the corrected statement only.
 * Dwork & Roth Cor. 3.21: its proof replaces eps(e^eps - 1) by eps^2, which is smaller.

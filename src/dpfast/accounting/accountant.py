@@ -63,8 +63,10 @@ class Accountant:
 
     Examples
     --------
+    >>> from dpfast.accounting import Accountant
     >>> acc = Accountant("pld")
-    >>> acc.compose_gaussian(sigma=5.0, sensitivity=1.0, count=100)
+    >>> acc.compose_gaussian(sigma=5.0, sensitivity=1.0, count=100)  # doctest: +ELLIPSIS
+    Accountant(method='pld', mechanisms=[(Mechanism(kind='gaussian', ...), 100)])
     >>> eps = acc.epsilon(1e-5)
 
     Notes
@@ -103,7 +105,7 @@ class Accountant:
         return self.compose(_pld.laplace(scale, sensitivity, sampling_rate), count)
 
     def compose_discrete_laplace(self, scale, sensitivity=1, count=1):
-        """Record ``count`` discrete Laplace mechanisms P(x) ∝ exp(-|x|/scale)."""
+        """Record ``count`` discrete Laplace mechanisms ``P(x) ∝ exp(-|x|/scale)``."""
         return self.compose(_pld.discrete_laplace(scale, sensitivity), count)
 
     def compose_discrete_gaussian(self, sigma, sensitivity=1, count=1):

@@ -460,6 +460,7 @@ class PrivacyBudget:
 
     Examples
     --------
+    >>> from dpfast.accounting import PrivacyBudget
     >>> budget = PrivacyBudget(1.0)
     >>> budget.spend(0.25, label="count")          # doctest: +ELLIPSIS
     LedgerEntry(index=0, label='count', epsilon=0.25, ...)

@@ -1,5 +1,6 @@
 """Basic and advanced composition of (epsilon, delta)-DP mechanisms and the product mechanism
-(Dwork & Roth Thm 3.16, 3.20, Cor. 3.21; seed 004 Thm 4 as corrected).
+(Dwork & Roth Thm 3.16, 3.20, Cor. 3.21; the product mechanism's Thm 4 of the lecture notes on
+private multiplicative weights, as corrected).
 """
 
 from __future__ import annotations
@@ -256,7 +257,7 @@ PRODUCT_MECHANISM_EPSILON_MAX = _product_threshold()  # ~1.2564312
 
 
 def product_mechanism_privacy(epsilon, k, *, simplified=False):
-    """Privacy of the k-fold product of an epsilon-DP mechanism (seed 004 Thm 4, corrected).
+    """Privacy of the k-fold product of an epsilon-DP mechanism (product mechanism, corrected).
 
     Parameters
     ----------
@@ -280,7 +281,7 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
     This is advanced composition (Dwork & Roth Thm 3.20) with delta' = e^(-k eps^2/2),
     for which sqrt(2 k ln(1/delta')) eps = k eps^2.
 
-    **Erratum.** Seed 004 prints "if epsilon <= 1.79 then M^k is
+    **Erratum.** The lecture notes' Thm 4 prints "if epsilon <= 1.79 then M^k is
     (3 k eps^2, e^(-k eps/2))-DP".  Both numbers are typos: the proof's Chernoff/Azuma
     step gives delta = e^(-k eps^2/2) (not e^(-k eps/2), which is larger than the true
     failure probability whenever eps < 1 and so claims too little privacy loss for the
@@ -290,8 +291,10 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
 
     References
     ----------
-    Seed 004 (lecture notes on the product mechanism), Thm 4 and its proof.
-    C. Dwork, A. Roth, 2014, Thm 3.20.  SPEC.md §4.
+    Lecture notes on the interactive (private multiplicative weights) mechanism of
+    M. Hardt, G. Rothblum, FOCS 2010: Thm 4 ("almost always" DP of the product
+    mechanism) and its proof.  C. Dwork, G. Rothblum, S. Vadhan, FOCS 2010, Thm III.3.
+    C. Dwork, A. Roth, 2014, Thm 3.20.
     """
     epsilon = _v.positive("epsilon", epsilon)
     k = _v.integer("k", k, minimum=1)

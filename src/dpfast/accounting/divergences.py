@@ -181,7 +181,7 @@ def hockey_stick_divergence(p, q, epsilon):
 
 
 def statistical_distance(p, q):
-    """Statistical (total variation) distance max_S |P(S) - Q(S)| = (1/2) sum |P - Q|.
+    """Statistical (total variation) distance ``max_S |P(S) - Q(S)| = (1/2) sum |P - Q|``.
 
     Parameters
     ----------

@@ -446,7 +446,7 @@ def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
 
 
 def discrete_laplace(scale, sensitivity=1):
-    """Discrete Laplace noise P(x) ∝ exp(-|x|/scale) on an integer query of sensitivity
+    """Discrete Laplace noise ``P(x) ∝ exp(-|x|/scale)`` on an integer query of sensitivity
     ``sensitivity`` (an integer, at most 10**6)."""
     scale = _v.positive("scale", scale)
     sensitivity = _v.integer("sensitivity", sensitivity, minimum=1, maximum=10**6)

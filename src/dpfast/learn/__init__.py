@@ -2,7 +2,8 @@
 
 :class:`PrivateBoostingClassifier` boosts a differentially private base learner
 (:class:`DPStumpLearner` by default; any object following :mod:`dpfast.learn.base`) with
-capped reweighting, in the certified ``grid`` variant of BOOSTING-PEOPLE.md by default.
+capped reweighting, in the certified ``grid`` variant by default (docs/learn.md: dpfast's corrections of
+the paper, the ``grid`` variant and its privacy theorem, "Theorem G").
 :func:`boosting_privacy_cost` gives a fit's (epsilon, delta) from public parameters;
 :func:`plan_grid` chooses parameters that meet an (epsilon, delta) target.
 """

@@ -1,10 +1,11 @@
 """Privacy cost of Boosting for People, from public parameters only.
 
-Every formula here is BOOSTING-PEOPLE.md Sec. 5 ("the spec"): Lemma 6.5' (B4, the
-amplified base-learner cost A(sigma), Delta(sigma)), the smoothness statistical distance
-sigma_l (B3a / erratum E7), the a-priori grid size N_t^max (B2-grid) and Theorem G (the
-``grid`` variant).  These derivations are the spec author's [D], checked numerically
-there and by the exact audits in tests/test_learn_audit.py; they are not peer reviewed.
+Every formula here is dpfast's corrected analysis of Dwork, Rothblum & Vadhan 2010,
+Sec. 6 (summarised in docs/learn.md): Lemma 6.5' (the amplified base-learner cost
+A(sigma), Delta(sigma)), the smoothness statistical distance sigma_l (erratum E7), the
+a-priori grid size N_t^max and Theorem G (the ``grid`` variant).  These derivations are
+dpfast's own, checked numerically and by the exact audits in tests/test_learn_audit.py;
+they are not peer reviewed.
 
 Returned epsilons and deltas are bounds, rounded up: each is the float evaluation times
 (1 + 2**-40), then the next double up, far more than the few ulps of error of the
@@ -42,7 +43,7 @@ class PrivacyCost:
     """The (epsilon, delta) a fit is charged, with its parts.
 
     ``breakdown`` maps each mechanism family to its (epsilon, delta) share.
-    ``certified`` is False for ``variant="paper"`` (no complete proof: spec E4) and when
+    ``certified`` is False for ``variant="paper"`` (no complete proof: erratum E4, docs/learn.md) and when
     non-private diagnostics were recorded.  ``adjacency`` is "replace-one": the data sets
     have the same public size m and differ in one row.
     """
@@ -60,12 +61,12 @@ def amplified_epsilon(sigma, k, eps_b):
     """A(sigma) = k ln(1 + sigma (e^eps_b - 1)) - k ln(1 - sigma (1 - e^-eps_b)):
     the epsilon of a base learner that is eps_b-DP per position of its k-tuple, run on k
     i.i.d. draws from two row distributions at statistical distance <= sigma < 1
-    (spec B4, Lemma 6.5' correcting the paper's Lemma 6.5, erratum E9)."""
+    (Lemma 6.5', dpfast's correction of the paper's Lemma 6.5, erratum E9; docs/learn.md)."""
     return k * (math.log1p(sigma * math.expm1(eps_b)) - math.log1p(sigma * math.expm1(-eps_b)))
 
 
 def amplified_delta(sigma, k, eps_b, delta_b):
-    """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (spec B4)."""
+    """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (Lemma 6.5', docs/learn.md)."""
     if delta_b == 0.0:
         return 0.0
     return delta_b * math.expm1(amplified_epsilon(sigma, k, eps_b)) / math.expm1(eps_b)
@@ -73,12 +74,12 @@ def amplified_delta(sigma, k, eps_b, delta_b):
 
 def smoothness_distance(ell):
     """sigma_l = (1/l)(1 + 1/(8(l - 1))): statistical distance over rows between the next
-    sampling laws of neighbouring data sets when the capped mass is >= l (spec B3a, E7)."""
+    sampling laws of neighbouring data sets when the capped mass is >= l (the paper's Lemma 6.6 item 3 as corrected, erratum E7)."""
     return (1.0 + 1.0 / (8.0 * (ell - 1.0))) / ell
 
 
 def grid_size_bound(t, m, tau, alpha, c_grid):
-    """N_t^max, the size of round t's grid for any data (spec B2-grid):
+    """N_t^max, the size of round t's grid for any data:
     ceil((2 alpha + 2 ln m - ln tau + (t - 1)(2 alpha + ln(m/tau))) / ln(1 + c/tau)) + 1,
     from ln U <= ln m, -ln lambda_0 = ln m and ln w_s <= alpha + ln(m/tau).  One more
     point than the formula guards against the rounding of the float evaluation."""
@@ -93,9 +94,9 @@ def em_tail_exponent(eps_w, ell, c_grid):
     That sampler draws index j with probability proportional to exp(-gamma d_j), where
     d_j is the gap u* - u_j in grid units G rounded to an integer (G and the dyadic
     gamma <= eps_w/(2/G + 5) per unit come from public eps_w only; selection._grid).  The
-    best point has u* >= -c_grid (the grid brackets tau, spec 3.2) and a bad point has
+    best point has u* >= -c_grid (the grid brackets tau) and a bad point has
     u_j < -l (S < l = tau - l), so d_j >= (l - c_grid)/G - 2 (rounding, float error of S)
-    and Pr[bad] <= N_t exp(-gamma ((l - c_grid)/G - 2)).  The spec's ideal
+    and Pr[bad] <= N_t exp(-gamma ((l - c_grid)/G - 2)).  The ideal
     N_t exp(-eps_w (l - c_grid)/2) is the limit G -> 0; this one is slightly larger, as
     it must be for the sampler actually used."""
     inv_grid, g, s = _selection_grid(eps_w, 1.0, False, False)
@@ -156,7 +157,7 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
     n_samples : int
         m, the public number of rows.
     variant : {"grid", "paper"}
-    n_rounds, sample_size, smoothness, eta : T, k, l, eta of the spec.
+    n_rounds, sample_size, smoothness, eta : T, k, l, eta of the paper's Figure 2.
     epsilon_test, epsilon_threshold : float
         Per-round epsilon of the stopping test and of the threshold (eps_w for "grid",
         eps_cap for "paper").
@@ -165,8 +166,8 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
     grid_resolution : float
         c_grid (grid ratio r = 1 + c_grid / tau).
     ideal_em : bool
-        Use the spec's ideal smoothness term N exp(-eps_w (l - c)/2) instead of the bound
-        for dpfast's exact sampler (only to compare with the spec's worked numbers; the
+        Use the ideal smoothness term N exp(-eps_w (l - c)/2) instead of the bound
+        for dpfast's exact sampler (only to compare with worked numbers for the ideal sampler; the
         classifier never charges it).
 
     Returns
@@ -175,7 +176,7 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
 
     Privacy
     -------
-    ``grid`` (Theorem G of the spec, replace-one adjacency, m public)::
+    ``grid`` (Theorem G, docs/learn.md, replace-one adjacency, m public)::
 
         eps = A(1/m) + (T-1)(eps_test + eps_w + A(sigma_l))
         delta = Delta(1/m) + (T-1) Delta(sigma_l) + sum_{t<T} N_t^max e^-E
@@ -220,7 +221,7 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
 def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoothness=None,
               eta=0.1, noise_share=0.2, grid_resolution=1.0):
     """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
-    numbers only (the planner of spec 8.5).
+    numbers only (a planner for the ``grid`` variant).
 
     ``noise_share`` of epsilon goes to the (T-1) tests and thresholds (epsilon_test =
     epsilon_threshold), the rest to the base learner, whose eps_b is the largest (by

@@ -5,7 +5,7 @@ A base learner for :class:`~dpfast.learn.PrivateBoostingClassifier` is any objec
 ``epsilon``, ``delta``
     Its privacy: (epsilon, delta)-DP with respect to replacing **one position** of the
     ordered k-tuple it is trained on (duplicates included).  The booster's accounting
-    (Lemma 6.5' of BOOSTING-PEOPLE.md, B4) pays for a person who occupies several
+    (Lemma 6.5', dpfast's correction of Lemma 6.5 of Dwork, Rothblum & Vadhan 2010; docs/learn.md) pays for a person who occupies several
     positions; the learner must not rescale for it, and must never see the sampling
     weights or the row indices.
 ``neighbouring``

@@ -2,13 +2,13 @@
 
 Dwork, Rothblum & Vadhan (FOCS 2010, Sec. 6, Figure 2) boost a DP base learner by
 AdaBoost-style reweighting with a *cap* on every person's weight, so that no one is
-likely to be sampled often.  The specification is BOOSTING-PEOPLE.md ("the spec"); the
-errata it lists are fixed here: E1 (step 3 counts the vote's *mistakes*), E2 (alpha =
+likely to be sampled often.  dpfast follows the paper with the errata listed in
+docs/learn.md fixed: E1 (step 3 counts the vote's *mistakes*), E2 (alpha =
 artanh(2 eta)), E9 (Lemma 6.5' accounting), E10 (the r_{i,t} of the analysis), E18 (round
 T runs no test and no threshold), E5 (the paper variant's boundary delta), and E4: the
 paper's step 5 (w_t solved from a noisy target) has no complete privacy proof, so the
 default ``variant="grid"`` draws w_t by the exponential mechanism from a public geometric
-grid (spec 3.2, Theorem G).
+grid ("Theorem G" in docs/learn.md).
 """
 
 import dataclasses
@@ -48,7 +48,7 @@ class RunRecord(dict):
 
 def _training_errors(votes, y, tie_break):
     """err_t of Figure 2 step 3 *as corrected* (erratum E1): the number of rows the
-    majority vote H_t gets WRONG, a tie (vote 0) counting as ``tie_break`` (spec 3.4).
+    majority vote H_t gets WRONG, a tie (vote 0) counting as ``tie_break`` (a fixed, public rule).
     The printed step 3 counts rows it gets right, which would stop the loop when almost
     everything is misclassified.  Sensitivity 1 under replace-one either way."""
     h = np.where(votes > 0, 1, np.where(votes < 0, -1, tie_break))
@@ -69,9 +69,9 @@ class PrivateBoostingClassifier(ParamsMixin):
     ----------
     variant : {"grid", "paper"}
         "grid" (default): Figure 2 with step 5 replaced by an exponential mechanism over a
-        public geometric grid of thresholds (spec 3.2); privacy by Theorem G of the spec.
+        public geometric grid of thresholds; privacy by Theorem G (docs/learn.md).
         "paper": Figure 2 literally (w_t solved from 2l + Laplace noise), with errata
-        E1/E10 fixed.  **Its privacy has no complete proof** (spec E4: the proof's step
+        E1/E10 fixed.  **Its privacy has no complete proof** (erratum E4 in docs/learn.md: the proof's step
         that w_t is eps-DP fails on a concrete counterexample); it needs
         ``allow_uncertified=True``, warns, and reports ``certified=False``.
     n_rounds : int
@@ -121,7 +121,7 @@ class PrivateBoostingClassifier(ParamsMixin):
 
     Privacy
     -------
-    ``privacy_cost(m)`` from public parameters only (Theorem G of the spec, replace-one
+    ``privacy_cost(m)`` from public parameters only (Theorem G, docs/learn.md, replace-one
     adjacency with m public)::
 
         eps = A(1/m) + (T-1)(epsilon_test + epsilon_threshold + A(sigma_l))
@@ -132,22 +132,22 @@ class PrivateBoostingClassifier(ParamsMixin):
     the chosen threshold leaves less than l capped mass (see
     :func:`dpfast.learn.boosting_privacy_cost`).  Noisy test: exact discrete Laplace on
     the error count (:func:`dpfast.mechanisms.geometric_mechanism`); threshold: the exact
-    exponential mechanism on scores -|S(g) - 2l| of sensitivity 1
+    exponential mechanism on scores ``-|S(g) - 2l|`` of sensitivity 1
     (:func:`dpfast.selection.exponential_mechanism`); sampling: exact (csrc/boost.c).
     The released view is the hypotheses, the thresholds w_t and the noisy test values.
     ``score`` on private data is a separate, non-private release.
 
     Accuracy
     --------
-    Theorem 6.1(2) (with spec 7.1's constants): with T = ceil(ln(4/gamma)/(2 eta^2)),
+    Theorem 6.1(2) (with explicit constants): with T = ceil(ln(4/gamma)/(2 eta^2)),
     m >= max(4 l T / gamma, 3l + 1) and a base learner with edge eta on every D_t, the
     training error is <= gamma except with probability T beta + e^{-kappa}.  At
-    realistic sizes this needs huge m (spec 7.2); accuracy on real data is empirical.
+    realistic sizes this needs huge m; accuracy on real data is empirical.
 
     References
     ----------
     C. Dwork, G. N. Rothblum, S. Vadhan, "Boosting and Differential Privacy", FOCS 2010,
-    Sec. 6.  BOOSTING-PEOPLE.md (dpfast's specification, errata E1-E21, Theorem G).
+    Sec. 6.  docs/learn.md (dpfast's corrections: errata E1-E21, Theorem G).
     """
 
     def __init__(self, *, variant="grid", n_rounds=15, sample_size=1000, smoothness=None,
@@ -325,7 +325,7 @@ class PrivateBoostingClassifier(ParamsMixin):
     def _grid_threshold(a, t, m, tau, alpha, c_grid, ratio, lam, U, eps_w, rng):
         """Step 5' of the grid variant: w_t from the public grid by the exponential
         mechanism with score -|S(g) - tau| (sensitivity 1 under replace-one: only row i's
-        term min(a_i/g, 1) in [0, 1] differs, spec B2-grid)."""
+        term min(a_i/g, 1) in [0, 1] differs)."""
         g_min = math.exp(-alpha) * lam
         g_max = math.exp(alpha) * U / tau
         n_max = _acc.grid_size_bound(t, m, tau, alpha, c_grid)

@@ -1,5 +1,5 @@
 """A differentially private decision stump over a public threshold grid
-(BOOSTING-PEOPLE.md Sec. 6): the shipped base learner of Boosting for People."""
+(Dwork, Rothblum & Vadhan 2010, Sec. 6): the shipped base learner of Boosting for People."""
 
 import dataclasses
 import math
@@ -37,7 +37,7 @@ class Stump:
 
 
 class DPStumpLearner(ParamsMixin):
-    """Decision stumps chosen by the exponential mechanism (spec Sec. 6).
+    """Decision stumps chosen by the exponential mechanism (the base learner of Boosting for People).
 
     Candidates: for every feature f, every public threshold theta in ``thresholds[f]`` and
     sign s in {+1, -1}, ``h(x) = s if x_f >= theta else -s``; plus the two constants when
@@ -61,7 +61,7 @@ class DPStumpLearner(ParamsMixin):
     Pr[h] ∝ exp(epsilon q(h) / 2) is epsilon-DP per position (McSherry & Talwar 2007;
     Dwork & Roth Thm 3.10).  It is drawn by :func:`dpfast.selection.exponential_mechanism`
     on integer scores: exact, with the dyadic rate <= epsilon/2.  Multiplicity of one
-    person in the tuple is paid by the booster (spec 6.3, Lemma 6.5'), not here.
+    person in the tuple is paid by the booster (Lemma 6.5', docs/learn.md), not here.
 
     Accuracy
     --------
@@ -142,7 +142,7 @@ class DPStumpLearner(ParamsMixin):
 
     def scores(self, Z_k, y_k):
         """q(h) for every candidate (int64, the order of :meth:`candidate`), from
-        cumulative counts per feature in O(k d + sum_f |thresholds_f|) (spec 6.2)."""
+        cumulative counts per feature in ``O(k d + sum_f |thresholds_f|)``."""
         grid, feats, codes = self._plan
         sizes = np.array([t.size + 1 for t in grid])
         off = np.concatenate(([0], np.cumsum(sizes)[:-1]))

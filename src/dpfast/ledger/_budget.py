@@ -64,8 +64,9 @@ class LedgerBudget(PrivacyBudget):
 
         Parameters
         ----------
-        charges : iterable of (epsilon, delta) or (epsilon, delta, label)
-            Validated like :meth:`spend`.
+        charges : iterable of tuples
+            Each ``(epsilon, delta)`` or ``(epsilon, delta, label)``, validated like
+            :meth:`spend`.
 
         Returns
         -------

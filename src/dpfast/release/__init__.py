@@ -3,8 +3,10 @@
 Data model: :class:`Domain`, :class:`Histogram`, :class:`CellQuery`,
 :class:`MarginalWorkload`.  Mechanisms: :class:`OnlinePMW` (private multiplicative
 weights via NumericSparse), :class:`MWEM`, :class:`BoostingForQueries`, and the Laplace /
-Gaussian baselines.  Specification: RELEASE.md (Dwork & Roth 2014 ch. 4 and 6; Hardt,
-Ligett, McSherry 2012; Dwork, Rothblum, Vadhan 2010).
+Gaussian baselines.  Sources: Dwork & Roth 2014 ch. 4 and 6; Hardt, Ligett, McSherry
+2012; Dwork, Rothblum, Vadhan 2010.  The errata labels in these docstrings (E1-E8,
+B1-B6) are the corrections to those papers listed under "Errata kept fixed" in
+docs/release.md (the "Query release" page of the documentation).
 """
 
 from .domain import Domain, Histogram

@@ -1,5 +1,5 @@
 """Data-independent baselines: Laplace / Gaussian noise per query and on whole
-marginals (RELEASE.md §5.2).  They are what MWEM and PMW must beat."""
+marginals (Dwork & Roth Thm 3.6 and 3.22, per query or per marginal).  They are what MWEM and PMW must beat."""
 
 import math
 
@@ -52,16 +52,16 @@ def _prepare(workload, epsilon, n_public, rng, mode, budget):
 
 def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
                       mode="secure", budget=None):
-    """Every query its own share ε/|Q|: Lap(|Q|/ε) on each answer.
+    """Every query its own share ``ε/|Q|``: ``Lap(|Q|/ε)`` on each answer.
 
     Privacy
     -------
-    ε-DP by basic composition of |Q| sensitivity-1 counting queries (Dwork & Roth
+    ε-DP by basic composition of ``|Q|`` sensitivity-1 counting queries (Dwork & Roth
     Thm 3.16); the textbook baseline that ignores the workload's structure.
 
     Accuracy
     --------
-    Each answer's noise is Lap(|Q|/ε).
+    Each answer's noise is ``Lap(|Q|/ε)``.
 
     References
     ----------
@@ -105,7 +105,7 @@ def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
 
 def gaussian_per_query(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
                        mode="secure", budget=None):
-    """Gaussian noise calibrated to L2 sensitivity sqrt(|Q|) (each query treated as an
+    """Gaussian noise calibrated to L2 sensitivity ``sqrt(|Q|)`` (each query treated as an
     arbitrary counting query).  (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     return _gaussian(workload, histogram, epsilon, delta, math.sqrt(workload.n_queries),
                      n_public, rng, mode, budget, "gaussian_per_query")

@@ -1,5 +1,5 @@
 """Boosting for Queries (Dwork, Rothblum, Vadhan 2010, Fig. 1 = Dwork & Roth Fig. 6.1)
-with the NoisyFit base synopsis generator, RELEASE.md §4."""
+with the NoisyFit base synopsis generator (Dwork & Roth Sec. 6.2)."""
 
 import math
 from typing import NamedTuple
@@ -27,7 +27,7 @@ def boosting_alpha(eta):
 
 def reweight(d, lam, mu):
     """a = 1 if d ≤ λ, −1 if d ≥ λ + μ, else 1 − 2(d − λ)/μ: clip(1 − 2(d − λ)/μ, −1, 1)
-    (DRV 2010 Fig. 1 step 2).  |a − a'| ≤ 2ρ/μ when |d − d'| ≤ ρ (Claim 4.4)."""
+    (DRV 2010 Fig. 1 step 2).  ``|a − a'| ≤ 2ρ/μ`` when ``|d − d'| ≤ ρ`` (Claim 4.4)."""
     if mu == math.inf:
         return np.ones_like(d)
     return np.clip(1.0 - 2.0 * (d - lam) / mu, -1.0, 1.0)
@@ -35,7 +35,7 @@ def reweight(d, lam, mu):
 
 class BoostingResult(NamedTuple):
     """``answers``: the median over the T synopses of each workload query (counts);
-    ``synopses``: (T, |Q|) answers of each round's synthetic histogram (public);
+    ``synopses``: ``(T, |Q|)`` answers of each round's synthetic histogram (public);
     ``weights``: the final distribution D over the queries (computed from the data: it
     is *not* released by the mechanism, and is returned only for analysis when
     ``return_weights=True``, else None); ``privacy``: the cost."""
@@ -52,13 +52,13 @@ class BoostingForQueries:
     Round t = 1..T: draw k queries i.i.d. from D_t (D_1 uniform); NoisyFit answers each
     distinct one with Lap(k/ε_base) (the k-vector of counts has L1 sensitivity ≤ k;
     duplicates share one answer) and fits a synthetic histogram A_t by ``fit_passes`` MW
-    passes from the prior; then, for every q, d = |q(x) − q(A_t)|,
+    passes from the prior; then, for every q, ``d = |q(x) − q(A_t)|``,
     a = clip(1 − 2(d − λ)/μ, −1, 1), D_{t+1} ∝ exp(−α Σ_{j≤t} a_j).  The answer is the
     median over t of q(A_t).
 
     The faithful reference mechanism of the seed; on marginal workloads at n ≈ 5e4 it is
     *not* the best choice: MWEM (group unit) and Laplace on the marginals are far more
-    accurate (RELEASE.md §6.3; docs/release.md).  Use it for general low-sensitivity
+    accurate (measured on UCI Adult: docs/release.md).  Use it for general low-sensitivity
     query families where nothing else applies.
 
     Parameters
@@ -68,7 +68,7 @@ class BoostingForQueries:
         Total pure ε (init + T ε_base + sampling).
     n_public : float
     rounds : int
-        T, odd (the median); T = ceil(ln|Q|/(2η²)) for the theorem (erratum B4), 1-9 in
+        T, odd (the median); ``T = ceil(ln|Q|/(2η²))`` for the theorem (erratum B4), 1-9 in
         practice.
     k : int
         Queries sampled per round.
@@ -109,7 +109,7 @@ class BoostingForQueries:
     Accuracy
     --------
     DRV Thm 4.1: (λ + μ)-accurate on all of Q with probability ≥ 1 − T e^{−κ} if the base
-    generator is (k, λ, η, e^{−κ})-accurate and T > ln|Q|/(2η²) (B4).  NoisyFit has no
+    generator is (k, λ, η, e^{−κ})-accurate and ``T > ln|Q|/(2η²)`` (B4).  NoisyFit has no
     proved (k, λ, η) guarantee; measured accuracy is in docs/release.md.
 
     References

@@ -27,7 +27,7 @@ class Domain:
     names : sequence of str
         Distinct attribute names, at most 32.
     sizes : sequence of int
-        Number of categories of each attribute (>= 1); the product, |X|, is at most
+        Number of categories of each attribute (>= 1); the product, ``|X|``, is at most
         ``2**24``.
     """
 
@@ -102,11 +102,12 @@ def _integer_codes(name, col):
 
 
 class Histogram:
-    """Counts over a :class:`Domain`: the private database as a vector x in N^|X|.
+    """Counts over a :class:`Domain`: the private database as a vector x in ``N^|X|``.
 
     Build it from records with :meth:`from_codes`, or from counts directly.  The number
     of records is *not* public: mechanisms take ``n_public`` separately and never read
-    the count from the data (RELEASE.md §1.2, erratum E5).
+    the count from the data (erratum E5 of docs/release.md: Dwork & Roth assume ``‖x‖₁``
+    known).
 
     Parameters
     ----------
@@ -147,6 +148,8 @@ class Histogram:
         table : 2-D integer ndarray of shape (n, domain.ndim), or a pandas DataFrame
             with a column per attribute name (integer or categorical columns).
 
+        Notes
+        -----
         Codes outside an attribute's range ``[0, size)`` are clamped to the nearest end
         (the hardening rule for private values: a clamped record still lies in exactly one
         cell of X, so no query's sensitivity changes, and nothing about the value is

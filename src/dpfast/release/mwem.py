@@ -1,4 +1,5 @@
-"""MWEM (Hardt, Ligett, McSherry 2012), RELEASE.md §3."""
+"""MWEM (Hardt, Ligett, McSherry 2012, "A Simple and Practical Algorithm for Differentially
+Private Data Release", NeurIPS)."""
 
 from typing import NamedTuple
 
@@ -37,7 +38,7 @@ class MWEM:
 
     Round i (Hardt, Ligett, McSherry 2012, Algorithm 1, in counts): select a query (or a
     whole marginal, ``unit="group"``) with probability ∝ exp(ε_r · s / 2), where
-    s = |q(A) - q(B)| (the L1 error of the marginal's cells for a group), sensitivity 1;
+    ``s = |q(A) - q(B)|`` (the L1 error of the marginal's cells for a group), sensitivity 1;
     measure it with Lap(1/ε_r) per cell (= Lap(2T/ε) without a warm start), or with
     discrete Gaussian noise (``measure="gaussian"``, zCDP accounting, beyond the paper); update
     A(x) ← A(x)·exp(q(x)(m − q(A))/(2n)) for every measured cell, then replay all past
@@ -78,8 +79,8 @@ class MWEM:
         each, taken out of ``epsilon``.
     exclude_measured : bool
         Select only among units not measured yet (a data-independent restriction of
-        the candidates; sampled exactly, no retries -- unlike smartnoise's fallback,
-        RELEASE.md §3.3.3).  When every unit is measured all are candidates again, and a
+        the candidates; sampled exactly, no retries -- unlike smartnoise's fallback;
+        docs/release.md).  When every unit is measured all are candidates again, and a
         repeated unit's measurements are averaged.
     rng, mode
         Randomness and path of every draw (``mode="fast"``: simulation only).
@@ -101,9 +102,9 @@ class MWEM:
 
     Accuracy
     --------
-    For the average iterate with ``passes=1``: max error ≤ 2n sqrt(ln|X|/T) +
-    10 T ln|Q|/ε with probability ≥ 1 − 2T/|Q| (Hardt et al. Thm 2.2, quoted from memory
-    in RELEASE.md; vacuous at n ≈ 5e4).  The practical options carry no theorem; their
+    For the average iterate with ``passes=1``: max error ≤ ``2n sqrt(ln|X|/T) +
+    10 T ln|Q|/ε`` with probability ≥ ``1 − 2T/|Q|`` (Hardt, Ligett & McSherry 2012, Thm 2.2;
+    vacuous at n ≈ 5e4).  The practical options carry no theorem; their
     measured accuracy on UCI Adult is in docs/release.md.  Laplace on the marginals beats
     MWEM on 2-way marginals for ε ≥ 0.5.
 

@@ -1,5 +1,5 @@
 """Online private multiplicative weights via NumericSparse (Dwork & Roth 2014,
-Algorithm 6), RELEASE.md §2."""
+Algorithm 6; Hardt & Rothblum 2010)."""
 
 import math
 import threading
@@ -33,7 +33,7 @@ def numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta):
 def pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta):
     """The smallest α of Thm 4.14/4.15 in normalised units, and c = ceil(4 ln|X|/α²).
 
-    The fixed point α = α_SV(c(α)) (RELEASE.md §0, with the corrected constants: 36
+    The fixed point α = α_SV(c(α)) (Dwork & Roth Thm 4.14/4.15, with the corrected constants: 36
     instead of 32, erratum E2; α instead of α² in the δ > 0 denominator, erratum E3):
     α³ = 36 ln|X| (ln 2|Q| + ln(16 ln|X|/(α²β)))/(εn) for δ = 0, and
     α² = (2+32√2) sqrt(ln|X| ln(2/δ)) (ln 2|Q| + ln(16 ln|X|/(α²β)))/(εn) for δ > 0."""
@@ -114,7 +114,7 @@ class OnlinePMW:
         T in counts.  Exactly one of ``threshold`` and ``tau``.
     tau : float, optional
         T = τ σ₁ with σ₁ = 2c/ε₁ the threshold-noise scale (the prototype's tuning unit;
-        τ ≈ 8-16 works on Adult, RELEASE.md §2.6).
+        τ ≈ 8-16 works on UCI Adult, docs/release.md).
     step : {"adaptive", "book", "project"}
         Update on a measured value a: ``"book"`` Alg. 5, A_i ← A_i exp(±η f_i) with
         η = α/2; ``"adaptive"`` MWEM's A_i ← A_i exp(f_i (a - e)/(2n));
@@ -146,7 +146,7 @@ class OnlinePMW:
     --------
     Only :meth:`from_accuracy` carries a theorem (Thm 4.14/4.15: every answer within 3α
     with probability ≥ 1 - β); the practical form has none.  At n ≈ 5e4 the theorem's
-    parameters make NumericSparse essentially never fire (RELEASE.md §2.3).
+    parameters make NumericSparse essentially never fire (docs/release.md).
 
     References
     ----------

@@ -5,7 +5,7 @@ A marginal on attributes S is an axis reduction of the dense histogram; every re
 lies in exactly one cell of each marginal, so the vector of all cells of m marginals has
 L1 sensitivity m and L2 sensitivity sqrt(m) under add/remove-one neighbours
 (:meth:`MarginalWorkload.sensitivity`).  Reductions run in C by implicit strides
-(``csrc/release.c``): no index list and no |Q| x |X| matrix is built.
+(``csrc/release.c``): no index list and no ``|Q| x |X|`` matrix is built.
 """
 
 import itertools
@@ -130,7 +130,7 @@ class MarginalWorkload:
     m : int
         Number of marginals.
     n_queries : int
-        |Q|, the total number of cells.
+        ``|Q|``, the total number of cells.
     offsets : ndarray
         ``offsets[g]:offsets[g+1]`` are the queries of marginal g.
     query_marginal : ndarray
@@ -188,7 +188,7 @@ class MarginalWorkload:
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
     def answer(self, counts, out=None):
-        """All |Q| answers on a histogram (a :class:`Histogram` or a float64 array of
+        """All ``|Q|`` answers on a histogram (a :class:`Histogram` or a float64 array of
         length ``domain.size``), in one planned set of strided reductions."""
         w = _as_counts(self.domain, counts)
         if out is None:
