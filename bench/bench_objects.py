@@ -7,10 +7,11 @@ repeats; ``ratio`` = dpfast time / reference time (issue 14's goal: a scalar
 ``Laplace(...).release(float)`` at most 0.5 of numpy's scalar ``Generator.laplace``).
 The dpfast rows use the default CSPRNG (rng=None) and the secure (exact) path.
 """
+import numpy as np
+
 from dpfast import mechanisms as M
 from dpfast.accounting import PrivacyBudget
 from dpfast.objects import DiscreteLaplace, Gaussian, Laplace
-import numpy as np
 
 from _common import parser, ratio, report, timeit
 

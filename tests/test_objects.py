@@ -113,7 +113,7 @@ def test_same_validation_of_data():
             with pytest.raises(TypeError):
                 obj.release(bad)
         for bad in (math.nan, math.inf, np.array([1.0, math.nan])):
-            with pytest.raises(PrivacyParameterError) as e:
+            with pytest.raises(PrivacyParameterError):
                 obj.release(bad)
     # integers beyond int64 are clamped, as in the function
     g1, g2 = ChaCha20(8), ChaCha20(8)
@@ -239,12 +239,17 @@ def same_stream(g, ref):
                                   dpfast.random.uniform(size=8, rng=ref))
 
 
-def test_bad_data_charges_nothing():
+def test_bad_data_or_rng_charges_nothing():
     b = Recorder()
-    for obj in (Laplace(epsilon=1.0), Gaussian(epsilon=1.0, delta=1e-6),
-                Gaussian(rho=0.5)):
+    objs = (Laplace(epsilon=1.0), Laplace(epsilon=1.0, mode="fast"), DiscreteLaplace(1.0),
+            Gaussian(epsilon=1.0, delta=1e-6), Gaussian(rho=0.5),
+            RandomizedResponse(1.0), ExponentialMechanism(1.0))
+    for obj in objs[:5]:
         with pytest.raises((TypeError, PrivacyParameterError)):
             obj.release(np.array([1.0, math.nan]), budget=b)
+    for obj, value in zip(objs, (1.0, 1.0, 3, 1.0, 1, [True], [1.0, 2.0])):
+        with pytest.raises(TypeError):
+            obj.release(value, rng="not a generator", budget=b)
     assert b.calls == []
 
 
@@ -333,3 +338,10 @@ def test_describe_matches_explicit_accounting():
     em = ExponentialMechanism(0.5)
     assert Accountant("basic").compose(em.describe(), count=k).epsilon(1e-6) == \
         Accountant("basic").compose_exponential_mechanism(0.5, count=k).epsilon(1e-6)
+
+
+def test_module_doctest():
+    import doctest
+    import dpfast.objects
+    res = doctest.testmod(dpfast.objects, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0

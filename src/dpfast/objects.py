@@ -97,7 +97,21 @@ class _Mechanism:
 
 # ------------------------------------------------------------------ Laplace
 
-class Laplace(_Mechanism):
+class _LaplaceFamily(_Mechanism):
+    """Pure epsilon-DP with Laplace-type noise of scale sensitivity / epsilon."""
+
+    __slots__ = ()
+
+    @property
+    def privacy_cost(self):
+        return _pure_cost(self.epsilon)
+
+    def accuracy(self, beta=0.05, *, k=1):
+        """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
+        return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
+
+
+class Laplace(_LaplaceFamily):
     """The Laplace mechanism as an object: :func:`dpfast.mechanisms.laplace_mechanism`
     with its parameters fixed.
 
@@ -159,14 +173,6 @@ class Laplace(_Mechanism):
     def variance(self):
         return 2.0 * self.scale * self.scale
 
-    @property
-    def privacy_cost(self):
-        return _pure_cost(self.epsilon)
-
-    def accuracy(self, beta=0.05, *, k=1):
-        """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
-        return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
-
     def describe(self):
         """The accountant's Laplace mechanism (scale, sensitivity)."""
         return _pld.laplace(self.scale, self.sensitivity)
@@ -175,20 +181,22 @@ class Laplace(_Mechanism):
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` charged
         ``(epsilon, 0)`` before drawing."""
-        plan = self._plan
-        if type(value) is float and -_INF < value < _INF and plan is not None:
-            # the function's scalar path with its plan prepared: validation of the
-            # parameters already done, the value checked above
-            gen = _core.resolve_rng(rng)
-            if budget is not None:
-                _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
-            return _core.grid_release(plan[1], value, plan[0], gen)
+        if type(value) is float and value - value == 0.0 and self._plan is not None:
+            # the function's scalar path with its plan prepared: the parameters were
+            # validated in __init__, the value is checked above (x - x is 0.0 exactly for
+            # finite x, NaN for NaN and +-inf)
+            k, sampler = self._plan
+            if budget is None:
+                return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
+            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
+            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
                                     budget=budget, workers=workers)
 
 
-class DiscreteLaplace(_Mechanism):
+class DiscreteLaplace(_LaplaceFamily):
     """The geometric (discrete Laplace) mechanism on integers as an object:
     :func:`dpfast.mechanisms.geometric_mechanism` with its parameters fixed.
 
@@ -236,14 +244,6 @@ class DiscreteLaplace(_Mechanism):
         t = math.exp(-1.0 / self.scale)
         return 2.0 * t / (1.0 - t) ** 2
 
-    @property
-    def privacy_cost(self):
-        return _pure_cost(self.epsilon)
-
-    def accuracy(self, beta=0.05, *, k=1):
-        """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
-        return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
-
     def describe(self):
         """The accountant's discrete Laplace mechanism; its sensitivity is the largest
         integer change, ``floor(sensitivity)`` (at least 1)."""
@@ -252,9 +252,10 @@ class DiscreteLaplace(_Mechanism):
     def release(self, value, *, rng=None, budget=None):
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
         if type(value) is int:
-            gen = _core.resolve_rng(rng)
-            if budget is not None:
-                _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            if budget is None:
+                return _core.int_release(self._sampler, _v._clamp_int(value), rng)
+            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
+            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                       rng=rng, budget=budget)
@@ -418,26 +419,27 @@ class Gaussian(_Mechanism):
         nworkers = _m._parallel.workers(workers)
         budget = _v.budget(budget)
         integer, data, scalar = _m._as_data(value)      # validates the data first
+        gen = _core.resolve_rng(rng)                      # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
             if integer:
                 sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
                 self._charge(budget, self._rho_x)
                 return _m._shape_like(_m._release(
-                    lambda x, g: _core.int_release(sampler, x, g), data,
-                    _core.resolve_rng(rng), scalar, nworkers), data, scalar)
+                    lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
+                    nworkers), data, scalar)
             k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
             self._charge(budget, self._rho_x)
             return _m._shape_like(_m._release(
-                lambda x, g: _core.grid_release(sampler, x, k, g), data,
-                _core.resolve_rng(rng), scalar, nworkers), data, scalar)
+                lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
+                nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
         self._charge(budget, rho_x)
         return _m.gaussian_mechanism(data, epsilon=self.epsilon, delta=self.delta,
                                      l2_sensitivity=self.sensitivity,
-                                     calibration=self.calibration, rng=rng, workers=workers)
+                                     calibration=self.calibration, rng=gen, workers=workers)
 
 
 
