@@ -354,7 +354,8 @@ class Gaussian(_Mechanism):
                                            self.sensitivity, self.calibration)
             # the function's scalar plans (integer sampler, float grid plan) are prepared
             # here, in its caches, and their rho read back
-            self._scalar = None
+            self._scalar = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, 1,
+                                               self.calibration, None)
             self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
         else:
             if rho is not None:
@@ -416,6 +417,12 @@ class Gaussian(_Mechanism):
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` is charged before drawing."""
+        if type(value) is float and value - value == 0.0 and budget is None \
+                and workers is None:
+            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
+            # plan, the same call the function makes
+            k, sampler = self._scalar
+            return _core.grid_release(sampler, value, k, rng)
         nworkers = _m._parallel.workers(workers)
         budget = _v.budget(budget)
         integer, data, scalar = _m._as_data(value)      # validates the data first
