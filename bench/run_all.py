@@ -41,6 +41,7 @@ def _postgres():
 SCRIPTS = {
     "bench_random": (["-n", "200000", "--repeats", "5"], {}),
     "bench_mechanisms": (["-n", "200000", "--repeats", "5"], {}),
+    "bench_objects": (["-n", "100000", "--repeats", "5"], {}),
     "bench_discrete": (["--n", "100000", "--repeats", "5", "--peer-n", "200"], {}),
     "bench_selection": (["-n", "1000000", "--repeats", "3"], {}),
     "bench_sparse": (["-n", "1000000", "--repeats", "3"], {}),

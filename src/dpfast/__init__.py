@@ -24,6 +24,7 @@ from . import releases
 from . import accuracy
 from . import learn
 from . import release
+from . import objects
 from ._errors import (
     BudgetExceededError,
     DPFastError,

@@ -1,0 +1,591 @@
+"""Mechanism objects: validate and plan once, release many times.
+
+Each class wraps one validated function of :mod:`dpfast.mechanisms`,
+:mod:`dpfast.selection` or :mod:`dpfast.randomized_response` (the functions stay, and
+stay the reference): the constructor validates every public parameter and prepares the
+same plan the function would (the power-of-two grid and the exact sampler, both cached
+per public scale), and :meth:`release` draws with exactly the function's law and the
+function's validation of the data.  Nothing that depends on the data is cached: only
+public parameters and, for vectors, the public number of coordinates.
+
+>>> import dpfast
+>>> from dpfast.objects import Laplace
+>>> lap = Laplace(epsilon=0.5, sensitivity=1.0)
+>>> lap.scale, lap.privacy_cost.epsilon
+(2.0, 0.5)
+>>> y = lap.release(41.3)                      # secure (grid + exact discrete Laplace)
+>>> round(lap.accuracy(0.05), 3)               # |noise| < this with probability 0.95
+5.991
+
+Privacy
+-------
+Each release is charged to ``budget`` with the object's cost (:attr:`privacy_cost`)
+before any noise is drawn; a refused charge draws nothing.  A zCDP
+:class:`~dpfast.accounting.PrivacyBudget` is charged the Gaussian objects' rho (with
+``spend_rho``), the exponential mechanism's ``epsilon^2/8`` (bounded range) and
+``epsilon^2/2`` for the other pure-DP objects.  :meth:`describe` gives the
+:class:`dpfast.accounting.pld.Mechanism` to compose in an
+:class:`~dpfast.accounting.Accountant` (``acc.compose(obj.describe(), count=k)``): the
+accountant's curve of the ideal mechanism at the object's parameters, the same one you
+would compose for the equivalent function call.
+
+References
+----------
+Dwork & Roth 2014 (Laplace, Gaussian, exponential mechanism, randomized response);
+Canonne, Kamath & Steinke, NeurIPS 2020 (exact discrete samplers, zCDP of the discrete
+Gaussian, Thm 14); Bun & Steinke, TCC 2016 (zCDP); Mironov, CCS 2012 (grid release).
+"""
+
+import functools
+import math
+from collections import namedtuple
+from fractions import Fraction
+
+from . import _core
+from . import _validation as _v
+from . import accuracy as _acc
+from . import mechanisms as _m
+from . import randomized_response as _rr
+from . import selection as _sel
+from .accounting import pld as _pld
+from .accounting.zcdp import zcdp_to_dp
+from ._errors import PrivacyParameterError
+
+__all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
+           "ExponentialMechanism", "RandomizedResponse"]
+
+_INF = math.inf
+
+#: The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
+#: (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up.
+PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
+
+
+def _up(q):
+    """A Fraction as the nearest float at or above it."""
+    f = float(q)
+    return math.nextafter(f, _INF) if Fraction(f) < q else f
+
+
+def _pure_cost(epsilon):
+    """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+    return PrivacyCost(epsilon, 0.0, _up(Fraction(epsilon) ** 2 / 2))
+
+
+def _interval(half_width, value):
+    return (value - half_width, value + half_width)
+
+
+def _is_zcdp(budget):
+    return (getattr(budget, "composition", None) == "zcdp"
+            and callable(getattr(budget, "spend_rho", None)))
+
+
+class _Mechanism:
+    __slots__ = ()
+
+    def confidence_interval(self, alpha=0.05, value=0.0):
+        """``(value - a, value + a)`` with ``a = accuracy(alpha)``: for a released
+        ``value`` it holds the true answer with probability at least ``1 - alpha``
+        (``value=0``: the interval of the noise)."""
+        return _interval(self.accuracy(alpha), value)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr)
+        return f"{type(self).__name__}({args})"
+
+
+# ------------------------------------------------------------------ Laplace
+
+class _LaplaceFamily(_Mechanism):
+    """Pure epsilon-DP with Laplace-type noise of scale sensitivity / epsilon."""
+
+    __slots__ = ()
+
+    @property
+    def privacy_cost(self):
+        return _pure_cost(self.epsilon)
+
+    def accuracy(self, beta=0.05, *, k=1):
+        """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
+        return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
+
+
+class Laplace(_LaplaceFamily):
+    """The Laplace mechanism as an object: :func:`dpfast.mechanisms.laplace_mechanism`
+    with its parameters fixed.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    sensitivity : float > 0
+        The l1 sensitivity of the query over add/remove neighbours.
+    mode : {"secure", "fast"}
+        As in :func:`~dpfast.mechanisms.laplace_mechanism` (``"fast"``: simulation only).
+    granularity : float > 0, optional
+        As in :func:`~dpfast.mechanisms.laplace_mechanism`.
+
+    Attributes
+    ----------
+    scale : float
+        ``sensitivity / epsilon``.
+    variance : float
+        ``2 scale^2`` (the secure noise is discrete on a grid of about ``2^-40 scale``;
+        its variance is within a relative ``2^-39`` of this).
+    privacy_cost : PrivacyCost
+        ``(epsilon, 0, epsilon^2/2)``.
+
+    Privacy
+    -------
+    epsilon-DP per release (Dwork & Roth Thm 3.6), exactly as the function.
+
+    Accuracy
+    --------
+    ``accuracy(beta)`` = :func:`dpfast.accuracy.laplace_error` (Thm 3.8): a scalar
+    release is within it of the true answer with probability ``1 - beta``; ``k=`` for
+    the maximum over k coordinates.
+
+    References
+    ----------
+    Dwork & Roth 2014, Def. 3.3, Thm 3.6, 3.8; Mironov, CCS 2012.
+    """
+
+    __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan")
+    _repr = ("epsilon", "sensitivity", "mode")
+
+    def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
+        self.epsilon = _m._positive("epsilon", epsilon)
+        self.sensitivity = _m._positive("sensitivity", sensitivity)
+        self.mode = _m._mode(mode)
+        self.granularity = _m._granularity(granularity)
+        self.scale = self.sensitivity / self.epsilon
+        if not 0.0 < self.scale < _INF:
+            raise PrivacyParameterError(
+                f"sensitivity / epsilon = {self.sensitivity!r} / {self.epsilon!r} is "
+                "outside the range of doubles")
+        # the scalar float plan (grid exponent, prepared exact sampler), shared with
+        # laplace_mechanism through its cache; computed once, from public values only
+        self._plan = (_m._laplace_grid_plan(self.epsilon, self.sensitivity, 1,
+                                            self.granularity)
+                      if self.mode == "secure" else None)
+
+    @property
+    def variance(self):
+        return 2.0 * self.scale * self.scale
+
+    def describe(self):
+        """The accountant's Laplace mechanism (scale, sensitivity)."""
+        return _pld.laplace(self.scale, self.sensitivity)
+
+    def release(self, value, *, rng=None, budget=None, workers=None):
+        """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
+        parameters: same law, same validation of ``value``, ``budget`` charged
+        ``(epsilon, 0)`` before drawing."""
+        if type(value) is float and value - value == 0.0 and self._plan is not None:
+            # the function's scalar path with its plan prepared: the parameters were
+            # validated in __init__, the value is checked above (x - x is 0.0 exactly for
+            # finite x, NaN for NaN and +-inf)
+            k, sampler = self._plan
+            if budget is None:
+                return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
+            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
+            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            return _core.grid_release(sampler, value, k, gen)
+        return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
+                                    rng=rng, mode=self.mode, granularity=self.granularity,
+                                    budget=budget, workers=workers)
+
+
+class DiscreteLaplace(_LaplaceFamily):
+    """The geometric (discrete Laplace) mechanism on integers as an object:
+    :func:`dpfast.mechanisms.geometric_mechanism` with its parameters fixed.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    sensitivity : float > 0
+        l1 sensitivity of the integer query.
+
+    Attributes
+    ----------
+    scale : float
+        ``sensitivity / epsilon``; the exact sampler's scale is this rounded up to a
+        dyadic rational.
+    variance : float
+        ``2 e^(-1/scale) / (1 - e^(-1/scale))^2``, the discrete Laplace variance.
+    privacy_cost : PrivacyCost
+        ``(epsilon, 0, epsilon^2/2)``.
+
+    Privacy
+    -------
+    epsilon-DP (Ghosh, Roughgarden & Sundararajan 2009); exact sampler (Canonne, Kamath
+    & Steinke 2020, Algorithm 2).
+
+    Accuracy
+    --------
+    :func:`dpfast.accuracy.laplace_error` (it holds on the integer grid).
+
+    References
+    ----------
+    Ghosh, Roughgarden & Sundararajan, STOC 2009.  Canonne, Kamath & Steinke, NeurIPS 2020.
+    """
+
+    __slots__ = ("epsilon", "sensitivity", "scale", "_sampler")
+    _repr = ("epsilon", "sensitivity")
+
+    def __init__(self, epsilon, sensitivity=1):
+        self.epsilon = _v.epsilon(epsilon)
+        self.sensitivity = _v.positive("sensitivity", sensitivity)
+        self.scale = self.sensitivity / self.epsilon
+        self._sampler = _m._laplace_int_plan(self.epsilon, self.sensitivity)
+
+    @property
+    def variance(self):
+        t = math.exp(-1.0 / self.scale)
+        return 2.0 * t / (1.0 - t) ** 2
+
+    def describe(self):
+        """The accountant's discrete Laplace mechanism; its sensitivity is the largest
+        integer change, ``floor(sensitivity)`` (at least 1)."""
+        return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
+
+    def release(self, value, *, rng=None, budget=None):
+        """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
+        if type(value) is int:
+            if budget is None:
+                return _core.int_release(self._sampler, _v._clamp_int(value), rng)
+            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
+            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            return _core.int_release(self._sampler, _v._clamp_int(value), gen)
+        return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
+                                      rng=rng, budget=budget)
+
+
+# ------------------------------------------------------------------ Gaussian
+
+@functools.lru_cache(maxsize=256)
+def _rho_int_sampler(l2, rho):
+    """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
+    sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
+    return _m._dgauss(*_m._ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_grid_plan(l2, rho, d):
+    """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
+    coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
+    of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
+    ``l2 / 2^k + ceil(sqrt(d))`` and s^2 is that squared over 2 rho, rounded up
+    (Thm 14 of CKS 2020 again)."""
+    k = _m._grid_exponent(float(l2 / math.sqrt(2 * rho)), _m._GAUSS_GRID_BITS, None)
+    steps = Fraction(l2) / Fraction(2) ** k + _m._sqrt_ceil(d)
+    s2 = steps * steps / (2 * rho)
+    if s2 > _m._GAUSS_MAX_STEPS ** 2:
+        raise PrivacyParameterError(
+            f"{d} coordinates need a grid finer than 2^-26 of sigma; release fewer "
+            "coordinates at once")
+    return k, _m._dgauss(*_m._ceil_rational(s2))
+
+
+class Gaussian(_Mechanism):
+    """The Gaussian mechanism as an object, specified one of three ways.
+
+    ``Gaussian(epsilon=, delta=, sensitivity=)``
+        :func:`dpfast.mechanisms.gaussian_mechanism` with these parameters (secure path,
+        sigma proved for the discrete Gaussian); ``calibration=`` as there.
+    ``Gaussian(rho=, sensitivity=)``
+        rho-zCDP: exact discrete Gaussian noise with ``sigma^2 >= sensitivity^2/(2 rho)``
+        (in grid steps for floats, the grid's rounding included in the sensitivity).
+    ``Gaussian(sigma=, sensitivity=1.0)``
+        Noise of standard deviation ``sigma`` (at least): the rho form with
+        ``rho = sensitivity^2 / (2 sigma^2)``.
+
+    With ``rho`` or ``sigma``, ``delta=`` may be given too: then ``privacy_cost.epsilon``
+    is :func:`dpfast.accounting.zcdp_to_dp` of rho at that delta and an (epsilon, delta)
+    budget can be charged; without it only a zCDP budget can.
+
+    Attributes
+    ----------
+    sigma : float
+        The noise's standard deviation (continuous analytic sigma for the epsilon/delta
+        form, ``sensitivity / sqrt(2 rho)`` otherwise; the exact sampler's is this rounded
+        up to a hair).
+    variance : float
+        ``sigma^2``.
+    privacy_cost : PrivacyCost
+        ``(epsilon, delta, rho)``; for the epsilon/delta form, rho is the zCDP of the
+        scalar release's prepared plans (the largest of the integer and float plans).
+
+    Privacy
+    -------
+    (epsilon, delta)-DP (Balle & Wang 2018; CKS 2020) and rho-zCDP (CKS 2020 Thm 14; Bun
+    & Steinke 2016 Prop. 1.6).  A zCDP budget is charged rho via ``spend_rho``.
+
+    Accuracy
+    --------
+    :func:`dpfast.accuracy.gaussian_error` of sigma.
+
+    References
+    ----------
+    Dwork & Roth Thm 3.22; Balle & Wang, ICML 2018; Canonne, Kamath & Steinke, NeurIPS
+    2020; Bun & Steinke, TCC 2016.
+    """
+
+    __slots__ = ("epsilon", "delta", "rho", "sensitivity", "sigma", "calibration",
+                 "_form", "_rho_x", "_scalar")
+    _repr = ("epsilon", "delta", "rho", "sensitivity")
+
+    def __init__(self, epsilon=None, delta=None, sensitivity=1.0, *, rho=None, sigma=None,
+                 calibration="analytic"):
+        given = [name for name, v in (("epsilon", epsilon), ("rho", rho), ("sigma", sigma))
+                 if v is not None]
+        if len(given) != 1:
+            raise TypeError("Gaussian takes exactly one of epsilon= (with delta=), rho= or "
+                            f"sigma=; got {given or 'none'}")
+        self.sensitivity = _v.positive("sensitivity", sensitivity)
+        self.calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
+        self._form = "eps" if epsilon is not None else "rho"
+        if epsilon is not None:
+            self.epsilon = _v.epsilon(epsilon)
+            if delta is None:
+                raise TypeError("Gaussian(epsilon=...) needs delta=")
+            self.delta = _v.delta(delta, allow_zero=False)
+            self.sigma = _m.gaussian_sigma(min(self.epsilon, _m._GAUSS_EPS_CAP), self.delta,
+                                           self.sensitivity, self.calibration)
+            # the function's scalar plans (integer sampler, float grid plan) are prepared
+            # here, in its caches, and their rho read back
+            self._scalar = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, 1,
+                                               self.calibration, None)
+            self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
+        else:
+            if rho is not None:
+                self._rho_x = Fraction(_v.positive("rho", rho))
+            else:
+                s = _v.positive("sigma", sigma)
+                self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
+            self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
+            self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
+            self.epsilon = None if delta is None else zcdp_to_dp(_up(self._rho_x), self.delta)
+            _rho_int_sampler(self.sensitivity, self._rho_x)
+            self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
+        self.rho = _up(self._rho_x)
+
+    def _eps_plan_rho(self, integer, d):
+        """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
+        (sensitivity in sampler units)^2 / (2 s^2), s^2 read from the prepared sampler."""
+        if integer:
+            sampler = _m._dgauss(*_m._ceil_rational(Fraction(_m._gauss_sigma(
+                self.epsilon, self.delta, self.sensitivity, d, self.calibration)) ** 2))
+            steps = Fraction(self.sensitivity)
+        else:
+            k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
+                                             self.calibration, None)
+            steps = Fraction(self.sensitivity) / Fraction(2) ** k + _m._sqrt_ceil(d)
+        num, den = sampler.sigma2
+        return steps * steps * den / (2 * num)
+
+    @property
+    def variance(self):
+        return self.sigma * self.sigma
+
+    @property
+    def privacy_cost(self):
+        return PrivacyCost(self.epsilon, self.delta, self.rho)
+
+    def accuracy(self, beta=0.05, *, k=1):
+        """:func:`dpfast.accuracy.gaussian_error` of sigma."""
+        return _acc.gaussian_error(self.sigma, beta=beta, k=k)
+
+    def describe(self):
+        """The accountant's Gaussian mechanism (sigma, sensitivity)."""
+        return _pld.gaussian(self.sigma, self.sensitivity)
+
+    def _charge(self, budget, rho_x):
+        if budget is None:
+            return
+        if _is_zcdp(budget):
+            budget.spend_rho(rho_x, label="gaussian_mechanism")
+            return
+        if self.epsilon is None:
+            raise PrivacyParameterError(
+                "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
+                "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
+                "(epsilon, delta)")
+        _v.budget(budget).spend(self.epsilon, self.delta, label="gaussian_mechanism")
+
+    def release(self, value, *, rng=None, budget=None, workers=None):
+        """Release ``value`` with this object's noise; for the epsilon/delta form exactly
+        :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
+        ``budget`` is charged before drawing."""
+        if type(value) is float and value - value == 0.0 and budget is None \
+                and workers is None:
+            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
+            # plan, the same call the function makes
+            k, sampler = self._scalar
+            return _core.grid_release(sampler, value, k, rng)
+        nworkers = _m._parallel.workers(workers)
+        budget = _v.budget(budget)
+        integer, data, scalar = _m._as_data(value)      # validates the data first
+        gen = _core.resolve_rng(rng)                      # a bad rng never spends privacy
+        d = 1 if scalar else max(data.size, 1)
+        if self._form == "rho":
+            if integer:
+                sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
+                self._charge(budget, self._rho_x)
+                return _m._shape_like(_m._release(
+                    lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
+                    nworkers), data, scalar)
+            k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
+                                                                     self._rho_x, d)
+            self._charge(budget, self._rho_x)
+            return _m._shape_like(_m._release(
+                lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
+                nworkers), data, scalar)
+        # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
+        rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
+        self._charge(budget, rho_x)
+        return _m.gaussian_mechanism(data, epsilon=self.epsilon, delta=self.delta,
+                                     l2_sensitivity=self.sensitivity,
+                                     calibration=self.calibration, rng=gen, workers=workers)
+
+
+
+# ------------------------------------------------------------------ selection
+
+class ExponentialMechanism(_Mechanism):
+    """The exponential mechanism as an object:
+    :func:`dpfast.selection.exponential_mechanism` with its parameters fixed.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    sensitivity : float > 0
+        The largest change of any score when one record is added or removed.
+    monotonic : bool
+        True only for scores monotone in the data (counts).
+    mode : {"secure", "fast"}
+        As in the function (``"fast"``: simulation only).
+
+    Attributes
+    ----------
+    privacy_cost : PrivacyCost
+        ``(epsilon, 0, epsilon^2/8)``: epsilon-DP and epsilon-bounded range, hence
+        ``epsilon^2/8``-zCDP (Cesar & Rogers 2021), what a zCDP budget is charged.
+
+    Privacy
+    -------
+    epsilon-DP (McSherry & Talwar 2007; Dwork & Roth Thm 3.10), exactly as the function.
+
+    Accuracy
+    --------
+    ``accuracy(beta, n_candidates=m)`` = :func:`dpfast.accuracy.exponential_mechanism_error`
+    (Thm 3.11): the chosen score is below OPT by more than it with probability <= beta.
+
+    References
+    ----------
+    McSherry & Talwar, FOCS 2007.  Dwork & Roth 2014, Sec. 3.4.  Cesar & Rogers 2021.
+    """
+
+    __slots__ = ("epsilon", "sensitivity", "monotonic", "mode")
+    _repr = ("epsilon", "sensitivity", "monotonic", "mode")
+
+    def __init__(self, epsilon, sensitivity=1.0, *, monotonic=False, mode="secure"):
+        self.epsilon = _v.epsilon(epsilon)
+        self.sensitivity = _v.positive("sensitivity", sensitivity)
+        self.monotonic = _sel._flag("monotonic", monotonic)
+        self.mode = _v.choice("mode", mode, ("secure", "fast"))
+        if self.mode == "secure":     # prepare both public grids (the float one may refuse)
+            _sel._grid(self.epsilon, self.sensitivity, self.monotonic, True)
+            _sel._grid(self.epsilon, self.sensitivity, self.monotonic, False)
+
+    @property
+    def privacy_cost(self):
+        return PrivacyCost(self.epsilon, 0.0, _up(Fraction(self.epsilon) ** 2 / 8))
+
+    def accuracy(self, beta=0.05, *, n_candidates, n_optimal=1):
+        """:func:`dpfast.accuracy.exponential_mechanism_error`."""
+        return _acc.exponential_mechanism_error(
+            self.epsilon, n_candidates=n_candidates, beta=beta, sensitivity=self.sensitivity,
+            n_optimal=n_optimal, monotonic=self.monotonic)
+
+    def confidence_interval(self, alpha=0.05, value=0.0, *, n_candidates):
+        """``(value - a, value + a)`` with ``a = accuracy(alpha, n_candidates=...)``."""
+        return _interval(self.accuracy(alpha, n_candidates=n_candidates), value)
+
+    def describe(self):
+        """The accountant's pure-DP mechanism at epsilon (dominates every epsilon-DP one)."""
+        return _pld.pure_dp(self.epsilon)
+
+    def release(self, scores, *, rng=None, budget=None):
+        """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
+        return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
+                                          sensitivity=self.sensitivity,
+                                          monotonic=self.monotonic, rng=rng, mode=self.mode,
+                                          budget=budget)
+
+
+# ------------------------------------------------------------------ randomized response
+
+class RandomizedResponse(_Mechanism):
+    """Randomized response as an object: :func:`dpfast.randomized_response.randomized_response`
+    (``k = 2``, booleans) or :func:`~dpfast.randomized_response.kary_response` (codes in
+    ``[0, k)``) with its parameters fixed.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    k : int >= 2
+
+    Attributes
+    ----------
+    probabilities : (float, float)
+        ``(P[report = truth], P[report = c])`` for each other code c, as used
+        (:func:`~dpfast.randomized_response.response_probabilities`).
+    privacy_cost : PrivacyCost
+        ``(epsilon, 0, epsilon^2/2)``.
+
+    Privacy
+    -------
+    epsilon-DP for each respondent (Warner 1965; Dwork & Roth Sec. 3.2), with the certified
+    flip probability of the functions.
+
+    Accuracy
+    --------
+    ``accuracy(beta, n=...)`` = :func:`dpfast.accuracy.randomized_response_error`: the
+    unbiased frequency estimates from n reports are within it with probability 1 - beta.
+
+    References
+    ----------
+    Warner, JASA 1965.  Kairouz, Oh & Viswanath, NeurIPS 2014.
+    """
+
+    __slots__ = ("epsilon", "k", "probabilities")
+    _repr = ("epsilon", "k")
+
+    def __init__(self, epsilon, k=2):
+        self.epsilon = _v.epsilon(epsilon)
+        self.k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+        self.probabilities = _rr.response_probabilities(self.epsilon, self.k)
+
+    @property
+    def privacy_cost(self):
+        return _pure_cost(self.epsilon)
+
+    def accuracy(self, beta=0.05, *, n):
+        """:func:`dpfast.accuracy.randomized_response_error` for n reports."""
+        return _acc.randomized_response_error(self.epsilon, n=n, beta=beta, k=self.k)
+
+    def confidence_interval(self, alpha=0.05, value=0.0, *, n):
+        """``(value - a, value + a)`` with ``a = accuracy(alpha, n=n)``: for an estimated
+        frequency ``value``."""
+        return _interval(self.accuracy(alpha, n=n), value)
+
+    def describe(self):
+        """The accountant's k-ary randomized response at epsilon."""
+        return _pld.randomized_response(self.epsilon, self.k)
+
+    def release(self, truth, *, rng=None, budget=None):
+        """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
+        if self.k == 2:
+            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget)
+        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget)
