@@ -1,7 +1,8 @@
 """dpfast: fast, floating-point-safe differential privacy primitives.
 
 Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
-:mod:`dpfast.mechanisms` (validated mechanisms, secure by default),
+:mod:`dpfast.mechanisms` (validated mechanisms, secure by default), :mod:`dpfast.objects`
+(the same mechanisms as objects with prepared plans),
 :mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets),
 :mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams),
 :mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
@@ -40,6 +41,7 @@ __all__ = [
     "random",
     "accounting",
     "mechanisms",
+    "objects",
     "sparse",
     "selection",
     "randomized_response",

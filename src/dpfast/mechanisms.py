@@ -492,4 +492,3 @@ __all__ += [
     "coin_response", "randomized_response", "kary_response",
     "exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
 ]
-from .objects import DiscreteLaplace, ExponentialMechanism, Gaussian, Laplace, RandomizedResponse  # noqa: E402,F401,E501

@@ -23,11 +23,16 @@ Each release is charged to ``budget`` with the object's cost (:attr:`privacy_cos
 before any noise is drawn; a refused charge draws nothing.  A zCDP
 :class:`~dpfast.accounting.PrivacyBudget` is charged the Gaussian objects' rho (with
 ``spend_rho``), the exponential mechanism's ``epsilon^2/8`` (bounded range) and
-``epsilon^2/2`` for the other pure-DP objects.  :meth:`describe` gives the
+``epsilon^2/2`` for the other pure-DP objects.  :meth:`describe` gives a
 :class:`dpfast.accounting.pld.Mechanism` to compose in an
-:class:`~dpfast.accounting.Accountant` (``acc.compose(obj.describe(), count=k)``): the
-accountant's curve of the ideal mechanism at the object's parameters, the same one you
-would compose for the equivalent function call.
+:class:`~dpfast.accounting.Accountant` (``acc.compose(obj.describe(), count=k)``) whose
+privacy curve is proved to dominate the mechanism that actually runs: the exact law for
+integer discrete Laplace and randomized response, pure epsilon-DP (which dominates every
+epsilon-DP mechanism) for the exponential mechanism and for the secure float Laplace (its
+grid-rounded discrete noise is exactly epsilon-DP, but no tighter curve is proved for it).
+Gaussian objects have no description yet: the secure path's discrete Gaussian on a fine
+grid has no accountant law proved to dominate it; account for them with
+:attr:`privacy_cost` (their rho under zCDP is exact).
 
 References
 ----------
@@ -132,7 +137,7 @@ class Laplace(_LaplaceFamily):
     variance : float
         ``2 scale^2`` (the secure noise is discrete on a grid of about ``2^-40 scale``;
         its variance is within a relative ``2^-39`` of this).
-    privacy_cost : PrivacyCost
+    privacy_cost : dpfast.objects.PrivacyCost
         ``(epsilon, 0, epsilon^2/2)``.
 
     Privacy
@@ -174,8 +179,13 @@ class Laplace(_LaplaceFamily):
         return 2.0 * self.scale * self.scale
 
     def describe(self):
-        """The accountant's Laplace mechanism (scale, sensitivity)."""
-        return _pld.laplace(self.scale, self.sensitivity)
+        """A law that dominates this mechanism for the Accountant: the continuous Laplace
+        law (scale, sensitivity) in ``mode="fast"`` (that is what runs, up to floating
+        point), and pure epsilon-DP in the secure mode (the grid-rounded discrete noise is
+        exactly epsilon-DP; the continuous Laplace curve is not proved to dominate it)."""
+        if self.mode == "fast":
+            return _pld.laplace(self.scale, self.sensitivity)
+        return _pld.pure_dp(self.epsilon)
 
     def release(self, value, *, rng=None, budget=None, workers=None):
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
@@ -213,7 +223,7 @@ class DiscreteLaplace(_LaplaceFamily):
         dyadic rational.
     variance : float
         ``2 e^(-1/scale) / (1 - e^(-1/scale))^2``, the discrete Laplace variance.
-    privacy_cost : PrivacyCost
+    privacy_cost : dpfast.objects.PrivacyCost
         ``(epsilon, 0, epsilon^2/2)``.
 
     Privacy
@@ -312,7 +322,7 @@ class Gaussian(_Mechanism):
         up to a hair).
     variance : float
         ``sigma^2``.
-    privacy_cost : PrivacyCost
+    privacy_cost : dpfast.objects.PrivacyCost
         ``(epsilon, delta, rho)``; for the epsilon/delta form, rho is the zCDP of the
         scalar release's prepared plans (the largest of the integer and float plans).
 
@@ -396,10 +406,6 @@ class Gaussian(_Mechanism):
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def describe(self):
-        """The accountant's Gaussian mechanism (sigma, sensitivity)."""
-        return _pld.gaussian(self.sigma, self.sensitivity)
-
     def _charge(self, budget, rho_x):
         if budget is None:
             return
@@ -468,7 +474,7 @@ class ExponentialMechanism(_Mechanism):
 
     Attributes
     ----------
-    privacy_cost : PrivacyCost
+    privacy_cost : dpfast.objects.PrivacyCost
         ``(epsilon, 0, epsilon^2/8)``: epsilon-DP and epsilon-bounded range, hence
         ``epsilon^2/8``-zCDP (Cesar & Rogers 2021), what a zCDP budget is charged.
 
@@ -541,7 +547,7 @@ class RandomizedResponse(_Mechanism):
     probabilities : (float, float)
         ``(P[report = truth], P[report = c])`` for each other code c, as used
         (:func:`~dpfast.randomized_response.response_probabilities`).
-    privacy_cost : PrivacyCost
+    privacy_cost : dpfast.objects.PrivacyCost
         ``(epsilon, 0, epsilon^2/2)``.
 
     Privacy
