@@ -224,3 +224,37 @@ def test_accounting_doc_examples_run():
     doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "accounting.md"
     res = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert res.attempted >= 8 and res.failed == 0
+
+
+# ---- Laplace and the search itself -----------------------------------------------------------
+
+def test_laplace_counts():
+    from dpfast.accounting import Accountant, max_releases_laplace
+    # epsilon0 = 1/10 exactly (the rational of the floats 1.0 / 10.0): ten fit in 1.0
+    assert max_releases_laplace(10.0, 1.0, 1.0) == 10
+    assert max_releases_laplace(4.0, 2.0, 1.0) == 2
+    for m in ("advanced", "optimal", "zcdp"):
+        assert max_releases_laplace(100.0, 1.0, 1.0, 1e-6, method=m) == \
+            max_releases(Fraction(1, 100), 0, 1.0, 1e-6, method=m)
+    k = max_releases_laplace(100.0, 1.0, 1.0, 1e-6, method="pld")
+    assert Accountant("pld").compose_laplace(100.0, 1.0, count=k).delta(1.0) <= 1e-6
+    assert Accountant("pld").compose_laplace(100.0, 1.0, count=k + 1).delta(1.0) > 1e-6
+    # the Laplace loss is tighter than a generic 0.01-DP release (optimal composition)
+    assert k >= max_releases(0.01, 0.0, 1.0, 1e-6, method="optimal")
+    with pytest.raises(PrivacyParameterError):
+        max_releases_laplace(0.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("answer", [0, 1, 2, 3, 7, 100, 4097, 123_456, 10**9])
+@pytest.mark.parametrize("hint", [None, 1, 50, 4096, 123_000, 10**9, 2 * 10**9])
+def test_search_finds_the_threshold_from_any_start(answer, hint):
+    from dpfast.accounting.capacity import _largest
+    calls = []
+
+    def fits(k):
+        calls.append(k)
+        assert 1 <= k <= 2 * 10**9
+        return k <= answer
+    assert _largest(fits, 2 * 10**9, hint) == answer
+    assert len(calls) <= 2 * 32 + 2
+    assert _largest(lambda k: True, 1000, hint) is None

@@ -36,7 +36,7 @@ One accountant (:mod:`.accountant`)
     :class:`Accountant` (methods "pld", "gdp", "rdp", "zcdp", "optimal", "basic"),
     :func:`calibrate_gaussian`, :func:`calibrate_laplace`.
 How many releases fit (:mod:`.capacity`)
-    :func:`max_releases`, :func:`max_releases_gaussian`.
+    :func:`max_releases`, :func:`max_releases_gaussian`, :func:`max_releases_laplace`.
 Budget
     :class:`PrivacyBudget` (with :meth:`~PrivacyBudget.spend_parallel`), :class:`Reservation`, :class:`LedgerEntry`,
     :class:`PrivacyAmount`.
@@ -64,7 +64,7 @@ Errata honoured here (see ``SPEC.md`` section 4)
 
 from .accountant import METHODS as ACCOUNTANT_METHODS
 from .accountant import Accountant, calibrate_gaussian, calibrate_laplace
-from .capacity import max_releases, max_releases_gaussian
+from .capacity import max_releases, max_releases_gaussian, max_releases_laplace
 from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
 from .composition import (
     PRODUCT_MECHANISM_EPSILON_MAX,
@@ -158,4 +158,5 @@ __all__ = [
     "RDPConversion",
     "max_releases",
     "max_releases_gaussian",
+    "max_releases_laplace",
 ]

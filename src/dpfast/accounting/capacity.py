@@ -28,16 +28,34 @@ MAX_RELEASES_GAUSSIAN_METHODS = ("gdp", "zcdp", "rdp", "pld")
 _SEARCH_K_MAX = 2**53
 
 
-def _largest(fits, k_max):
+def _largest(fits, k_max, hint=None):
     """The largest k in [0, k_max] with fits(k), for a predicate that is true up to some
-    k and false after (k = 0 always fits).  Doubling, then bisection: about
-    2 log2(k) + 2 calls of ``fits``; the answer k satisfies fits(k) (or k = 0) and
-    not fits(k + 1) whenever k < k_max.  Returns None if k_max itself fits."""
-    lo, hi = 0, 1
-    while fits(hi):  # invariant: fits(lo) (or lo == 0), hi untested-or-true
-        if hi >= k_max:
-            return None
-        lo, hi = hi, min(2 * hi, k_max)
+    k and false after (k = 0 always fits); None if k_max itself fits.
+
+    Galloping from ``hint`` (an estimate of the answer; 1 if None) by steps that double,
+    starting at hint/4096, then bisection of the last step: about 2 log2(k) + 2 calls
+    of ``fits`` without a hint, about 2 log2(|k - hint| 4096 / hint) + 13 with one.  The
+    result k satisfies fits(k) (or k = 0) and not fits(k + 1) whenever k < k_max: only
+    the invariant "fits(lo), not fits(hi)" is used, so a bound that is not exactly
+    monotone still gives an answer with that property."""
+    h = 1 if hint is None else min(max(int(hint), 1), k_max)
+    step = max(1, h >> 12)
+    if fits(h):
+        lo = h
+        while True:
+            if lo >= k_max:
+                return None
+            hi = min(lo + step, k_max)
+            if not fits(hi):
+                break
+            lo, step = hi, 2 * step
+    else:
+        hi = h
+        while True:
+            lo = max(hi - step, 0)
+            if lo == 0 or fits(lo):
+                break
+            hi, step = lo, 2 * step
     while hi - lo > 1:  # invariant: fits(lo) or lo == 0, not fits(hi)
         mid = (lo + hi) // 2
         if fits(mid):
@@ -45,12 +63,6 @@ def _largest(fits, k_max):
         else:
             hi = mid
     return lo
-
-
-def _too_many(k_max, method):
-    return PrivacyParameterError(
-        f"more than {k_max} releases fit under method {method!r}: the per-release cost is "
-        "negligible next to the budget; check the parameters")
 
 
 def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
@@ -110,13 +122,16 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
 
     Notes
     -----
-    Cost: "basic" and "zcdp" are closed forms (one division).  "advanced", "optimal" and
-    "pld" search k by doubling then bisection, about 2 log2(k) + 2 evaluations of the
-    bound: microseconds each for "advanced", up to milliseconds for "optimal" (its
-    cost grows like sqrt(k)), and one PLD composition (an FFT per doubling of k) each for
-    "pld" -- tens of milliseconds to a second in total.  The PLD's numerical bound is not
-    guaranteed monotone in k at the grid's resolution; the bisection still returns a k
-    that fits with k + 1 not fitting.
+    Cost: "basic" and "zcdp" are closed forms (one division).  "advanced", "optimal"
+    and "pld" search k (:func:`_largest`): galloping from a start, then bisection, so
+    about 2 log2(k) + 2 evaluations of the bound without a good start and ~15 with one.
+    "advanced" and "optimal" start from the zCDP count (within a factor ~1.5), "pld" from the
+    "optimal" count (within ~1e-4).  Measured on a shared 2-core machine (eps = 1,
+    delta = 1e-6): "advanced" ~1 ms; "optimal" 12 ms (k = 562) to 0.1 s (k = 5.6e6);
+    "pld" 0.15 s (k = 562), 1.3 s (k = 5.6e4), 24 s (k = 5.6e6): each PLD evaluation is
+    one FFT composition whose grid grows with k.  The PLD's numerical bound is not
+    guaranteed monotone in k at the grid's resolution; the search still returns a k that
+    fits with k + 1 not fitting.
 
     References
     ----------
@@ -155,11 +170,10 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
             k = min(k, dlt_x // dlt0_x)
         return int(k)
     if method == "zcdp":
-        if dlt_x == 0:
-            return 0  # rho-zCDP with rho > 0 is never (epsilon, 0)-DP
-        rho = Fraction(zcdp_budget(eps, dlt))
-        return int(rho // (eps0_x * eps0_x / 2))
+        return _zcdp_count(eps, dlt, eps0_x * eps0_x / 2)
 
+    # The zCDP count (a closed form) is within a factor ~1.5 of the searched answers: a start.
+    hint = _zcdp_count(eps, dlt, eps0_x * eps0_x / 2) if dlt0_x == 0 else None
     if method == "advanced":
         def fits(k):
             rest = dlt_x - k * dlt0_x
@@ -169,20 +183,38 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
             if not delta_prime > 0.0:
                 return False
             return advanced_composition(eps0, dlt0, k, delta_prime).epsilon <= eps
-        k_max = _SEARCH_K_MAX
-    elif method == "optimal":
+        return _search(fits, _SEARCH_K_MAX, hint, method)
+    if method == "optimal":
         def fits(k):
             return optimal_composition_delta(eps0, dlt0, k, eps) <= dlt
-        k_max = _KOV_K_MAX
-    else:  # pld
-        mech = _pld_pure_dp(eps0)
+        return _search(fits, _KOV_K_MAX, hint, method)
+    # pld: the PLD of pure-DP releases is within ~1e-4 of the exact (optimal) count,
+    # which is much cheaper to find: start there.
+    try:
+        hint = max_releases(eps0_x, 0, eps_x, dlt_x, method="optimal")
+    except PrivacyParameterError:
+        pass
+    mech = _pld_pure_dp(eps0)
 
-        def fits(k):
-            return _pld_compose([(mech, k)]).delta(eps) <= dlt
-        k_max = _SEARCH_K_MAX
-    k = _largest(fits, k_max)
+    def fits(k):
+        return _pld_compose([(mech, k)]).delta(eps) <= dlt
+    return _search(fits, _SEARCH_K_MAX, hint, method)
+
+
+def _zcdp_count(epsilon, delta, rho0):
+    """floor(zcdp_budget(epsilon, delta) / rho0) exactly; 0 when delta = 0 (rho-zCDP with
+    rho > 0 is never (epsilon, 0)-DP)."""
+    if delta == 0.0:
+        return 0
+    return int(Fraction(zcdp_budget(epsilon, delta)) // Fraction(rho0))
+
+
+def _search(fits, k_max, hint, method):
+    k = _largest(fits, k_max, hint)
     if k is None:
-        raise _too_many(k_max, method)
+        raise PrivacyParameterError(
+            f"more than {k_max} releases fit under method {method!r}: the per-release cost is "
+            "negligible next to the budget; check the parameters")
     return k
 
 
@@ -224,9 +256,10 @@ def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
 
     Notes
     -----
-    Cost: "zcdp" is a closed form; the others search k by doubling and bisection, about
-    2 log2(k) + 2 accountant evaluations (closed forms for "gdp" and "rdp", one PLD
-    composition each for "pld").
+    Cost: "zcdp" is a closed form; the others search k as in :func:`max_releases`
+    ("gdp" and "rdp" from the zCDP count, "pld" from the "gdp" count), with closed-form
+    accountant evaluations for "gdp" and "rdp" (about 1 ms in total) and one PLD
+    composition each for "pld" (a few ms for k up to ~1e5 on a shared 2-core machine).
 
     Examples
     --------
@@ -239,14 +272,68 @@ def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
     sensitivity = _v.positive("sensitivity", sensitivity)
     epsilon = _v.positive("epsilon", epsilon)
     delta = _v.delta(delta, allow_zero=False)
+    rho0 = gaussian_zcdp(sigma, sensitivity)
     if method == "zcdp":
-        rho0 = Fraction(gaussian_zcdp(sigma, sensitivity))
-        return int(Fraction(zcdp_budget(epsilon, delta)) // rho0)
+        return _zcdp_count(epsilon, delta, rho0)
+    hint = _zcdp_count(epsilon, delta, rho0)
+    if method == "pld":  # within ~1e-4 of the exact Gaussian-DP count: start there
+        hint = max_releases_gaussian(sigma, sensitivity, epsilon, delta, method="gdp")
 
     def fits(k):
         acc = Accountant(method).compose_gaussian(sigma, sensitivity, count=k)
         return acc.delta(epsilon) <= delta
-    k = _largest(fits, _SEARCH_K_MAX)
-    if k is None:
-        raise _too_many(_SEARCH_K_MAX, method)
-    return k
+    return _search(fits, _SEARCH_K_MAX, hint, method)
+
+
+def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basic"):
+    """The largest number k of Laplace releases of this scale and l1 sensitivity whose
+    composition is (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale b > 0.
+    sensitivity : float
+        l1 sensitivity Delta > 0 of each release.
+    epsilon : float
+        Total epsilon > 0.
+    delta : float, default 0.0
+        Total delta in [0, 1).
+    method : {"basic", "advanced", "optimal", "zcdp", "pld"}, default "basic"
+        Each release is (Delta/b)-DP, with Delta/b the exact rational of the two floats;
+        every method but "pld" is :func:`max_releases` of (Delta/b, 0).  ``"pld"`` uses
+        the Laplace mechanism's own privacy loss distribution (tighter than a generic
+        (Delta/b)-DP release when delta > 0).
+
+    Returns
+    -------
+    int
+        k >= 0; k releases fit and k + 1 do not.
+
+    Privacy
+    -------
+    Laplace noise of scale b on a query of l1 sensitivity Delta is (Delta/b)-DP (Dwork &
+    Roth Thm 3.6); then as :func:`max_releases`.
+
+    Examples
+    --------
+    >>> max_releases_laplace(10.0, 1.0, 1.0)      # epsilon0 = 1/10 exactly
+    10
+    """
+    method = _v.choice("method", method, MAX_RELEASES_METHODS)
+    scale = _v.positive("scale", scale)
+    sensitivity = _v.positive("sensitivity", sensitivity)
+    eps0_x = Fraction(sensitivity) / Fraction(scale)
+    if method != "pld":
+        return max_releases(eps0_x, 0, epsilon, delta, method=method)
+    _, eps_x = exact_amount("epsilon", epsilon, "positive")
+    _, dlt_x = exact_amount("delta", delta, "delta")
+    eps, dlt = _fraction_to_float_down(Fraction(eps_x)), _fraction_to_float_down(Fraction(dlt_x))
+    try:
+        hint = max_releases(eps0_x, 0, eps_x, dlt_x, method="optimal")
+    except PrivacyParameterError:
+        hint = None
+
+    def fits(k):
+        return Accountant("pld").compose_laplace(scale, sensitivity, count=k).delta(eps) <= dlt
+    return _search(fits, _SEARCH_K_MAX, hint, method)
