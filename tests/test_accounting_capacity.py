@@ -258,3 +258,28 @@ def test_search_finds_the_threshold_from_any_start(answer, hint):
     assert _largest(fits, 2 * 10**9, hint) == answer
     assert len(calls) <= 2 * 32 + 2
     assert _largest(lambda k: True, 1000, hint) is None
+
+
+def test_hostile_public_parameters_give_an_int_or_a_clean_error():
+    import numpy as np
+    from dpfast.accounting import max_releases_laplace
+    values = [0.5, 1e-300, 5e-324, 1e300, math.inf, math.nan, -0.0, 0.0, -1.0, 1.0,
+              Fraction(1, 10**400), np.float32(0.25), np.float64(1e-5), np.longdouble(0.5),
+              True, None, "1", 3]
+    calls = 0
+    bases = ((max_releases, [0.5, 0.0, 1.0, 1e-6], ("basic", "advanced", "optimal", "zcdp")),
+             (max_releases_laplace, [2.0, 1.0, 1.0, 1e-6], ("basic", "advanced", "optimal", "zcdp")),
+             (max_releases_gaussian, [10.0, 1.0, 1.0, 1e-6], ("gdp", "zcdp", "rdp")))
+    for v in values:
+        for pos in range(4):
+            for fn, base, methods in bases:
+                for m in methods:
+                    args = list(base)
+                    args[pos] = v
+                    calls += 1
+                    try:
+                        k = fn(*args, method=m)
+                    except (TypeError, PrivacyParameterError):
+                        continue
+                    assert type(k) is int and k >= 0
+    assert calls > 500

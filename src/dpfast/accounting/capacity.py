@@ -107,7 +107,8 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
     ------
     PrivacyParameterError
         Invalid parameters, ``delta0 > 0`` with "zcdp" or "pld", or more releases fit
-        than the method can evaluate (2**53; 10**7 for "optimal").
+        than the method can evaluate (2**53 for "advanced"; 10**7 for "optimal" and
+        "pld").
     TypeError
         A parameter of a type that is not a real number.
 
@@ -149,7 +150,7 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
     True
     """
     method = _v.choice("method", method, MAX_RELEASES_METHODS)
-    eps0_f, eps0_x = exact_amount("epsilon0", epsilon0, "positive")
+    _, eps0_x = exact_amount("epsilon0", epsilon0, "positive")
     _, dlt0_x = exact_amount("delta0", delta0, "delta")
     _, eps_x = exact_amount("epsilon", epsilon, "positive")
     _, dlt_x = exact_amount("delta", delta, "delta")
@@ -198,7 +199,8 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
 
     def fits(k):
         return _pld_compose([(mech, k)]).delta(eps) <= dlt
-    return _search(fits, _SEARCH_K_MAX, hint, method)
+    # Each evaluation costs seconds at k ~ 1e7; beyond, "zcdp" or "advanced" answer at once.
+    return _search(fits, _KOV_K_MAX, hint, method)
 
 
 def _zcdp_count(epsilon, delta, rho0):
