@@ -611,9 +611,10 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        charges : iterable of (epsilon, delta), or of epsilon alone
-            The (epsilon_i, delta_i) of the releases about to run, one per partition;
-            each is validated like :meth:`spend` (delta_i = 0 for a bare epsilon).
+        charges : iterable of tuple or float
+            The ``(epsilon_i, delta_i)`` of the releases about to run, one per
+            partition, or a bare ``epsilon_i`` (delta_i = 0); each is validated like
+            :meth:`spend`.
         label : str, optional
             Free text kept in the ledger line.
 
@@ -656,6 +657,7 @@ class PrivacyBudget:
 
         Examples
         --------
+        >>> from dpfast.accounting import PrivacyBudget
         >>> budget = PrivacyBudget(1.0)
         >>> budget.spend_parallel([0.5, 0.25, 0.5], label="count per region")  # doctest: +ELLIPSIS
         LedgerEntry(index=0, label='count per region', epsilon=0.5, delta=0.0, ...)

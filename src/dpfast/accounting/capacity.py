@@ -142,6 +142,7 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
     Examples
     --------
     >>> from fractions import Fraction
+    >>> from dpfast.accounting import max_releases
     >>> max_releases(Fraction(1, 10), 0, 1)
     10
     >>> max_releases(0.25, 0.0, 1.0)
@@ -265,6 +266,7 @@ def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
 
     Examples
     --------
+    >>> from dpfast.accounting import max_releases_gaussian
     >>> k = max_releases_gaussian(10.0, 1.0, 1.0, 1e-5)
     >>> k > max_releases_gaussian(10.0, 1.0, 1.0, 1e-5, method="zcdp")
     True
@@ -319,6 +321,7 @@ def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basi
 
     Examples
     --------
+    >>> from dpfast.accounting import max_releases_laplace
     >>> max_releases_laplace(10.0, 1.0, 1.0)      # epsilon0 = 1/10 exactly
     10
     """
