@@ -2,7 +2,7 @@
 
 A package with one module per job: :mod:`.composition`, :mod:`.optimal`, :mod:`.zcdp`,
 :mod:`.rdp`, :mod:`.gdp`, :mod:`.pld`, :mod:`.accountant`, :mod:`.divergences`,
-:mod:`.budget`; every public name is re-exported here.
+:mod:`.budget`, :mod:`.capacity`; every public name is re-exported here.
 
 Everything here is pure bookkeeping: no function in this package touches data or draws
 noise.  Mechanisms call :meth:`PrivacyBudget.spend` *before* they draw noise, so an
@@ -14,13 +14,13 @@ Composition of (epsilon, delta)-DP mechanisms
     :func:`basic_composition`, :func:`advanced_composition`,
     :func:`heterogeneous_advanced_composition`, :func:`advanced_composition_per_step`,
     :func:`product_mechanism_privacy`, :func:`optimal_composition`,
-    :func:`optimal_composition_delta`.
+    :func:`optimal_composition_delta`; results are :class:`EpsilonDelta` named tuples.
 Zero-concentrated DP (Bun & Steinke 2016)
     :func:`gaussian_zcdp`, :func:`pure_dp_to_zcdp`, :func:`zcdp_compose`,
     :func:`zcdp_to_dp`, :func:`zcdp_delta`, :func:`zcdp_budget`.
 Renyi DP (Mironov 2017)
     :data:`DEFAULT_RDP_ORDERS`, :func:`rdp_gaussian`, :func:`rdp_laplace`,
-    :func:`rdp_compose`, :func:`rdp_to_dp`.
+    :func:`rdp_compose`, :func:`rdp_to_dp` (an :class:`RDPConversion`).
 Divergences of finite distributions (Dwork & Roth Def. 3.5-3.6, Lemma 3.18)
     :func:`kl_divergence`, :func:`max_divergence`, :func:`approximate_max_divergence`,
     :func:`hockey_stick_divergence`, :func:`statistical_distance`, :func:`check_kl_bound`.
@@ -35,8 +35,10 @@ Privacy loss distributions (:mod:`.pld`, pessimistic by construction)
 One accountant (:mod:`.accountant`)
     :class:`Accountant` (methods "pld", "gdp", "rdp", "zcdp", "optimal", "basic"),
     :func:`calibrate_gaussian`, :func:`calibrate_laplace`.
+How many releases fit (:mod:`.capacity`)
+    :func:`max_releases`, :func:`max_releases_gaussian`, :func:`max_releases_laplace`.
 Budget
-    :class:`PrivacyBudget`, :class:`Reservation`, :class:`LedgerEntry`,
+    :class:`PrivacyBudget` (with :meth:`~PrivacyBudget.spend_parallel`), :class:`Reservation`, :class:`LedgerEntry`,
     :class:`PrivacyAmount`.
 
 Rounding
@@ -63,9 +65,11 @@ Errata honoured here
 
 from .accountant import METHODS as ACCOUNTANT_METHODS
 from .accountant import Accountant, calibrate_gaussian, calibrate_laplace
+from .capacity import max_releases, max_releases_gaussian, max_releases_laplace
 from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
 from .composition import (
     PRODUCT_MECHANISM_EPSILON_MAX,
+    EpsilonDelta,
     advanced_composition,
     advanced_composition_per_step,
     basic_composition,
@@ -91,7 +95,7 @@ from .pld import gaussian as pld_gaussian
 from .pld import laplace as pld_laplace
 from .pld import pure_dp as pld_pure_dp
 from .pld import randomized_response as pld_randomized_response
-from .rdp import DEFAULT_RDP_ORDERS, rdp_compose, rdp_gaussian, rdp_laplace, rdp_to_dp
+from .rdp import DEFAULT_RDP_ORDERS, RDPConversion, rdp_compose, rdp_gaussian, rdp_laplace, rdp_to_dp
 from .zcdp import (
     gaussian_zcdp,
     pure_dp_to_zcdp,
@@ -151,4 +155,9 @@ __all__ = [
     "PrivacyAmount",
     "Reservation",
     "LedgerEntry",
+    "EpsilonDelta",
+    "RDPConversion",
+    "max_releases",
+    "max_releases_gaussian",
+    "max_releases_laplace",
 ]

@@ -6,6 +6,7 @@ private multiplicative weights, as corrected).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,6 +24,16 @@ from ._numeric import (
 )
 
 
+class EpsilonDelta(NamedTuple):
+    """An (epsilon, delta)-DP guarantee, as returned by the composition helpers.
+
+    A named tuple: ``eps, delta = basic_composition(...)`` keeps working, and
+    ``result.epsilon`` / ``result.delta`` name the fields."""
+
+    epsilon: float
+    delta: float
+
+
 def basic_composition(epsilons, deltas=None):
     """Basic composition: the epsilons add up and so do the deltas.
 
@@ -35,8 +46,8 @@ def basic_composition(epsilons, deltas=None):
 
     Returns
     -------
-    (epsilon, delta) : tuple of float
-        ``(sum(epsilons), sum(deltas))``, both rounded up.  A delta >= 1 is vacuous.
+    EpsilonDelta
+        ``(epsilon, delta) = (sum(epsilons), sum(deltas))``, both rounded up.  A delta >= 1 is vacuous.
 
     Privacy
     -------
@@ -53,7 +64,7 @@ def basic_composition(epsilons, deltas=None):
     """
     eps = _real_sequence("epsilons", epsilons)
     dels = _delta_sequence("deltas", deltas, eps.shape[0])
-    return _finite("sum(epsilons)", _sum_up(eps)), _sum_up(dels)
+    return EpsilonDelta(_finite("sum(epsilons)", _sum_up(eps)), _sum_up(dels))
 
 
 def _advanced_epsilon(eps, k, log_inv_delta_prime):
@@ -81,8 +92,8 @@ def advanced_composition(epsilon, delta, k, delta_prime):
 
     Returns
     -------
-    (epsilon', delta_total) : tuple of float
-        epsilon' = sqrt(2 k ln(1/delta')) epsilon + k epsilon (e^epsilon - 1) and
+    EpsilonDelta
+        ``(epsilon', delta_total)``: epsilon' = sqrt(2 k ln(1/delta')) epsilon + k epsilon (e^epsilon - 1) and
         delta_total = k delta + delta', both rounded up.
 
     Privacy
@@ -104,7 +115,7 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     k = _v.integer("k", k, minimum=1)
     delta_prime = _open_delta("delta_prime", delta_prime)
     eps_total = _finite("epsilon'", _advanced_epsilon(epsilon, k, -math.log(delta_prime)))
-    return _up(eps_total), _up(k * delta + delta_prime)
+    return EpsilonDelta(_up(eps_total), _up(k * delta + delta_prime))
 
 
 def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
@@ -121,8 +132,8 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
 
     Returns
     -------
-    (epsilon', delta_total) : tuple of float
-        epsilon' = sqrt(2 ln(1/delta') sum epsilon_i^2) + sum epsilon_i (e^epsilon_i - 1),
+    EpsilonDelta
+        ``(epsilon', delta_total)``: epsilon' = sqrt(2 ln(1/delta') sum epsilon_i^2) + sum epsilon_i (e^epsilon_i - 1),
         delta_total = sum delta_i + delta'; rounded up.
 
     Privacy
@@ -152,7 +163,7 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
         sq = _sum_up(eps * eps)
         drift = _sum_up(eps * np.expm1(eps))
     eps_total = _finite("epsilon'", math.sqrt(2.0 * -math.log(delta_prime) * sq) + drift)
-    return _up(eps_total), _up(_sum_up(dels) + delta_prime)
+    return EpsilonDelta(_up(eps_total), _up(_sum_up(dels) + delta_prime))
 
 
 def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exact"):
@@ -272,8 +283,8 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
 
     Returns
     -------
-    (epsilon', delta') : tuple of float
-        delta' = e^(-k epsilon^2 / 2) and
+    EpsilonDelta
+        ``(epsilon', delta')``: delta' = e^(-k epsilon^2 / 2) and
         epsilon' = k epsilon^2 + k epsilon (e^epsilon - 1)  (<= 3 k epsilon^2 when allowed).
 
     Privacy
@@ -313,4 +324,4 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
                 f"simplification; got {epsilon!r}"
             )
         eps_total = 3.0 * k * epsilon * epsilon
-    return _up(eps_total), _up(delta_prime)
+    return EpsilonDelta(_up(eps_total), _up(delta_prime))

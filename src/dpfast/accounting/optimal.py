@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import _validation as _v
+from .composition import EpsilonDelta
 from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _finite, _log1mexp, _logsumexp, _up
 
 # Stirling-series remainder delta(n) = ln n! - [(n + 1/2) ln n - n + ln(2 pi)/2] for
@@ -260,8 +261,8 @@ def optimal_composition(epsilon, delta, k, delta_prime):
 
     Returns
     -------
-    (epsilon_g, delta_g) : tuple of float
-        The smallest epsilon_g >= 0 with delta_hom(epsilon_g) <= delta_prime, where
+    EpsilonDelta
+        ``(epsilon_g, delta_g)``: the smallest epsilon_g >= 0 with delta_hom(epsilon_g) <= delta_prime, where
         ``delta_hom(e) = sum_{ell=0}^{k} C(k, ell) max(0, e^{(k-ell) eps} - e^{e + ell eps}) / (1 + e^eps)^k``
         (the delta of k composed eps-randomized responses at e), and
         delta_g = 1 - (1 - delta)^k (1 - delta_prime) <= k delta + delta_prime.
@@ -302,7 +303,7 @@ def optimal_composition(epsilon, delta, k, delta_prime):
     terms = _KOVTerms(epsilon, k, log_target - 60.0 - math.log(k + 1.0))
     eps_g = terms.solve(log_target)
     delta_g = -math.expm1(k * math.log1p(-delta) + math.log1p(-delta_prime))
-    return _up(eps_g), _up(delta_g)
+    return EpsilonDelta(_up(eps_g), _up(delta_g))
 
 
 def optimal_composition_delta(epsilon, delta, k, epsilon_total):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +19,13 @@ DEFAULT_RDP_ORDERS = np.array(
      14.0, 16.0, 20.0, 24.0, 28.0, 32.0, 48.0, 64.0, 96.0, 128.0, 256.0, 512.0, 1024.0]
 )
 DEFAULT_RDP_ORDERS.setflags(write=False)
+
+
+class RDPConversion(NamedTuple):
+    """What :func:`rdp_to_dp` returns: the epsilon and the Renyi order that achieves it."""
+
+    epsilon: float
+    order: float
 
 
 def _as_sequence(values):
@@ -189,8 +197,8 @@ def rdp_to_dp(orders, rdp, delta, *, method="tight"):
 
     Returns
     -------
-    (epsilon, order) : tuple of float
-        The best epsilon (>= 0, rounded up) and the order that achieves it.
+    RDPConversion
+        ``(epsilon, order)``: the best epsilon (>= 0, rounded up) and the order that achieves it.
 
     Privacy
     -------
@@ -213,4 +221,4 @@ def rdp_to_dp(orders, rdp, delta, *, method="tight"):
     else:
         eps = r + np.log1p(-1.0 / a) - (log_delta + np.log(a)) / (a - 1.0)
     i = int(np.argmin(eps))
-    return _up(max(0.0, float(eps[i])), 2.0**-44), float(a[i])
+    return RDPConversion(_up(max(0.0, float(eps[i])), 2.0**-44), float(a[i]))
