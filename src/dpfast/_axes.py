@@ -80,7 +80,9 @@ def pandas_floats(name: str, obj: Any) -> npt.NDArray[np.float64]:
     elif kind == "u" and hasattr(obj, "clip"):
         obj = obj.clip(upper=_v.EXACT_INT)
     elif kind != "f":
-        _v._refuse_dtype(name, f"dtype {dt}")
+        raise TypeError(f"{name} must hold real numbers of a dtype that converts to float64 "
+                        f"exactly; got pandas dtype {dt} (convert it explicitly, e.g. with "
+                        ".astype('float64'))")
     return np.asarray(obj.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
@@ -139,13 +141,13 @@ def _label(out: Any, values: Any, axis: int | None, levels: Sequence[Any] | None
         return out
     import pandas as pd
 
-    vector = levels is not None
+    index = None if levels is None else pd.Index(list(levels))
     if axis is None or not _is_frame(values):
-        if vector:
-            return pd.Series(out, index=pd.Index(list(levels)), name=getattr(values, "name", None))
+        if index is not None:
+            return pd.Series(out, index=index, name=getattr(values, "name", None))
         return out
     by_column = _v.integer("axis", axis) % 2 == 0     # axis 0 (or -2) reduces the rows
     labels = values.columns if by_column else values.index
-    if vector:
-        return pd.DataFrame(out, index=pd.Index(list(levels)), columns=labels)
+    if index is not None:
+        return pd.DataFrame(out, index=index, columns=labels)
     return pd.Series(out, index=labels)

@@ -71,6 +71,7 @@ from . import _core
 from . import _parallel
 from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
+from ._errors import PrivacyParameterError
 
 __all__ = [
     "ChaCha20", "default_rng", "os_entropy",
@@ -121,21 +122,24 @@ def _real(name: str, value: object) -> float:
             raise TypeError(f"{name} must be a real number that converts to float64 exactly; "
                             f"got dtype {value.dtype}")
         value = value.item()
-    return _v._number(name, value)
+    v: float = _v._number(name, value)
+    return v
 
 
 def _finite(name: str, value: object) -> float:
     v = _real(name, value)
     if -_v._INF < v < _v._INF:
         return v
-    return _v.finite(name, v)          # raises, naming the parameter
+    _v.finite(name, v)                 # raises, naming the parameter
+    raise AssertionError("unreachable")
 
 
 def _nonnegative(name: str, value: object) -> float:
     v = _real(name, value)
     if 0.0 <= v < _v._INF:
         return v
-    return _v.nonnegative(name, v)     # raises, naming the parameter
+    _v.nonnegative(name, v)            # raises, naming the parameter
+    raise AssertionError("unreachable")
 
 
 def _param_array(name: str, value: object, *, nonnegative: bool = False) -> FloatArray:
@@ -143,7 +147,7 @@ def _param_array(name: str, value: object, *, nonnegative: bool = False) -> Floa
     refused by type (dpfast._validation.float_array)."""
     arr: FloatArray = _v.float_array(name, value)
     if nonnegative and not (arr >= 0.0).all():
-        raise _v.PrivacyParameterError(f"{name} must be >= 0 everywhere; got "
+        raise PrivacyParameterError(f"{name} must be >= 0 everywhere; got "
                                        f"{float(arr[~(arr >= 0.0)].flat[0])!r}")
     return arr
 
@@ -151,7 +155,7 @@ def _param_array(name: str, value: object, *, nonnegative: bool = False) -> Floa
 def _broadcast(size: Size, out: FloatArray | None, *params: FloatArray) -> tuple[int, ...]:
     """numpy's output shape for array parameters: ``size`` if given (the parameters must
     broadcast to it), else ``out``'s shape, else the parameters' broadcast shape."""
-    shape = _v.size(size)
+    shape: tuple[int, ...] | None = _v.size(size)
     if shape is None:
         shape = tuple(out.shape) if out is not None else np.broadcast_shapes(
             *(p.shape for p in params))
@@ -172,8 +176,7 @@ def _scalars(*values: object) -> bool:
 
 
 def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng: Rng,
-            out: FloatArray | None, workers: int | None,
-            scale_name: str = "scale") -> float | FloatArray:
+            out: FloatArray | None, workers: int | None, scale_name: str = "scale") -> Any:
     """``loc + scale * X`` for X the standard law of ``kind``, with numpy's broadcasting
     of array-valued ``loc`` and ``scale``."""
     if _scalars(loc, scale):
@@ -184,14 +187,14 @@ def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng
         r = _continuous(kind, s, 0.0, shape, rng, out, workers)
         if m != 0.0:
             np.add(r, m, out=r)
-        return r                                               # type: ignore[no-any-return]
+        return r
     m_a = _param_array("loc", loc)
     s_a = _param_array(scale_name, scale, nonnegative=True)
     shape = _broadcast(size, out, m_a, s_a)
     r = _continuous(kind, 1.0, 0.0, shape, rng, out, workers)
     np.multiply(r, s_a, out=r)
     np.add(r, m_a, out=r)
-    return r                                                   # type: ignore[no-any-return]
+    return r
 
 
 # ---------------------------------------------------------------- continuous samplers
@@ -205,7 +208,7 @@ def uniform(low: npt.ArrayLike = ..., high: npt.ArrayLike = ..., size: Size = ..
             workers: int | None = ...) -> FloatArray: ...
 def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = None, *,
             rng: Rng = None, out: FloatArray | None = None,
-            workers: int | None = None) -> float | FloatArray:
+            workers: int | None = None) -> Any:
     """Uniform floats on [low, high) with 53 random bits each (simulation path).
 
     numpy's ``Generator.uniform(low, high, size)``: ``low`` and ``high`` may be arrays,
@@ -219,11 +222,9 @@ def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = No
     lo = _finite("low", low)
     hi = _finite("high", high)
     if not lo <= hi:
-        raise _v.PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
+        raise PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
     if hi - lo < _v._INF:
-        r: float | FloatArray = _continuous(_core.UNIFORM, lo, hi - lo, _shape(size, out), rng,
-                                            out, workers)
-        return r
+        return _continuous(_core.UNIFORM, lo, hi - lo, _shape(size, out), rng, out, workers)
     # high - low overflows: draw on [low/2, high/2) (exact halves: |low| or |high| is huge,
     # so neither is subnormal) and double, capped below high to keep the interval open
     top = math.nextafter(hi, -_v._INF)
@@ -232,7 +233,7 @@ def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = No
     if isinstance(r, float):
         return min(2.0 * r, top)
     np.multiply(r, 2.0, out=r)
-    return np.minimum(r, top, out=r)                           # type: ignore[no-any-return]
+    return np.minimum(r, top, out=r)
 
 
 def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rng,
@@ -240,7 +241,7 @@ def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rn
     lo, hi = _param_array("low", low), _param_array("high", high)
     with np.errstate(invalid="ignore"):
         if not np.all(lo <= hi):
-            raise _v.PrivacyParameterError("high must be >= low everywhere")
+            raise PrivacyParameterError("high must be >= low everywhere")
     shape = _broadcast(size, out, lo, hi)
     u: FloatArray = _continuous(_core.UNIFORM, 0.0, 1.0, shape, rng, out, workers)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -265,7 +266,7 @@ def laplace(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = .
             workers: int | None = ...) -> FloatArray: ...
 def laplace(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
             rng: Rng = None, out: FloatArray | None = None,
-            workers: int | None = None) -> float | FloatArray:
+            workers: int | None = None) -> Any:
     """Laplace(loc, scale) draws, density ``exp(-|x - loc|/scale) / (2 scale)`` (simulation
     path).
 
@@ -303,8 +304,7 @@ def laplace(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = N
     if (size is None and out is None and type(loc) is float and type(scale) is float
             and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
         # the scalar call of simulations and benchmarks, without the general checks
-        noise: float = _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
-        return loc + noise
+        return loc + _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
     return _affine(_core.LAPLACE, loc, scale, size, rng, out, workers)
 
 
@@ -317,7 +317,7 @@ def normal(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..
            workers: int | None = ...) -> FloatArray: ...
 def normal(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
            rng: Rng = None, out: FloatArray | None = None,
-           workers: int | None = None) -> float | FloatArray:
+           workers: int | None = None) -> Any:
     """Normal(loc, scale**2) draws (ziggurat; simulation path).
 
     numpy's ``Generator.normal(loc=0.0, scale=1.0, size=None)``: ``scale`` is the standard
@@ -329,8 +329,7 @@ def normal(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = No
 
 
 def gaussian(sigma: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
-             out: FloatArray | None = None,
-             workers: int | None = None) -> float | FloatArray:
+             out: FloatArray | None = None, workers: int | None = None) -> Any:
     """Deprecated: ``normal(0.0, sigma, size)``.  Normal(0, sigma**2) draws.
 
     Kept with its old meaning (standard deviation first, then size) so that no existing
@@ -351,7 +350,7 @@ def exponential(scale: npt.ArrayLike = ..., size: Size = ..., *, rng: Rng = ...,
                 out: FloatArray | None = ..., workers: int | None = ...) -> FloatArray: ...
 def exponential(scale: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
                 out: FloatArray | None = None,
-                workers: int | None = None) -> float | FloatArray:
+                workers: int | None = None) -> Any:
     """Exponential draws with mean ``scale`` (ziggurat; simulation path).
 
     numpy's ``Generator.exponential(scale=1.0, size=None)``; ``scale`` may be an array;
@@ -370,7 +369,7 @@ def gumbel(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..
            workers: int | None = ...) -> FloatArray: ...
 def gumbel(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
            rng: Rng = None, out: FloatArray | None = None,
-           workers: int | None = None) -> float | FloatArray:
+           workers: int | None = None) -> Any:
     """Gumbel(loc, scale) draws, CDF ``exp(-exp(-(x - loc)/scale))`` (simulation path).
 
     numpy's ``Generator.gumbel(loc=0.0, scale=1.0, size=None)``; array parameters
@@ -403,13 +402,13 @@ def _exact(name: str, value: object, *, allow_zero: bool = False) -> Fraction:
     elif isinstance(value, numbers.Integral):
         frac = Fraction(int(value))
     elif isinstance(value, numbers.Rational):
-        frac = Fraction(value.numerator, value.denominator)
+        frac = Fraction(int(value.numerator), int(value.denominator))
     else:
         # floats and other reals: one helper checks type, NaN, infinity and sign
         v = (_v.nonnegative if allow_zero else _v.positive)(name, value)
         return Fraction(v)
     if frac < 0 or (frac == 0 and not allow_zero):
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
     return frac
 
@@ -441,7 +440,7 @@ def _fit_up(name: str, frac: Fraction) -> tuple[int, int]:
     if n <= _U64 and d <= _U64:
         return n, d
     if frac > _U64:
-        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
+        raise PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
     if frac < 1:                      # the denominator bound binds
         up = _farey_neighbours(frac, _U64)[1]
     else:                             # the numerator bound binds: round 1/frac down
@@ -482,7 +481,7 @@ def _exact_scale_rational(scale: Any) -> tuple[int, int]:
     """The scale of the exact geometric / discrete Laplace samplers, at most 2**56."""
     num, den = _scale_rational(scale)
     if num > den * _MAX_SCALE:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"scale must be at most 2**56 (beyond it a draw leaves int64 with non-negligible "
             f"probability); got {_v.show(Fraction(num, den))}")
     return num, den
@@ -511,7 +510,7 @@ def _sigma2_rational(sigma: Any, sigma2: Any) -> tuple[int, int]:
 def _p_rational(p: Any) -> Fraction:
     frac = _exact("p", p, allow_zero=True)
     if frac > 1:
-        raise _v.PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
+        raise PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
     return frac
 
 
@@ -524,8 +523,8 @@ def _gamma_rational(gamma: Any) -> Fraction:
 def _dlap_ct(num: int, den: int) -> Any:
     try:
         return _core.DiscreteLaplaceCT(num, den)
-    except (OverflowError, _v.PrivacyParameterError):
-        raise _v.PrivacyParameterError(
+    except (OverflowError, PrivacyParameterError):
+        raise PrivacyParameterError(
             f"scale must be <= 2**62/45 (about 1.02e17) for constant_time=True; got {num}/{den}"
         ) from None
 
@@ -544,20 +543,24 @@ def _dgauss_exact(num: int, den: int) -> Any:
 def _dgauss_ct(num: int, den: int) -> Any:
     try:
         return _core.DiscreteGaussianCT(num, den)
-    except (OverflowError, _v.PrivacyParameterError):
-        raise _v.PrivacyParameterError(
+    except (OverflowError, PrivacyParameterError):
+        raise PrivacyParameterError(
             f"sigma**2 = {num}/{den} needs a table of more than {_core.DGAUSS_CT_MAX} entries; "
             "constant_time=True supports sigma up to about 410") from None
 
 
 def _big_ok(name: str, frac: Fraction) -> None:
     if max(frac.numerator.bit_length(), frac.denominator.bit_length()) > _core.BIG_MAX_BITS:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"{name} must have a numerator and denominator of at most {_core.BIG_MAX_BITS} bits; "
             f"got {frac}")
 
 
-def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> int | IntArray:
+@overload
+def bernoulli(p: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
+@overload
+def bernoulli(p: Rational, size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> IntArray: ...
+def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(p) draws: 1 with probability p, else 0.
 
     Parameters
@@ -591,7 +594,11 @@ def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> int | IntAr
     return _core.discrete_big(_core.BERNOULLI, frac.numerator, frac.denominator, size, rng)
 
 
-def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> int | IntArray:
+@overload
+def bernoulli_exp(gamma: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
+@overload
+def bernoulli_exp(gamma: Rational, size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> IntArray: ...
+def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(exp(-gamma)) draws for a rational gamma >= 0.
 
     Parameters
@@ -624,8 +631,14 @@ def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> int
     return _core.discrete_big(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
 
 
+@overload
+def geometric(scale: Rational, size: None = ..., *, rng: Rng = ...,
+              constant_time: bool = ...) -> int: ...
+@overload
+def geometric(scale: Rational, size: SupportsIndex | Sequence[SupportsIndex], *,
+              rng: Rng = ..., constant_time: bool = ...) -> IntArray: ...
 def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
-              constant_time: bool = False) -> int | IntArray:
+              constant_time: bool = False) -> Any:
     """Geometric integers k >= 0 with P(k) = (1 - q) q**k, q = exp(-1/scale).
 
     This is the one-sided discrete Laplace (the magnitude of the two-sided one).
@@ -681,8 +694,14 @@ def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
     return _dlap_exact(num, den).draw(True, size, rng)
 
 
+@overload
+def discrete_laplace(scale: Rational, size: None = ..., *, rng: Rng = ...,
+                     constant_time: bool = ..., workers: int | None = ...) -> int: ...
+@overload
+def discrete_laplace(scale: Rational, size: SupportsIndex | Sequence[SupportsIndex], *,
+                     rng: Rng = ..., constant_time: bool = ..., workers: int | None = ...) -> IntArray: ...
 def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
-                     constant_time: bool = False, workers: int | None = None) -> int | IntArray:
+                     constant_time: bool = False, workers: int | None = None) -> Any:
     """Discrete Laplace noise: integers x with ``P(x) ∝ exp(-|x|/scale)``.
 
     ``P(x) = (1 - q)/(1 + q) q**|x|`` with q = exp(-1/scale).  Adding it to an integer query
@@ -750,9 +769,17 @@ def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
     return sampler.draw(False, size, rng)
 
 
+@overload
+def discrete_gaussian(sigma: Rational | None = ..., size: None = ..., *, rng: Rng = ...,
+                      constant_time: bool = ..., sigma2: Rational | None = ...,
+                      workers: int | None = ...) -> int: ...
+@overload
+def discrete_gaussian(sigma: Rational | None = ..., *, size: SupportsIndex | Sequence[SupportsIndex],
+                      rng: Rng = ..., constant_time: bool = ...,
+                      sigma2: Rational | None = ..., workers: int | None = ...) -> IntArray: ...
 def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: Rng = None,
                       constant_time: bool = False, sigma2: Rational | None = None,
-                      workers: int | None = None) -> int | IntArray:
+                      workers: int | None = None) -> Any:
     """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
 
     Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
@@ -845,11 +872,11 @@ def constant_time_slack(sampler: str, param: Rational | None = None, *,
     """
     sampler = _v.choice("sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian"))
     if sampler == "discrete_gaussian":
-        return _dgauss_ct(*_sigma2_rational(param, sigma2)).slack
+        return float(_dgauss_ct(*_sigma2_rational(param, sigma2)).slack)
     if sigma2 is not None:
         raise TypeError(f"sigma2 applies only to discrete_gaussian, not {sampler}")
     t = _dlap_ct(*_scale_rational(param))
-    return t.slack if sampler == "discrete_laplace" else t.slack_geometric
+    return float(t.slack if sampler == "discrete_laplace" else t.slack_geometric)
 
 
 # ---------------------------------------------------------------- samplers for the drop-in
@@ -863,9 +890,9 @@ _BOUNDED_GRID_BITS = 40
 
 
 def _bound(name: str, value: object) -> float:
-    v = _v._number(name, value)
+    v: float = _v._number(name, value)
     if v != v:
-        raise _v.PrivacyParameterError(f"{name} must not be NaN; got {value!r}")
+        raise PrivacyParameterError(f"{name} must not be NaN; got {value!r}")
     return v
 
 
@@ -885,12 +912,12 @@ def _bounded_grid(scale: float, lower: float, upper: float,
         k = min(k, math.frexp(width)[1] - 1)                # at least one grid point inside
     k = max(k, k_range)
     if not -1000 <= k <= 1000 or (width < _v._INF and math.ldexp(1.0, k) > width):
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"the bounds [{lower!r}, {upper!r}] and scale {scale!r} admit no power-of-two "
             "grid in [2^-1000, 2^1000] with a point inside the domain")
     steps = Fraction(scale) / Fraction(2) ** k
     if steps > 2 ** 56:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"scale {scale!r} is more than 2^56 grid steps of 2^{k}; the domain "
             f"[{lower!r}, {upper!r}] forces a finer grid than this scale can be sampled on")
     return k, _dlap_exact(*_fit_up("scale", steps))
@@ -899,7 +926,7 @@ def _bounded_grid(scale: float, lower: float, upper: float,
 def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf,
                       upper: float = math.inf, size: Size = None, *, rng: Rng = None,
                       mode: str = "secure",
-                      granularity: float | None = None) -> float | FloatArray:
+                      granularity: float | None = None) -> Any:
     """Bounded-domain Laplace: Laplace(loc, scale) conditioned on [lower, upper].
 
     The density on the domain is proportional to ``exp(-|y - loc| / scale)`` (the law of
@@ -961,20 +988,20 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
     lower = _bound("lower", lower)
     upper = _bound("upper", upper)
     if not lower <= upper or lower == _v._INF or upper == -_v._INF:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"need lower <= upper with lower < inf and upper > -inf; got lower={lower!r}, "
             f"upper={upper!r}")
     mode = _v.choice("mode", mode, ("secure", "fast"))
     if granularity is not None:
         granularity = _v.positive("granularity", granularity)
-    size = _v.size(size)
-    scalar = np.ndim(loc) == 0 and size is None
+    shape: tuple[int, ...] | None = _v.size(size)
+    scalar = np.ndim(loc) == 0 and shape is None
     if scalar:
         x = _v.finite("loc", loc)
     else:
         x = _v.float_array("loc", loc)
-        if size is not None:
-            x = np.broadcast_to(x, size)
+        if shape is not None:
+            x = np.broadcast_to(x, shape)
     gen = _core.resolve_rng(rng)
     x = min(max(x, lower), upper) if scalar else np.clip(x, lower, upper)
     if scale == 0.0 or lower == upper:
@@ -985,8 +1012,13 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
     return _core.laplace_bounded(sampler, x, k, lower, upper, scale, gen)
 
 
+@overload
+def gamma(shape: float, scale: float = ..., size: None = ..., *, rng: Rng = ...) -> float: ...
+@overload
+def gamma(shape: float, scale: float = ..., *, size: SupportsIndex | Sequence[SupportsIndex],
+          rng: Rng = ...) -> FloatArray: ...
 def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
-          rng: Rng = None) -> float | FloatArray:
+          rng: Rng = None) -> Any:
     """Gamma(shape, scale) draws, density x**(shape-1) exp(-x/scale) / (Γ(shape) scale**shape).
 
     Simulation path (floating point; Marsaglia & Tsang 2000, with the U**(1/shape) boost
@@ -1010,7 +1042,11 @@ def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
     return _core.gamma(shape, scale, _v.size(size), rng)
 
 
-def uniform_full_precision(size: Size = None, *, rng: Rng = None) -> float | FloatArray:
+@overload
+def uniform_full_precision(size: None = ..., *, rng: Rng = ...) -> float: ...
+@overload
+def uniform_full_precision(size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> FloatArray: ...
+def uniform_full_precision(size: Size = None, *, rng: Rng = None) -> Any:
     """Uniform draws on [0, 1) in which every double is reachable.
 
     The uniform real U rounded down to the double below it: P[result = x] is the gap from

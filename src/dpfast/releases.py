@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -71,7 +71,8 @@ _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 G
 
 
 def _mode(mode: str) -> str:
-    return _v.choice("mode", mode, ("secure", "fast"))
+    checked: str = _v.choice("mode", mode, ("secure", "fast"))
+    return checked
 
 
 def _charge(budget: Any, epsilon: float, label: str) -> None:
@@ -90,7 +91,7 @@ def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode:
     if mode == "secure":
         return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
     return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
-                               if not np.isscalar(value) else float(value),
+                               if not np.isscalar(value) else float(cast(Any, value)),
                                epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
 
 
@@ -111,7 +112,7 @@ def _value_grid(lo: float, hi: float) -> tuple[float, int, int]:
     j = e - 1 - _SUM_GRID_BITS
     step = math.ldexp(1.0, j)
     if step == 0.0:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"bounds [{lo!r}, {hi!r}] are too close to 0 for the value grid (2^-1074)")
     qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
     return step, qlo, qhi
@@ -298,12 +299,15 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
     _charge(budget, epsilon, "mean")
     half = epsilon / 2.0
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
+    centre: float | Fraction
+    s_noisy: float | Fraction
     if mode == "fast":
         centre = lo / 2.0 + hi / 2.0
-        s = math.fsum(np.clip(arr, lo, hi) - centre)
+        s = math.fsum(np.clip(arr, lo, hi) - float(centre))
         s_noisy = float(_int_release(s, half, (hi - lo) / 2.0, gen, "fast"))
         n_noisy = float(n_noisy)
     else:
+        assert grid is not None
         step, qlo, qhi = grid
         q = _grid_ints(arr, lo, hi, step, qlo, qhi)
         # 2 q_i - (qlo + qhi) is an integer in [-(qhi - qlo), qhi - qlo]: exact half-steps
@@ -358,6 +362,7 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    edges: FloatArray
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
         if range is None:
@@ -371,7 +376,7 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
                 f"range={range!r} cannot be split into {nb} strictly increasing finite "
                 "bins of doubles; use fewer bins or a narrower range")
     else:
-        edges: FloatArray = _v.float_array("bins", bins)
+        edges = _v.float_array("bins", bins)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
             raise PrivacyParameterError("bins must be at least two strictly increasing finite "
                                         "edges")
