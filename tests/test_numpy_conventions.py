@@ -250,3 +250,28 @@ def test_the_scan_finds_old_order_calls(tmp_path):
     finally:
         ROOT = saved
     assert [b.split(":")[1] for b in bad] == ["4", "5", "6"]
+
+
+# ------------------------------------------------------------------ documented twins
+
+def test_geometric_and_discrete_laplace_are_the_documented_scipy_laws():
+    from stat_helpers import chi2_pvalue
+
+    scale = 2.0
+    q = math.exp(-1.0 / scale)
+    # dpfast's geometric counts failures: 1 + geometric(scale) is numpy's geometric(1 - q)
+    x = dr.geometric(scale, N, rng=dr.ChaCha20(20)) + 1
+    top = 40
+    counts = np.bincount(np.minimum(x, top), minlength=top + 1)[1:]
+    law = stats.geom(1.0 - q)
+    probs = np.append(law.pmf(np.arange(1, top)), law.sf(top - 1))
+    assert chi2_pvalue(counts, probs) > ALPHA
+    # discrete_laplace(scale) is scipy's dlaplace(a = 1/scale)
+    y = dr.discrete_laplace(scale, N, rng=dr.ChaCha20(21))
+    ks = np.arange(-30, 31)
+    law = stats.dlaplace(1.0 / scale)
+    counts = np.array([np.count_nonzero(y <= -30)]
+                      + [np.count_nonzero(y == k) for k in ks[1:-1]]
+                      + [np.count_nonzero(y >= 30)])
+    probs = np.concatenate([[law.cdf(-30)], law.pmf(ks[1:-1]), [law.sf(29)]])
+    assert chi2_pvalue(counts, probs) > ALPHA
