@@ -117,6 +117,8 @@ def _continuous(kind: int, a: float, b: float, size: tuple[int, ...] | None, rng
 def _real(name: str, value: object) -> float:
     """A scalar parameter (a Python or numpy real, or a 0-d array) as a float, converted
     exactly: a wider float (np.longdouble), complex or bool is refused by type."""
+    if type(value) is float:
+        return value
     if isinstance(value, (np.ndarray, np.generic)):
         if value.dtype.kind not in "iuf" or value.dtype.itemsize > 8:
             raise TypeError(f"{name} must be a real number that converts to float64 exactly; "
@@ -171,14 +173,21 @@ def _broadcast(size: Size, out: FloatArray | None, *params: FloatArray) -> tuple
     return shape
 
 
+_PLAIN = (float, int)
+
+
 def _scalars(*values: object) -> bool:
-    return all(np.ndim(v) == 0 for v in values)     # type: ignore[arg-type]
+    # Python numbers first: np.ndim would build an array for each
+    return all(type(v) in _PLAIN or np.ndim(v) == 0 for v in values)  # type: ignore[arg-type]
 
 
 def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng: Rng,
             out: FloatArray | None, workers: int | None, scale_name: str = "scale") -> Any:
     """``loc + scale * X`` for X the standard law of ``kind``, with numpy's broadcasting
     of array-valued ``loc`` and ``scale``."""
+    if (size is None and out is None and type(loc) is float and type(scale) is float
+            and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
+        return loc + _core.continuous(kind, scale, 0.0, None, rng, None)
     if _scalars(loc, scale):
         m, s = _finite("loc", loc), _nonnegative(scale_name, scale)
         shape = _shape(size, out)
