@@ -12,7 +12,6 @@ on integers via :mod:`dpfast.mechanisms`; the exact exponential mechanism of
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple, overload
 

@@ -83,7 +83,8 @@ __all__ = [
 #: What every sampler accepts as ``rng=``.
 Rng = Union[None, ChaCha20, np.random.BitGenerator, np.random.Generator]
 #: numpy's ``size``: None (one value), an int or a sequence of ints.
-Size = Union[None, SupportsIndex, Sequence[SupportsIndex]]
+Shape = Union[SupportsIndex, Sequence[SupportsIndex]]
+Size = Union[None, Shape]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 #: An exact parameter of the discrete samplers: int, Fraction, (numerator, denominator)
@@ -150,7 +151,7 @@ def _param_array(name: str, value: object, *, nonnegative: bool = False) -> Floa
     arr: FloatArray = _v.float_array(name, value)
     if nonnegative and not (arr >= 0.0).all():
         raise PrivacyParameterError(f"{name} must be >= 0 everywhere; got "
-                                       f"{float(arr[~(arr >= 0.0)].flat[0])!r}")
+                                    f"{float(arr[~(arr >= 0.0)].flat[0])!r}")
     return arr
 
 
@@ -568,7 +569,7 @@ def _big_ok(name: str, frac: Fraction) -> None:
 @overload
 def bernoulli(p: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
 @overload
-def bernoulli(p: Rational, size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> IntArray: ...
+def bernoulli(p: Rational, size: Shape, *, rng: Rng = ...) -> IntArray: ...
 def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(p) draws: 1 with probability p, else 0.
 
@@ -606,7 +607,7 @@ def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> Any:
 @overload
 def bernoulli_exp(gamma: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
 @overload
-def bernoulli_exp(gamma: Rational, size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> IntArray: ...
+def bernoulli_exp(gamma: Rational, size: Shape, *, rng: Rng = ...) -> IntArray: ...
 def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(exp(-gamma)) draws for a rational gamma >= 0.
 
@@ -644,7 +645,7 @@ def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> Any
 def geometric(scale: Rational, size: None = ..., *, rng: Rng = ...,
               constant_time: bool = ...) -> int: ...
 @overload
-def geometric(scale: Rational, size: SupportsIndex | Sequence[SupportsIndex], *,
+def geometric(scale: Rational, size: Shape, *,
               rng: Rng = ..., constant_time: bool = ...) -> IntArray: ...
 def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
               constant_time: bool = False) -> Any:
@@ -707,8 +708,8 @@ def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
 def discrete_laplace(scale: Rational, size: None = ..., *, rng: Rng = ...,
                      constant_time: bool = ..., workers: int | None = ...) -> int: ...
 @overload
-def discrete_laplace(scale: Rational, size: SupportsIndex | Sequence[SupportsIndex], *,
-                     rng: Rng = ..., constant_time: bool = ..., workers: int | None = ...) -> IntArray: ...
+def discrete_laplace(scale: Rational, size: Shape, *, rng: Rng = ...,
+                     constant_time: bool = ..., workers: int | None = ...) -> IntArray: ...
 def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
                      constant_time: bool = False, workers: int | None = None) -> Any:
     """Discrete Laplace noise: integers x with ``P(x) ∝ exp(-|x|/scale)``.
@@ -783,7 +784,7 @@ def discrete_gaussian(sigma: Rational | None = ..., size: None = ..., *, rng: Rn
                       constant_time: bool = ..., sigma2: Rational | None = ...,
                       workers: int | None = ...) -> int: ...
 @overload
-def discrete_gaussian(sigma: Rational | None = ..., *, size: SupportsIndex | Sequence[SupportsIndex],
+def discrete_gaussian(sigma: Rational | None = ..., *, size: Shape,
                       rng: Rng = ..., constant_time: bool = ...,
                       sigma2: Rational | None = ..., workers: int | None = ...) -> IntArray: ...
 def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: Rng = None,
@@ -1024,7 +1025,7 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
 @overload
 def gamma(shape: float, scale: float = ..., size: None = ..., *, rng: Rng = ...) -> float: ...
 @overload
-def gamma(shape: float, scale: float = ..., *, size: SupportsIndex | Sequence[SupportsIndex],
+def gamma(shape: float, scale: float = ..., *, size: Shape,
           rng: Rng = ...) -> FloatArray: ...
 def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
           rng: Rng = None) -> Any:
@@ -1054,7 +1055,7 @@ def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
 @overload
 def uniform_full_precision(size: None = ..., *, rng: Rng = ...) -> float: ...
 @overload
-def uniform_full_precision(size: SupportsIndex | Sequence[SupportsIndex], *, rng: Rng = ...) -> FloatArray: ...
+def uniform_full_precision(size: Shape, *, rng: Rng = ...) -> FloatArray: ...
 def uniform_full_precision(size: Size = None, *, rng: Rng = None) -> Any:
     """Uniform draws on [0, 1) in which every double is reachable.
 
