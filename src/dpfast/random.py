@@ -82,8 +82,9 @@ __all__ = [
 
 #: What every sampler accepts as ``rng=``.
 Rng = Union[None, ChaCha20, np.random.BitGenerator, np.random.Generator]
-#: numpy's ``size``: None (one value), an int or a sequence of ints.
+#: An output shape: an int or a sequence of ints.
 Shape = Union[SupportsIndex, Sequence[SupportsIndex]]
+#: numpy's ``size``: None (one value) or a shape.
 Size = Union[None, Shape]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
