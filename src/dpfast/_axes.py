@@ -102,18 +102,24 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
     as numpy's reduction and labelled as pandas' (module docstring).  ``levels``: the
     labels of a vector result (quantile levels)."""
     eps = _v.epsilon(epsilon)
-    if is_pandas(values):
-        arr = pandas_floats("values", values)
+    flat: Sequence[npt.NDArray[np.float64]]
+    if _is_frame(values) and axis is not None and \
+            _v.integer("axis", axis, minimum=-2, maximum=1) % 2 == 0:
+        # one release per column: convert each column by itself, never the whole frame
+        flat = [pandas_floats(f"column {name!r}", values[name]) for name in values.columns]
+        rest: tuple[int, ...] | None = (len(flat),)
     else:
-        arr = _v.float_data("values", values)
-    if axis is None:
-        flat, rest = arr.reshape(1, -1), None
-    else:
-        ax = _v.integer("axis", axis, minimum=-max(arr.ndim, 1), maximum=max(arr.ndim, 1) - 1)
-        moved = np.moveaxis(arr, ax, -1) if arr.ndim else arr.reshape(1)
-        rest = moved.shape[:-1]
-        flat = moved.reshape(math.prod(rest), moved.shape[-1])
-    k = flat.shape[0]
+        arr = pandas_floats("values", values) if is_pandas(values) else \
+            _v.float_data("values", values)
+        if axis is None:
+            flat, rest = arr.reshape(1, -1), None
+        else:
+            nd = max(arr.ndim, 1)
+            ax = _v.integer("axis", axis, minimum=-nd, maximum=nd - 1)
+            moved = np.moveaxis(arr, ax, -1) if arr.ndim else arr.reshape(1)
+            rest = moved.shape[:-1]
+            flat = moved.reshape(math.prod(rest), moved.shape[-1])
+    k = len(flat)
     gen = _core.resolve_rng(rng)
     if k == 0:
         # nothing to release and nothing charged; the public arguments are still checked

@@ -119,13 +119,19 @@ def _continuous(kind: int, a: float, b: float, size: tuple[int, ...] | None, rng
 def _real(name: str, value: object) -> float:
     """A scalar parameter (a Python or numpy real, or a 0-d array) as a float, converted
     exactly: a wider float (np.longdouble), complex or bool is refused by type."""
-    if type(value) is float:
-        return value
+    if isinstance(value, float):            # float and np.float64: exact
+        return float(value)
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:               # beyond the doubles: +-inf, refused later
+            return _v._INF if value > 0 else -_v._INF
     if isinstance(value, (np.ndarray, np.generic)):
         if value.dtype.kind not in "iuf" or value.dtype.itemsize > 8:
             raise TypeError(f"{name} must be a real number that converts to float64 exactly; "
                             f"got dtype {value.dtype}")
-        value = value.item()
+        # float16/32/64 convert to a double exactly; an integer keeps its exact value
+        value = float(value) if value.dtype.kind == "f" else int(value)
     v: float = _v._number(name, value)
     return v
 
@@ -175,12 +181,12 @@ def _broadcast(size: Size, out: FloatArray | None, *params: FloatArray) -> tuple
     return shape
 
 
-_PLAIN = (float, int)
+_SCALAR = (float, int, np.generic)
 
 
 def _scalars(*values: object) -> bool:
-    # Python numbers first: np.ndim would build an array for each
-    return all(type(v) in _PLAIN or np.ndim(v) == 0 for v in values)  # type: ignore[arg-type]
+    # numbers first: np.ndim would build an array for each
+    return all(isinstance(v, _SCALAR) or np.ndim(v) == 0 for v in values)  # type: ignore[arg-type]
 
 
 def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng: Rng,
