@@ -102,7 +102,7 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
     as numpy's reduction and labelled as pandas' (module docstring).  ``levels``: the
     labels of a vector result (quantile levels)."""
     eps = _v.epsilon(epsilon)
-    flat: Sequence[npt.NDArray[np.float64]]
+    flat: Sequence[npt.NDArray[np.float64]] | npt.NDArray[np.float64]
     if _is_frame(values) and axis is not None and \
             _v.integer("axis", axis, minimum=-2, maximum=1) % 2 == 0:
         # one release per column: convert each column by itself, never the whole frame
