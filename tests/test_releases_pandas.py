@@ -176,6 +176,16 @@ def test_an_empty_frame_releases_nothing_and_charges_nothing():
         R.sum(pd.DataFrame(), lower=2.0, upper=1.0, epsilon=1.0, axis=0)
 
 
+def test_repeated_column_labels_are_released_column_by_column():
+    df = pd.DataFrame(np.array([[1.0, 5.0], [2.0, 6.0]]), columns=["x", "x"])
+    out = R.sum(df, epsilon=1.0, axis=0, rng=ChaCha20(14), **BOUNDS)
+    g = ChaCha20(14)
+    ref = [R.sum(np.array([1.0, 2.0]), epsilon=0.5, rng=g, **BOUNDS),
+           R.sum(np.array([5.0, 6.0]), epsilon=0.5, rng=g, **BOUNDS)]
+    assert list(out.index) == ["x", "x"]
+    np.testing.assert_array_equal(out.to_numpy(), ref)
+
+
 def test_mixed_integer_and_float_columns_are_converted_one_by_one():
     # as a whole the frame would be upcast to float64, rounding 2**53 + 1; per column the
     # integers are converted exactly (clamped to +-2**53, the documented record policy)

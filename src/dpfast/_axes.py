@@ -46,7 +46,8 @@ def _is_frame(x: object) -> bool:
 class ChargeOnce:
     """A budget for the k releases of one call: the first ``spend`` (made by the first
     release after its validation, before its noise) charges the call's whole ``epsilon``
-    to the caller's budget; the others charge nothing more."""
+    to the caller's budget; the others charge nothing more.  For the pure-epsilon
+    releases of dpfast.releases only (delta 0)."""
 
     def __init__(self, budget: Any, epsilon: Any) -> None:
         self._budget = _v.budget(budget)
@@ -86,9 +87,15 @@ def pandas_floats(name: str, obj: Any) -> npt.NDArray[np.float64]:
     return np.asarray(obj.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
+def _columns(frame: Any) -> list[npt.NDArray[np.float64]]:
+    """Each column of a DataFrame as float64, by position (column labels may repeat)."""
+    return [pandas_floats(f"column {name!r}", frame.iloc[:, j])
+            for j, name in enumerate(frame.columns)]
+
+
 def _frame_array(frame: Any) -> npt.NDArray[np.float64]:
     """A DataFrame's values as a 2-d float64 array, converted column by column."""
-    cols = [pandas_floats(f"column {name!r}", frame[name]).ravel() for name in frame.columns]
+    cols = [c.ravel() for c in _columns(frame)]
     if not cols:
         return np.empty((len(frame.index), 0), dtype=np.float64)
     return np.column_stack(cols)
@@ -106,7 +113,7 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
     if _is_frame(values) and axis is not None and \
             _v.integer("axis", axis, minimum=-2, maximum=1) % 2 == 0:
         # one release per column: convert each column by itself, never the whole frame
-        flat = [pandas_floats(f"column {name!r}", values[name]) for name in values.columns]
+        flat = _columns(values)
         rest: tuple[int, ...] | None = (len(flat),)
     else:
         arr = pandas_floats("values", values) if is_pandas(values) else \
