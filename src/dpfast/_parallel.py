@@ -42,7 +42,7 @@ _pool = None
 _pool_lock = threading.Lock()
 
 
-def _reset_after_fork():
+def _reset_after_fork() -> None:
     # a child process inherits the pool object but not its threads
     global _pool
     _pool = None
@@ -72,7 +72,7 @@ def _executor():
         return _pool
 
 
-def chunked(n, gen, nworkers, task):
+def chunked(n: int, gen, nworkers, task):
     """Run task(lo, hi, sub_rng) over the chunks of [0, n), on up to nworkers threads.
     gen is the caller's resolved generator (a numpy BitGenerator)."""
     key = np.ascontiguousarray(gen.random_raw(4), dtype="<u8")
@@ -80,7 +80,7 @@ def chunked(n, gen, nworkers, task):
     key[...] = 0
     bounds = [(lo, min(lo + CHUNK, n)) for lo in range(0, n, CHUNK)]
 
-    def run(i):
+    def run(i) -> None:
         lo, hi = bounds[i]
         task(lo, hi, _core.ChaCha20(key=kbytes, nonce=i.to_bytes(12, "little")))
 
@@ -92,7 +92,7 @@ def chunked(n, gen, nworkers, task):
     stop = threading.Event()
 
     # each thread takes every nworkers-th chunk until stopped
-    def stripe(w):
+    def stripe(w) -> None:
         for i in range(w, len(bounds), nworkers):
             if stop.is_set():
                 return
@@ -122,7 +122,7 @@ def fill(shape, dtype, rng, nworkers, draw):
     out = np.empty(shape, dtype=dtype)
     flat = out.reshape(-1)
 
-    def task(lo, hi, sub):
+    def task(lo, hi, sub) -> None:
         flat[lo:hi] = draw(hi - lo, sub)
 
     chunked(n, _core.resolve_rng(rng), nworkers, task)
@@ -137,7 +137,7 @@ def release(data, rng, nworkers, apply):
     src = np.ascontiguousarray(data).reshape(-1)
     out = np.empty_like(src)
 
-    def task(lo, hi, sub):
+    def task(lo, hi, sub) -> None:
         out[lo:hi] = apply(src[lo:hi], sub)
 
     chunked(src.size, _core.resolve_rng(rng), nworkers, task)

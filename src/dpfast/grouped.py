@@ -10,6 +10,8 @@ privately* so that a key present only in one unit's records is not revealed.
 Every bound is a public argument; nothing is computed from the data to calibrate noise.
 """
 
+
+from __future__ import annotations
 import math
 import numbers
 from fractions import Fraction
@@ -20,6 +22,7 @@ from . import _core
 from . import _validation as _v
 from ._errors import PrivacyParameterError
 from ._calibration import gaussian_sigma
+from ._typing import RngLike, SupportsSpend
 
 __all__ = ["grouped_release", "partition_selection_probability"]
 
@@ -35,7 +38,7 @@ _DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4
 
 # ------------------------------------------------------------------ partition selection
 
-def _exp_lower_dyadic(epsilon):
+def _exp_lower_dyadic(epsilon: float):
     """An integer E with E / 2^60 <= e^epsilon (and E >= 2^60): a lower bound on e^eps.
 
     libm's exp is within a few ulps (2^-50 relative is far more than any libm's error);
@@ -49,7 +52,7 @@ def _exp_lower_dyadic(epsilon):
 _TABLES = {}
 
 
-def _selection_table(epsilon, delta):
+def _selection_table(epsilon: float, delta: float):
     """uint64 thresholds T[0..N) of the optimal (epsilon, delta) partition-selection rule.
 
     A partition with ``n`` contributing units is kept with probability ``T[n] / 2^64`` for
@@ -95,14 +98,14 @@ def _selection_table(epsilon, delta):
     return table
 
 
-def _too_long(epsilon, delta):
+def _too_long(epsilon: float, delta: float):
     raise PrivacyParameterError(
         f"partition selection with epsilon per partition {float(epsilon):.3g} and delta per "
         f"partition {float(delta):.3g} would need more than {_SEL_MAX_TABLE} units in a "
         "partition to release it: increase epsilon or delta")
 
 
-def _exact(name, value, allow_zero=False):
+def _exact(name: str, value, allow_zero: bool = False):
     """A validated privacy parameter as an exact Fraction (of the float the user gave)."""
     if isinstance(value, Fraction):
         v = value
@@ -114,7 +117,7 @@ def _exact(name, value, allow_zero=False):
     return Fraction(_v.epsilon(value, name))
 
 
-def partition_selection_probability(units, *, epsilon, delta, max_partitions=1):
+def partition_selection_probability(units, *, epsilon: float, delta: float, max_partitions: int = 1):
     """The probability that a partition with ``units`` contributing privacy units is
     released by the private partition selection of :func:`grouped_release`.
 
@@ -156,7 +159,7 @@ def _is_pandas(x):
     return mod == "pandas" or mod.startswith("pandas.")
 
 
-def _column(data, name, what):
+def _column(data, name: str, what):
     """An input column as a 1-d numpy array (from a data frame / mapping, or array-like)."""
     if data is not None:
         try:
@@ -179,7 +182,7 @@ def _check_key_dtype(arr, what):
                         f"objects; got dtype {arr.dtype}")
 
 
-def _factorize(arr, what, need_uniques=True):
+def _factorize(arr, what, need_uniques: bool = True):
     """(uniques or None, int64 codes, number of codes): dense codes of the entries.
 
     The codes only group records; uniques (sorted where the type allows) are the
@@ -290,7 +293,7 @@ def _statistics(statistics):
 class _Plan:
     """Every public quantity of a grouped release, computed before any data is read."""
 
-    def __init__(self, stats, epsilon, delta, l0, linf, lo, hi, noise, private_sel):
+    def __init__(self, stats, epsilon: float, delta: float, l0, linf, lo, hi, noise, private_sel):
         self.stats = stats
         self.l0, self.linf = l0, linf
         self.lo, self.hi = lo, hi
@@ -365,7 +368,7 @@ class _Plan:
         # sqrt is correctly rounded, so one step up bounds sqrt(L0) from above
         return _up(Fraction(math.nextafter(math.sqrt(self.l0), math.inf)) * exact)
 
-    def _check_noise(self, name):
+    def _check_noise(self, name: str) -> None:
         """Prepare the exact sampler now (public parameters only), so that parameters
         it cannot serve are refused before the budget is charged."""
         from . import mechanisms as m
@@ -377,7 +380,7 @@ class _Plan:
                     self.eps_f, self.delta_f, self.sens[name], d,
                     "analytic")) ** 2)
 
-    def release(self, name, ints, rng):
+    def release(self, name: str, ints, rng):
         from . import mechanisms
         if self.noise == "laplace":
             return mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
@@ -390,9 +393,9 @@ class _Plan:
 # ------------------------------------------------------------------ the release
 
 def grouped_release(data=None, *, units, keys, values=None, statistics=("count",),
-                    epsilon, delta=0.0, max_partitions, max_contributions=1, lower=None,
-                    upper=None, public_partitions=None, noise="laplace", rng=None,
-                    budget=None):
+                    epsilon: float, delta: float = 0.0, max_partitions, max_contributions: int = 1, lower=None,
+                    upper=None, public_partitions=None, noise: str = "laplace", rng: RngLike = None,
+                    budget: SupportsSpend | None = None):
     """Count, sum and/or mean per partition, with per-unit contribution bounding.
 
     Parameters

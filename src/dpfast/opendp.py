@@ -113,7 +113,7 @@ def _int_caster(elem, vector):
     return lambda z: min(max(int(z), lo), hi)
 
 
-def _scale(name, scale):
+def _scale(name: str, scale):
     return _v.positive(name, scale)
 
 
@@ -134,7 +134,7 @@ def _float_n(elem, vector, size, what):
     return int(size)
 
 
-def _grid_function(sampler, k, vector):
+def _grid_function(sampler, k: int, vector):
     """The release function of a float measurement: grid release with a prepared sampler."""
     def function(x):
         return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x, k, None)
@@ -150,7 +150,7 @@ def _int_function(sampler, elem, vector):
     return function
 
 
-def _prologue(builtin, input_domain, input_metric, scale, k):
+def _prologue(builtin, input_domain, input_metric, scale, k: int):
     """Checks common to the noise constructors; returns (scale, element type, is_vector,
     size).  OpenDP's own constructor validates the domain/metric pair as it would."""
     _require_features()
@@ -291,7 +291,7 @@ def make_discrete_gaussian(input_domain, input_metric, scale):
 
 # ------------------------------------------------------------------ selection
 
-def make_noisy_max(input_domain, input_metric, output_measure, scale, negate=False):
+def make_noisy_max(input_domain, input_metric, output_measure, scale, negate: bool = False):
     """Index of the largest noisy score, as ``opendp.measurements.make_noisy_max``.
 
     Parameters
@@ -395,7 +395,7 @@ CONSTRUCTORS = (make_laplace, make_discrete_laplace, make_gaussian, make_discret
                 make_noisy_max, make_randomized_response_bool)
 
 
-def register(prefix="dpfast_"):
+def register(prefix: str = "dpfast_"):
     """Register the constructors in OpenDP's Context API as ``<prefix><name>``, e.g.
     ``ctx.query().clamp(...).sum().dpfast_laplace(scale)`` (``scale`` may be omitted: the
     Context searches for it).  Returns the registered names."""

@@ -35,6 +35,8 @@ DP; disjoint inputs compose in parallel), and a budget is charged epsilon once p
 one person contributes several entries, their privacy loss adds up (Thm 3.16).
 """
 
+
+from __future__ import annotations
 import functools
 import math
 from decimal import Decimal, localcontext
@@ -44,6 +46,7 @@ import numpy as np
 from . import _core
 from . import _validation as _v
 from ._errors import PrivacyParameterError
+from ._typing import RngLike, SupportsSpend
 
 __all__ = [
     "coin_response", "randomized_response", "kary_response",
@@ -58,7 +61,7 @@ _COIN_FLIP = 2 ** 62                   # Claim 3.5: the truth is flipped with pr
 # ~20 us, and both arguments are public and already validated (a float and an int, so
 # the cache key is exact).
 @functools.lru_cache(maxsize=1024)
-def _flip_threshold(epsilon, k):
+def _flip_threshold(epsilon: float, k: int):
     """The certified integer t >= 2^64 (k-1)/(e^eps + k - 1), or None when it would reach
     the uniform report (then every code is reported with probability 1/k)."""
     # q decreases in epsilon, so evaluating it at min(epsilon, 1000) can only raise t:
@@ -73,7 +76,7 @@ def _flip_threshold(epsilon, k):
     return None if t >= cap else t
 
 
-def response_probabilities(epsilon, k=2):
+def response_probabilities(epsilon: float, k: int = 2):
     """The exact probabilities of the report that dpfast uses for ``epsilon`` and ``k``.
 
     Parameters
@@ -95,14 +98,14 @@ def response_probabilities(epsilon, k=2):
     return _probs(_flip_threshold(epsilon, k), k)
 
 
-def _probs(t, k):
+def _probs(t, k: int):
     if t is None:
         return 1.0 / k, 1.0 / k
     q = t / _TWO64
     return 1.0 - q, q / (k - 1)
 
 
-def _charge(budget, epsilon, label):
+def _charge(budget, epsilon: float, label: str) -> None:
     if budget is not None:
         _v.budget(budget).spend(epsilon, 0.0, label=label)
 
@@ -126,7 +129,7 @@ def _as_output(bits, scalar):
     return bool(out.reshape(())) if scalar else out
 
 
-def coin_response(truth, *, rng=None, budget=None):
+def coin_response(truth, *, rng: RngLike = None, budget: SupportsSpend | None = None):
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
     second coin and answer "yes" on heads, "no" on tails.
 
@@ -163,7 +166,7 @@ def coin_response(truth, *, rng=None, budget=None):
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
-def randomized_response(truth, *, epsilon, rng=None, budget=None):
+def randomized_response(truth, *, epsilon: float, rng: RngLike = None, budget: SupportsSpend | None = None):
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
 
     Parameters
@@ -206,7 +209,7 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
-def kary_response(values, k, *, epsilon, rng=None, budget=None):
+def kary_response(values, k: int, *, epsilon: float, rng: RngLike = None, budget: SupportsSpend | None = None):
     """k-ary randomized response on integer category codes ``0 .. k-1``.
 
     Each code is reported truthfully with probability ``e^eps/(e^eps + k - 1)``, else as one
@@ -274,7 +277,7 @@ def _counts_n(responses):
     return arr, arr.size
 
 
-def estimate_proportion(responses, *, epsilon=None, coins=False):
+def estimate_proportion(responses, *, epsilon=None, coins: bool = False):
     """Unbiased estimate of the true proportion of ``True`` from binary reports.
 
     Parameters
@@ -322,7 +325,7 @@ def estimate_proportion(responses, *, epsilon=None, coins=False):
     return est, var
 
 
-def estimate_frequencies(responses, k, *, epsilon):
+def estimate_frequencies(responses, k: int, *, epsilon: float):
     """Unbiased estimates of the true category frequencies from k-ary reports.
 
     Parameters

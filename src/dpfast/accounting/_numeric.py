@@ -47,7 +47,7 @@ def _up_array(a, slack=_CLOSED_FORM_SLACK):
     return np.where(a == 0.0, 0.0, out)
 
 
-def _finite(name, value):
+def _finite(name: str, value):
     """A result promised finite: refuse (by the public parameters) rather than return inf/NaN."""
     if -_INF < value < _INF:
         return value
@@ -135,7 +135,7 @@ def _log1mexp(x):
         return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
-def _real_sequence(name, values, *, minimum_exclusive=None):
+def _real_sequence(name: str, values, *, minimum_exclusive=None):
     """Validate a sequence of nonnegative finite reals; return a float64 array.
 
     A numpy array is checked vectorised; any other iterable element by element with
@@ -165,7 +165,7 @@ def _real_sequence(name, values, *, minimum_exclusive=None):
     return np.asarray(out, dtype=np.float64)
 
 
-def _delta_sequence(name, values, n):
+def _delta_sequence(name: str, values, n: int):
     if values is None:
         return np.zeros(n)
     arr = _real_sequence(name, values)
@@ -176,6 +176,6 @@ def _delta_sequence(name, values, n):
     return arr
 
 
-def _open_delta(name, value):
+def _open_delta(name: str, value):
     """A probability in (0, 1): advanced composition needs ln(1/delta') finite."""
     return _v.delta(value, name, allow_zero=False)

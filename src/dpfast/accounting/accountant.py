@@ -76,7 +76,7 @@ class Accountant:
     order of the compose calls does not change any answer.
     """
 
-    def __init__(self, method="pld", *, grid_step=None):
+    def __init__(self, method: str = "pld", *, grid_step=None) -> None:
         self.method = _v.choice("method", method, METHODS)
         if grid_step is not None:
             grid_step = _v.positive("grid_step", grid_step)
@@ -85,7 +85,7 @@ class Accountant:
         self._cache = None
 
     # -------------------------------------------------------------- recording
-    def compose(self, mechanism, count=1):
+    def compose(self, mechanism, count: int = 1):
         """Record ``count`` runs of a :class:`dpfast.accounting.pld.Mechanism`."""
         if not isinstance(mechanism, _pld.Mechanism):
             raise TypeError(f"mechanism must be a dpfast.accounting Mechanism; got {type(mechanism).__name__}")
@@ -95,28 +95,28 @@ class Accountant:
         self._cache = None
         return self
 
-    def compose_gaussian(self, sigma, sensitivity=1.0, count=1, sampling_rate=1.0):
+    def compose_gaussian(self, sigma: float, sensitivity: float = 1.0, count: int = 1, sampling_rate: float = 1.0):
         """Record ``count`` Gaussian mechanisms N(0, sigma^2) of l2 sensitivity ``sensitivity``,
         each on a Poisson subsample with rate ``sampling_rate`` (1: no subsampling)."""
         return self.compose(_pld.gaussian(sigma, sensitivity, sampling_rate), count)
 
-    def compose_laplace(self, scale, sensitivity=1.0, count=1, sampling_rate=1.0):
+    def compose_laplace(self, scale, sensitivity: float = 1.0, count: int = 1, sampling_rate: float = 1.0):
         """Record ``count`` Laplace mechanisms with this scale and l1 sensitivity."""
         return self.compose(_pld.laplace(scale, sensitivity, sampling_rate), count)
 
-    def compose_discrete_laplace(self, scale, sensitivity=1, count=1):
+    def compose_discrete_laplace(self, scale, sensitivity: int = 1, count: int = 1):
         """Record ``count`` discrete Laplace mechanisms ``P(x) ∝ exp(-|x|/scale)``."""
         return self.compose(_pld.discrete_laplace(scale, sensitivity), count)
 
-    def compose_discrete_gaussian(self, sigma, sensitivity=1, count=1):
+    def compose_discrete_gaussian(self, sigma: float, sensitivity: int = 1, count: int = 1):
         """Record ``count`` discrete Gaussian mechanisms N_Z(0, sigma^2) (their own curve)."""
         return self.compose(_pld.discrete_gaussian(sigma, sensitivity), count)
 
-    def compose_randomized_response(self, epsilon, categories=2, count=1):
+    def compose_randomized_response(self, epsilon: float, categories: int = 2, count: int = 1):
         """Record ``count`` k-ary randomized responses with parameter epsilon."""
         return self.compose(_pld.randomized_response(epsilon, categories), count)
 
-    def compose_pure_dp(self, epsilon, count=1):
+    def compose_pure_dp(self, epsilon: float, count: int = 1):
         """Record ``count`` epsilon-DP mechanisms of any kind (the exponential mechanism,
         permute-and-flip, report-noisy-max...), accounted by the binary randomized response
         that dominates every epsilon-DP mechanism."""
@@ -159,7 +159,7 @@ class Accountant:
     def _count(self):
         return sum(c for _, c in self._items)
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: float):
         """An upper bound on the epsilon of the composition at ``delta`` in (0, 1)."""
         delta = _v.delta(delta, allow_zero=False)
         if not self._items:
@@ -178,7 +178,7 @@ class Accountant:
             return optimal_composition(eps[0][0], 0.0, self._count(), delta)[0]
         return basic_composition([e for e, c in eps for _ in range(c)])[0]
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float):
         """An upper bound on the delta of the composition at ``epsilon`` >= 0."""
         epsilon = _v.nonnegative("epsilon", epsilon)
         if not self._items:
@@ -225,7 +225,7 @@ class Accountant:
             total = total + c * curve
         return total * (1.0 + 2.0**-48)
 
-    def _rdp_delta(self, epsilon):
+    def _rdp_delta(self, epsilon: float):
         # delta = min_alpha exp((alpha-1)(rdp - eps)) (1-1/alpha)^alpha / (alpha-1)
         # (Canonne, Kamath & Steinke 2020, Prop. 12), rounded up.
         import numpy as np
@@ -235,11 +235,11 @@ class Accountant:
         best = float(np.min(log_d))
         return min(1.0, max(math.ulp(0.0), _up(math.exp(min(best, 0.0)), 2.0**-40 + 1e-14 * abs(best))))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Accountant(method={self.method!r}, mechanisms={self._items!r})"
 
 
-def _calibrate(make, epsilon, delta, count, lo, hi):
+def _calibrate(make, epsilon: float, delta: float, count: int, lo, hi):
     """Smallest noise parameter x (to 1e-7 relative: finer than the PLD's own accuracy;
     the safe end of the bracket) with the PLD epsilon of ``count`` runs of make(x) at
     ``delta`` <= ``epsilon``; epsilon decreases in x."""
@@ -265,7 +265,7 @@ def _calibrate(make, epsilon, delta, count, lo, hi):
     return hi
 
 
-def calibrate_gaussian(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1.0):
+def calibrate_gaussian(epsilon: float, delta: float, count: int = 1, sensitivity: float = 1.0, sampling_rate: float = 1.0):
     """The smallest safe sigma for ``count`` Gaussian releases to be (epsilon, delta)-DP.
 
     Parameters
@@ -306,7 +306,7 @@ def calibrate_gaussian(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1
                       max(guess / 4.0, sensitivity / 40.0), max(guess, sensitivity / 20.0))
 
 
-def calibrate_laplace(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1.0):
+def calibrate_laplace(epsilon: float, delta: float, count: int = 1, sensitivity: float = 1.0, sampling_rate: float = 1.0):
     """The smallest safe Laplace scale for ``count`` releases to be (epsilon, delta)-DP,
     by the PLD accountant (delta = 0: the basic bound count * sensitivity / epsilon, which
     is exact for pure DP).

@@ -65,7 +65,7 @@ def _largest(fits, k_max, hint=None):
     return lo
 
 
-def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
+def max_releases(epsilon0, delta0, epsilon: float, delta: float = 0.0, *, method: str = "basic"):
     """The largest number k of (epsilon0, delta0)-DP releases whose composition is
     (epsilon, delta)-DP by a given composition method.
 
@@ -177,7 +177,7 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
     # The zCDP count (a closed form) is within a factor ~1.5 of the searched answers: a start.
     hint = _zcdp_count(eps, dlt, eps0_x * eps0_x / 2) if dlt0_x == 0 else None
     if method == "advanced":
-        def fits(k):
+        def fits(k: int):
             rest = dlt_x - k * dlt0_x
             if not rest > 0:
                 return False
@@ -187,7 +187,7 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
             return advanced_composition(eps0, dlt0, k, delta_prime).epsilon <= eps
         return _search(fits, _SEARCH_K_MAX, hint, method)
     if method == "optimal":
-        def fits(k):
+        def fits(k: int):
             return optimal_composition_delta(eps0, dlt0, k, eps) <= dlt
         return _search(fits, _KOV_K_MAX, hint, method)
     # pld: the PLD of pure-DP releases is within ~1e-4 of the exact (optimal) count,
@@ -198,13 +198,13 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
         pass
     mech = _pld_pure_dp(eps0)
 
-    def fits(k):
+    def fits(k: int):
         return _pld_compose([(mech, k)]).delta(eps) <= dlt
     # Each evaluation costs seconds at k ~ 1e7; beyond, "zcdp" or "advanced" answer at once.
     return _search(fits, _KOV_K_MAX, hint, method)
 
 
-def _zcdp_count(epsilon, delta, rho0):
+def _zcdp_count(epsilon: float, delta: float, rho0):
     """floor(zcdp_budget(epsilon, delta) / rho0) exactly; 0 when delta = 0 (rho-zCDP with
     rho > 0 is never (epsilon, 0)-DP)."""
     if delta == 0.0:
@@ -221,7 +221,7 @@ def _search(fits, k_max, hint, method):
     return k
 
 
-def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
+def max_releases_gaussian(sigma: float, sensitivity: float, epsilon: float, delta: float, *, method: str = "gdp"):
     """The largest number k of Gaussian releases N(0, sigma^2) of l2 sensitivity
     ``sensitivity`` whose composition is (epsilon, delta)-DP.
 
@@ -283,13 +283,13 @@ def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
     if method == "pld":  # within ~1e-4 of the exact Gaussian-DP count: start there
         hint = max_releases_gaussian(sigma, sensitivity, epsilon, delta, method="gdp")
 
-    def fits(k):
+    def fits(k: int):
         acc = Accountant(method).compose_gaussian(sigma, sensitivity, count=k)
         return acc.delta(epsilon) <= delta
     return _search(fits, _SEARCH_K_MAX, hint, method)
 
 
-def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basic"):
+def max_releases_laplace(scale, sensitivity: float, epsilon: float, delta: float = 0.0, *, method: str = "basic"):
     """The largest number k of Laplace releases of this scale and l1 sensitivity whose
     composition is (epsilon, delta)-DP.
 
@@ -339,6 +339,6 @@ def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basi
     except PrivacyParameterError:
         hint = None
 
-    def fits(k):
+    def fits(k: int):
         return Accountant("pld").compose_laplace(scale, sensitivity, count=k).delta(eps) <= dlt
     return _search(fits, _SEARCH_K_MAX, hint, method)

@@ -15,7 +15,7 @@ from ._numeric import _INF
 _DIST_TOL = 1e-9
 
 
-def _distribution(name, values):
+def _distribution(name: str, values):
     arr = _v.float_array(name, values)
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise PrivacyParameterError(f"{name} must be a non-empty 1-D array of probabilities; got shape {arr.shape}")
@@ -94,7 +94,7 @@ def max_divergence(p, q):
     return float(np.max(np.log(p[s]) - np.log(q[s])))
 
 
-def approximate_max_divergence(p, q, delta):
+def approximate_max_divergence(p, q, delta: float):
     """delta-approximate max divergence, computed exactly on a finite support.
 
     D_inf^delta(P || Q) = max over S in Supp(P) with P(S) > delta of
@@ -147,7 +147,7 @@ def approximate_max_divergence(p, q, delta):
     return float(np.max(vals)) if vals.size else -_INF
 
 
-def hockey_stick_divergence(p, q, epsilon):
+def hockey_stick_divergence(p, q, epsilon: float):
     """max_S P(S) - e^epsilon Q(S) = sum_y (P(y) - e^epsilon Q(y))_+.
 
     Parameters

@@ -40,7 +40,7 @@ def _log_phi_bounds(x):
     return lo - 1e-15 * abs(lo), hi + 1e-15 * abs(hi)
 
 
-def _gdp_delta_up(mu, epsilon):
+def _gdp_delta_up(mu, epsilon: float):
     """An upper bound on delta(epsilon) of N(0,1) vs N(mu,1), mu > 0:
     Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang 2018, Thm 8;
     Dong, Roth & Su 2022, Cor. 2.13).  The first term is bounded above and the
@@ -58,7 +58,7 @@ def _gdp_delta_up(mu, epsilon):
     return min(1.0, math.nextafter(d + 4.0 * _CLOSED_FORM_SLACK * first, _INF))
 
 
-def gaussian_gdp(sigma, sensitivity=1.0):
+def gaussian_gdp(sigma: float, sensitivity: float = 1.0):
     """mu of the Gaussian mechanism: mu = Delta_2 / sigma.
 
     Parameters
@@ -121,7 +121,7 @@ def gdp_compose(mus):
     return _finite("mu", _up(top * math.sqrt(s)))
 
 
-def gdp_delta(mu, epsilon):
+def gdp_delta(mu, epsilon: float):
     """delta(epsilon) of a mu-GDP mechanism (exact curve, rounded up).
 
     Parameters
@@ -153,7 +153,7 @@ def gdp_delta(mu, epsilon):
     return _gdp_delta_up(mu, epsilon)
 
 
-def gdp_to_dp(mu, delta):
+def gdp_to_dp(mu, delta: float):
     """The smallest epsilon at which a mu-GDP mechanism is (epsilon, delta)-DP.
 
     Parameters
@@ -199,7 +199,7 @@ def gdp_to_dp(mu, delta):
     return hi
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: float, delta: float):
     """The largest mu for which mu-GDP implies (epsilon, delta)-DP (rounded down).
 
     Parameters
@@ -246,7 +246,7 @@ def gdp_mu(epsilon, delta):
     return lo
 
 
-def gdp_sigma(epsilon, delta, count=1, sensitivity=1.0):
+def gdp_sigma(epsilon: float, delta: float, count: int = 1, sensitivity: float = 1.0):
     """The smallest sigma such that ``count`` Gaussian releases are (epsilon, delta)-DP.
 
     Parameters

@@ -20,7 +20,7 @@ _STIRLERR_TABLE = np.array(
 )
 
 
-def _stirlerr(n):
+def _stirlerr(n: int):
     """delta(n) for a float array of integers n >= 1 (Loader 2000, eq. 2)."""
     n = np.asarray(n, dtype=np.float64)
     out = np.empty_like(n)
@@ -66,7 +66,7 @@ def _bd0(x, m):
     return out
 
 
-def _binomial_logpmf(n, x, log_p, log_q):
+def _binomial_logpmf(n: int, x, log_p, log_q):
     """ln Pr[Bin(n, p) = x] for an integer array x in [0, n], with p = e^log_p.
 
     Loader's saddle-point form: ln C(n,x) p^x q^(n-x) =
@@ -124,7 +124,7 @@ class _KOVTerms:
     ``pruned``).  For k = 1e6 this keeps ~1e4 of the 5e5 terms.
     """
 
-    def __init__(self, epsilon, k, log_threshold):
+    def __init__(self, epsilon: float, k: int, log_threshold) -> None:
         self.epsilon = epsilon
         self.k = k
         log_1ms = -math.log1p(math.exp(-epsilon))  # ln(1 - s) = -ln(1 + e^-eps)
@@ -236,7 +236,7 @@ class _KOVTerms:
         return eps_g
 
 
-def _kov_args(epsilon, delta, k):
+def _kov_args(epsilon: float, delta: float, k: int):
     epsilon = _v.positive("epsilon", epsilon)
     delta = _v.delta(delta)
     k = _v.integer("k", k, minimum=1, maximum=_KOV_K_MAX)
@@ -245,7 +245,7 @@ def _kov_args(epsilon, delta, k):
     return epsilon, delta, k
 
 
-def optimal_composition(epsilon, delta, k, delta_prime):
+def optimal_composition(epsilon: float, delta: float, k: int, delta_prime):
     """Exact optimal homogeneous composition (Kairouz, Oh & Viswanath 2015).
 
     Parameters
@@ -306,7 +306,7 @@ def optimal_composition(epsilon, delta, k, delta_prime):
     return EpsilonDelta(_up(eps_g), _up(delta_g))
 
 
-def optimal_composition_delta(epsilon, delta, k, epsilon_total):
+def optimal_composition_delta(epsilon: float, delta: float, k: int, epsilon_total):
     """The exact composed delta at a given total epsilon (the forward map of KOV Thm 3.3).
 
     Parameters

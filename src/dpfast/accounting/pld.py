@@ -177,7 +177,7 @@ class _Piece:
     x_hi: float
     loss: object
     inv: object
-    tails: bool = True  # False: the mass beyond [x_lo, x_hi] is given as atoms
+    tails: bool  =  True  # False: the mass beyond [x_lo, x_hi] is given as atoms
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class _Discrete:
     inf_mass: float
 
 
-def _split(ell, mass, h, out, start):
+def _split(ell, mass, h, out, start) -> None:
     """Add atoms (loss ell, P-mass) to ``out`` (grid from index ``start``), splitting each
     between its grid neighbours so that E[e^-L] is kept (Doroshenko et al. 2022).
     Each loss is first raised by 4 ulps: the float it was computed as (a log1p, a
@@ -283,7 +283,7 @@ def _discretise_piece(p, h, out, start):
 
 def _gaussian_laws(mu, q):
     """Directions of the (Poisson-subsampled) Gaussian mechanism with mu = Delta/sigma:
-    remove: P = (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1); add: the reverse pair, written
+    remove: P  =  (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1); add: the reverse pair, written
     in the mirrored coordinate so that the loss increases (Zhu, Dong & Wang 2022, §6;
     Koskela et al. 2021, §5).  For q = 1 one direction (the pair is symmetric)."""
     half = 0.5 * mu * mu
@@ -331,7 +331,7 @@ def _laplace_laws(s, q):
     return laws
 
 
-def _rr_law(epsilon, k):
+def _rr_law(epsilon: float, k: int):
     """k-ary randomized response with epsilon (truth kept w.p. e^eps/(e^eps + k - 1)): the
     worst pair of inputs gives losses +eps, 0 (k - 2 outputs) and -eps."""
     z = 1.0 + (k - 1) * math.exp(-epsilon)  # (e^eps + k - 1)/e^eps
@@ -356,7 +356,7 @@ def _discrete_laplace_law(scale, shift):
     return _Law((), loss, mass * (1.0 + 4 * _MASS_SLACK), (shift / scale) ** 2)
 
 
-def _discrete_gaussian_law(sigma, shift):
+def _discrete_gaussian_law(sigma: float, shift):
     """Discrete Gaussian N_Z(0, sigma^2) with integer shift Delta: P = Delta + Y, Q = Y,
     loss (2 x Delta - Delta^2)/(2 sigma^2) at each integer x (Canonne, Kamath & Steinke
     2020, the exact curve of their Thm 7 as a PLD).  Truncated at |y| <= K: the upper tail
@@ -413,7 +413,7 @@ class Mechanism:
         return self.kind not in ("gaussian", "laplace") or self.params[2] == 1.0
 
 
-def _at_most(name, value, limit):
+def _at_most(name: str, value, limit):
     """Refuse a public ratio past which the loss leaves the range the grid can hold."""
     if value > limit:
         raise PrivacyParameterError(f"{name} must be <= {limit:g} for PLD accounting; got {value!r}")
@@ -427,7 +427,7 @@ def _rate(sampling_rate):
     return q
 
 
-def gaussian(sigma, sensitivity=1.0, sampling_rate=1.0):
+def gaussian(sigma: float, sensitivity: float = 1.0, sampling_rate: float = 1.0):
     """The Gaussian mechanism N(0, sigma^2) on a query of l2 sensitivity ``sensitivity``,
     optionally on a Poisson subsample with rate ``sampling_rate`` (add/remove neighbours)."""
     sigma = _v.positive("sigma", sigma)
@@ -436,7 +436,7 @@ def gaussian(sigma, sensitivity=1.0, sampling_rate=1.0):
     return Mechanism("gaussian", (sigma, sensitivity, _rate(sampling_rate)))
 
 
-def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
+def laplace(scale, sensitivity: float = 1.0, sampling_rate: float = 1.0):
     """The Laplace mechanism Lap(scale) on a query of l1 sensitivity ``sensitivity``,
     optionally on a Poisson subsample with rate ``sampling_rate``."""
     scale = _v.positive("scale", scale)
@@ -445,7 +445,7 @@ def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
     return Mechanism("laplace", (scale, sensitivity, _rate(sampling_rate)))
 
 
-def discrete_laplace(scale, sensitivity=1):
+def discrete_laplace(scale, sensitivity: int = 1):
     """Discrete Laplace noise ``P(x) ∝ exp(-|x|/scale)`` on an integer query of sensitivity
     ``sensitivity`` (an integer, at most 10**6)."""
     scale = _v.positive("scale", scale)
@@ -454,7 +454,7 @@ def discrete_laplace(scale, sensitivity=1):
     return Mechanism("discrete_laplace", (scale, sensitivity))
 
 
-def discrete_gaussian(sigma, sensitivity=1):
+def discrete_gaussian(sigma: float, sensitivity: int = 1):
     """Discrete Gaussian noise N_Z(0, sigma^2) on an integer query of (integer)
     sensitivity ``sensitivity``: its own exact privacy curve, not the continuous one."""
     sigma = _v.positive("sigma", sigma)
@@ -465,7 +465,7 @@ def discrete_gaussian(sigma, sensitivity=1):
     return Mechanism("discrete_gaussian", (sigma, sensitivity))
 
 
-def randomized_response(epsilon, categories=2):
+def randomized_response(epsilon: float, categories: int = 2):
     """k-ary randomized response with parameter epsilon (the truth is kept with
     probability e^eps / (e^eps + k - 1)); its exact privacy curve."""
     epsilon = _v.positive("epsilon", epsilon)
@@ -474,7 +474,7 @@ def randomized_response(epsilon, categories=2):
     return Mechanism("randomized_response", (epsilon, categories))
 
 
-def pure_dp(epsilon):
+def pure_dp(epsilon: float):
     """Any epsilon-DP mechanism, e.g. the exponential mechanism or permute-and-flip at
     epsilon: accounted as binary randomized response, whose privacy region contains that
     of every epsilon-DP mechanism (Kairouz, Oh & Viswanath 2015, Thm 2.1 / Murtagh &
@@ -532,7 +532,7 @@ class ComposedPLD:
     Build it with :func:`compose`.  :meth:`delta` and :meth:`epsilon` are upper bounds of
     the exact values (see the module docstring)."""
 
-    def __init__(self, h, dirs):
+    def __init__(self, h, dirs) -> None:
         self._h = h
         self._dirs = dirs  # _Direction objects
 
@@ -540,7 +540,7 @@ class ComposedPLD:
     def grid_step(self):
         return self._h
 
-    def _mass_for(self, d, epsilon):
+    def _mass_for(self, d, epsilon: float):
         """The masses to use at epsilon: the tilted refinement from the threshold on,
         where the FFT noise floor stops being negligible against delta (a grid point
         fixed by the untilted masses alone, so answers never depend on earlier queries,
@@ -570,10 +570,10 @@ class ComposedPLD:
                 lo = mid
         return hi
 
-    def _delta_dir(self, d, epsilon):
+    def _delta_dir(self, d, epsilon: float):
         return self._delta_eval(d, self._mass_for(d, epsilon), epsilon)
 
-    def _delta_eval(self, d, mass, epsilon):
+    def _delta_eval(self, d, mass, epsilon: float):
         start, inf_mass, extra = d.start, d.inf_mass, d.extra
         h = self._h
         if epsilon >= (start + mass.size) * h:  # no finite loss above epsilon
@@ -594,17 +594,17 @@ class ComposedPLD:
         s = s * (1.0 + (130 + math.log2(m.size + 1)) * 2 * _U) + inf_mass + extra
         return min(1.0, math.nextafter(s, _INF))
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float):
         """An upper bound on the composed delta at ``epsilon`` (max over both directions)."""
         epsilon = _v.nonnegative("epsilon", epsilon)
         return max(self._delta_dir(d, epsilon) for d in self._dirs)
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: float):
         """The smallest epsilon >= 0 at which :meth:`delta` is <= ``delta`` (rounded up)."""
         delta = _v.delta(delta, allow_zero=False)
         return max(self._epsilon_dir(d, delta) for d in self._dirs)
 
-    def _epsilon_dir(self, d, delta):
+    def _epsilon_dir(self, d, delta: float):
         h = self._h
         if self._delta_dir(d, 0.0) <= delta:
             return 0.0
@@ -792,7 +792,7 @@ class _Direction:
     exponentially tilted compositions, only when a query finds the noise floor matters
     (small deltas): each entry keeps the estimate with the smallest error bound."""
 
-    def __init__(self, start, val, err, inf_mass, extra, job):
+    def __init__(self, start, val, err, inf_mass, extra, job) -> None:
         self.start, self.inf_mass, self.extra, self.job = start, inf_mass, extra, job
         self._val, self._err = val, err
         self.mass0 = val + err
@@ -838,7 +838,7 @@ def _fold(a, size):
     return np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
 
 
-def _good_size(n):
+def _good_size(n: int):
     """The smallest 2^a 3^b 5^c >= max(n, 16): lengths numpy's FFT handles fast."""
     n = max(n, 16)
     best = 1 << math.ceil(math.log2(n))
@@ -855,7 +855,7 @@ def _good_size(n):
     return best
 
 
-def _fft_size(n, size):
+def _fft_size(n: int, size):
     """A fast transform length >= n, or the ring size when n exceeds it."""
     return size if n >= size else _good_size(n)
 

@@ -42,7 +42,7 @@ def _orders(orders):
     return arr
 
 
-def rdp_gaussian(sigma, orders=None, sensitivity=1.0):
+def rdp_gaussian(sigma: float, orders = None, sensitivity: float = 1.0):
     """RDP curve of the Gaussian mechanism: epsilon(alpha) = alpha Delta^2 / (2 sigma^2).
 
     Parameters
@@ -81,7 +81,7 @@ def rdp_gaussian(sigma, orders=None, sensitivity=1.0):
     return out
 
 
-def rdp_laplace(scale, orders=None, sensitivity=1.0):
+def rdp_laplace(scale, orders=None, sensitivity: float = 1.0):
     """RDP curve of the Laplace mechanism.
 
     Parameters
@@ -178,7 +178,7 @@ def rdp_compose(*curves):
     return np.sum(np.vstack(arrays), axis=0)
 
 
-def rdp_to_dp(orders, rdp, delta, *, method="tight"):
+def rdp_to_dp(orders, rdp, delta: float, *, method: str = "tight"):
     """Convert an RDP curve to (epsilon, delta)-DP, optimising over the orders.
 
     Parameters

@@ -10,7 +10,7 @@ from .. import _validation as _v
 from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
 
 
-def gaussian_zcdp(sigma, sensitivity=1.0):
+def gaussian_zcdp(sigma: float, sensitivity: float = 1.0):
     """zCDP of the Gaussian mechanism: rho = Delta_2^2 / (2 sigma^2).
 
     Parameters
@@ -42,7 +42,7 @@ def gaussian_zcdp(sigma, sensitivity=1.0):
     return _positive_floor(_up(_finite("rho", 0.5 * ratio * ratio)))
 
 
-def pure_dp_to_zcdp(epsilon):
+def pure_dp_to_zcdp(epsilon: float):
     """rho = epsilon^2 / 2 for an epsilon-DP mechanism.
 
     Parameters
@@ -97,7 +97,7 @@ def zcdp_compose(rhos):
     return _finite("sum(rhos)", _sum_up(arr))
 
 
-def _zcdp_tight_epsilon(rho, log_inv_delta):
+def _zcdp_tight_epsilon(rho: float, log_inv_delta):
     """min over alpha > 1 of alpha rho + (L - ln alpha)/(alpha - 1) + ln(1 - 1/alpha).
 
     d/dalpha of that expression is rho - (L - ln alpha)/(alpha-1)^2, which is negative
@@ -130,7 +130,7 @@ def _zcdp_tight_epsilon(rho, log_inv_delta):
     return best
 
 
-def zcdp_to_dp(rho, delta, *, method="tight"):
+def zcdp_to_dp(rho: float, delta: float, *, method: str = "tight"):
     """Convert rho-zCDP to (epsilon, delta)-DP.
 
     Parameters
@@ -178,7 +178,7 @@ def zcdp_to_dp(rho, delta, *, method="tight"):
     return _up(_finite("epsilon", max(0.0, eps)), 2.0**-44)
 
 
-def _zcdp_tight_log_delta(rho, epsilon):
+def _zcdp_tight_log_delta(rho: float, epsilon: float):
     """ln of inf_{alpha>1} exp((alpha-1)(alpha rho - eps)) (1 - 1/alpha)^(alpha-1) / alpha.
 
     The exponent is convex in alpha; its derivative (2 alpha - 1) rho - eps + ln(1 - 1/alpha)
@@ -206,7 +206,7 @@ def _zcdp_tight_log_delta(rho, epsilon):
     return best
 
 
-def zcdp_delta(rho, epsilon, *, method="tight"):
+def zcdp_delta(rho: float, epsilon: float, *, method: str = "tight"):
     """The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP.
 
     Parameters
@@ -252,7 +252,7 @@ def zcdp_delta(rho, epsilon, *, method="tight"):
     return min(1.0, _positive_floor(_up(math.exp(min(max(log_d, -746.0), 0.0)), slack)))
 
 
-def zcdp_budget(epsilon, delta, *, method="tight"):
+def zcdp_budget(epsilon: float, delta: float, *, method: str = "tight"):
     """The largest rho whose conversion to (epsilon, delta)-DP meets the target.
 
     Parameters

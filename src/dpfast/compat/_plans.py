@@ -27,32 +27,32 @@ def _remember(key, make, *args):
     return plan
 
 
-def _steps(scale, k, sensitivity):
+def _steps(scale, k: int, sensitivity: float):
     inv_sens = 0 if sensitivity is None else 1 / Fraction(sensitivity)
     return Fraction(scale) * (Fraction(2) ** -k + inv_sens)
 
 
-def _laplace(scale, sensitivity, ceil_grid):
+def _laplace(scale, sensitivity: float, ceil_grid):
     k = _mech._grid_exponent(scale, LAPLACE_GRID_BITS, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
         k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
     return k, _mech._dlap(*_mech._ceil_rational(_steps(scale, k, sensitivity)))
 
 
-def laplace(scale, sensitivity, ceil_grid=False):
+def laplace(scale, sensitivity: float, ceil_grid: bool = False):
     """(k, prepared discrete Laplace) for a Laplace ``scale`` at ``sensitivity`` (None: the
     rounding is not charged; the caller accounts for it)."""
     return _remember(("lap", scale, sensitivity, ceil_grid), _laplace, scale, sensitivity,
                      ceil_grid)
 
 
-def _gauss(sigma, sensitivity):
+def _gauss(sigma: float, sensitivity: float):
     k = _mech._grid_exponent(sigma, GAUSS_GRID_BITS, None)
     s = _steps(sigma, k, sensitivity)
     return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
 
 
-def gauss(sigma, sensitivity):
+def gauss(sigma: float, sensitivity: float):
     """(k, prepared discrete Gaussian) for a Gaussian ``sigma`` at l2 ``sensitivity``."""
     return _remember(("gauss", sigma, sensitivity), _gauss, sigma, sensitivity)
 
@@ -62,7 +62,7 @@ def rational(key, make, *args):
     return _remember(key, make, *args)
 
 
-def grid_add(x, z, k):
+def grid_add(x, z, k: int):
     """fl(round(x/2^k) 2^k + z) for a grid multiple z, as csrc/grid.c does in C."""
     g = math.ldexp(1.0, k)
     if abs(x) < _TWO53 * g:

@@ -149,11 +149,11 @@ def _rng(mech):
 
 # ------------------------------------------------------------------ releases
 
-def _laplace_plan(scale, sensitivity):
+def _laplace_plan(scale, sensitivity: float):
     return _plans.laplace(scale, sensitivity)
 
 
-def _laplace_release(mech, value, scale, sensitivity):
+def _laplace_release(mech, value, scale, sensitivity: float):
     x = float(value)
     if scale == 0.0 or not -_INF < x < _INF:
         return x                     # diffprivlib returns value (+/- 0 noise, inf stays inf)
@@ -335,7 +335,7 @@ class GeometricFolded(_dm.GeometricFolded, Geometric):
 
 # ------------------------------------------------------------------ Binary
 
-def _binary_flip(epsilon, delta):
+def _binary_flip(epsilon: float, delta: float):
     """(t, 2^63): a flip probability t/2^63 >= diffprivlib's (1 - delta)/(e^eps + 1),
     from randomized response's certified threshold (cached per epsilon), rounded up."""
     if epsilon == _INF:
@@ -363,7 +363,7 @@ class Binary(_dm.Binary):
 
 # ------------------------------------------------------------------ selection
 
-def _uniform_index(n, rng):
+def _uniform_index(n: int, rng):
     return int(_core.uniform_below(n, None, rng))
 
 
@@ -376,7 +376,7 @@ def _utility_array(mech):
     return cached[1]
 
 
-def _select(scores, epsilon, sensitivity, monotonic, rng, flip):
+def _select(scores, epsilon: float, sensitivity: float, monotonic, rng, flip):
     """Index drawn by dpfast's exact exponential mechanism (or permute-and-flip)."""
     fn = _sel.permute_and_flip if flip else _sel.exponential_mechanism
     return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng)
@@ -663,7 +663,7 @@ def _apply():
     return count
 
 
-def _restore():
+def _restore() -> None:
     while _REBOUND:
         module, attr, original = _REBOUND.pop()
         if vars(module).get(attr) is _ORIGINALS[id(original)][1]:
@@ -680,7 +680,7 @@ def patch():
         return _apply()
 
 
-def unpatch():
+def unpatch() -> None:
     """Restore every binding that :func:`patch` or :func:`patched` replaced (idempotent)."""
     with _LOCK:
         _STATE["explicit"] = False

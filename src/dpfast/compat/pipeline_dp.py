@@ -68,7 +68,7 @@ _COUNTS = {"laplace": 0, "gaussian": 0, "keep": 0, "exponential": 0}
 _INF = math.inf
 
 
-def _count(kind, n=1):
+def _count(kind, n: int = 1) -> None:
     _COUNTS[kind] += n
     logdir = os.environ.get("DPFAST_PATCH_LOG")
     if logdir:
@@ -109,7 +109,7 @@ class _Additive:
     def noised_value_above_threshold(self, value, threshold):
         return self.add_noise(value) > threshold
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str):
         if name == "_pydp":                  # not yet set (copy, unpickling)
             raise AttributeError(name)
         return getattr(self._pydp, name)
@@ -120,7 +120,7 @@ class LaplaceMechanism(_Additive):
 
     _kind = "laplace"
 
-    def __init__(self, epsilon, sensitivity=1.0):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
         self._pydp = _pydp_mech.LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity)
         self.epsilon = self._pydp.epsilon
         self.sensitivity = self._pydp.sensitivity
@@ -142,7 +142,7 @@ class GaussianMechanism(_Additive):
 
     _kind = "gaussian"
 
-    def __init__(self, epsilon, delta, sensitivity=1.0, *, _pydp=None):
+    def __init__(self, epsilon: float, delta: float, sensitivity: float = 1.0, *, _pydp=None) -> None:
         self._pydp = _pydp or _pydp_mech.GaussianMechanism(epsilon, delta, sensitivity)
         self.epsilon = self._pydp.epsilon
         self.delta = self._pydp.delta
@@ -168,11 +168,11 @@ class GaussianMechanism(_Additive):
 class _Namespace:
     """A module-like object standing in for a PyDP module alias."""
 
-    def __init__(self, base, **overrides):
+    def __init__(self, base, **overrides) -> None:
         self._base = base
         self.__dict__.update(overrides)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str):
         return getattr(self._base, name)
 
 
@@ -212,17 +212,17 @@ def add_noise_vector(vec, noise_params):
 class _Strategy:
     """A PyDP partition-selection strategy whose coins and thresholding noise are dpfast's."""
 
-    def __init__(self, name, pydp, noise):
+    def __init__(self, name: str, pydp, noise) -> None:
         self._name = name
         self._pydp = pydp
         self._noise = noise                    # None, ("laplace", b) or ("gaussian", sigma)
 
-    def should_keep(self, n):
+    def should_keep(self, n: int):
         _count("keep")
         p = self._pydp.probability_of_keep(n)
         return bool(_random.bernoulli(min(max(p, 0.0), 1.0)))
 
-    def noised_value_if_should_keep(self, n):
+    def noised_value_if_should_keep(self, n: int):
         """n + noise if that reaches PyDP's threshold, else None (thresholding strategies)."""
         if self._noise is None:
             raise AttributeError(f"{self._name} partition selection has no noised value")
@@ -236,11 +236,11 @@ class _Strategy:
         value = _core.grid_release(sampler, float(n), k, None)
         return value if value >= self._pydp.threshold else None
 
-    def __getattr__(self, name):              # probability_of_keep, epsilon, threshold, ...
+    def __getattr__(self, name: str):              # probability_of_keep, epsilon, threshold, ...
         return getattr(self._pydp, name)
 
 
-def create_partition_strategy(name, epsilon, delta, max_partitions, pre_threshold=None):
+def create_partition_strategy(name: str, epsilon: float, delta: float, max_partitions, pre_threshold = None):
     args = (name, epsilon, delta, max_partitions) + (
         () if pre_threshold is None else (pre_threshold,))
     pydp = _pydp_ps.create_partition_strategy(*args)
@@ -274,7 +274,7 @@ def _exponential_apply(self, eps, inputs_to_score_col):
 _ORIGINALS = {}
 
 
-def install():
+def install() -> bool:
     """Route PipelineDP's noise through dpfast in this process (idempotent).  Returns
     True if this call installed it."""
     with _LOCK:
@@ -293,7 +293,7 @@ def install():
     return True
 
 
-def uninstall():
+def uninstall() -> None:
     """Restore PipelineDP's own bindings (idempotent)."""
     with _LOCK:
         if not _ORIGINALS:

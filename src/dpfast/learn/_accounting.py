@@ -53,11 +53,11 @@ class PrivacyCost:
     variant: str
     certified: bool
     n_samples: int
-    adjacency: str = "replace-one"
-    formula_version: str = FORMULA_VERSION
+    adjacency: str  =  "replace-one"
+    formula_version: str  =  FORMULA_VERSION
 
 
-def amplified_epsilon(sigma, k, eps_b):
+def amplified_epsilon(sigma: float, k: int, eps_b):
     """A(sigma) = k ln(1 + sigma (e^eps_b - 1)) - k ln(1 - sigma (1 - e^-eps_b)):
     the epsilon of a base learner that is eps_b-DP per position of its k-tuple, run on k
     i.i.d. draws from two row distributions at statistical distance <= sigma < 1
@@ -65,7 +65,7 @@ def amplified_epsilon(sigma, k, eps_b):
     return k * (math.log1p(sigma * math.expm1(eps_b)) - math.log1p(sigma * math.expm1(-eps_b)))
 
 
-def amplified_delta(sigma, k, eps_b, delta_b):
+def amplified_delta(sigma: float, k: int, eps_b, delta_b):
     """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (Lemma 6.5', docs/learn.md)."""
     if delta_b == 0.0:
         return 0.0
@@ -147,9 +147,9 @@ def public_constants(m, T, ell, eta, c_grid):
     return alpha, tau
 
 
-def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, smoothness,
-                          eta, epsilon_test, epsilon_threshold, base_epsilon, base_delta=0.0,
-                          grid_resolution=1.0, ideal_em=False):
+def boosting_privacy_cost(n_samples, *, variant: str = "grid", n_rounds, sample_size, smoothness,
+                          eta, epsilon_test, epsilon_threshold, base_epsilon, base_delta: float = 0.0,
+                          grid_resolution: float = 1.0, ideal_em: bool = False):
     """(epsilon, delta) of one fit, from public parameters only.
 
     Parameters
@@ -218,8 +218,8 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
                        variant == "grid", m)
 
 
-def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoothness=None,
-              eta=0.1, noise_share=0.2, grid_resolution=1.0):
+def plan_grid(n_samples, epsilon: float, delta: float, *, n_rounds: int = 15, sample_size: int = 1000, smoothness=None,
+              eta: float = 0.1, noise_share: float = 0.2, grid_resolution: float = 1.0):
     """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
     numbers only (a planner for the ``grid`` variant).
 

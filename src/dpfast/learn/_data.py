@@ -11,7 +11,7 @@ import numpy as np
 _OK_KINDS = "biuf"
 
 
-def _column(name, col):
+def _column(name: str, col):
     col = np.asarray(col)
     dt = col.dtype
     if dt.kind not in _OK_KINDS or dt == np.uint64 or (dt.kind == "f" and dt.itemsize > 8):

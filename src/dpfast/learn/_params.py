@@ -15,7 +15,7 @@ class ParamsMixin:
         return sorted(p.name for p in sig.parameters.values()
                       if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True):
         out = {}
         for name in self._param_names():
             value = getattr(self, name)
@@ -40,7 +40,7 @@ class ParamsMixin:
             getattr(self, name).set_params(**sub)
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         sig = inspect.signature(type(self).__init__)
         parts = []
         for name in self._param_names():

@@ -11,6 +11,8 @@ default ``variant="grid"`` draws w_t by the exponential mechanism from a public 
 grid ("Theorem G" in docs/learn.md).
 """
 
+
+from __future__ import annotations
 import dataclasses
 import math
 import warnings
@@ -28,6 +30,7 @@ from . import _data
 from ._params import ParamsMixin
 from .base import check_base_learner, encode
 from .stumps import DPStumpLearner
+from .._typing import RngLike, SupportsSpend
 
 __all__ = ["PrivateBoostingClassifier", "RunRecord", "UncertifiedPrivacyWarning"]
 
@@ -96,7 +99,7 @@ class PrivateBoostingClassifier(ParamsMixin):
     thresholds : sequence
         Public cut points of the default stump learner (see :class:`DPStumpLearner`).
     grid_resolution : float
-        c_grid: the grid ratio is r = 1 + c_grid / (2 l).
+        c_grid: the grid ratio is r  =  1 + c_grid / (2 l).
     tie_break : {1, -1}
         Public vote for a tie of the majority.
     classes : pair
@@ -150,11 +153,11 @@ class PrivateBoostingClassifier(ParamsMixin):
     Sec. 6.  docs/learn.md (dpfast's corrections: errata E1-E21, Theorem G).
     """
 
-    def __init__(self, *, variant="grid", n_rounds=15, sample_size=1000, smoothness=None,
-                 eta=0.1, gamma=0.05, epsilon_test=0.02, epsilon_threshold=0.02,
-                 base_learner=None, base_epsilon=0.15, thresholds=None, grid_resolution=1.0,
-                 tie_break=1, classes=(-1, 1), rng=None, budget=None,
-                 allow_uncertified=False, record_nonprivate_diagnostics=False):
+    def __init__(self, *, variant: str = "grid", n_rounds: int = 15, sample_size: int = 1000, smoothness=None,
+                 eta: float = 0.1, gamma: float = 0.05, epsilon_test: float = 0.02, epsilon_threshold: float = 0.02,
+                 base_learner=None, base_epsilon: float = 0.15, thresholds=None, grid_resolution: float = 1.0,
+                 tie_break: int = 1, classes=(-1, 1), rng: RngLike = None, budget: SupportsSpend | None = None,
+                 allow_uncertified: bool = False, record_nonprivate_diagnostics: bool = False) -> None:
         self.variant = variant
         self.n_rounds = n_rounds
         self.sample_size = sample_size
@@ -254,7 +257,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         self.privacy_cost_ = cost
         return self
 
-    def _run(self, Z, y, m, learner, rng, gamma, cost):
+    def _run(self, Z, y, m, learner, rng, gamma, cost) -> None:
         T, k = self.n_rounds, self.sample_size
         ell = self._smoothness(m)
         alpha = math.atanh(2.0 * float(self.eta))

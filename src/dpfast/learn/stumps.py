@@ -77,7 +77,7 @@ class DPStumpLearner(ParamsMixin):
     neighbouring = NEIGHBOURING
     delta = 0.0
 
-    def __init__(self, *, epsilon=0.15, thresholds=None, include_constant=True):
+    def __init__(self, *, epsilon: float = 0.15, thresholds=None, include_constant: bool = True) -> None:
         self.epsilon = epsilon
         self.thresholds = thresholds
         self.include_constant = include_constant
@@ -113,7 +113,7 @@ class DPStumpLearner(ParamsMixin):
         codes = np.concatenate(codes)
         return feats, codes
 
-    def check(self, d):
+    def check(self, d) -> None:
         """Validate the public plan for d features (before any budget is spent)."""
         self._grid(d)
 

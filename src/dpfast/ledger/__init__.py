@@ -41,7 +41,7 @@ __all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "Ledg
            "SCHEMA_VERSION"]
 
 
-def open(url, *, timeout=30.0):  # noqa: A001 - the natural name, as sqlite3/shelve use it
+def open(url, *, timeout: float = 30.0):  # noqa: A001 - the natural name, as sqlite3/shelve use it
     """Open (creating if needed) the ledger at ``url``.
 
     Parameters

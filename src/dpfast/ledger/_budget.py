@@ -19,7 +19,7 @@ class LedgerBudget(PrivacyBudget):
     ``memory:`` ledger refuses both, as an in-memory budget does).
     """
 
-    def __init__(self, ledger, key, filt):
+    def __init__(self, ledger, key, filt) -> None:
         self._init_filter(filt)
         self.ledger_url = ledger.url
         self.key = key
@@ -28,7 +28,7 @@ class LedgerBudget(PrivacyBudget):
 
     # ---- charging --------------------------------------------------------------------
 
-    def _admit(self, epsilon, delta, rho, label, status):
+    def _admit(self, epsilon: float, delta: float, rho: float, label: str, status):
         return self._admit_many([(epsilon, delta, rho, label)], status)[0]
 
     def _admit_many(self, charges, status):
@@ -147,7 +147,7 @@ class LedgerBudget(PrivacyBudget):
         from . import _reopen_budget
         return (_reopen_budget, (self.ledger_url, self.key))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._filter.describe()}, "
                 f"rule={self.composition!r}, spent={self.spent})")
 

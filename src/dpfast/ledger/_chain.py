@@ -97,7 +97,7 @@ class HistoryRow:
 COLUMNS = tuple(f.name for f in dataclasses.fields(HistoryRow))
 
 
-def row_hash(prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note):
+def row_hash(prev, key, seq, kind, ref, label: str, eps, dlt, rho: float, cost, at, host, pid, note):
     """The chained hash of one row (its stored text, with the previous row's hash)."""
     body = json.dumps([prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
                       separators=(",", ":"), ensure_ascii=True)

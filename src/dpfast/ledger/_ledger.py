@@ -23,7 +23,7 @@ class VerifyReport:
     problems: tuple
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.problems
 
 
@@ -43,12 +43,12 @@ def _params_json(filt):
 class Ledger:
     """Keyed privacy budgets in one durable store; see :func:`dpfast.ledger.open`."""
 
-    def __init__(self, store):
+    def __init__(self, store) -> None:
         self._store = store
         self.url = store.url
 
-    def budget(self, key, epsilon=None, delta=0.0, rule="basic", *, delta_prime=None, rho=None,
-               create=False):
+    def budget(self, key, epsilon=None, delta: float = 0.0, rule: str = "basic", *, delta_prime=None, rho=None,
+               create: bool = False):
         """Open budget ``key``, or create it (``create=True``) with these caps.
 
         Parameters
@@ -177,7 +177,7 @@ class Ledger:
             problems.append("the stored state differs from the replayed history")
         return VerifyReport(key, len(rows), tuple(problems))
 
-    def release(self, key, seq, *, reason, force=False):
+    def release(self, key, seq, *, reason, force: bool = False):
         """Give back an open reservation whose process died (an operator's decision).
 
         A reservation counts as spent until it is committed or rolled back; when the
@@ -197,21 +197,21 @@ class Ledger:
                               "which is still running; it may still commit (use force to override)")
         return self._store.settle(key, seq, "release", note=reason)
 
-    def close(self):
+    def close(self) -> None:
         self._store.close()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
         self.close()
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Ledger({self.url!r})"
 
 
-def _alive(pid):
+def _alive(pid) -> bool:
     if pid == os.getpid():
         return True
     try:

@@ -22,7 +22,7 @@ class PostgresStore(SQLStore):
     for_update = " FOR UPDATE"
     create_lock = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7347861210))"
 
-    def __init__(self, url, *, timeout=30.0):
+    def __init__(self, url, *, timeout: float = 30.0) -> None:
         self.timeout = float(timeout)
         self._pg = _psycopg()
         super().__init__(url)
@@ -53,7 +53,7 @@ class PostgresStore(SQLStore):
         conn = self._conn
         return conn is None or conn.closed or conn.broken or isinstance(exc, self._pg.OperationalError)
 
-    def _rollback(self, conn):
+    def _rollback(self, conn) -> None:
         if not conn.closed:
             conn.execute("ROLLBACK")
 

@@ -29,7 +29,7 @@ class SQLiteStore(SQLStore):
     begin_read = ("BEGIN", "SELECT count(*) FROM sqlite_master")
     begin_schema = "BEGIN IMMEDIATE"
 
-    def __init__(self, path, *, synchronous="full", timeout=30.0, memory=False):
+    def __init__(self, path, *, synchronous: str = "full", timeout: float = 30.0, memory: bool = False):
         if synchronous not in _SYNC:
             raise ValueError(f"synchronous must be one of {_SYNC}; got {synchronous!r}")
         self.path = path
@@ -58,7 +58,7 @@ class SQLiteStore(SQLStore):
                     raise
             time.sleep(random.uniform(0.0001, 0.001))
 
-    def _begin(self, cur, statements):
+    def _begin(self, cur, statements) -> None:
         for stmt in statements:
             self._retry(lambda: cur.execute(stmt))
 
@@ -96,7 +96,7 @@ class SQLiteStore(SQLStore):
                                f"{self.timeout} s ({text}); the charge was not recorded")
         return LedgerError(f"the SQLite ledger {self.path!r} failed: {type(exc).__name__}: {text}")
 
-    def _rollback(self, conn):
+    def _rollback(self, conn) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 

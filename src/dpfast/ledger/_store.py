@@ -71,7 +71,7 @@ _STORES = weakref.WeakSet()
 _ABANDONED = []  # connections inherited through fork: kept referenced, never closed here
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     for store in list(_STORES):
         store._lock = threading.RLock()  # a lock held by a thread that did not survive
         if store._conn is not None:
@@ -103,7 +103,7 @@ class SQLStore:
     create_lock = None  # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
     forkable = True  # False for a store that lives in this process's memory
 
-    def __init__(self, url):
+    def __init__(self, url) -> None:
         self.url = url
         self._lock = threading.RLock()
         self._conn = None
@@ -139,21 +139,21 @@ class SQLStore:
             self._gen = fork_generation()
         return self._conn
 
-    def transaction(self, schema=False, read=False):
+    def transaction(self, schema: bool = False, read: bool = False):
         return _Transaction(self, schema, read)
 
-    def _rollback(self, conn):
+    def _rollback(self, conn) -> None:
         conn.cursor().execute("ROLLBACK")
 
-    def _begin(self, cur, statements):
+    def _begin(self, cur, statements) -> None:
         for stmt in statements:
             cur.execute(stmt)
 
-    def _broken(self, exc):
+    def _broken(self, exc) -> bool:
         """Whether the connection is unusable after ``exc`` (then reconnect next time)."""
         return False
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             if self._conn is not None and self._gen == fork_generation():
                 self._conn.close()
@@ -197,8 +197,8 @@ class SQLStore:
 
     # ---- budgets -----------------------------------------------------------------------
 
-    def _append(self, cur, key, prev_seq, prev_hash, kind, ref=None, label=None,
-                amounts=(None, None, None), cost="", note=None):
+    def _append(self, cur, key, prev_seq, prev_hash, kind, ref=None, label: str | None = None,
+                amounts=(None, None, None), cost: str = "", note=None):
         seq = prev_seq + 1
         eps, dlt, rho = (rational(a) for a in amounts)
         at, pid = _now(), os.getpid()
@@ -251,7 +251,7 @@ class SQLStore:
             raise LedgerError(f"no budget {key!r} in {self.url!r}")
         return _chain.parse_state(row[0]), int(row[1]), row[2]
 
-    def _save(self, cur, key, state, seq, head):
+    def _save(self, cur, key, state, seq, head) -> None:
         cur.execute(self.sql("UPDATE dpfast_budget SET state = ?, seq = ?, head = ? WHERE key = ?"),
                     (state_text(state), seq, head, key))
 
@@ -307,7 +307,7 @@ class _Transaction:
     """``with store.transaction() as cur``: one transaction on this process's connection,
     under the store's lock; driver errors become :class:`LedgerError`."""
 
-    def __init__(self, store, schema=False, read=False):
+    def __init__(self, store, schema: bool = False, read: bool = False) -> None:
         self.store, self.schema, self.read = store, schema, read
 
     def __enter__(self):
@@ -328,7 +328,7 @@ class _Transaction:
             raise err from e
         return self.cur
 
-    def _abort(self):
+    def _abort(self) -> None:
         try:
             if self.store._conn is not None:
                 self.store._rollback(self.store._conn)
@@ -343,7 +343,7 @@ class _Transaction:
             return err
         return exc
 
-    def __exit__(self, etype, exc, tb):
+    def __exit__(self, etype, exc, tb) -> bool:
         store = self.store
         try:
             if etype is not None:

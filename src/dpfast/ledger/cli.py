@@ -21,7 +21,7 @@ def _amount(text):
         raise SystemExit(f"not a number: {text!r}") from None
 
 
-def add_parser(subparsers):
+def add_parser(subparsers) -> None:
     """Register ``ledger`` and its subcommands on an argparse subparsers object."""
     p = subparsers.add_parser("ledger", help="durable privacy budgets (SQLite, PostgreSQL)",
                               description="Operate a dpfast ledger. URL is sqlite:///path.db "
@@ -54,7 +54,7 @@ def add_parser(subparsers):
     p.set_defaults(func=run)
 
 
-def table(headers, rows, out):
+def table(headers, rows, out) -> None:
     """Print rows as an aligned text table."""
     cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]

@@ -42,7 +42,7 @@ class ThrowawayPostgres:
     max_connections : int, default 200
     """
 
-    def __init__(self, *, fsync=True, max_connections=200):
+    def __init__(self, *, fsync: bool = True, max_connections: int = 200):
         bindir = server_bindir()
         if bindir is None:
             raise RuntimeError("no PostgreSQL server binaries (apt-get install postgresql; "
@@ -82,7 +82,7 @@ class ThrowawayPostgres:
         except subprocess.CalledProcessError as e:
             raise RuntimeError(f"{tool} failed: {e.stderr.strip()}") from e
 
-    def database(self, name):
+    def database(self, name: str):
         """Create database ``name`` (letters, digits, _) and return its URL."""
         if not name.replace("_", "").isalnum():
             raise ValueError(f"database name must be letters, digits and _; got {name!r}")
@@ -91,7 +91,7 @@ class ThrowawayPostgres:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name
 
-    def stop(self):
+    def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", self._data, "-m", "immediate", "-w", "stop")
         finally:
@@ -100,7 +100,7 @@ class ThrowawayPostgres:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
         self.stop()
         return False
 
