@@ -13,6 +13,10 @@ import numpy as np
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from ._numeric import _CLOSED_FORM_SLACK, _finite, _positive_floor, _real_sequence, _up, _up_array
+import numpy.typing as npt
+from collections.abc import Iterable
+from typing import Any
+from .._typing import PrivacyParam, Real
 
 DEFAULT_RDP_ORDERS = np.array(
     [1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0,
@@ -28,12 +32,12 @@ class RDPConversion(NamedTuple):
     order: float
 
 
-def _as_sequence(values):
+def _as_sequence(values: object) -> Any:
     """A lone number becomes a one-element list; anything else is left to validation."""
     return [values] if isinstance(values, numbers.Number) else values
 
 
-def _orders(orders):
+def _orders(orders: Real | Iterable[Real] | npt.NDArray[Any] | None) -> npt.NDArray[np.float64]:
     if orders is None:
         return DEFAULT_RDP_ORDERS
     arr = _real_sequence("orders", _as_sequence(orders), minimum_exclusive=1.0)
@@ -42,7 +46,8 @@ def _orders(orders):
     return arr
 
 
-def rdp_gaussian(sigma: float, orders = None, sensitivity: float = 1.0):
+def rdp_gaussian(sigma: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+                 sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
     """RDP curve of the Gaussian mechanism: epsilon(alpha) = alpha Delta^2 / (2 sigma^2).
 
     Parameters
@@ -81,7 +86,8 @@ def rdp_gaussian(sigma: float, orders = None, sensitivity: float = 1.0):
     return out
 
 
-def rdp_laplace(scale, orders=None, sensitivity: float = 1.0):
+def rdp_laplace(scale: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+                sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
     """RDP curve of the Laplace mechanism.
 
     Parameters
@@ -134,7 +140,7 @@ def rdp_laplace(scale, orders=None, sensitivity: float = 1.0):
     return np.where(out > 0.0, out, math.ulp(0.0))
 
 
-def _expm1_minus_x(x):
+def _expm1_minus_x(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """e^x - 1 - x for |x| <= 1 (elementwise), without cancellation: its Taylor series
     sum_{n>=2} x^n/n!, summed to below 2^-60 relative (24 terms at |x| = 1)."""
     x = np.asarray(x, dtype=np.float64)
@@ -143,10 +149,11 @@ def _expm1_minus_x(x):
     for n in range(3, 28):
         term = term * x / n
         total = total + term
-    return total
+    result: npt.NDArray[np.float64] = total
+    return result
 
 
-def rdp_compose(*curves):
+def rdp_compose(*curves: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Compose RDP mechanisms evaluated on the same orders: the curves add up.
 
     Parameters
@@ -175,10 +182,12 @@ def rdp_compose(*curves):
     for i, arr in enumerate(arrays):
         if arr.shape[0] != n:
             raise PrivacyParameterError(f"curves[{i}] must have {n} orders like curves[0]; got {arr.shape[0]}")
-    return np.sum(np.vstack(arrays), axis=0)
+    result: npt.NDArray[np.float64] = np.sum(np.vstack(arrays), axis=0)
+    return result
 
 
-def rdp_to_dp(orders, rdp, delta: float, *, method: str = "tight"):
+def rdp_to_dp(orders: Iterable[Real] | npt.NDArray[Any], rdp: Iterable[Real] | npt.NDArray[Any],
+              delta: PrivacyParam, *, method: str = "tight") -> RDPConversion:
     """Convert an RDP curve to (epsilon, delta)-DP, optimising over the orders.
 
     Parameters

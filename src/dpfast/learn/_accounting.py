@@ -53,8 +53,8 @@ class PrivacyCost:
     variant: str
     certified: bool
     n_samples: int
-    adjacency: str  =  "replace-one"
-    formula_version: str  =  FORMULA_VERSION
+    adjacency: str = "replace-one"
+    formula_version: str = FORMULA_VERSION
 
 
 def amplified_epsilon(sigma: float, k: int, eps_b):

@@ -99,7 +99,7 @@ class PrivateBoostingClassifier(ParamsMixin):
     thresholds : sequence
         Public cut points of the default stump learner (see :class:`DPStumpLearner`).
     grid_resolution : float
-        c_grid: the grid ratio is r  =  1 + c_grid / (2 l).
+        c_grid: the grid ratio is r = 1 + c_grid / (2 l).
     tie_break : {1, -1}
         Public vote for a tie of the majority.
     classes : pair
