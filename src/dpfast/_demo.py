@@ -16,12 +16,14 @@ import dpfast.mechanisms as M
 import dpfast.random as dr
 from dpfast import releases, sparse
 from dpfast.accounting import PrivacyBudget
+from collections.abc import Callable
+from typing import IO, Any
 
 #: one budget for the whole demo: the epsilons below are dyadic, so they add up to it exactly
 EPSILON, DELTA = 4.0, 1e-6
 
 
-def _ns_per_item(fn, n: int, repeats):
+def _ns_per_item(fn: Callable[[], object], n: int, repeats: int) -> float:
     """Median ns per item over ``repeats`` calls of ``fn`` (n items each), after a warm-up."""
     fn()
     runs = []
@@ -32,7 +34,7 @@ def _ns_per_item(fn, n: int, repeats):
     return statistics.median(runs) / n
 
 
-def bench_rows(n: int = 1_000_000, repeats: int = 5):
+def bench_rows(n: int = 1_000_000, repeats: int = 5) -> list[dict[str, Any]]:
     """Side-by-side rows: dpfast and its numpy reference timed in the same run.
 
     ``ratio`` is dpfast time / reference time (below 1: dpfast is faster).  numpy's
@@ -62,7 +64,9 @@ def bench_rows(n: int = 1_000_000, repeats: int = 5):
     return rows
 
 
-def print_table(rows, n: int, repeats, file = None) -> None:
+def print_table(
+    rows: list[dict[str, Any]], n: int, repeats: int, file: IO[str] | None = None,
+) -> None:
     out = file or sys.stdout
     w = max(len(r["task"]) for r in rows)
     wr = max(len(r["reference"]) for r in rows)
@@ -81,11 +85,11 @@ def bench(n: int = 1_000_000, repeats: int = 5) -> int:
     return 0
 
 
-def _line(what, how, eps, delta: float, value, truth) -> None:
+def _line(what: str, how: str, eps: float, delta: float, value: object, truth: object) -> None:
     print(f"  {what:<24} {how:<26} {eps:>5.2f} {delta:>7.0e}  {value:<30} {truth}")
 
 
-def _releases(budget) -> None:
+def _releases(budget: PrivacyBudget) -> None:
     """Releases from one synthetic table (public demo data), all charged to ``budget``."""
     rng = np.random.default_rng(2026)
     data = rng.integers(18, 90, size=10_000)

@@ -35,4 +35,6 @@ class SupportsSpend(Protocol):
     """What ``budget=`` needs: :class:`dpfast.accounting.PrivacyBudget`, a ledger budget,
     or any object with this method (it raises to refuse a charge)."""
 
-    def spend(self, epsilon: float, delta: float = ..., *, label: str | None = ...) -> object: ...
+    # epsilon and delta as the caller gave them (float, Fraction, Decimal: budgets add
+    # exact values), so Any here: any implementation's own parameter types match.
+    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...

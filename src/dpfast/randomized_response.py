@@ -141,9 +141,6 @@ def coin_response(truth: _Scalar, *, rng: RngLike = ...,
 @overload
 def coin_response(truth: npt.NDArray[Any] | Sequence[Any], *, rng: RngLike = ...,
                   budget: SupportsSpend | None = ...) -> BoolArray: ...
-@overload
-def coin_response(truth: npt.ArrayLike, *, rng: RngLike = ...,
-                  budget: SupportsSpend | None = ...) -> bool | BoolArray: ...
 def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
                   budget: SupportsSpend | None = None) -> bool | BoolArray:
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
@@ -188,9 +185,6 @@ def randomized_response(truth: _Scalar, *, epsilon: PrivacyParam, rng: RngLike =
 @overload
 def randomized_response(truth: npt.NDArray[Any] | Sequence[Any], *, epsilon: PrivacyParam,
                         rng: RngLike = ..., budget: SupportsSpend | None = ...) -> BoolArray: ...
-@overload
-def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: RngLike = ...,
-                        budget: SupportsSpend | None = ...) -> bool | BoolArray: ...
 def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: RngLike = None,
                         budget: SupportsSpend | None = None) -> bool | BoolArray:
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
@@ -241,9 +235,6 @@ def kary_response(values: int | np.integer[Any], k: int, *, epsilon: PrivacyPara
 @overload
 def kary_response(values: npt.NDArray[Any] | Sequence[Any], k: int, *, epsilon: PrivacyParam,
                   rng: RngLike = ..., budget: SupportsSpend | None = ...) -> I64Array: ...
-@overload
-def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam,
-                  rng: RngLike = ..., budget: SupportsSpend | None = ...) -> int | I64Array: ...
 def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: RngLike = None,
                   budget: SupportsSpend | None = None) -> int | I64Array:
     """k-ary randomized response on integer category codes ``0 .. k-1``.
