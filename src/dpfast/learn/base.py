@@ -30,13 +30,16 @@ import math
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from . import _data
+from typing import Any
+import numpy as np
+import numpy.typing as npt
 
 __all__ = ["NEIGHBOURING", "check_base_learner", "encode"]
 
 NEIGHBOURING = "replace-one-position"
 
 
-def check_base_learner(learner):
+def check_base_learner(learner: Any) -> tuple[float, float]:
     """(epsilon, delta) the learner declares; TypeError/PrivacyParameterError otherwise."""
     if not callable(getattr(learner, "fit_sample", None)):
         raise TypeError(f"base_learner must have fit_sample(Z_k, y_k, rng); "
@@ -56,9 +59,10 @@ def check_base_learner(learner):
     return eps, delta
 
 
-def encode(learner, cols):
+def encode(learner: Any, cols: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
     """The learner's encoding of the feature columns (public, row by row)."""
     enc = getattr(learner, "encode", None)
     if enc is None:
         return _data.matrix(cols)
-    return enc(cols)
+    result: npt.NDArray[Any] = enc(cols)
+    return result
