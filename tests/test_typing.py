@@ -13,6 +13,7 @@ Emptying ``PENDING`` turns the whole check on.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -82,12 +83,33 @@ def mypy_report() -> str:
     return out
 
 
+_UNTYPED_CALL = re.compile(r'Call to untyped function "(?P<name>\w+)" in typed context')
+
+
+def _pending_function_names() -> set[str]:
+    """Names of the functions and methods defined in PENDING modules (whose calls are
+    "untyped" until those modules are annotated; --untyped-calls-exclude misses methods
+    reached through a subclass)."""
+    names: set[str] = set()
+    for path in (SRC / "dpfast").rglob("*.py"):
+        if _pending(_module_of(str(path))):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            names.update(n.name for n in ast.walk(tree)
+                         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return names
+
+
 def _errors(report: str) -> list[str]:
+    pending_names = _pending_function_names() if PENDING else set()
     lines = []
     for line in report.splitlines():
         m = _ERROR.match(line)
-        if m and not _pending(_module_of(m.group("path"))):
-            lines.append(line)
+        if not m or _pending(_module_of(m.group("path"))):
+            continue
+        call = _UNTYPED_CALL.search(line)
+        if call and call.group("name") in pending_names:
+            continue
+        lines.append(line)
     return lines
 
 
