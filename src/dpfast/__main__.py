@@ -3,10 +3,10 @@ side-by-side speed table, and ``ledger`` to operate durable privacy budgets.  Th
 only parses arguments; the demo and the table live in :mod:`dpfast._demo`."""
 import argparse
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 
 import dpfast
-from types import ModuleType
-from collections.abc import Sequence
 
 
 def _positive(text: str) -> int:
@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _demo() -> ModuleType:
-    from dpfast import _demo as module     # numpy-heavy imports only when a command runs
+    from dpfast import _demo as module  # numpy-heavy imports only when a command runs
     return module
 
 

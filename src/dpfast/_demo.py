@@ -8,6 +8,8 @@ which every dpfast figure is timed in the same run as its numpy reference.
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import IO, Any
 
 import numpy as np
 
@@ -16,8 +18,6 @@ import dpfast.mechanisms as M
 import dpfast.random as dr
 from dpfast import releases, sparse
 from dpfast.accounting import PrivacyBudget
-from collections.abc import Callable
-from typing import IO, Any
 
 #: one budget for the whole demo: the epsilons below are dyadic, so they add up to it exactly
 EPSILON, DELTA = 4.0, 1e-6

@@ -27,16 +27,16 @@ Python loop on the calling thread and stop at the next chunk.
 import math
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from . import _core
 from . import _validation as _v
-from collections.abc import Callable
-from typing import Any
-import numpy.typing as npt
-from numpy.random import BitGenerator
 from ._typing import RngLike
 
 CHUNK = 1 << 16

@@ -10,24 +10,23 @@ privately* so that a key present only in one unit's records is not revealed.
 Every bound is a public argument; nothing is computed from the data to calibrate noise.
 """
 
-
 from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from . import _core
 from . import _validation as _v
-from ._errors import PrivacyParameterError
 from ._calibration import gaussian_sigma
-from ._typing import RngLike, SupportsSpend
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
-import numpy.typing as npt
-from ._typing import PrivacyParam, Real
-from numpy.random import BitGenerator
+from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 if TYPE_CHECKING:
     import pandas as pd

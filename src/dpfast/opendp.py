@@ -48,7 +48,9 @@ Every draw uses dpfast's per-thread OS-keyed ChaCha20.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,14 +60,12 @@ from . import mechanisms as _mech
 from . import random as _random
 from . import selection as _sel
 from ._errors import DPFastError
+from ._typing import Real
 from .randomized_response import randomized_response as _rr
 from .compat import require
 
 _dp_mod = require("opendp.mod", "opendp")
 import opendp.prelude as dp  # noqa: E402
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-from ._typing import Real
 
 if TYPE_CHECKING:
     from opendp.mod import Domain, Measure, Measurement, Metric

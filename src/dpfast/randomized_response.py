@@ -35,13 +35,12 @@ DP; disjoint inputs compose in parallel), and a budget is charged epsilon once p
 one person contributes several entries, their privacy loss adds up (Thm 3.16).
 """
 
-
 from __future__ import annotations
+
 import functools
 import math
-from decimal import Decimal, localcontext
-
 from collections.abc import Sequence
+from decimal import Decimal, localcontext
 from typing import Any, overload
 
 import numpy as np

@@ -31,12 +31,11 @@ label=...)`` is called after the arguments are validated and before anything is 
 it raises (e.g. ``BudgetExceededError``) nothing is drawn.
 """
 
-
 from __future__ import annotations
+
 import functools
 import math
 from fractions import Fraction
-
 from typing import Literal, overload
 
 import numpy as np
@@ -87,7 +86,8 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
         arr = np.ascontiguousarray(arr, dtype=np.int64)
     else:
         if kind == "i":
-            arr = np.clip(arr, -_v.EXACT_INT, _v.EXACT_INT).astype(np.int64, copy=False)  # exact in float64
+            # exact in float64
+            arr = np.clip(arr, -_v.EXACT_INT, _v.EXACT_INT).astype(np.int64, copy=False)
         arr = np.ascontiguousarray(arr, dtype=np.float64)
         if _core.scores_argmax(arr) < 0:
             raise PrivacyParameterError(

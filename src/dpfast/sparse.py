@@ -43,9 +43,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from . import _validation as _v
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 

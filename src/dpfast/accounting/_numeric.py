@@ -5,15 +5,15 @@ dependency).  Every helper rounds on the side its caller names.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-import numpy.typing as npt
-from typing import Any
-from collections.abc import Iterable
 
 _INF = math.inf
 _ULP = 2.0**-52

@@ -5,11 +5,14 @@ for k releases on the tightest method.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from . import pld as _pld
 from ._numeric import _finite, _up
 from .composition import basic_composition
@@ -17,9 +20,6 @@ from .gdp import _gdp_delta_up, gdp_compose, gdp_sigma, gdp_to_dp
 from .optimal import optimal_composition, optimal_composition_delta
 from .rdp import DEFAULT_RDP_ORDERS, rdp_gaussian, rdp_laplace, rdp_to_dp
 from .zcdp import zcdp_delta, zcdp_to_dp
-from collections.abc import Callable
-import numpy.typing as npt
-from .._typing import PrivacyParam, Real
 
 METHODS = ("pld", "gdp", "rdp", "zcdp", "optimal", "basic")
 

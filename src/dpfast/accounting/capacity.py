@@ -8,21 +8,20 @@ than those functions (or :class:`~dpfast.accounting.PrivacyBudget`) would admit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-from ._numeric import _fraction_to_float_down
+from .._typing import PrivacyParam, Real
+from ._numeric import _KOV_K_MAX, _fraction_to_float_down
 from .accountant import Accountant
 from .budget import _float_up, exact_amount
 from .composition import advanced_composition
-from ._numeric import _KOV_K_MAX
 from .optimal import optimal_composition_delta
 from .pld import compose as _pld_compose
 from .pld import pure_dp as _pld_pure_dp
 from .zcdp import gaussian_zcdp, zcdp_budget
-from collections.abc import Callable
-from .._typing import PrivacyParam, Real
 
 MAX_RELEASES_METHODS = ("basic", "advanced", "optimal", "zcdp", "pld")
 MAX_RELEASES_GAUSSIAN_METHODS = ("gdp", "zcdp", "rdp", "pld")

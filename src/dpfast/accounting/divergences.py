@@ -7,12 +7,12 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-from ._numeric import _INF
-import numpy.typing as npt
 from .._typing import PrivacyParam
+from ._numeric import _INF
 
 _DIST_TOL = 1e-9
 

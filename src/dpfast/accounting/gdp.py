@@ -12,12 +12,12 @@ the tightest accountant there is.  Subsampled Gaussians are *not* GDP with a clo
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-from ._numeric import _CLOSED_FORM_SLACK, _INF, _finite, _real_sequence, _sum_up, _up
-from collections.abc import Iterable
 from .._typing import PrivacyParam, Real
+from ._numeric import _CLOSED_FORM_SLACK, _INF, _finite, _real_sequence, _sum_up, _up
 
 _SQRT2 = math.sqrt(2.0)
 _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
-from .composition import EpsilonDelta
-from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _finite, _log1mexp, _logsumexp, _up
-import numpy.typing as npt
 from .._typing import PrivacyParam
+from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _finite, _log1mexp, _logsumexp, _up
+from .composition import EpsilonDelta
 
 # Stirling-series remainder delta(n) = ln n! - [(n + 1/2) ln n - n + ln(2 pi)/2] for
 # n = 0..15 from math.lgamma (delta(0) is unused: x = 0 and x = n are handled apart).

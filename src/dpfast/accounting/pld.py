@@ -54,18 +54,18 @@ Characteristic Function", AISTATS 2022.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from ._numeric import _CLOSED_FORM_SLACK, _INF, _finite
 from ._numeric import _up as _up_slack
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-import numpy.typing as npt
-from .._typing import PrivacyParam, Real
 
 _U = 2.0**-53
 _MASS_SLACK = 16.0 * 2.0**-52  # relative error bound of one tail evaluation (erfc/exp)
@@ -566,7 +566,8 @@ class ComposedPLD:
         h, start, n = self._h, d.start, d.mass0.size
 
         def noisy(j: int) -> bool:  # noise floor above loss j h vs 1e-3 of the untilted delta there
-            result: bool = d.err_suffix[min(max(j - start + 1, 0), n)] > 1e-3 * self._delta_eval(d, d.mass0, j * h)
+            result: bool = (d.err_suffix[min(max(j - start + 1, 0), n)]
+                            > 1e-3 * self._delta_eval(d, d.mass0, j * h))
             return result
 
         # The last entry is noise against a delta of (nearly) nothing but the inf mass;
@@ -856,7 +857,8 @@ def _fold(a: _F, size: int) -> _F:
     if a.size <= size:
         return np.concatenate([a, np.zeros(size - a.size)])
     pad = (-a.size) % size
-    result: npt.NDArray[np.float64] = np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
+    result: npt.NDArray[np.float64] = (
+        np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0))
     return result
 
 

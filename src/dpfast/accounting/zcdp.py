@@ -5,13 +5,14 @@ for the tight conversion).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy.typing as npt
 
 from .. import _validation as _v
-from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
-from collections.abc import Iterable
-import numpy.typing as npt
-from typing import Any
 from .._typing import PrivacyParam, Real
+from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
 
 
 def gaussian_zcdp(sigma: Real, sensitivity: Real = 1.0) -> float:

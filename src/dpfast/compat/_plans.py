@@ -9,12 +9,12 @@ sensitivity).  Plans depend on public parameters only and are cached.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
 from fractions import Fraction
+from typing import Any, TypeVar
 
 from .. import mechanisms as _mech
 from .. import random as _random
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
 
 LAPLACE_GRID_BITS = 40           # as dpfast.mechanisms: g about 2^-40 of the scale
 GAUSS_GRID_BITS = 24             # as dpfast.mechanisms: g about 2^-24 of sigma

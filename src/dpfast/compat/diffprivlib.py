@@ -84,9 +84,13 @@ import math
 import secrets
 import sys
 import threading
+from collections.abc import Iterator
 from fractions import Fraction
+from types import ModuleType
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _plans, require
 from .. import _core
@@ -100,11 +104,6 @@ require("diffprivlib", "diffprivlib")
 import diffprivlib  # noqa: E402  (after the clear error above)
 import diffprivlib.mechanisms as _dm  # noqa: E402
 from diffprivlib.mechanisms import base as _dm_base  # noqa: E402
-from collections.abc import Iterator, Sequence
-from types import ModuleType
-from typing import Any
-import numpy.typing as npt
-from numpy.random import BitGenerator
 
 __all__ = [
     "Binary", "Bingham", "Exponential", "ExponentialCategorical", "ExponentialHierarchical",

@@ -42,8 +42,11 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _plans, require
 from .. import _core
@@ -58,9 +61,6 @@ from pipeline_dp import dp_computations as _dpc  # noqa: E402
 from pipeline_dp import partition_selection as _ps  # noqa: E402
 from pydp.algorithms import numerical_mechanisms as _pydp_mech  # noqa: E402
 from pydp.algorithms import partition_selection as _pydp_ps  # noqa: E402
-from typing import Any
-import numpy.typing as npt
-from collections.abc import Sequence
 
 __all__ = ["install", "uninstall", "is_installed", "draws", "MECHANISMS",
            "PARTITION_SELECTION"]
@@ -243,7 +243,7 @@ class _Strategy:
         value = _core.grid_release(sampler, float(n), k, None)
         return value if value >= self._pydp.threshold else None
 
-    def __getattr__(self, name: str) -> Any:              # probability_of_keep, epsilon, threshold, ...
+    def __getattr__(self, name: str) -> Any:  # probability_of_keep, epsilon, threshold, ...
         return getattr(self._pydp, name)
 
 

@@ -15,12 +15,12 @@ evaluation.
 import dataclasses
 import math
 from fractions import Fraction
+from typing import Any
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-from ..selection import _grid as _selection_grid
-from typing import Any
 from .._typing import PrivacyParam, Real
+from ..selection import _grid as _selection_grid
 
 __all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
            "grid_size_bound", "boosting_privacy_cost", "plan_grid"]

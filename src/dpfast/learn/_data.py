@@ -6,8 +6,9 @@ uint64 (values up to 2**64 do not fit int64), long double, complex, object, stri
 pandas extension dtypes are refused with a TypeError that names only the dtype.
 """
 
-import numpy as np
 from typing import Any
+
+import numpy as np
 import numpy.typing as npt
 
 _OK_KINDS = "biuf"

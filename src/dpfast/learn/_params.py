@@ -6,7 +6,6 @@ use ``outer__inner``."""
 import inspect
 from typing import Any, TypeVar
 
-
 _Self = TypeVar("_Self", bound="ParamsMixin")
 
 

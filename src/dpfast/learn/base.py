@@ -26,13 +26,13 @@ A base learner for :class:`~dpfast.learn.PrivateBoostingClassifier` is any objec
 """
 
 import math
+from typing import Any
+
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from . import _data
-from typing import Any
-import numpy as np
-import numpy.typing as npt
 
 __all__ = ["NEIGHBOURING", "check_base_learner", "encode"]
 

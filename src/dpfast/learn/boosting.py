@@ -11,17 +11,22 @@ default ``variant="grid"`` draws w_t by the exponential mechanism from a public 
 grid ("Theorem G" in docs/learn.md).
 """
 
-
 from __future__ import annotations
+
 import dataclasses
 import math
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from .. import _core
 from .. import _validation as _v
 from .._errors import NotFittedError, PrivacyParameterError
+from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from ..mechanisms import geometric_mechanism, laplace_mechanism
 from ..random import ChaCha20
 from ..selection import exponential_mechanism
@@ -30,12 +35,6 @@ from . import _data
 from ._params import ParamsMixin
 from .base import check_base_learner, encode
 from .stumps import DPStumpLearner
-from .._typing import RngLike, SupportsSpend
-from typing import Any
-import numpy.typing as npt
-from numpy.random import BitGenerator
-from .._typing import PrivacyParam, Real
-from collections.abc import Sequence
 
 __all__ = ["PrivateBoostingClassifier", "RunRecord", "UncertifiedPrivacyWarning"]
 

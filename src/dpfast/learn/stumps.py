@@ -3,18 +3,18 @@
 
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, RngLike
 from ..selection import exponential_mechanism
 from ._params import ParamsMixin
 from .base import NEIGHBOURING
-from collections.abc import Sequence
-from typing import Any
-import numpy.typing as npt
-from .._typing import PrivacyParam, RngLike
 
 __all__ = ["Stump", "DPStumpLearner"]
 

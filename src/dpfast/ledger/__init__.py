@@ -36,7 +36,6 @@ from ._budget import LedgerBudget
 from ._chain import HistoryRow
 from ._ledger import Ledger, VerifyReport
 from ._store import SCHEMA_VERSION, LedgerError
-from typing import Any
 
 __all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "LedgerError",
            "SCHEMA_VERSION"]

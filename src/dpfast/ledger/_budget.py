@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
 from .._errors import BudgetExceededError
 from ..accounting.budget import LedgerEntry, PrivacyBudget, Reservation, _label
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
-from fractions import Fraction
 from ._chain import HistoryRow
 
 if TYPE_CHECKING:

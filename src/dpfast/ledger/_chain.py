@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, overload
-from collections.abc import Sequence
 
 GENESIS = "0" * 64
 # Kinds of history rows.  "spend" and "reserve" add their cost to the state; "commit"

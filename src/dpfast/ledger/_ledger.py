@@ -6,16 +6,14 @@ import dataclasses
 import json
 import os
 import socket
+from typing import Any, Literal
 
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam
 from ..accounting.budget import Filter
 from . import _chain
 from ._budget import LedgerBudget, open_reservations
 from ._store import LedgerError, SQLStore
-from collections.abc import Iterable
-from types import TracebackType
-from typing import Any, Literal
-from .._typing import PrivacyParam
 
 
 @dataclasses.dataclass(frozen=True)

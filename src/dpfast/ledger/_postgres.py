@@ -5,9 +5,9 @@ committed it, so concurrent charges serialize on the row and never overspend."""
 
 from __future__ import annotations
 
-from ._store import LedgerError, SQLStore
-from collections.abc import Sequence
 from typing import Any
+
+from ._store import LedgerError, SQLStore
 
 
 def _psycopg() -> Any:  # the psycopg module (an optional dependency)

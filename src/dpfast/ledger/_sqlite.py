@@ -12,10 +12,10 @@ import os
 import random
 import sqlite3
 import time
-
-from ._store import LedgerError, SQLStore
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from ._store import LedgerError, SQLStore
 
 _SYNC = ("full", "normal", "extra")
 # SQLite's busy handler waits at most this long per attempt; SQLiteStore._retry loops

@@ -21,16 +21,15 @@ import os
 import socket
 import threading
 import weakref
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from types import TracebackType
+from typing import Any, Literal
 
 from .._errors import BudgetExceededError, DPFastError
 from ..accounting.budget import Filter, fork_generation
 from . import _chain
 from ._chain import GENESIS, rational, row_hash, state_text
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
-from fractions import Fraction
-from types import TracebackType
-from typing import Literal
 
 SCHEMA_VERSION = 1
 APPLICATION = "dpfast-ledger"
@@ -102,11 +101,13 @@ class SQLStore:
     """The shared SQL of the SQLite and PostgreSQL stores (subclasses connect)."""
 
     dialect: str = ""  # "sqlite" or "postgresql" (subclasses)
-    begin: str | tuple[str, ...] = "BEGIN"  # a transaction that will write (and must lock the budget)
+    # a transaction that will write (and must lock the budget)
+    begin: str | tuple[str, ...] = "BEGIN"
     begin_read: str | tuple[str, ...] = "BEGIN"
     begin_schema: str | tuple[str, ...] = "BEGIN"
     for_update = ""
-    create_lock: str | None = None  # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
+    # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
+    create_lock: str | None = None
     forkable = True  # False for a store that lives in this process's memory
 
     def __init__(self, url: str) -> None:

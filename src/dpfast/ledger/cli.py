@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import IO, Any
 
 from .._errors import DPFastError
 from . import _budget, _chain
 from . import open as open_ledger
-from collections.abc import Sequence
-from typing import IO, Any
-import argparse
 
 
 def _amount(text: str) -> float | Fraction:
