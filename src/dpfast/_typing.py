@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Protocol, TypeAlias, Union
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -19,12 +19,12 @@ __all__ = ["Real", "PrivacyParam", "RngLike", "SupportsSpend", "F64Array", "I64A
 
 #: A public real parameter (threshold, sensitivity, bounds): every ``numbers.Real``
 #: dpfast converts exactly (``float`` covers ``int`` for a type checker).
-Real: TypeAlias = Union[float, Fraction, np.floating[Any], np.integer[Any]]
+Real: TypeAlias = float | Fraction | np.floating[Any] | np.integer[Any]
 #: epsilon and delta: a real number, or a ``Decimal`` taken as the exact value it spells.
-PrivacyParam: TypeAlias = Union[Real, Decimal]
+PrivacyParam: TypeAlias = Real | Decimal
 #: ``rng=``: ``None`` (the calling thread's OS-keyed ChaCha20), a numpy BitGenerator
 #: (dpfast's ChaCha20 is one) or a numpy Generator.
-RngLike: TypeAlias = Union[None, BitGenerator, Generator]
+RngLike: TypeAlias = None | BitGenerator | Generator
 
 F64Array: TypeAlias = npt.NDArray[np.float64]
 I64Array: TypeAlias = npt.NDArray[np.int64]

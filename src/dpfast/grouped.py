@@ -16,7 +16,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -124,6 +124,16 @@ def _exact(name: str, value: PrivacyParam, allow_zero: bool = False) -> Fraction
     return Fraction(_v.epsilon(value, name))
 
 
+@overload
+def partition_selection_probability(
+    units: int | np.integer[Any], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    max_partitions: int = ...,
+) -> float: ...
+@overload
+def partition_selection_probability(
+    units: npt.NDArray[Any] | Sequence[int], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    max_partitions: int = ...,
+) -> npt.NDArray[np.float64]: ...
 def partition_selection_probability(
     units: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam, max_partitions: int = 1,
 ) -> float | npt.NDArray[np.float64]:

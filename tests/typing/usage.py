@@ -13,7 +13,7 @@ import numpy.typing as npt
 from typing_extensions import assert_type
 
 import dpfast
-from dpfast import accounting, accuracy, randomized_response, selection, sparse
+from dpfast import accounting, accuracy, grouped, randomized_response, selection, sparse
 from dpfast.accounting import Accountant, EpsilonDelta, RDPConversion
 from dpfast.random import ChaCha20, default_rng
 
@@ -83,6 +83,15 @@ assert_type(accounting.rdp_to_dp(orders, accounting.rdp_gaussian(2.0), 1e-5), RD
 assert_type(accounting.pld_compose([(accounting.pld_laplace(1.0), 10)]).epsilon(1e-6), float)
 assert_type(accounting.max_releases_gaussian(10.0, 1.0, 1.0, 1e-6), int)
 assert_type(accounting.gdp_to_dp(accounting.gdp_compose([0.5, 0.5]), 1e-5), float)
+
+# ---------------------------------------------------------------- grouped releases
+
+p_keep = grouped.partition_selection_probability(5, epsilon=1.0, delta=1e-6)
+assert_type(p_keep, float)
+assert_type(grouped.partition_selection_probability([1, 5, 50], epsilon=1.0, delta=1e-6),
+            npt.NDArray[np.float64])
+released = grouped.grouped_release(units=[1, 2, 2], keys=["a", "b", "b"], epsilon=1.0,
+                                   delta=1e-6, max_partitions=1)
 
 # ---------------------------------------------------------------- accuracy
 

@@ -173,7 +173,8 @@ class DPStumpLearner(ParamsMixin):
         parts = [q_plus, k - q_plus]
         if self.include_constant:
             parts.append(np.array([n_pos, k - n_pos]))
-        return np.concatenate(parts).astype(np.int64)
+        scores: npt.NDArray[np.int64] = np.concatenate(parts).astype(np.int64)
+        return scores
 
     def candidate(self, j: int) -> Stump:
         """The stump of index j of the score vector."""
