@@ -1,6 +1,9 @@
 """``python -m dpfast``: the demo (the default, or ``demo``), ``bench`` for a quick
 side-by-side speed table, and ``ledger`` to operate durable privacy budgets.  This module
 only parses arguments; the demo and the table live in :mod:`dpfast._demo`."""
+
+from __future__ import annotations
+
 import argparse
 import sys
 from collections.abc import Sequence

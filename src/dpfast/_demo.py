@@ -5,6 +5,9 @@ says the epsilon and delta it charges, and the last line shows the budget refusi
 release before any noise is drawn.  It ends with the speed table of :func:`bench`, in
 which every dpfast figure is timed in the same run as its numpy reference.
 """
+
+from __future__ import annotations
+
 import statistics
 import sys
 import time

@@ -24,6 +24,8 @@ generator has given its key and is consistent; with ``workers=1`` the chunks run
 Python loop on the calling thread and stop at the next chunk.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import threading

@@ -14,6 +14,8 @@ factor ``(K + 1) g / sensitivity`` plus one grid step ``g`` (with the default gr
 relative 2**-20 and a 2**-20 sensitivity); see :mod:`dpfast.sparse`.
 """
 
+from __future__ import annotations
+
 import math
 
 from . import _validation as _v

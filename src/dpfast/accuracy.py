@@ -18,6 +18,8 @@ for delta > 0, see dpfast._svt_accuracy).  Hoeffding, "Probability inequalities 
 random variables", JASA 1963 (randomized response).
 """
 
+from __future__ import annotations
+
 import math
 from statistics import NormalDist
 

@@ -79,6 +79,8 @@ restores exactly what was rebound.  Both are idempotent and serialised by a lock
 is process-wide: objects created while patched keep their dpfast class after unpatching.
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
 import secrets
@@ -235,19 +237,18 @@ class LaplaceBoundedDomain(_dm.LaplaceBoundedDomain, LaplaceTruncated):
 
 class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
     __doc__ = _dm.LaplaceBoundedNoise.__doc__
-    _scale: Any                   # (diffprivlib's attributes: None until set)
-    _noise_bound: Any
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        if self._scale is None or self._noise_bound is None:
-            self._scale = self.sensitivity / self.epsilon
-            self._noise_bound = 0 if self._scale == 0 else \
-                self._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
+        this: Any = self        # _scale, _noise_bound: diffprivlib's, None until set
+        if this._scale is None or this._noise_bound is None:
+            this._scale = self.sensitivity / self.epsilon
+            this._noise_bound = 0 if this._scale == 0 else \
+                this._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
         x = float(value)
         if x != x:
             return float("nan")
-        if self._scale == 0 or not -_INF < x < _INF:
+        if this._scale == 0 or not -_INF < x < _INF:
             return x
         key = ("bn", self.epsilon, self.delta, self.sensitivity)
         k, scale, bound = _exact_rational(key, self._noise_plan)
@@ -258,7 +259,8 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
 
     def _noise_plan(self) -> tuple[int, float, float]:
         """diffprivlib's scale and noise bound at sensitivity + g, on the grid g."""
-        k = _random._bounded_grid(self._scale, -self._noise_bound, self._noise_bound, None)[0]
+        this: Any = self
+        k = _random._bounded_grid(this._scale, -this._noise_bound, this._noise_bound, None)[0]
         sens = self.sensitivity + math.ldexp(1.0, k)
         scale = sens / self.epsilon
         bound = scale * math.log1p(math.expm1(self.epsilon) / 2 / self.delta)

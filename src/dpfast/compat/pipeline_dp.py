@@ -38,6 +38,8 @@ first time the process imports ``pipeline_dp``, logging once per process.
 ``<dir>/draws-<pid>.txt``.
 """
 
+from __future__ import annotations
+
 import logging
 import math
 import os

@@ -12,6 +12,8 @@ Returned epsilons and deltas are bounds, rounded up: each is the float evaluatio
 evaluation.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from fractions import Fraction

@@ -6,6 +6,8 @@ uint64 (values up to 2**64 do not fit int64), long double, complex, object, stri
 pandas extension dtypes are refused with a TypeError that names only the dtype.
 """
 
+from __future__ import annotations
+
 from typing import Any
 
 import numpy as np

@@ -3,6 +3,8 @@
 own name, ``get_params``/``set_params`` are read from the signature, nested parameters
 use ``outer__inner``."""
 
+from __future__ import annotations
+
 import inspect
 from typing import Any, TypeVar
 

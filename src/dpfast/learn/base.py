@@ -25,6 +25,8 @@ A base learner for :class:`~dpfast.learn.PrivateBoostingClassifier` is any objec
     For scikit-learn style nesting (``base_learner__epsilon``).
 """
 
+from __future__ import annotations
+
 import math
 from typing import Any
 

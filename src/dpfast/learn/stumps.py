@@ -1,6 +1,8 @@
 """A differentially private decision stump over a public threshold grid
 (Dwork, Rothblum & Vadhan 2010, Sec. 6): the shipped base learner of Boosting for People."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from collections.abc import Sequence
