@@ -6,9 +6,13 @@ error in a module this check covers.
 
 Until every helper's annotations are merged, the modules listed in ``PENDING`` (owned
 by other work this session and not yet annotated here) are still type-checked but their
-own errors are not reported, calls into them are allowed (``--untyped-calls-exclude``),
-and ``tests/typing/usage_pending.py`` (user code that goes through them) is not checked.
-Emptying ``PENDING`` turns the whole check on.
+own errors are not reported, calls into their still unannotated functions are allowed
+(``--untyped-calls-exclude``, and "call to untyped function" errors naming a function
+defined in a PENDING module), and ``tests/typing/usage_pending.py`` (user code that goes
+through them) is not checked.  Emptying ``PENDING`` turns the whole check on.
+
+mypy takes about 5 s with a warm cache (``.mypy_cache`` at the repository root, or
+``$DPFAST_MYPY_CACHE``) and about 25 s cold on a loaded 2-core machine.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ PENDING = [
 ]
 
 _ERROR = re.compile(r"^(?P<path>[^:\n]+\.pyi?):\d+(?::\d+)?: error: ", re.M)
+
 
 def _module_of(path: str) -> str:
     p = Path(path)
