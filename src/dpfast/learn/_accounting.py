@@ -23,7 +23,10 @@ from ..selection import _grid as _selection_grid
 __all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
            "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
 
-FORMULA_VERSION = "BOOSTING-PEOPLE.md 5.3 Theorem G / paper-repaired, dpfast.learn 1"
+# Names the formulas of this module; the value only labels records (a PrivacyCost of an
+# older release keeps whatever string it was built with).
+FORMULA_VERSION = ("dpfast.learn 1: Theorem G and Lemma 6.5' (docs/learn.md, the corrected "
+                   "Dwork, Rothblum & Vadhan 2010 Sec. 6)")
 
 # Weights live in [lambda_t, 1] as doubles (csrc/boost.c); the public bound on
 # -ln(lambda_t) must leave them normal: e^-700 ~ 1e-304.

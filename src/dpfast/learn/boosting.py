@@ -191,7 +191,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         variant = _v.choice("variant", self.variant, ("grid", "paper"))
         if variant == "paper" and self.allow_uncertified is not True:
             raise PrivacyParameterError(
-                "variant='paper' has no complete privacy proof (BOOSTING-PEOPLE.md E4: the "
+                "variant='paper' has no complete privacy proof (erratum E4 in docs/learn.md: the "
                 "threshold w_t is not shown to be DP, and a counterexample breaks the "
                 "proof's step); pass allow_uncertified=True to run it for experiments")
         eps_b, delta_b = check_base_learner(self._learner())
@@ -238,7 +238,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             learner.check(len(cols))
         rng = _rng(self.rng)
         if self.variant == "paper":
-            warnings.warn("variant='paper' has no complete privacy proof (spec E4)",
+            warnings.warn("variant='paper' has no complete privacy proof (erratum E4, docs/learn.md)",
                           UncertifiedPrivacyWarning, stacklevel=2)
         # Spec 5.5: the whole a-priori cost, before any data-dependent step; no refund.
         if self.budget is not None:
