@@ -134,7 +134,7 @@ def _check_common(m, n_rounds, sample_size, smoothness, eta, epsilon_test, epsil
 def public_constants(m, T, ell, eta, c_grid):
     """alpha, tau and the public bound on -ln(lambda_{T-1}); refuses parameters whose
     weights could underflow (a rule on public numbers only)."""
-    alpha = math.atanh(2.0 * eta)            # spec E2: alpha = (1/2) ln((1+2 eta)/(1-2 eta))
+    alpha = math.atanh(2.0 * eta)    # erratum E2 (docs/learn.md): (1/2) ln((1+2 eta)/(1-2 eta))
     tau = 2.0 * ell
     neg_log_lambda = math.log(m) + max(T - 2, 0) * (2 * alpha + math.log(m / tau))
     if neg_log_lambda > _MAX_NEG_LOG_LAMBDA:
