@@ -345,7 +345,7 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
                 "range of doubles")
         data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen,
+        return data + _random.laplace(scale=scale, size=None if scalar else data.shape, rng=gen,
                                       workers=nworkers)
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
@@ -444,8 +444,8 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen,
-                                       workers=nworkers)
+        return data + _random.normal(scale=sigma, size=None if scalar else data.shape, rng=gen,
+                                     workers=nworkers)
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))

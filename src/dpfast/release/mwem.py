@@ -224,8 +224,8 @@ class MWEM:
             return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
                                            rng=self.rng, mode=self.mode)
         if self.mode == "fast":
-            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
-                                             rng=self.rng)
+            return values + _random.normal(scale=math.sqrt(self.sigma2), size=values.shape,
+                                           rng=self.rng)
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
