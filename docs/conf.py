@@ -4,7 +4,7 @@ Build (from the repository root, after ``python -m pip install ".[docs]"``)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
     python -m sphinx -W --keep-going -b doctest docs docs/_build/doctest
-    python -m pytest --doctest-glob="*.md" -o doctest_optionflags="ELLIPSIS NORMALIZE_WHITESPACE" docs
+    python -m pytest --doctest-glob="*.md" -o doctest_optionflags="ELLIPSIS NORMALIZE_WHITESPACE" docs README.md
 """
 import dpfast
 

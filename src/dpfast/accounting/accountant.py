@@ -5,6 +5,7 @@ for k releases on the tightest method.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -96,6 +97,10 @@ class Accountant:
         self.grid_step = grid_step
         self._items: list[tuple[_pld.Mechanism, int]] = []
         self._cache: _pld.ComposedPLD | None = None
+        # compose's check-then-append, and _pld's compute-then-cache, must not interleave
+        # with another thread's compose: a PLD of fewer mechanisms cached after a compose
+        # invalidated it would under-report epsilon (docs/threads.md).
+        self._lock = threading.Lock()
 
     # -------------------------------------------------------------- recording
     def compose(self, mechanism: _pld.Mechanism, count: int = 1) -> Accountant:
@@ -103,9 +108,10 @@ class Accountant:
         if not isinstance(mechanism, _pld.Mechanism):
             raise TypeError(f"mechanism must be a dpfast.accounting Mechanism; got {type(mechanism).__name__}")
         count = _v.integer("count", count, minimum=1)
-        self._check(mechanism)
-        self._items.append((mechanism, count))
-        self._cache = None
+        with self._lock:
+            self._check(mechanism)
+            self._items.append((mechanism, count))
+            self._cache = None
         return self
 
     def compose_gaussian(self, sigma: Real, sensitivity: Real = 1.0, count: int = 1,
@@ -172,9 +178,10 @@ class Accountant:
 
     # -------------------------------------------------------------- queries
     def _pld(self) -> _pld.ComposedPLD:
-        if self._cache is None:
-            self._cache = _pld.compose(self._items, grid_step=self.grid_step)
-        return self._cache
+        with self._lock:
+            if self._cache is None:
+                self._cache = _pld.compose(list(self._items), grid_step=self.grid_step)
+            return self._cache
 
     def _count(self) -> int:
         return sum(c for _, c in self._items)

@@ -27,7 +27,10 @@ from ..selection import _grid as _selection_grid
 __all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
            "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
 
-FORMULA_VERSION = "BOOSTING-PEOPLE.md 5.3 Theorem G / paper-repaired, dpfast.learn 1"
+# Names the formulas of this module; the value only labels records (a PrivacyCost of an
+# older release keeps whatever string it was built with).
+FORMULA_VERSION = ("dpfast.learn 1: Theorem G and Lemma 6.5' (docs/learn.md, the corrected "
+                   "Dwork, Rothblum & Vadhan 2010 Sec. 6)")
 
 # Weights live in [lambda_t, 1] as doubles (csrc/boost.c); the public bound on
 # -ln(lambda_t) must leave them normal: e^-700 ~ 1e-304.
@@ -138,7 +141,7 @@ def _check_common(
 def public_constants(m: int, T: int, ell: int, eta: float, c_grid: float) -> tuple[float, float]:
     """alpha, tau and the public bound on -ln(lambda_{T-1}); refuses parameters whose
     weights could underflow (a rule on public numbers only)."""
-    alpha = math.atanh(2.0 * eta)            # spec E2: alpha = (1/2) ln((1+2 eta)/(1-2 eta))
+    alpha = math.atanh(2.0 * eta)    # erratum E2 (docs/learn.md): (1/2) ln((1+2 eta)/(1-2 eta))
     tau = 2.0 * ell
     neg_log_lambda = math.log(m) + max(T - 2, 0) * (2 * alpha + math.log(m / tau))
     if neg_log_lambda > _MAX_NEG_LOG_LAMBDA:

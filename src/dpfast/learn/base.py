@@ -53,7 +53,7 @@ def check_base_learner(learner: Any) -> tuple[float, float]:
     if learner.neighbouring != NEIGHBOURING:
         raise PrivacyParameterError(
             f"base_learner.neighbouring must be {NEIGHBOURING!r} (DP per position of the "
-            f"k-tuple, spec 6.3); got {learner.neighbouring!r}")
+            f"k-tuple, docs/learn.md \"Base learner\"); got {learner.neighbouring!r}")
     eps = _v.epsilon(learner.epsilon, "base_learner.epsilon")
     delta = _v.delta(learner.delta, "base_learner.delta")
     if not math.isfinite(eps):

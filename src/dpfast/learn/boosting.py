@@ -204,7 +204,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         variant = _v.choice("variant", self.variant, ("grid", "paper"))
         if variant == "paper" and self.allow_uncertified is not True:
             raise PrivacyParameterError(
-                "variant='paper' has no complete privacy proof (BOOSTING-PEOPLE.md E4: the "
+                "variant='paper' has no complete privacy proof (erratum E4 in docs/learn.md: the "
                 "threshold w_t is not shown to be DP, and a counterexample breaks the "
                 "proof's step); pass allow_uncertified=True to run it for experiments")
         eps_b, delta_b = check_base_learner(self._learner())
@@ -251,9 +251,10 @@ class PrivateBoostingClassifier(ParamsMixin):
             learner.check(len(cols))
         rng = _rng(self.rng)
         if self.variant == "paper":
-            warnings.warn("variant='paper' has no complete privacy proof (spec E4)",
-                          UncertifiedPrivacyWarning, stacklevel=2)
-        # Spec 5.5: the whole a-priori cost, before any data-dependent step; no refund.
+            warnings.warn("variant='paper' has no complete privacy proof (erratum E4, "
+                          "docs/learn.md)", UncertifiedPrivacyWarning, stacklevel=2)
+        # The whole a-priori cost (docs/learn.md, Privacy), before any data-dependent step;
+        # no refund.
         if self.budget is not None:
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
@@ -281,7 +282,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         diag = bool(self.record_nonprivate_diagnostics)
         v = np.ones(m, dtype=np.float64)      # capped weights, D_t = v / sum(v); v_0 = 1/m ~ 1
         lam, U = 1.0, float(m)                # public bounds on min v and sum v (scale-free
-        votes = np.zeros(m, dtype=np.int64)   # v_0 = 1: S is scale-equivariant, spec 3.3)
+        votes = np.zeros(m, dtype=np.int64)   # v_0 = 1: S is scale-equivariant (docs/learn.md)
         hyps, ws, noisy, capped, errs, masses = [], [], [], [], [], []
         reason = "max_rounds"
         for t in range(1, T + 1):
@@ -303,11 +304,11 @@ class PrivateBoostingClassifier(ParamsMixin):
                 break
             c = pred * y                                        # step 4
             a = _core.boost_premultiply(v, c, down, up)
-            if self.variant == "grid":                          # step 5' (spec 3.2)
+            if self.variant == "grid":                          # step 5' (docs/learn.md, Variants)
                 w = self._grid_threshold(a, t, m, tau, alpha, c_grid, ratio, lam, U,
                                          eps_w, rng)
-                # Public updates of the bounds (spec 3.2), nudged to stay bounds after
-                # rounding: lam_t <= min v_t, U_t >= sum v_t.
+                # Public updates of the bounds (docs/learn.md, Variants), nudged to stay
+                # bounds after rounding: lam_t <= min v_t, U_t >= sum v_t.
                 lam = min(1.0, down * lam / w) * (1.0 - 2.0 ** -40)
                 U = min(float(m), up * U / w * (1.0 + 2.0 ** -40))
             else:                                               # step 5 (paper, uncertified)
