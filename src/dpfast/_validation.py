@@ -6,23 +6,164 @@ style).  Unlike numpy's ``check_constraint``, NaN never passes a range check her
 every comparison is written so that NaN falls through to the error.
 
 ``bool`` is rejected wherever a number is expected: ``epsilon=True`` is a bug, not 1.
+
+Privacy parameters (epsilon, delta, rho and the budget's amounts) are *decimal*: a float
+means the decimal it prints as, ``Fraction(repr(x))`` (0.1 is one tenth, not the binary
+0.1000000000000000055...), and ints, Fractions and Decimals are exact.  :func:`exact` is
+the one parser; :func:`epsilon` and :func:`delta` hand a mechanism the largest float <=
+that exact value (an :class:`Amount`, which also carries the exact value a budget
+charges), so a calibration correct for the float it receives is DP for the decimal.
 """
 
+from __future__ import annotations
+
+import decimal
 import math
 import numbers
 import operator
+import sys
 from fractions import Fraction
+from typing import Any, NoReturn
 
 import numpy as np
 
 from ._errors import PrivacyParameterError  # noqa: F401  (re-exported for callers)
 
 _INF = math.inf
+_MAX = Fraction(sys.float_info.max)
+
+
+# ------------------------------------------------------------------ privacy parameters
+
+class Amount(float):
+    """A validated privacy parameter as a mechanism uses it.
+
+    Its float value is the largest float <= :attr:`exact`, the exact value the caller
+    meant (see :func:`exact`): every calibration computed from it is for a privacy
+    parameter no larger than the one charged, so the mechanism is DP for ``exact``.
+    Arithmetic gives plain floats; a budget's ``spend`` charges :attr:`exact`; the
+    validators return an Amount unchanged (validating twice never rounds twice)."""
+
+    __slots__ = ("exact",)
+    exact: Fraction
+
+    def __new__(cls, exact: Fraction) -> Amount:
+        self = super().__new__(cls, float_down(exact))
+        self.exact = exact
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[Fraction]]:
+        return (Amount, (self.exact,))
+
+    def __repr__(self) -> str:
+        # what the caller wrote (a message or an object's repr shows 0.1, not 0.0999...)
+        return decimal_text(self.exact)
+
+
+def float_down(q: Fraction) -> float:
+    """The largest float <= q (q in [0, max float]); float() alone rounds to nearest."""
+    x = float(q)
+    if Fraction(x) > q:
+        x = math.nextafter(x, -_INF)
+    return x
+
+
+def float_up(q: Fraction) -> float:
+    """The smallest float >= q; +inf beyond the largest float."""
+    if q > _MAX:
+        return _INF
+    x = float(q)
+    if Fraction(x) < q:
+        x = math.nextafter(x, _INF)
+    return x
+
+
+def decimal_of(x: float) -> Fraction:
+    """What a float privacy parameter means: the decimal it prints as, ``Fraction(repr(x))``
+    (x finite).  Shortest round-trip reprs are increasing in x, so this is monotone."""
+    cached = _DECIMALS.get(x)
+    if cached is not None:
+        return cached
+    q = Fraction(repr(float(x)))
+    if len(_DECIMALS) >= 4096:
+        _DECIMALS.clear()
+    _DECIMALS[x] = q
+    return q
+
+
+_DECIMALS: dict[float, Fraction] = {}
+
+
+def decimal_up(q: Fraction) -> float:
+    """The smallest float whose decimal (:func:`decimal_of`) is >= q: a bound handed back
+    to the caller, which means exactly q whenever q has a float that prints as it
+    (``basic_composition([0.1] * 10)`` is ``1.0``)."""
+    x = float_up(q) if q > _MAX else float(q)
+    while x < _INF and decimal_of(x) < q:
+        x = math.nextafter(x, _INF)
+    return x
+
+
+def decimal_down(q: Fraction) -> float:
+    """The largest float whose decimal is <= q (q >= 0): a remainder handed back."""
+    x = float(min(q, _MAX))
+    while x > 0.0 and decimal_of(x) > q:
+        x = math.nextafter(x, -_INF)
+    return x
+
+
+def decimal_text(q: Fraction) -> str:
+    """q as the caller would write it: a float's repr when that float means q, else n/d."""
+    if q <= _MAX:
+        x = float(q)
+        if decimal_of(x) == q:
+            return repr(x)
+    return f"{q.numerator}/{q.denominator}" if q.denominator != 1 else str(q.numerator)
+
+
+def exact(name: str, value: object) -> Fraction | None:
+    """The exact value of a public privacy parameter, or ``None`` when it is NaN or
+    infinite (the caller refuses it with its rule).
+
+    * float (and np.float64): the decimal it prints as, ``Fraction(repr(x))``;
+    * np.float32/np.float16: the decimal numpy prints for it, ``Fraction(str(x))``
+      (``np.float32(0.1)`` is one tenth);
+    * int, numpy integer, Fraction (any ``numbers.Rational``), finite Decimal: exact;
+    * :class:`Amount`: its exact value.
+
+    ``TypeError`` (by type only) for bool, np.longdouble (and wider floats), complex,
+    strings and every other type.
+    """
+    t = type(value)
+    if t is float or t is np.float64:
+        x = float(value)  # type: ignore[arg-type]
+        return decimal_of(x) if -_INF < x < _INF else None
+    if t is Amount:
+        return value.exact  # type: ignore[attr-defined,no-any-return]
+    if t is int:
+        return Fraction(value)  # type: ignore[arg-type]
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number; got bool {value!r}")
+    if isinstance(value, decimal.Decimal):
+        return Fraction(value) if value.is_finite() else None
+    if isinstance(value, np.floating):
+        if value.dtype.itemsize > 8:
+            raise TypeError(f"{name} must convert exactly to a Fraction; got {value.dtype} "
+                            "(np.longdouble is refused by type)")
+        return Fraction(str(value)) if np.isfinite(value) else None
+    if isinstance(value, numbers.Integral):
+        return Fraction(int(value))
+    if isinstance(value, numbers.Rational):
+        return Fraction(value.numerator, value.denominator)
+    if isinstance(value, float):
+        return exact(name, float(value))
+    raise TypeError(f"{name} must be a real number (float, int, Fraction or Decimal); "
+                    f"got {type(value).__name__} {value!r}")
 
 
 def _number(name, value):
     """Return ``value`` as a Python float; ``TypeError`` if it is not a real number."""
-    if type(value) is float:
+    if type(value) is float or type(value) is Amount:   # an Amount stays exact
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
@@ -71,15 +212,29 @@ def nonnegative(name, value):
     _fail(name, "finite and >= 0", value)
 
 
-def epsilon(value, name="epsilon"):
-    return positive(name, value)
+def epsilon(value: object, name: str = "epsilon") -> Amount:
+    """A privacy parameter > 0 (epsilon, rho): the largest float <= its exact value (an
+    :class:`Amount` carrying the exact value), see :func:`exact`."""
+    if type(value) is Amount and value > 0.0:
+        return value
+    q = exact(name, value)
+    if q is not None and 0 < q <= _MAX:
+        a = Amount(q)
+        if a > 0.0:       # below 2**-1074 there is no float to calibrate with
+            return a
+    _fail(name, "finite and > 0", value)
 
 
-def delta(value, name="delta", *, allow_zero=True):
-    """A probability in [0, 1) (or (0, 1) when ``allow_zero`` is false)."""
-    v = _number(name, value)
-    if (0.0 <= v if allow_zero else 0.0 < v) and v < 1.0:
-        return v
+def delta(value: object, name: str = "delta", *, allow_zero: bool = True) -> Amount:
+    """A probability in [0, 1) (or (0, 1) when ``allow_zero`` is false), rounded down to a
+    float like :func:`epsilon` (a smaller delta is calibrated with more noise)."""
+    if type(value) is Amount and (0.0 <= value if allow_zero else 0.0 < value) and value < 1.0:
+        return value
+    q = exact(name, value)
+    if q is not None and (0 <= q if allow_zero else 0 < q) and q < 1:
+        a = Amount(q)
+        if allow_zero or a > 0.0:
+            return a
     _fail(name, "in [0, 1)" if allow_zero else "in (0, 1)", value)
 
 

@@ -9,10 +9,15 @@ memory; the durable stores of :mod:`dpfast.ledger` keep it in a database row and
 same :class:`Filter` inside their transaction, so there is one implementation of each
 filter.
 
-Exact amounts are kept *scaled*: an amount x is held as x * 2**1074, which is a Python
-``int`` for every float (a float is a multiple of 2**-1074) and a :class:`~fractions.Fraction`
-only for the rare non-dyadic rational a caller passes (``Fraction(1, 3)``).  Ints add and
-compare an order of magnitude faster than Fractions, and mixed sums stay exact.
+Amounts are decimal (:func:`dpfast._validation.exact`): a float charge means the decimal
+it prints as, so ten charges of 0.1 add up to exactly 1.  They are kept *scaled*: an
+amount x is held as x * UNIT with UNIT = 2**1074 * 5**340, a Python ``int`` for every
+decimal of up to 340 places (every float's repr, whose exponent is >= -324 with at most
+17 digits) and for every float's binary value (a multiple of 2**-1074, used for the
+rounded-up terms of the advanced filter); a :class:`~fractions.Fraction` only for the
+rare other rational a caller passes (``Fraction(1, 3)``).  Ints add and compare an order
+of magnitude faster than Fractions, and mixed sums stay exact.  Ledgers written before
+this rule (unit 2**1074) are read by :func:`legacy_state`.
 """
 
 from __future__ import annotations
@@ -30,17 +35,21 @@ import numpy as np
 
 from .. import _validation as _v
 from .._errors import BudgetExceededError, PrivacyParameterError
-from ._numeric import _fraction_to_float_down, _fraction_to_float_up, _up
+from ._numeric import _up
 from .zcdp import zcdp_budget
 
 _INF = math.inf
 _SHIFT = 1074  # 2**-1074 is the smallest positive float: every float is an integer multiple
-_ONE = 1 << _SHIFT
+_DECIMALS = 340  # every float's repr has at most 340 decimal places (5e-324, 17 digits)
+#: The unit of the scaled state: its inverse is a multiple of 2**-1074 and of 10**-340.
+UNIT = (1 << _SHIFT) * 5 ** _DECIMALS
+#: Ledgers written with unit 2**1074 (schema 1, before decimal amounts): multiply by this.
+LEGACY_FACTOR = 5 ** _DECIMALS
 _MAX = Fraction(sys.float_info.max)
 # A drift term eps (e^eps - 1) too large for a float: stands for +inf.  Its value 2**1025
 # exceeds every representable epsilon cap, so the advanced branch never admits again, and
 # a rollback subtracts exactly what was added.
-_DRIFT_INF = 1 << (1025 + _SHIFT)
+_DRIFT_INF = (1 << 1025) * UNIT
 
 # Bumped in every forked child: an in-memory budget refuses to charge in a process other
 # than the one that created it (each copy would otherwise spend the whole budget).
@@ -111,53 +120,55 @@ _RULES = {
 }
 
 
-def exact_amount(name, value, rule="nonnegative"):
+def exact_amount(name: str, value: object, rule: str = "nonnegative") -> tuple[float, Fraction]:
     """Validate a public privacy amount; return ``(float, exact)``.
 
-    ``exact`` is the value itself when it is a float (every float is exact) and a
-    :class:`~fractions.Fraction` otherwise.  The range is checked on the *exact* value,
-    so ``Fraction(-1, 10**400)`` (which rounds to -0.0) is refused, not credited.
-    Types that a float cannot hold exactly (``np.longdouble``) are refused by type.
+    ``exact`` is the :class:`~fractions.Fraction` the amount means
+    (:func:`dpfast._validation.exact`: a float is the decimal it prints as; ints,
+    Fractions and Decimals are exact); ``float`` is the nearest float, for display.
+    The range is checked on the *exact* value, so ``Fraction(-1, 10**400)`` (which rounds
+    to -0.0) is refused, not credited.  Types that cannot be converted exactly
+    (``np.longdouble``) are refused by type.
     """
     text, open_low, below_one = _RULES[rule]
-    if type(value) is float:
-        if (0.0 < value if open_low else 0.0 <= value) and value < (1.0 if below_one else _INF):
-            return value, value
-        raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    if isinstance(value, np.floating) and value.dtype.itemsize > 8:
-        raise TypeError(f"{name} must convert exactly to a float or Fraction; got {value.dtype}")
-    if isinstance(value, numbers.Integral):
-        x = Fraction(int(value))
-    elif isinstance(value, numbers.Rational):
-        x = Fraction(value.numerator, value.denominator)
-    else:
-        f = float(value)  # float32 and float64 scalars convert exactly
-        return exact_amount(name, f, rule)
-    ok = (x > 0 if open_low else x >= 0) and x <= _MAX and (x < 1 if below_one else True)
-    if not ok:
+    x = _v.exact(name, value)
+    if x is None or not ((x > 0 if open_low else x >= 0) and x <= _MAX
+                         and (x < 1 if below_one else True)):
         raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
     return float(x), x
 
 
-def scale(x):
-    """``x * 2**1074`` exactly: an int for a float or any dyadic rational, else a Fraction."""
+def scale(x: Fraction | float) -> int | Fraction:
+    """``x * UNIT`` exactly: an int for a decimal of <= 340 places or a dyadic rational,
+    else a Fraction.  A float is taken at its *binary* value: only the filter's own
+    rounded-up terms are floats here (amounts arrive as Fractions)."""
     if type(x) is float:
         n, d = x.as_integer_ratio()
-        return n << (_SHIFT + 1 - d.bit_length())
-    x = Fraction(x) * _ONE
-    return x.numerator if x.denominator == 1 else x
+        return (n * UNIT) // d           # d is a power of two <= 2**1074: exact
+    q = Fraction(x)
+    n, r = divmod(q.numerator * UNIT, q.denominator)
+    return n if r == 0 else Fraction(q.numerator * UNIT, q.denominator)
 
 
-def unscale(s, power=1):
-    """The Fraction ``s / 2**(1074 power)`` (the inverse of :func:`scale`)."""
-    return Fraction(s) / (_ONE ** power)
+def unscale(s: int | Fraction, power: int = 1) -> Fraction:
+    """The Fraction ``s / UNIT**power`` (the inverse of :func:`scale`)."""
+    return Fraction(s) / (UNIT ** power)
 
 
-def _float_up(f):
-    """The smallest float >= the rational ``f``; +inf beyond the largest float."""
-    return _INF if f > _MAX else _fraction_to_float_up(f)
+def legacy_state(state: tuple[int | Fraction, ...]) -> tuple[int | Fraction, ...]:
+    """A state (or cost) read from a ledger of schema 1, in units of 2**-1074 (2**-2148 for
+    the squares of an "advanced" state), converted to :data:`UNIT` exactly."""
+    powers = (1, 1, 2, 1) if len(state) == 4 else (1,) * len(state)
+    return tuple(_norm(s * LEGACY_FACTOR ** p) for s, p in zip(state, powers, strict=True))
+
+
+def _norm(s: int | Fraction) -> int | Fraction:
+    return s.numerator if type(s) is Fraction and s.denominator == 1 else s
+
+
+def _float_up(f: Fraction) -> float:
+    """The smallest float >= the rational ``f`` (its binary value); +inf beyond the largest float."""
+    return _v.float_up(f)
 
 
 def _label(label):
@@ -166,9 +177,10 @@ def _label(label):
     return label
 
 
-def _drift_scaled(eps):
-    """eps (e^eps - 1) rounded up, scaled; expm1 and the product are each within 1 ulp."""
-    e = float(eps)
+def _drift_scaled(eps: Fraction) -> int | Fraction:
+    """eps (e^eps - 1) rounded up, scaled; expm1 and the product are each within 1 ulp,
+    and eps is rounded up to a float first (the term grows with eps)."""
+    e = _v.float_up(Fraction(eps))
     if e > 709.0:  # expm1 overflows at ~709.78; the product even earlier: treat as +inf
         return _DRIFT_INF
     t = e * math.expm1(e)
@@ -230,8 +242,9 @@ class Filter:
             raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
         self.params.update(delta=dlt_x, delta_prime=dp_x)
         self._delta_cap = scale(dlt_x) - scale(dp_x)  # delta' is set aside
-        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact).
-        self._two_log_inv = _up(2.0 * -math.log(self.delta_prime))
+        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact; delta'
+        # rounded down to a float first, which only makes ln(1/delta') larger).
+        self._two_log_inv = _up(2.0 * -math.log(_v.float_down(dp_x)))
         self.admit = self._admit_advanced
 
     def _init_zcdp(self, epsilon, delta, delta_prime, rho):
@@ -249,8 +262,10 @@ class Filter:
                 raise PrivacyParameterError("a zcdp budget needs rho, or epsilon and delta; got neither")
             self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
             self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
-            self.rho = zcdp_budget(self.epsilon, self.delta)
-            rho_x = self.rho
+            # the rho of the (epsilon, delta) target grows with both: compute it from the
+            # floats at or below the exact values
+            self.rho = zcdp_budget(_v.float_down(eps_x), _v.float_down(dlt_x))
+            rho_x = Fraction(self.rho)
             self.params.update(epsilon=eps_x, delta=dlt_x)
         self.params["rho"] = rho_x
         self._rho_cap = scale(rho_x)
@@ -294,7 +309,7 @@ class Filter:
                     f"mechanism is epsilon^2/2-zCDP); got {delta!r}; use spend_rho for other mechanisms"
                 )
             rho_x = Fraction(eps_x) ** 2 / 2
-            return eps_f, 0.0, _float_up(rho_x), (eps_x, dlt_x, rho_x)
+            return eps_f, 0.0, _v.decimal_up(rho_x), (eps_x, dlt_x, rho_x)
         return eps_f, dlt_f, None, (eps_x, dlt_x, None)
 
     def cost(self, amounts):
@@ -305,7 +320,7 @@ class Filter:
         if self.composition == "zcdp":
             return (scale(rho),)
         e = scale(eps)
-        return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by 2**2148
+        return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by UNIT**2
 
     @staticmethod
     def add(state, cost, sign=1):
@@ -348,22 +363,25 @@ class Filter:
     def spent(self, state):
         """The composed total of a state, rounded up (see :attr:`PrivacyBudget.spent`)."""
         if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _float_up(unscale(state[0])))
+            return PrivacyAmount(None, None, _v.decimal_up(unscale(state[0])))
+        eps, dlt = self._spent_scaled(state)
+        return PrivacyAmount(_v.decimal_up(unscale(eps)), _v.decimal_up(unscale(dlt)), None)
+
+    def _spent_scaled(self, state):
         eps, dlt = state[0], state[1]
         if self.composition == "advanced" and state[2] > 0:
             adv = self._advanced_bound(state[2], state[3])
             if adv < eps:  # the advanced bound is the better one: it costs delta'
                 eps, dlt = adv, dlt + scale(self.params["delta_prime"])
-        return PrivacyAmount(_float_up(unscale(eps)), _float_up(unscale(dlt)), None)
+        return eps, dlt
 
     def remaining(self, state):
-        """The caps minus :meth:`spent`, rounded down."""
+        """The caps minus :meth:`spent`, rounded down (exact when it is a short decimal)."""
         if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _fraction_to_float_down(max(Fraction(0), unscale(self._rho_cap - state[0]))))
-        spent = self.spent(state)
-        eps = max(Fraction(0), unscale(self._eps_cap) - Fraction(spent.epsilon))
+            return PrivacyAmount(None, None, _v.decimal_down(max(Fraction(0), unscale(self._rho_cap - state[0]))))
+        eps = max(Fraction(0), unscale(self._eps_cap - self._spent_scaled(state)[0]))
         dlt = max(Fraction(0), unscale(self._delta_cap - state[1]))  # delta' already set aside
-        return PrivacyAmount(_fraction_to_float_down(eps), _fraction_to_float_down(dlt), None)
+        return PrivacyAmount(_v.decimal_down(eps), _v.decimal_down(dlt), None)
 
     def describe(self):
         if self.composition == "zcdp":
@@ -590,11 +608,9 @@ class PrivacyBudget:
                 and 0.0 <= epsilon < _INF and 0.0 <= delta < 1.0 and self._fork_gen == _FORK[0]
                 and (label is None or type(label) is str)):
             # The common charge, inlined (the same steps as _admit with Filter.cost and
-            # Filter._admit_basic): floats are exact multiples of 2**-1074.
-            n, d = epsilon.as_integer_ratio()
-            ce = n << (_SHIFT + 1 - d.bit_length())
-            n, d = delta.as_integer_ratio()
-            cd = n << (_SHIFT + 1 - d.bit_length())
+            # Filter._admit_basic): each float charges the decimal it prints as.
+            ce = scale(_v.decimal_of(epsilon))
+            cd = scale(_v.decimal_of(delta)) if delta else 0
             filt = self._filter
             with self._lock:
                 e, dl = self._state
