@@ -121,6 +121,16 @@ def decimal_text(q: Fraction) -> str:
     return f"{q.numerator}/{q.denominator}" if q.denominator != 1 else str(q.numerator)
 
 
+def charged(value: float | Fraction) -> Fraction:
+    """The exact amount to charge for a privacy cost a mechanism computed: an
+    :class:`Amount`'s exact value (the caller's parameter), a Fraction as it is, and a
+    plain float (a bound computed internally, e.g. a sum rounded up) at its *binary*
+    value, the number its computation proved (its decimal may be a hair smaller)."""
+    if type(value) is Amount:
+        return value.exact
+    return Fraction(value)
+
+
 def exact(name: str, value: object) -> Fraction | None:
     """The exact value of a public privacy parameter, or ``None`` when it is NaN or
     infinite (the caller refuses it with its rule).

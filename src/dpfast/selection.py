@@ -86,15 +86,6 @@ def _scores(scores, mode):
     return arr
 
 
-def _sum_up(a, b):
-    """fl(a + b) rounded up: the charge must bound the exact sum (Knuth's TwoSum gives
-    the rounding error of the addition exactly)."""
-    s = a + b
-    t = s - a
-    err = (a - (s - t)) + (b - t)
-    return math.nextafter(s, math.inf) if err > 0.0 else s
-
-
 def _charge(budget, epsilon, label):
     """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
     if budget is not None:
@@ -113,7 +104,7 @@ def _charge_bounded_range(budget, epsilon, label):
     opendp#2911).  rho is exact: a Fraction."""
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
-        budget.spend_rho(Fraction(epsilon) ** 2 / 8, label=label)
+        budget.spend_rho(_v.charged(epsilon) ** 2 / 8, label=label)
     else:
         _charge(budget, epsilon, label)
 
@@ -353,7 +344,7 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     gamma = _fast_gamma(epsilon, sensitivity, monotonic) if mode == "fast" else None
     if return_value:
         _plan_value_release(value_epsilon, sensitivity, arr.dtype == np.int64, mode)
-    total = _sum_up(epsilon, value_epsilon) if return_value else epsilon
+    total = _v.charged(epsilon) + _v.charged(value_epsilon) if return_value else epsilon
     _charge(budget, total, "report_noisy_max")
     if mode == "secure":
         idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
