@@ -23,9 +23,11 @@ import numbers
 import operator
 import sys
 from fractions import Fraction
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from ._errors import PrivacyParameterError  # noqa: F401  (re-exported for callers)
 
@@ -144,14 +146,13 @@ def exact(name: str, value: object) -> Fraction | None:
     ``TypeError`` (by type only) for bool, np.longdouble (and wider floats), complex,
     strings and every other type.
     """
+    if isinstance(value, Amount):
+        return value.exact
     t = type(value)
-    if t is float or t is np.float64:
-        x = float(value)  # type: ignore[arg-type]
-        return decimal_of(x) if -_INF < x < _INF else None
-    if t is Amount:
-        return value.exact  # type: ignore[attr-defined,no-any-return]
-    if t is int:
-        return Fraction(value)  # type: ignore[arg-type]
+    if (t is float or t is np.float64) and isinstance(value, float):
+        return decimal_of(value) if -_INF < value < _INF else None
+    if t is int and isinstance(value, int):
+        return Fraction(value)
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number; got bool {value!r}")
     if isinstance(value, decimal.Decimal):
@@ -164,14 +165,14 @@ def exact(name: str, value: object) -> Fraction | None:
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
     if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
+        return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, float):
         return exact(name, float(value))
     raise TypeError(f"{name} must be a real number (float, int, Fraction or Decimal); "
                     f"got {type(value).__name__} {value!r}")
 
 
-def _number(name, value):
+def _number(name: str, value: object) -> float:
     """Return ``value`` as a Python float; ``TypeError`` if it is not a real number."""
     if type(value) is float or type(value) is Amount:   # an Amount stays exact
         return value
@@ -180,10 +181,10 @@ def _number(name, value):
     try:
         return float(value)
     except OverflowError:      # an int or Fraction beyond the doubles: +-inf, refused later
-        return _INF if value > 0 else -_INF
+        return _INF if value > 0 else -_INF  # type: ignore[operator]  # numbers.Real orders
 
 
-def show(q):
+def show(q: int | float | Fraction) -> str:
     """A number (int, Fraction, float) for a message, never OverflowError."""
     try:
         return f"{float(q):.6g}"
@@ -192,21 +193,21 @@ def show(q):
         return f"about 2**{q.numerator.bit_length() - q.denominator.bit_length()}"
 
 
-def _fail(name, rule, value):
+def _fail(name: str, rule: str, value: object) -> NoReturn:
     shown = repr(value)
     if len(shown) > 60:              # e.g. 10**400: name it, do not print 400 digits
         shown = f"{shown[:24]}...({len(shown)} characters)"
     raise PrivacyParameterError(f"{name} must be {rule}; got {shown}")
 
 
-def finite(name, value):
+def finite(name: str, value: object) -> float:
     v = _number(name, value)
     if -_INF < v < _INF:
         return v
     _fail(name, "finite", value)
 
 
-def positive(name, value):
+def positive(name: str, value: object) -> float:
     """A finite number > 0 (scales, epsilons, sensitivities)."""
     v = _number(name, value)
     if 0.0 < v < _INF:
@@ -214,7 +215,7 @@ def positive(name, value):
     _fail(name, "finite and > 0", value)
 
 
-def nonnegative(name, value):
+def nonnegative(name: str, value: object) -> float:
     """A finite number >= 0."""
     v = _number(name, value)
     if 0.0 <= v < _INF:
@@ -248,7 +249,7 @@ def delta(value: object, name: str = "delta", *, allow_zero: bool = True) -> Amo
     _fail(name, "in [0, 1)" if allow_zero else "in (0, 1)", value)
 
 
-def open_probability(name, value):
+def open_probability(name: str, value: object) -> float:
     """A probability in (0, 1) (failure probabilities beta, delta')."""
     v = _number(name, value)
     if 0.0 < v < 1.0:
@@ -256,7 +257,7 @@ def open_probability(name, value):
     _fail(name, "in (0, 1)", value)
 
 
-def probability(name, value):
+def probability(name: str, value: object) -> float:
     """A probability in [0, 1]."""
     v = _number(name, value)
     if 0.0 <= v <= 1.0:
@@ -264,12 +265,13 @@ def probability(name, value):
     _fail(name, "in [0, 1]", value)
 
 
-def integer(name, value, minimum=None, maximum=None):
+def integer(name: str, value: object, minimum: int | None = None,
+            maximum: int | None = None) -> int:
     """An integer (Python or numpy, never bool) within [minimum, maximum]."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer; got bool {value!r}")
     try:
-        v = operator.index(value)
+        v = operator.index(value)  # type: ignore[arg-type]  # TypeError is the check
     except TypeError:
         raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}") from None
     if minimum is not None and v < minimum:
@@ -279,7 +281,7 @@ def integer(name, value, minimum=None, maximum=None):
     return v
 
 
-def choice(name, value, options):
+def choice(name: str, value: object, options: Sequence[str]) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string; got {type(value).__name__} {value!r}")
     if value in options:
@@ -296,7 +298,7 @@ def budget(value):
     return value
 
 
-def bounds(lower, upper):
+def bounds(lower: object, upper: object) -> tuple[float, float]:
     """Public clamping bounds of a release: both finite, ``lower < upper``."""
     lo = finite("lower", lower)
     hi = finite("upper", upper)
@@ -306,7 +308,7 @@ def bounds(lower, upper):
     return lo, hi
 
 
-def size(value):
+def size(value: object) -> tuple[int, ...] | None:
     """``None`` (a scalar), an int, or a tuple of ints >= 0; returns None or a tuple."""
     if value is None:
         return None
@@ -330,13 +332,13 @@ INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
 EXACT_INT = 2 ** 53
 
 
-def _exact_float_dtype(dtype):
+def _exact_float_dtype(dtype: np.dtype[Any]) -> bool:
     # float16/32/64 convert to float64 exactly; a wider float (np.longdouble, float128)
     # would be rounded, whatever its value, so it is refused by type.
     return dtype.kind == "f" and dtype.itemsize <= 8
 
 
-def _refuse_dtype(name, what):
+def _refuse_dtype(name: str, what: str) -> NoReturn:
     raise TypeError(
         f"{name} must hold real numbers of a dtype that converts to int64/float64 exactly; "
         f"got {what} "
@@ -344,7 +346,7 @@ def _refuse_dtype(name, what):
         "by type: convert them explicitly, e.g. with .astype(np.float64))")
 
 
-def _clip_ints(arr, lo, hi):
+def _clip_ints(arr: npt.NDArray[Any], lo: int, hi: int) -> npt.NDArray[np.int64]:
     """An int64 array of arr (any integer dtype) clamped to [lo, hi], exactly."""
     if arr.dtype == np.uint64:
         arr = np.minimum(arr, np.uint64(min(hi, INT64_MAX)))
@@ -354,11 +356,11 @@ def _clip_ints(arr, lo, hi):
     return np.asarray(arr)
 
 
-def _clamp_int(v, lo=INT64_MIN, hi=INT64_MAX):
+def _clamp_int(v: int, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
     return lo if v < lo else hi if v > hi else v
 
 
-def _leaf_kind(t):
+def _leaf_kind(t: type) -> str | None:
     """'i', 'f' or None (refused) for the type of one element of a Python sequence."""
     if t is bool or issubclass(t, np.bool_):
         return None
@@ -369,7 +371,7 @@ def _leaf_kind(t):
     return None
 
 
-def _from_sequence(name, value):
+def _from_sequence(name: str, value: Sequence[Any]) -> tuple[str, npt.NDArray[Any]]:
     """(kind, array) of a Python list/tuple, classified by element *types* only."""
     # the common flat cases first (the same classification, a quarter of the time)
     if all(type(x) is float for x in value):
@@ -396,13 +398,13 @@ def _from_sequence(name, value):
             flat = [_clamp_int(int(x)) for x in obj.flat]
             return "i", np.array(flat, dtype=np.int64).reshape(obj.shape)
     if "i" in kinds:               # mixed ints and floats: the ints clamped to +-2**53
-        flat = [float(_clamp_int(int(x), -EXACT_INT, EXACT_INT))
-                if _leaf_kind(type(x)) == "i" else float(x) for x in obj.flat]
-        return "f", np.array(flat, dtype=np.float64).reshape(obj.shape)
+        mixed = [float(_clamp_int(int(x), -EXACT_INT, EXACT_INT))
+                 if _leaf_kind(type(x)) == "i" else float(x) for x in obj.flat]
+        return "f", np.array(mixed, dtype=np.float64).reshape(obj.shape)
     return "f", obj.astype(np.float64)
 
 
-def real_data(name, value):
+def real_data(name: str, value: object) -> tuple[str, npt.NDArray[Any]]:
     """Private data as ``(kind, array)``: kind ``"i"`` with an int64 ndarray (integers
     clamped to int64) or ``"f"`` with a float64 ndarray (floats exact; ints mixed with
     floats in a Python sequence clamped to +-2**53).  ``TypeError`` for a type that cannot
@@ -428,7 +430,7 @@ def real_data(name, value):
     _refuse_dtype(name, f"dtype {dt}")
 
 
-def float_data(name, value):
+def float_data(name: str, value: object) -> npt.NDArray[np.float64]:
     """Private data as a float64 ndarray, exactly: integers clamped to +-2**53 first."""
     kind, arr = real_data(name, value)
     if kind == "i":
@@ -436,7 +438,8 @@ def float_data(name, value):
     return arr
 
 
-def float_array(name, value, *, allow_nonfinite=False):
+def float_array(name: str, value: object, *,
+                allow_nonfinite: bool = False) -> npt.NDArray[np.float64]:
     """A public array-like of real numbers (bins, candidates) as float64, converted
     exactly (refused by type otherwise; integers beyond 2**53 are refused as values:
     they are public)."""
@@ -452,7 +455,7 @@ def float_array(name, value, *, allow_nonfinite=False):
     return arr
 
 
-def out_array(out, shape):
+def out_array(out: object, shape: tuple[int, ...] | None) -> npt.NDArray[np.float64]:
     """Check a caller-supplied ``out=`` array: float64, writeable, of the right shape."""
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray; got {type(out).__name__}")
