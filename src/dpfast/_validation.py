@@ -62,10 +62,17 @@ class Amount(float):
         return decimal_text(self.exact)
 
 
+def _float_vs(x: float, q: Fraction) -> int:
+    """The sign of x - q, exactly (integer cross-multiplication: no Fraction built)."""
+    n, d = x.as_integer_ratio()
+    a, b = n * q.denominator, q.numerator * d
+    return (a > b) - (a < b)
+
+
 def float_down(q: Fraction) -> float:
     """The largest float <= q (q in [0, max float]); float() alone rounds to nearest."""
     x = float(q)
-    if Fraction(x) > q:
+    if _float_vs(x, q) > 0:
         x = math.nextafter(x, -_INF)
     return x
 
@@ -75,7 +82,7 @@ def float_up(q: Fraction) -> float:
     if q > _MAX:
         return _INF
     x = float(q)
-    if Fraction(x) < q:
+    if _float_vs(x, q) < 0:
         x = math.nextafter(x, _INF)
     return x
 
@@ -223,9 +230,27 @@ def nonnegative(name: str, value: object) -> float:
     _fail(name, "finite and >= 0", value)
 
 
+_AMOUNTS: dict[float, Amount] = {}
+
+
+def _float_amount(x: float) -> Amount:
+    """The Amount of a finite float (cached: mechanisms are called with few distinct
+    parameters, and a parameter is validated on every call)."""
+    a = _AMOUNTS.get(x)
+    if a is None:
+        a = Amount(decimal_of(x))
+        if len(_AMOUNTS) >= 4096:
+            _AMOUNTS.clear()
+        _AMOUNTS[x] = a
+    return a
+
+
 def epsilon(value: object, name: str = "epsilon") -> Amount:
     """A privacy parameter > 0 (epsilon, rho): the largest float <= its exact value (an
     :class:`Amount` carrying the exact value), see :func:`exact`."""
+    if type(value) is float and 0.0 < value < _INF:
+        # a float is > 0 exactly when its decimal is; 5e-324 is the smallest of both
+        return _float_amount(value)
     if type(value) is Amount and value > 0.0:
         return value
     q = exact(name, value)
@@ -239,6 +264,8 @@ def epsilon(value: object, name: str = "epsilon") -> Amount:
 def delta(value: object, name: str = "delta", *, allow_zero: bool = True) -> Amount:
     """A probability in [0, 1) (or (0, 1) when ``allow_zero`` is false), rounded down to a
     float like :func:`epsilon` (a smaller delta is calibrated with more noise)."""
+    if type(value) is float and (0.0 <= value if allow_zero else 0.0 < value) and value < 1.0:
+        return _float_amount(value)   # the decimal of a float is in [0, 1) iff the float is
     if type(value) is Amount and (0.0 <= value if allow_zero else 0.0 < value) and value < 1.0:
         return value
     q = exact(name, value)

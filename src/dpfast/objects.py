@@ -67,9 +67,9 @@ PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
 
 
 def _up(q):
-    """A Fraction as the nearest float at or above it."""
-    f = float(q)
-    return math.nextafter(f, _INF) if Fraction(f) < q else f
+    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
+    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
+    return _v.decimal_up(Fraction(q))
 
 
 def _pure_cost(epsilon):
@@ -376,7 +376,8 @@ class Gaussian(_Mechanism):
                 self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
             self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
             self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
-            self.epsilon = None if delta is None else zcdp_to_dp(_up(self._rho_x), self.delta)
+            self.epsilon = None if delta is None else zcdp_to_dp(_v.float_up(self._rho_x),
+                                                                 self.delta)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)

@@ -156,6 +156,19 @@ def scale(x: Fraction | float) -> int | Fraction:
     return n if r == 0 else Fraction(q.numerator * UNIT, q.denominator)
 
 
+_SCALED: dict[float, Scaled] = {}
+
+
+def _scaled_float(x: float) -> Scaled:
+    """scale() of the decimal a float charge means, cached (a budget sees few distinct
+    charges, and scaling is the slow part of a charge)."""
+    s = scale(_v.decimal_of(x))
+    if len(_SCALED) >= 4096:
+        _SCALED.clear()
+    _SCALED[x] = s
+    return s
+
+
 def unscale(s: int | Fraction, power: int = 1) -> Fraction:
     """The Fraction ``s / UNIT**power`` (the inverse of :func:`scale`)."""
     return Fraction(s) / int(UNIT ** power)
@@ -642,8 +655,10 @@ class PrivacyBudget:
                 and (label is None or type(label) is str)):
             # The common charge, inlined (the same steps as _admit with Filter.cost and
             # Filter._admit_basic): each float charges the decimal it prints as.
-            ce = scale(_v.decimal_of(epsilon))
-            cd = scale(_v.decimal_of(delta)) if delta else 0
+            ce = _SCALED.get(epsilon)
+            if ce is None:
+                ce = _scaled_float(epsilon)
+            cd = (_SCALED.get(delta) or _scaled_float(delta)) if delta else 0
             filt = self._filter
             with self._lock:
                 e, dl = self._state
