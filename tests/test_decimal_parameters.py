@@ -32,6 +32,7 @@ from dpfast.accounting import (
 from dpfast.accounting import budget as B
 from dpfast.objects import Laplace
 from dpfast.random import ChaCha20
+from test_ledger_concurrency import pg_server  # noqa: F401  (the throwaway PostgreSQL fixture)
 
 FEW = settings(max_examples=200, deadline=None, derandomize=True,
                suppress_health_check=list(HealthCheck))
@@ -187,21 +188,6 @@ def test_ten_tenths_fill_a_sqlite_ledger(tmp_path):
     led.close()
     again = ledger.open(f"sqlite:///{tmp_path}/l.db").budget("tenths")
     assert again.remaining.epsilon == 0.0 and not again.can_spend(1e-300)
-
-
-@pytest.fixture(scope="module")
-def pg_server():
-    if not os.environ.get("CI"):
-        pytest.importorskip("psycopg")
-    from dpfast.ledger.testing import ThrowawayPostgres
-    try:
-        server = ThrowawayPostgres(fsync=False)
-    except (RuntimeError, OSError) as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    yield server
-    server.stop()
 
 
 def test_ten_tenths_fill_a_postgresql_ledger(pg_server):
