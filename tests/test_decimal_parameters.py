@@ -217,6 +217,8 @@ def test_a_ledger_written_in_the_old_units_still_reads_and_verifies(tmp_path, mo
     url = f"sqlite:///{tmp_path}/old.db"
     monkeypatch.setattr(_store, "state_text", old_state_text)
     led = ledger.open(url)
+    # caps as schema 1 stored them: floats at their binary value
+    led._store.create("tenth", B.Filter(Fraction(0.1), Fraction(1e-6)))
     b = led.budget("old", epsilon=1.0, create=True)
     a = led.budget("adv", epsilon=1.0, delta=1e-5, rule="advanced", delta_prime=1e-6,
                    create=True)
@@ -233,6 +235,11 @@ def test_a_ledger_written_in_the_old_units_still_reads_and_verifies(tmp_path, mo
     with pytest.raises(BudgetExceededError):
         b.spend(1e-300)
     assert led.budget("adv").spent.epsilon == 0.5
+    old = led.budget("tenth", epsilon=0.1, delta=1e-6, create=True)   # opens, keeps its caps
+    assert old.history()[0].note == led._store.params("tenth")
+    old.spend(0.1)                   # 1/10 <= the binary 0.1000000000000000055...
+    with pytest.raises(PrivacyParameterError, match="other caps"):
+        led.budget("tenth", epsilon=0.2, delta=1e-6, create=True)
     assert all(r.ok for r in led.verify())
     raw = _chain.parse_state(old_state_text((B.UNIT, 0)))
     assert raw == (B.UNIT, 0)
