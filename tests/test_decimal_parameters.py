@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_ledger_concurrency import pg_server  # noqa: F401  (the throwaway PostgreSQL fixture)
 
 import dpfast
 from dpfast import BudgetExceededError, PrivacyParameterError, ledger
@@ -32,7 +33,6 @@ from dpfast.accounting import (
 from dpfast.accounting import budget as B
 from dpfast.objects import Laplace
 from dpfast.random import ChaCha20
-from test_ledger_concurrency import pg_server  # noqa: F401  (the throwaway PostgreSQL fixture)
 
 FEW = settings(max_examples=200, deadline=None, derandomize=True,
                suppress_health_check=list(HealthCheck))
@@ -190,7 +190,7 @@ def test_ten_tenths_fill_a_sqlite_ledger(tmp_path):
     assert again.remaining.epsilon == 0.0 and not again.can_spend(1e-300)
 
 
-def test_ten_tenths_fill_a_postgresql_ledger(pg_server):
+def test_ten_tenths_fill_a_postgresql_ledger(pg_server):  # noqa: F811  (the fixture)
     url = pg_server.database(f"decimal{os.getpid()}")
     led = ledger.open(url)
     b = led.budget("tenths", epsilon=1.0, delta=1e-6, create=True)
@@ -328,7 +328,7 @@ def test_gaussian_sigma_is_dp_for_the_decimal(eps, delta):
     # Balle & Wang Thm 8 at the exact decimal epsilon and sigma, 50 digits: <= delta
     mpmath.mp.dps = 50
     e, s = mpmath.mpf(repr(eps)), mpmath.mpf(sigma)
-    phi = lambda x: mpmath.ncdf(x)                  # noqa: E731
+    phi = mpmath.ncdf
     d = phi(1 / (2 * s) - e * s) - mpmath.exp(e) * phi(-1 / (2 * s) - e * s)
     assert d <= mpmath.mpf(repr(delta))
     assert C.gaussian_sigma(Decimal(repr(eps)), Decimal(repr(delta))) == sigma

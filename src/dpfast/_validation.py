@@ -22,8 +22,8 @@ import math
 import numbers
 import operator
 import sys
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any, NoReturn
 
 import numpy as np
@@ -191,7 +191,7 @@ def _number(name: str, value: object) -> float:
         return _INF if value > 0 else -_INF  # type: ignore[operator]  # numbers.Real orders
 
 
-def show(q: int | float | Fraction) -> str:
+def show(q: float | Fraction) -> str:
     """A number (int, Fraction, float) for a message, never OverflowError."""
     try:
         return f"{float(q):.6g}"

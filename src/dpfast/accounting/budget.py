@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 import sys
 import threading
-from fractions import Fraction
 from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
 from typing import Any, NamedTuple, NoReturn, TypeAlias, cast
-
-import numpy as np
 
 from .. import _validation as _v
 from .._errors import BudgetExceededError, PrivacyParameterError
