@@ -29,12 +29,13 @@ from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from ._numeric import (
     _INF,
-    _finite,
     _down,
+    _finite,
     _real_sequence,
     _sum_up,
     _up,
 )
+from .budget import exact_amount
 
 
 class EpsilonDelta(NamedTuple):
@@ -95,7 +96,6 @@ def _bound(x: float) -> float:
 
 def _exact_param(name: str, value: object, rule: str) -> Fraction:
     """One exact parameter with the rule of :func:`dpfast.accounting.budget.exact_amount`."""
-    from .budget import exact_amount  # budget imports this package's zcdp: import late
     return exact_amount(name, value, rule)[1]
 
 
