@@ -280,22 +280,21 @@ def test_composition_helpers_return_the_target_delta():
 
 
 def test_advanced_composition_bound_is_safe_for_the_decimal():
-    mpmath.mp.dps = 50
     for eps, k, dp in [(0.1, 10, 1e-6), (0.3, 7, 1e-5), (1e-3, 10_000, 1e-9)]:
         got = advanced_composition(eps, 0, k, dp).epsilon
-        e, d = mpmath.mpf(TENTH.numerator) / 10 if eps == 0.1 else mpmath.mpf(repr(eps)), \
-            mpmath.mpf(repr(dp))
-        exact = mpmath.sqrt(2 * k * mpmath.log(1 / d)) * e + k * e * mpmath.expm1(e)
-        assert mpmath.mpf(repr(got)) >= exact and mpmath.mpf(got) >= exact
+        with mpmath.workdps(50):      # (local precision: other modules set their own)
+            e, d = mpmath.mpf(repr(eps)), mpmath.mpf(repr(dp))
+            exact = mpmath.sqrt(2 * k * mpmath.log(1 / d)) * e + k * e * mpmath.expm1(e)
+            assert mpmath.mpf(repr(got)) >= exact and mpmath.mpf(got) >= exact
 
 
 def test_per_step_epsilon_composes_as_a_decimal():
     from dpfast.accounting import advanced_composition_per_step
     e = advanced_composition_per_step(1.0, math.exp(-32), 10_000)
-    mpmath.mp.dps = 50
-    x = mpmath.mpf(repr(e))                          # what a mechanism/budget reads
-    total = mpmath.sqrt(2 * 10_000 * 32) * x + 10_000 * x * mpmath.expm1(x)
-    assert total <= 1 and abs(e - 0.00123104) < 1e-7
+    with mpmath.workdps(50):
+        x = mpmath.mpf(repr(e))                      # what a mechanism/budget reads
+        total = mpmath.sqrt(2 * 10_000 * 32) * x + 10_000 * x * mpmath.expm1(x)
+        assert total <= 1 and abs(e - 0.00123104) < 1e-7
 
 
 # ---- calibration: DP for the decimal ----------------------------------------------------
@@ -328,11 +327,11 @@ def test_gaussian_sigma_is_dp_for_the_decimal(eps, delta):
     # proved for its own input; the real check is the exact curve below)
     assert sigma >= C.analytic_gaussian_sigma(eps, delta, 1.0) * (1 - 1e-11)
     # Balle & Wang Thm 8 at the exact decimal epsilon and sigma, 50 digits: <= delta
-    mpmath.mp.dps = 50
-    e, s = mpmath.mpf(repr(eps)), mpmath.mpf(sigma)
-    phi = mpmath.ncdf
-    d = phi(1 / (2 * s) - e * s) - mpmath.exp(e) * phi(-1 / (2 * s) - e * s)
-    assert d <= mpmath.mpf(repr(delta))
+    with mpmath.workdps(50):
+        e, s = mpmath.mpf(repr(eps)), mpmath.mpf(sigma)
+        phi = mpmath.ncdf
+        d = phi(1 / (2 * s) - e * s) - mpmath.exp(e) * phi(-1 / (2 * s) - e * s)
+        assert d <= mpmath.mpf(repr(delta))
     assert C.gaussian_sigma(Decimal(repr(eps)), Decimal(repr(delta))) == sigma
     assert C.gaussian_sigma(np.float32(eps), delta) == C.gaussian_sigma(
         Fraction(str(np.float32(eps))), delta)
@@ -389,8 +388,8 @@ def test_calibrations_cover_random_decimals(digits, places, sens):
         is M._laplace_int_plan(a, float(sens))          # Decimal and float agree
     if q < 50:
         s = C.gaussian_sigma(x, 1e-6, float(sens))
-        mpmath.mp.dps = 30
-        e, sg, dl = mpmath.mpf(q.numerator) / q.denominator, mpmath.mpf(s), mpmath.mpf(sens)
-        got = (mpmath.ncdf(dl / (2 * sg) - e * sg / dl)
-               - mpmath.exp(e) * mpmath.ncdf(-dl / (2 * sg) - e * sg / dl))
-        assert got <= mpmath.mpf(1) / 10 ** 6
+        with mpmath.workdps(30):
+            e, sg, dl = mpmath.mpf(q.numerator) / q.denominator, mpmath.mpf(s), mpmath.mpf(sens)
+            got = (mpmath.ncdf(dl / (2 * sg) - e * sg / dl)
+                   - mpmath.exp(e) * mpmath.ncdf(-dl / (2 * sg) - e * sg / dl))
+            assert got <= mpmath.mpf(1) / 10 ** 6
