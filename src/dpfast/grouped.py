@@ -113,7 +113,10 @@ def _too_long(epsilon: Fraction, delta: Fraction) -> NoReturn:
 
 
 def _exact(name: str, value: PrivacyParam, allow_zero: bool = False) -> Fraction:
-    """A validated privacy parameter as an exact Fraction (of the float the user gave)."""
+    """A validated privacy parameter as an exact Fraction: a Fraction as given, any other
+    value (a float meaning its decimal, a Decimal) as the float at or below it that
+    _validation.epsilon/delta hand to calibrations; the budget is charged the caller's
+    own value (decimal parameters, docs/accounting.md)."""
     if isinstance(value, Fraction):
         v = value
         if not (0 <= v if allow_zero else 0 < v) or (name == "delta" and not v < 1):

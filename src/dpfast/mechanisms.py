@@ -323,13 +323,15 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         if plan is None:
             if len(_SCALAR_LAPLACE_PLANS) >= 1024:
                 _SCALAR_LAPLACE_PLANS.clear()
+            # calibrated at the float <= the decimal epsilon means (_validation.epsilon);
+            # the budget below charges that decimal
             plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _laplace_grid_plan(
-                epsilon, sensitivity, 1, None)
+                _v.epsilon(epsilon), sensitivity, 1, None)
         gen = _core.resolve_rng(rng)
         if budget is not None:
             _v.budget(budget).spend(epsilon, 0.0, label="laplace_mechanism")
         return _core.grid_release(plan[1], value, plan[0], gen)
-    epsilon = _positive("epsilon", epsilon)
+    epsilon = _v.epsilon(epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
     nworkers = _parallel.workers(workers)

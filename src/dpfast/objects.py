@@ -67,14 +67,14 @@ PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
 
 
 def _up(q):
-    """A Fraction as the nearest float at or above it."""
-    f = float(q)
-    return math.nextafter(f, _INF) if Fraction(f) < q else f
+    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
+    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
+    return _v.decimal_up(Fraction(q))
 
 
 def _pure_cost(epsilon):
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return PrivacyCost(epsilon, 0.0, _up(Fraction(epsilon) ** 2 / 2))
+    return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
 
 
 def _interval(half_width, value):
@@ -159,7 +159,7 @@ class Laplace(_LaplaceFamily):
     _repr = ("epsilon", "sensitivity", "mode")
 
     def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
-        self.epsilon = _m._positive("epsilon", epsilon)
+        self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
         self.mode = _m._mode(mode)
         self.granularity = _m._granularity(granularity)
@@ -369,13 +369,15 @@ class Gaussian(_Mechanism):
             self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
         else:
             if rho is not None:
-                self._rho_x = Fraction(_v.positive("rho", rho))
+                # the exact rho (a decimal parameter): the plans are exact in it
+                self._rho_x = _v.epsilon(rho, "rho").exact
             else:
                 s = _v.positive("sigma", sigma)
                 self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
             self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
             self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
-            self.epsilon = None if delta is None else zcdp_to_dp(_up(self._rho_x), self.delta)
+            self.epsilon = None if delta is None else zcdp_to_dp(_v.float_up(self._rho_x),
+                                                                 self.delta)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)
@@ -506,7 +508,7 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self):
-        return PrivacyCost(self.epsilon, 0.0, _up(Fraction(self.epsilon) ** 2 / 8))
+        return PrivacyCost(self.epsilon, 0.0, _up(_v.charged(self.epsilon) ** 2 / 8))
 
     def accuracy(self, beta=0.05, *, n_candidates, n_optimal=1):
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""

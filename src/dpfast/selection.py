@@ -96,16 +96,7 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
     return arr
 
 
-def _sum_up(a: float, b: float) -> float:
-    """fl(a + b) rounded up: the charge must bound the exact sum (Knuth's TwoSum gives
-    the rounding error of the addition exactly)."""
-    s = a + b
-    t = s - a
-    err = (a - (s - t)) + (b - t)
-    return math.nextafter(s, math.inf) if err > 0.0 else s
-
-
-def _charge(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
+def _charge(budget: SupportsSpend | None, epsilon: float | Fraction, label: str) -> None:
     """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
     if budget is not None:
         _v.budget(budget).spend(epsilon, 0.0, label=label)
@@ -123,7 +114,7 @@ def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: s
     opendp#2911).  rho is exact: a Fraction."""
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
-        getattr(budget, "spend_rho")(Fraction(epsilon) ** 2 / 8, label=label)
+        getattr(budget, "spend_rho")(_v.charged(epsilon) ** 2 / 8, label=label)
     else:
         _charge(budget, epsilon, label)
 
@@ -392,7 +383,7 @@ def report_noisy_max(
     gamma = _fast_gamma(eps, sens, mono) if mode == "fast" else 0.0
     if return_value:
         _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
-    total = _sum_up(eps, value_eps) if return_value else eps
+    total: float | Fraction = _v.charged(eps) + _v.charged(value_eps) if return_value else eps
     _charge(budget, total, "report_noisy_max")
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))

@@ -347,7 +347,8 @@ class _SVTBase(_core._SVTStream):
         self._constant_time = constant_time
         self._grid = g if mode == "secure" else g_fast
         self._noise = noise
-        self._cost = (epsilon, delta + extra)
+        # exact: the caller's delta plus the sampler's slack (a float bound, at its value)
+        self._cost = (epsilon, _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta)
         if budget is not None:
             # the whole cost, before any noise is drawn; raising here leaves nothing drawn
             budget.spend(self._cost[0], self._cost[1], label=label)

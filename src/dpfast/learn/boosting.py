@@ -259,7 +259,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
                 label += f" (variant={self.variant}, UNCERTIFIED)"
-            self.budget.spend(cost.epsilon, cost.delta, label=label)
+            self.budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
         Z = encode(learner, cols)
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, overload
 
+from ..accounting.budget import legacy_state
+
 GENESIS = "0" * 64
 # Kinds of history rows.  "spend" and "reserve" add their cost to the state; "commit"
 # settles a reservation without changing the state; "rollback" (by the process that
@@ -47,22 +49,32 @@ def parse_rational(text: str | None) -> Fraction | None:
     return None if text is None else Fraction(text)
 
 
+# States and costs are stored in the budget's scaled units (accounting.budget.UNIT),
+# marked with this prefix.  Text without it was written with the unit 2**1074 of schema 1
+# (before decimal amounts) and is converted exactly on reading, so old ledgers keep
+# working and their hash chains still verify (the stored text is never rewritten).
+_UNIT_TAG = "u2:"
+
+
 def state_text(state: tuple[int | Fraction, ...]) -> str:
     """A filter state (scaled ints, or Fractions) as text, exactly."""
-    return ";".join(rational(s) for s in state)
+    if not state:
+        return ""
+    return _UNIT_TAG + ";".join(rational(s) for s in state)
 
 
 def parse_state(text: str) -> tuple[int | Fraction, ...]:
     if text == "":
         return ()
+    legacy = not text.startswith(_UNIT_TAG)
     out: list[int | Fraction] = []
-    for part in text.split(";"):
+    for part in (text if legacy else text[len(_UNIT_TAG):]).split(";"):
         if "/" not in part:
             out.append(int(part))
             continue
         f = Fraction(part)
         out.append(f.numerator if f.denominator == 1 else f)
-    return tuple(out)
+    return legacy_state(tuple(out)) if legacy else tuple(out)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -6,7 +6,10 @@ import dataclasses
 import json
 import os
 import socket
+from fractions import Fraction
 from typing import Any, Literal
+
+import numpy as np
 
 from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam
@@ -40,6 +43,20 @@ def _check_key(key: object) -> str:
 def _params_json(filt: Filter) -> str:
     return json.dumps({k: _chain.rational(v) if k != "composition" else v
                        for k, v in filt.params.items()}, sort_keys=True)
+
+
+def _legacy_params_json(epsilon, delta, rule, delta_prime, rho):
+    """The params a dpfast before decimal parameters stored for these caps (a float at
+    its binary value), so such a budget still opens when its caps are given again; it
+    keeps its stored caps."""
+    def binary(v):
+        return Fraction(float(v)) if isinstance(v, (float, np.floating)) else v
+    try:
+        filt = Filter(binary(epsilon), binary(delta), rule, delta_prime=binary(delta_prime),
+                      rho=binary(rho))
+    except (TypeError, ValueError):
+        return None
+    return _params_json(filt)
 
 
 class Ledger:
@@ -90,7 +107,8 @@ class Ledger:
             stored = self._store.create(key, filt) if create else self._store.params(key)
             if stored is None:
                 raise LedgerError(f"no budget {key!r} in {self.url!r} (pass create=True to create it)")
-            if stored != wanted:
+            if stored != wanted and stored != _legacy_params_json(epsilon, delta, rule,
+                                                                  delta_prime, rho):
                 raise PrivacyParameterError(
                     f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
         return LedgerBudget(self, key, Filter.from_params(json.loads(stored)))

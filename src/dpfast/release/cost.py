@@ -2,6 +2,8 @@
 
 from typing import NamedTuple, Optional
 
+from .. import _validation as _v
+
 
 class PrivacyCost(NamedTuple):
     """Whole cost of a mechanism, computed from public parameters before any data is
@@ -26,7 +28,7 @@ def charge(budget, cost, label):
     if not callable(getattr(budget, "spend", None)):
         raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
                         f"method; got {type(budget).__name__}")
-    budget.spend(cost.epsilon, cost.delta, label=label)
+    budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
 
 
 def check_budget(budget):

@@ -84,7 +84,7 @@ class _Charge:
         self.budget, self.extra, self.label = budget, extra, label
 
     def spend(self, epsilon, delta=0.0, *, label=None):
-        self.budget.spend(epsilon + self.extra, delta, label=self.label)
+        self.budget.spend(_v.charged(epsilon) + _v.charged(self.extra), delta, label=self.label)
 
 
 class OnlinePMW:
