@@ -17,6 +17,8 @@ import numpy as np
 
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from .grouped import _down, _factorize
 
@@ -53,6 +55,8 @@ def _real_array(values, name="values"):
 
 
 def _charge(budget, epsilon, label):
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
 
@@ -64,7 +68,8 @@ def _exact_sum(ints):
 
 def _noisy_int(value, epsilon, sensitivity, gen):
     from .mechanisms import laplace_mechanism
-    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen))
+    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen,
+                                 budget=NO_BUDGET))    # the release charged its whole cost
 
 
 def _check_int_noise(epsilon, sensitivity):
@@ -85,7 +90,7 @@ def _var_grid(lo, hi):
     return step, qlo, qhi
 
 
-def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
+def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None, label=None):
     """The variance of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -100,7 +105,10 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     ddof : int, 0 or 1
         Divide by ``n - ddof`` (numpy's convention), with the noisy n.
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -143,9 +151,10 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     third = _down(Fraction(epsilon) / 3)          # the three shares never exceed epsilon
     for sens in (1, w, w * w):
         _check_int_noise(third, float(sens))
+    label = _label(label, "variance")
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "variance")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     x = finite_records(arr, lo, hi)
     q = np.clip(np.rint(x / step), qlo, qhi).astype(np.int64)
     h = 2 * q - (qlo + qhi)
@@ -163,14 +172,14 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     return min(max(v, 0.0), top)
 
 
-def std(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
+def std(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None, label=None):
     """The standard deviation of the clamped values: ``sqrt(variance(...))``.
 
     Same arguments, privacy (epsilon-DP; the square root is post-processing) and
     references as :func:`variance`; in ``[0, (upper - lower)/2]``.
     """
     return math.sqrt(variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
-                              rng=rng, budget=budget))
+                              rng=rng, budget=budget, label=label))
 
 
 # ------------------------------------------------------------------ quantiles
@@ -207,10 +216,11 @@ def _em_quantile(srt, level, cand, eps, gen):
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
     return exponential_mechanism(scores, epsilon=eps, sensitivity=float(max(a, b - a)),
-                                 rng=gen)
+                                 rng=gen, budget=NO_BUDGET)   # charged by the caller
 
 
-def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, budget=None):
+def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, budget=None,
+              label=None):
     """Several quantiles at once, sharing the budget, by recursive splitting.
 
     Parameters
@@ -227,7 +237,10 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
         Number of evenly spaced public candidates in ``[lower, upper]`` (default 1025),
         or the candidates themselves (public; clamped to the bounds).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -263,7 +276,8 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     Kaplan, Schnapp & Stemmer, "Differentially Private Approximate Quantiles", ICML 2022.
     Smith, STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
-    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, "quantiles")
+    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget,
+                      _label(label, "quantiles"))
 
 
 def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label):
@@ -272,7 +286,7 @@ def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label
     levels = _levels(qs)
     cand = _candidates(candidates, lo, hi)
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
     eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
@@ -301,7 +315,7 @@ def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label
 
 # ------------------------------------------------------------------ categorical counts
 
-def counts(values, categories, *, epsilon, rng=None, budget=None):
+def counts(values, categories, *, epsilon, rng=None, budget=None, label=None):
     """How many records fall in each of a public list of categories, with noise.
 
     Parameters
@@ -312,7 +326,10 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
         The public categories (distinct); never taken from the data.
     epsilon : float > 0
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -336,6 +353,7 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
     Dwork & Roth 2014, Example 3.2, Thm 3.8.  Ghosh, Roughgarden & Sundararajan, STOC 2009.
     """
     epsilon = _v.epsilon(epsilon)
+    label = _label(label, "counts")
     cats = list(categories) if not isinstance(categories, (str, bytes)) else None
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
@@ -351,15 +369,16 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
     arr = np.asarray(raw)
     if arr.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "counts")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
     pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
                       count=len(uniq))
     rec = pos[codes] if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
     from .mechanisms import laplace_mechanism
-    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen)
+    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen,
+                              budget=NO_BUDGET)   # charged above
     if is_pandas:
         import pandas as pd
         return pd.Series(noisy, index=pd.Index(cats), name="count")
@@ -369,7 +388,7 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
 # ------------------------------------------------------------------ bounds estimation
 
 def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
-                    largest=2.0 ** 40, rng=None, budget=None):
+                    largest=2.0 ** 40, rng=None, budget=None, label=None):
     """**Spends budget**: private clamping bounds for :func:`sum`/:func:`mean` when you
     have none, by the exponential mechanism on a public log-scale grid.
 
@@ -386,7 +405,10 @@ def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
         The public grid: ``0`` and ``±2^k`` for every power of two from ``smallest`` to
         ``largest`` (rounded outward to powers of two).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default ``"estimate_bounds"``).
 
     Returns
     -------
@@ -431,7 +453,7 @@ def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
     pos = [math.ldexp(1.0, k) for k in range(k0, k1 + 1)]
     grid = np.array([-p for p in reversed(pos)] + [0.0] + pos)
     lo_q, hi_q = _quantiles(values, [1.0 - quantile, quantile], grid[0], grid[-1], epsilon,
-                            grid, rng, budget, "estimate_bounds")
+                            grid, rng, budget, _label(label, "estimate_bounds"))
     if not lo_q < hi_q:
         i = int(np.searchsorted(grid, hi_q))
         if i + 1 < grid.size:

@@ -18,6 +18,8 @@ import numpy as np
 
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._calibration import gaussian_sigma
 
@@ -381,10 +383,12 @@ class _Plan:
         from . import mechanisms
         if self.noise == "laplace":
             return mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
-                                                sensitivity=self.sens[name], rng=rng)
+                                                sensitivity=self.sens[name], rng=rng,
+                                                budget=NO_BUDGET)  # charged as a whole
         return mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
                                              delta=self.delta_f,
-                                             l2_sensitivity=self.sens[name], rng=rng)
+                                             l2_sensitivity=self.sens[name], rng=rng,
+                                             budget=NO_BUDGET)
 
 
 # ------------------------------------------------------------------ the release
@@ -392,7 +396,7 @@ class _Plan:
 def grouped_release(data=None, *, units, keys, values=None, statistics=("count",),
                     epsilon, delta=0.0, max_partitions, max_contributions=1, lower=None,
                     upper=None, public_partitions=None, noise="laplace", rng=None,
-                    budget=None):
+                    budget=None, label=None):
     """Count, sum and/or mean per partition, with per-unit contribution bounding.
 
     Parameters
@@ -434,7 +438,10 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
         Drives the contribution sampling, the selection and the noise.
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged once, ``(epsilon, delta used)``, after validation and before the data is
-        read.
+        read.  None: the active budget (``with b.active():``), if any;
+        ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default ``"grouped_release"``).
 
     Returns
     -------
@@ -510,6 +517,8 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
     linf = _v.integer("max_contributions", max_contributions, minimum=1, maximum=_MAX_BOUND)
     noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+    budget = _v.budget(budget)
+    label = _label(label, "grouped_release")
     need_values = "sum" in stats or "mean" in stats
     lo = hi = None
     if need_values:
@@ -533,11 +542,11 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     if n > _MAX_RECORDS:
         raise ValueError(f"at most {_MAX_RECORDS} records per call")
     as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if budget is not None:
         # the caller's own objects where the whole of them is spent (exact as given)
         budget.spend(epsilon, delta if plan.delta == dl else (
-            plan.delta if plan.delta else 0.0), label="grouped_release")
+            plan.delta if plan.delta else 0.0), label=label)
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)

@@ -55,6 +55,7 @@ from . import _validation as _v
 from . import mechanisms as _mech
 from . import random as _random
 from . import selection as _sel
+from ._active import NO_BUDGET
 from ._errors import DPFastError
 from .randomized_response import randomized_response as _rr
 from .compat import require
@@ -335,7 +336,9 @@ def make_noisy_max(input_domain, input_metric, output_measure, scale, negate=Fal
 
     def function(x):
         scores = np.asarray(x, np.int64 if elem in _INT_RANGES else np.float64)
-        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic)
+        # OpenDP's privacy map accounts for the measurement: never dpfast's active budget
+        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic,
+                      budget=NO_BUDGET)
 
     if pure:
         def privacy_map(d_in):
@@ -382,7 +385,7 @@ def make_randomized_response_bool(input_domain, input_metric, prob):
             return bool(_random.bernoulli(Fraction(1, 2)))
     else:
         def function(x):
-            return bool(_rr(bool(x), epsilon=eps))
+            return bool(_rr(bool(x), epsilon=eps, budget=NO_BUDGET))
 
     def privacy_map(d_in):
         return eps if d_in > 0 else 0.0

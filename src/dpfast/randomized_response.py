@@ -43,6 +43,7 @@ import numpy as np
 
 from . import _core
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 
 __all__ = [
@@ -103,8 +104,10 @@ def _probs(t, k):
 
 
 def _charge(budget, epsilon, label):
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _truth_bits(truth):
@@ -126,7 +129,7 @@ def _as_output(bits, scalar):
     return bool(out.reshape(())) if scalar else out
 
 
-def coin_response(truth, *, rng=None, budget=None):
+def coin_response(truth, *, rng=None, budget=None, label=None):
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
     second coin and answer "yes" on heads, "no" on tails.
 
@@ -137,6 +140,9 @@ def coin_response(truth, *, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``ln 3`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -157,13 +163,14 @@ def coin_response(truth, *, rng=None, budget=None):
     ----------
     Warner, "Randomized response", JASA 1965.  Dwork & Roth 2014, Sec. 3.2, Claim 3.5.
     """
+    label = _label(label, "coin_response")
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, math.log(3.0), "coin_response")
+    gen = _core.secure_rng(rng)
+    _charge(budget, math.log(3.0), label)
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
-def randomized_response(truth, *, epsilon, rng=None, budget=None):
+def randomized_response(truth, *, epsilon, rng=None, budget=None, label=None):
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
 
     Parameters
@@ -174,6 +181,9 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -198,15 +208,16 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
     ----------
     Warner 1965.  Dwork & Roth 2014, Sec. 3.2.
     """
+    label = _label(label, "randomized_response")
     epsilon = _v.epsilon(epsilon)
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, 2)
-    _charge(budget, epsilon, "randomized_response")
+    _charge(budget, epsilon, label)
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
-def kary_response(values, k, *, epsilon, rng=None, budget=None):
+def kary_response(values, k, *, epsilon, rng=None, budget=None, label=None):
     """k-ary randomized response on integer category codes ``0 .. k-1``.
 
     Each code is reported truthfully with probability ``e^eps/(e^eps + k - 1)``, else as one
@@ -224,6 +235,9 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -248,6 +262,7 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     Privacy", NeurIPS 2014 (k-ary RR).  Lemire, "Fast Random Integer Generation in an
     Interval", ACM TOMACS 2019.
     """
+    label = _label(label, "kary_response")
     epsilon = _v.epsilon(epsilon)
     k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     arr = np.asarray(values)
@@ -260,9 +275,9 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     if arr.dtype.kind == "u":
         arr = np.minimum(arr, np.uint64(k - 1))
     codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, k)
-    _charge(budget, epsilon, "kary_response")
+    _charge(budget, epsilon, label)
     out = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
     return int(out.reshape(())) if scalar else out
 

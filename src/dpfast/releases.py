@@ -13,7 +13,11 @@ rounding of the data enters the released value (Mironov 2012); the rounding is c
 the sensitivity.  ``mode="fast"`` uses float Laplace noise (simulation only).
 
 Each function charges ``budget.spend(epsilon, 0.0, label=...)`` once, after validation and
-before any noise is drawn.
+before any noise is drawn: ``budget=`` if given, else the active budget of an enclosing
+``with b.active():`` (none: nothing is charged, and you account for the release;
+``budget=dpfast.NO_BUDGET``: nothing even inside such a block).  ``label=`` names the
+charge (default: the function's name).  A predictable ``rng`` or ``mode="fast"`` warns
+(``dpfast.InsecureRandomnessWarning``).
 
 Non-finite records (one policy for every release; docs/security-model.md)
 --------------------------------------------------------------------------
@@ -36,7 +40,10 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from .selection import _common as _sel_common
 
@@ -51,12 +58,14 @@ _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 G
 
 
 def _mode(mode):
-    return _v.choice("mode", mode, ("secure", "fast"))
+    return _insecure.mode(mode)
 
 
 def _charge(budget, epsilon, label):
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _mech():
@@ -68,10 +77,12 @@ def _int_release(value, epsilon, sensitivity, rng, mode):
     """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
     m = _mech()
     if mode == "secure":
-        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
+        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                                     budget=NO_BUDGET)      # the release charged its cost
     return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
                                if not np.isscalar(value) else float(value),
-                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
+                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast",
+                               budget=NO_BUDGET)
 
 
 
@@ -102,7 +113,7 @@ def _grid_ints(arr, lo, hi, step, qlo, qhi):
     return np.clip(q, qlo, qhi).astype(np.int64)
 
 
-def count(data, *, epsilon, rng=None, mode="secure", budget=None):
+def count(data, *, epsilon, rng=None, mode="secure", budget=None, label=None):
     """The number of records in ``data`` (``len(data)``), with noise.
 
     Parameters
@@ -113,6 +124,10 @@ def count(data, *, epsilon, rng=None, mode="secure", budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     mode : {"secure", "fast"}
     budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged ``(epsilon, 0)`` before any noise; None: the active budget
+        (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -136,13 +151,14 @@ def count(data, *, epsilon, rng=None, mode="secure", budget=None):
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "count")
     n = len(data)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "count")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     return _int_release(int(n), epsilon, 1, gen, mode)
 
 
-def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None, label=None):
     """The sum of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -152,7 +168,7 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     lower, upper : float
         Public clamping bounds, ``lower < upper``; never take them from the data.
     epsilon : float
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -182,22 +198,24 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "sum")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if mode == "fast":
-        _charge(budget, epsilon, "sum")
+        _charge(budget, epsilon, label)
         clamped = np.clip(arr, lo, hi)
         return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
                                   gen, "fast"))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
-    _charge(budget, epsilon, "sum")
+    _charge(budget, epsilon, label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
     return float(Fraction(noisy) * Fraction(step))
 
 
-def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None,
+         label=None):
     """The mean of the values clamped to ``[lower, upper]``, with noise.
 
     Half of epsilon releases the count, half the sum of the values centred at the middle
@@ -210,7 +228,7 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
         Public clamping bounds.
     epsilon : float
         Total; ``epsilon/2`` each for the count and the centred sum.
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -237,10 +255,11 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "mean")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
-    _charge(budget, epsilon, "mean")
+    _charge(budget, epsilon, label)
     half = epsilon / 2.0
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
     if mode == "fast":
@@ -262,7 +281,8 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     return float(min(max(float(centre + s_noisy / n_noisy), lo), hi))
 
 
-def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", budget=None):
+def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", budget=None,
+              label=None):
     """Counts of the values in public bins, with noise on every bin.
 
     Parameters
@@ -276,7 +296,7 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     epsilon : float
     range : (float, float), optional
         Required when ``bins`` is an int; public.
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -301,6 +321,7 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "histogram")
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
         if range is None:
@@ -321,14 +342,14 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
         if edges.size > _MAX_BINS + 1:
             raise PrivacyParameterError(f"bins must have at most 2**28 bins; got {edges.size - 1}")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
-    _charge(budget, epsilon, "histogram")   # after the work that can fail, before any noise
+    _charge(budget, epsilon, label)   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 
 def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mode="secure",
-             budget=None):
+             budget=None, label=None):
     """A q-quantile of the values, chosen by the exponential mechanism among public
     candidates.
 
@@ -344,7 +365,7 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     candidates : int or array_like of float
         Number of evenly spaced candidates in ``[lower, upper]`` (default 1025), or the
         candidate values themselves (public, sorted or not).
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`; ``mode`` is the exponential mechanism's.
 
     Returns
@@ -377,6 +398,7 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     level = _v.probability("q", q)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "quantile")
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
         cand = np.linspace(lo, hi, k) if k > 1 else np.array([(lo + hi) / 2.0])
@@ -394,10 +416,10 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     scores = -np.abs((b - a) * less - a * greater)
     scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
                                                             rng, mode)
-    _charge(budget, epsilon, "quantile")
+    _charge(budget, epsilon, label)
     from .selection import exponential_mechanism
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
-                                mode=mode)
+                                mode=mode, budget=NO_BUDGET)
     return float(cand[idx])
 
 

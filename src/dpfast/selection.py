@@ -26,9 +26,13 @@ Modes
 
 Budget
 ------
-Every function takes ``budget=None``.  If given, ``budget.spend(epsilon_total, 0.0,
-label=...)`` is called after the arguments are validated and before anything is drawn; if
-it raises (e.g. ``BudgetExceededError``) nothing is drawn.
+Every function takes ``budget=None``.  If given (or, when it is None, if a budget is
+active: ``with b.active():``), ``budget.spend(epsilon_total, 0.0, label=...)`` is called
+after the arguments are validated and before anything is drawn; if it raises (e.g.
+``BudgetExceededError``) nothing is drawn.  ``label=`` names the charge (default: the
+function's name); ``budget=dpfast.NO_BUDGET`` charges nothing.  Without any budget nothing
+is charged and you account for the release.  A predictable ``rng`` (seeded ChaCha20, numpy
+generator) or ``mode="fast"`` warns (``dpfast.InsecureRandomnessWarning``).
 """
 
 import functools
@@ -38,7 +42,10 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 
 __all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k"]
@@ -96,9 +103,11 @@ def _sum_up(a, b):
 
 
 def _charge(budget, epsilon, label):
-    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
+    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``).
+    ``budget`` is the caller's argument, resolved here once (None: the active budget)."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _charge_bounded_range(budget, epsilon, label):
@@ -111,11 +120,12 @@ def _charge_bounded_range(budget, epsilon, label):
     mechanism.  Permute-and-flip and exponential- or Laplace-noise noisy max are not known
     to be BR and keep epsilon^2/2 (charged by ``spend``; OpenDP under-reported them,
     opendp#2911).  rho is exact: a Fraction."""
+    budget = _v.budget(budget)
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
         budget.spend_rho(Fraction(epsilon) ** 2 / 8, label=label)
-    else:
-        _charge(budget, epsilon, label)
+    elif budget is not None:
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _dyadic_floor(gamma):
@@ -182,16 +192,16 @@ def _common(scores, epsilon, sensitivity, monotonic, rng, mode):
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
     monotonic = _flag("monotonic", monotonic)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+    mode = _insecure.mode(mode)
     arr = _scores(scores, mode)
-    rng = _core.resolve_rng(rng)
+    rng = _core.secure_rng(rng)
     return arr, epsilon, sensitivity, monotonic, mode, rng
 
 
 # ---------------------------------------------------------------- mechanisms
 
 def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
-                          mode="secure", budget=None):
+                          mode="secure", budget=None, label=None):
     """Choose candidate ``i`` with probability proportional to
     ``exp(epsilon * scores[i] / (2 * sensitivity))`` (``/ sensitivity`` when monotonic).
 
@@ -214,7 +224,10 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn; a zCDP
         :class:`~dpfast.accounting.PrivacyBudget` is charged ``rho = epsilon**2/8``
-        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.
+        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.  None: the active
+        budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -251,14 +264,15 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     Differential Privacy", NeurIPS 2020.  Mironov, "On Significance of the Least
     Significant Bits for Differential Privacy", CCS 2012.
     """
+    label = _label(label, "exponential_mechanism")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+        _charge_bounded_range(budget, epsilon, label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+    _charge_bounded_range(budget, epsilon, label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -274,7 +288,7 @@ def _noise_grid(epsilon, sensitivity, monotonic, arr):
 
 def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise="laplace",
                      return_value=False, value_epsilon=None, rng=None, mode="secure",
-                     budget=None):
+                     budget=None, label=None):
     """Add independent noise to every score and report the index of the largest.
 
     Parameters
@@ -335,6 +349,7 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     Xiao, Zhang, "The Permute-and-Flip Mechanism is Identical to Report-Noisy-Max with
     Exponential Noise", 2021.
     """
+    label = _label(label, "report_noisy_max")
     if isinstance(noise, str) and noise == "gaussian":
         raise PrivacyParameterError(
             "noise must be 'laplace' or 'exponential'; report noisy max with Gaussian noise is "
@@ -354,7 +369,7 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     if return_value:
         _plan_value_release(value_epsilon, sensitivity, arr.dtype == np.int64, mode)
     total = _sum_up(epsilon, value_epsilon) if return_value else epsilon
-    _charge(budget, total, "report_noisy_max")
+    _charge(budget, total, label)
     if mode == "secure":
         idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
     else:
@@ -385,11 +400,11 @@ def _release_value(value, epsilon, sensitivity, rng, mode):
     the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
     from .mechanisms import laplace_mechanism
     return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
-                             mode=mode)
+                             mode=mode, budget=NO_BUDGET)   # charged with the selection
 
 
 def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
-                     mode="secure", budget=None):
+                     mode="secure", budget=None, label=None):
     """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random
     order and stop at candidate ``r`` with probability
     ``exp(epsilon (u_r - max u) / (2 Delta))`` (``/ Delta`` when monotonic).
@@ -404,7 +419,7 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
 
     Parameters
     ----------
-    scores, epsilon, sensitivity, monotonic, rng, mode, budget
+    scores, epsilon, sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -431,10 +446,11 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
     selection", NeurIPS 2020.  Ding et al., "The Permute-and-Flip Mechanism is Identical to
     Report-Noisy-Max with Exponential Noise", 2021.
     """
+    label = _label(label, "permute_and_flip")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    _charge(budget, epsilon, "permute_and_flip")
+    _charge(budget, epsilon, label)
     if mode == "secure":
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
@@ -442,7 +458,7 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
 
 
 def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mode="secure",
-          budget=None):
+          budget=None, label=None):
     """The indices of k distinct candidates chosen by k rounds of the exponential mechanism
     ("peeling"), each with ``epsilon / k``, best first.
 
@@ -453,7 +469,7 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
         1 <= k <= m.
     epsilon : float
         Total privacy parameter; each round uses ``epsilon / k``.
-    sensitivity, monotonic, rng, mode, budget
+    sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -484,11 +500,12 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
+    label = _label(label, "top_k")
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
-        _charge(budget, epsilon, "top_k")
+        _charge(budget, epsilon, label)
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
-    _charge(budget, epsilon, "top_k")
+    _charge(budget, epsilon, label)
     return _core.topk_fast(arr, gamma, k, rng)

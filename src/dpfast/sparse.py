@@ -37,7 +37,9 @@ import math
 from fractions import Fraction
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
@@ -237,10 +239,8 @@ def _value_range(value):
 
 
 def _budget(budget):
-    if budget is not None and not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
-    return budget
+    """The budget the stream charges: resolved once (None: the active budget, if any)."""
+    return _v.budget(budget)
 
 
 # ------------------------------------------------------------------ the streams
@@ -250,19 +250,20 @@ class _SVTBase(_core._SVTStream):
                  "_grid", "_constant_time", "_cost", "_noise", "_value_range")
 
     def _setup_with_cutoff(self, kind, threshold, cutoff, epsilon, delta, sensitivity, rng,
-                           mode, budget, granularity, constant_time, value_range=None):
+                           mode, budget, granularity, constant_time, value_range=None,
+                           label=None):
         """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
         _setup."""
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        label = _label(label, f"{kind}(cutoff={cutoff})")
         delta = _v.delta(delta)
         sigma, sigma_value = _calibration(kind, epsilon, delta, cutoff)
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})",
-                    value_range=value_range)
+                    sigma_value=sigma_value, label=label, value_range=value_range)
 
     def _setup(self, *, threshold, epsilon, delta, cutoff, sensitivity, rng, mode, budget,
                granularity, constant_time, sigma, sigma_value, label, value_range=None):
@@ -273,6 +274,7 @@ class _SVTBase(_core._SVTStream):
         All in units of the sensitivity."""
         numeric = sigma_value is not None
         value_range = _value_range(value_range)
+        rng = _core.secure_rng(rng)          # warns for a predictable generator
         if mode == "secure":
             g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
                                                         granularity)
@@ -364,7 +366,7 @@ def _common(threshold, epsilon, sensitivity, mode, constant_time, granularity, b
     threshold = _v.finite("threshold", threshold)
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+    mode = _insecure.mode(mode)
     if not isinstance(constant_time, bool):
         raise TypeError(f"constant_time must be a bool; got {type(constant_time).__name__}")
     if constant_time and mode != "secure":
@@ -463,7 +465,8 @@ class AboveThreshold(_SVTBase):
     mode : {"secure", "fast"}
         ``"fast"`` is a simulation path that is not floating-point safe.
     budget : object with ``spend(epsilon, delta, *, label=None)``, optional
-        Charged with :attr:`privacy_cost` once, before any noise is drawn.
+        Charged with :attr:`privacy_cost` once, before any noise is drawn.  None: the
+        active budget (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
     granularity : float, optional
         Secure grid step g, a power of two.
     constant_time : bool, default False
@@ -474,6 +477,8 @@ class AboveThreshold(_SVTBase):
         coarsened, if needed, so that its range (2**61 steps) covers R.  Default: the
         secure grid's own range (about ``2.2e12 * sensitivity``), no clamp in fast mode.
         The value in force is :attr:`value_range`.
+    label : str, optional
+        Recorded with the charge (default ``"AboveThreshold"``).
 
     Privacy
     -------
@@ -504,14 +509,16 @@ class AboveThreshold(_SVTBase):
     __slots__ = ()
 
     def __init__(self, threshold, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                 budget=None, granularity=None, constant_time=False, value_range=None):
+                 budget=None, granularity=None, constant_time=False, value_range=None,
+                 label=None):
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        label = _label(label, "AboveThreshold")
         sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
         self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label="AboveThreshold", value_range=value_range)
+                    sigma_value=None, label=label, value_range=value_range)
 
 
 class Sparse(_SVTBase):
@@ -534,6 +541,8 @@ class Sparse(_SVTBase):
         In [0, 1).
     sensitivity, rng, mode, budget, granularity, constant_time, value_range
         As for :class:`AboveThreshold`.
+    label : str, optional
+        Recorded with the charge (default ``"Sparse(cutoff=c)"``).
 
     Privacy
     -------
@@ -557,9 +566,9 @@ class Sparse(_SVTBase):
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
                  mode="secure", budget=None, granularity=None, constant_time=False,
-                 value_range=None):
+                 value_range=None, label=None):
         self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time, value_range)
+                                mode, budget, granularity, constant_time, value_range, label)
 
 
 class NumericSparse(_SVTBase):
@@ -580,8 +589,8 @@ class NumericSparse(_SVTBase):
     ----------
     threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity
         As for :class:`Sparse`.
-    constant_time, value_range
-        As for :class:`Sparse`.  Query values -- and so the released values, up to their
+    constant_time, value_range, label
+        As for :class:`Sparse` (default label ``"NumericSparse(cutoff=c)"``).  Query values -- and so the released values, up to their
         noise -- are clamped to ``[-value_range, value_range]``; on the secure path the
         default range is the grid's (just below ``2**61 * granularity``, about
         ``2.2e12`` at sensitivity 1: a true 1e13 comes back near 2.2e12).  Pass a larger
@@ -617,7 +626,7 @@ class NumericSparse(_SVTBase):
 
     def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
                  mode="secure", budget=None, granularity=None, constant_time=False,
-                 value_range=None):
+                 value_range=None, label=None):
         self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
                                 sensitivity, rng, mode, budget, granularity, constant_time,
-                                value_range)
+                                value_range, label)

@@ -17,6 +17,7 @@ compare an order of magnitude faster than Fractions, and mixed sums stay exact.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -29,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _validation as _v
+from .._active import activate as _activate
 from .._errors import BudgetExceededError, PrivacyParameterError
 from ._numeric import _fraction_to_float_down, _fraction_to_float_up, _up
 from .zcdp import zcdp_budget
@@ -555,6 +557,24 @@ class PrivacyBudget:
             return entry
 
     # ---- public API --------------------------------------------------------------------
+
+    def active(self) -> contextlib.AbstractContextManager[PrivacyBudget]:
+        """``with budget.active(): ...``: every mechanism called in the block without
+        ``budget=`` charges this budget (an explicit ``budget=`` still wins;
+        ``budget=dpfast.NO_BUDGET`` charges nothing).  Local to the thread and asyncio
+        task (a :class:`contextvars.ContextVar`): a new thread does not inherit it.
+        Blocks nest; leaving one restores the outer budget.  See :mod:`dpfast._active`.
+
+        >>> from dpfast.accounting import PrivacyBudget
+        >>> from dpfast.mechanisms import laplace_mechanism
+        >>> budget = PrivacyBudget(1.0)
+        >>> with budget.active():
+        ...     y = laplace_mechanism(42, epsilon=0.25)
+        >>> budget.spent.epsilon
+        0.25
+        """
+        return _activate(self)
+
 
     def spend(self, epsilon, delta=0.0, *, label=None):
         """Charge an (epsilon, delta)-DP mechanism before it runs.

@@ -6,8 +6,10 @@ import math
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import mechanisms as _mech
+from .._active import NO_BUDGET
 from .cost import PrivacyCost, charge, check_budget
 from .workloads import MarginalWorkload
 
@@ -44,8 +46,8 @@ def _prepare(workload, epsilon, n_public, rng, mode, budget):
     _workload(workload)
     epsilon = _v.epsilon(epsilon)
     n_public = _n(n_public)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
-    rng = _core.resolve_rng(rng)
+    mode = _insecure.mode(mode)
+    rng = _core.secure_rng(rng)
     check_budget(budget)
     return epsilon, n_public, mode, rng
 
@@ -73,7 +75,7 @@ def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
@@ -99,7 +101,7 @@ def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
     charge(budget, PrivacyCost(epsilon, 0.0, None), "laplace_marginals")
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
@@ -119,7 +121,8 @@ def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budg
     charge(budget, PrivacyCost(epsilon, delta, None), label)
     truth = workload.answer(histogram)
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
-                                     l2_sensitivity=l2, rng=rng, mode=mode)
+                                     l2_sensitivity=l2, rng=rng, mode=mode,
+                                     budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 

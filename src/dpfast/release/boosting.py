@@ -7,11 +7,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import accounting as _acc
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
+from .._active import NO_BUDGET
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -142,8 +144,8 @@ class BoostingForQueries:
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
                                                                   minimum=1)
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
@@ -283,7 +285,7 @@ class BoostingForQueries:
         if self.noise == "laplace":
             noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
                                             sensitivity=float(self.k), rng=self.rng,
-                                            mode=self.mode)
+                                            mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
             noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
                                                        distinct.size, rng=self.rng)

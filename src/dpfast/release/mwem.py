@@ -8,11 +8,13 @@ import math
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import accounting as _acc
 from .. import random as _random
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import selection as _sel
+from .._active import NO_BUDGET
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -132,8 +134,8 @@ class MWEM:
         if not isinstance(exclude_measured, bool):
             raise TypeError("exclude_measured must be a bool")
         self.exclude_measured = exclude_measured
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
@@ -222,7 +224,8 @@ class MWEM:
         """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
         if self.measure == "laplace":
             return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
-                                           rng=self.rng, mode=self.mode)
+                                           rng=self.rng, mode=self.mode,
+                                           budget=NO_BUDGET)   # charged in run
         if self.mode == "fast":
             return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
                                              rng=self.rng)
@@ -237,9 +240,11 @@ class MWEM:
         # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
         if self.select == "permute_and_flip":
             return _sel.permute_and_flip(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                         rng=self.rng, mode=self.mode)
+                                         rng=self.rng, mode=self.mode,
+                                         budget=NO_BUDGET)   # charged in run
         return _sel.exponential_mechanism(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                          rng=self.rng, mode=self.mode)
+                                          rng=self.rng, mode=self.mode,
+                                          budget=NO_BUDGET)   # charged in run
 
     def _replay(self, state, wl, sums, times, measured, group, first):
         """The new measurement once, then every measurement passes - 1 times

@@ -7,10 +7,12 @@ import threading
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
+from .._active import NO_BUDGET
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
-from .cost import PrivacyCost, check_budget
+from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
 
@@ -180,9 +182,9 @@ class OnlinePMW:
         threshold = _v.finite("threshold", threshold)
         alpha = threshold / (2.0 * n) if alpha is None else _v.positive("alpha", alpha)
         eps_init = None if init is None else _v.epsilon(init, "init")
-        mode = _v.choice("mode", mode, ("secure", "fast"))
-        rng = _core.resolve_rng(rng)
-        check_budget(budget)
+        mode = _insecure.mode(mode)
+        rng = _core.secure_rng(rng)
+        budget = _v.budget(budget)           # resolved once: None -> the active budget
         self.histogram = histogram
         self.n_public = n
         self.threshold = threshold
@@ -192,7 +194,7 @@ class OnlinePMW:
         self.init = eps_init
         self._rng = rng
         self._mode = mode
-        charger = None if budget is None else _Charge(
+        charger = NO_BUDGET if budget is None else _Charge(
             budget, eps_init or 0.0, f"OnlinePMW(cutoff={cutoff})")
         # NumericSparse validates (ε, δ, c), then charges (through _Charge, the whole cost
         # including the warm start's), then draws its first threshold noise.

@@ -1,0 +1,71 @@
+"""``InsecureRandomnessWarning``: a secure mechanism run with predictable randomness.
+
+A seeded or keyed :class:`~dpfast.random.ChaCha20`, any numpy ``BitGenerator`` or
+``Generator``, and ``mode="fast"`` are right for tests and simulations and wrong for a
+release: whoever knows the seed knows the noise, and the fast path is not
+floating-point safe (Mironov 2012).  Secure mechanisms (mechanisms, objects, releases,
+selection, sparse vector, grouped releases, release systems, learners) warn so that such
+code is not shipped by accident.  The raw samplers of :mod:`dpfast.random` do not: they are
+simulation tools with numpy's conventions, where a seeded generator is the normal case and
+nothing claims privacy.
+
+The warning is attributed to the first frame outside the dpfast package (the caller's
+line), however deep inside dpfast it is raised, so Python's default filter shows it once
+per calling line; a call that reaches it twice through dpfast's own layers repeats the same
+message at the same line, which that filter also shows once.  The check costs nothing on
+the default path: ``rng=None`` is decided in C before any of this runs
+(``_core.secure_rng``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from . import _validation as _v
+from ._errors import InsecureRandomnessWarning
+
+__all__ = ["warn_rng", "warn_fast", "mode"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _warn(message: str) -> None:
+    # stacklevel 1 is this frame; skip every frame of the package (Cython functions have
+    # none), so the warning names the user's line (Python 3.12's skip_file_prefixes, by
+    # hand for 3.10 and 3.11)
+    frame = sys._getframe(0)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, InsecureRandomnessWarning, stacklevel=level)
+
+
+def warn_rng(bit_generator: object) -> None:
+    """Warn that a secure mechanism was given ``bit_generator`` (seeded, keyed or not a
+    ChaCha20 at all).  Called from ``_core.secure_rng`` only for such generators."""
+    name = type(bit_generator).__name__
+    what = (f"a {getattr(bit_generator, 'mode', 'seeded')} ChaCha20"
+            if name == "ChaCha20" else f"numpy's {name}")
+    _warn(f"a secure mechanism drew its noise from {what}: its output is predictable "
+          "from the seed, fine for tests and simulation, never for a real release "
+          "(use rng=None, the OS-keyed ChaCha20)")
+
+
+def warn_fast() -> None:
+    """Warn that a secure mechanism runs with ``mode="fast"``."""
+    _warn("a mechanism ran with mode='fast': continuous floating-point noise, not safe "
+          "against floating-point attacks (Mironov 2012); for simulation only, never for "
+          "a real release (use mode='secure', the default)")
+
+
+def mode(value: object, options: tuple[str, ...] = ("secure", "fast")) -> str:
+    """``_validation.choice("mode", ...)``, warning when the mode is ``"fast"``."""
+    if value == "secure" and type(value) is str:
+        return value
+    chosen: str = _v.choice("mode", value, options)
+    if chosen == "fast":
+        warn_fast()
+    return chosen
