@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = ["NO_BUDGET", "Budget", "activate", "current", "resolve", "label"]
 
@@ -90,8 +90,11 @@ def _check(value: object) -> Budget:
     return value  # type: ignore[return-value]
 
 
+_B = TypeVar("_B", bound=Budget)
+
+
 @contextlib.contextmanager
-def activate(budget: Budget) -> Iterator[Budget]:
+def activate(budget: _B) -> Iterator[_B]:
     """Make ``budget`` the active budget for the ``with`` block (and restore the previous
     one when the block ends, however it ends).  ``activate(NO_BUDGET)`` suspends an outer
     active budget for the block."""

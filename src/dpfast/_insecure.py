@@ -43,15 +43,23 @@ def _warn(message: str) -> None:
     warnings.warn(message, InsecureRandomnessWarning, stacklevel=level)
 
 
+# (type, ChaCha20 mode) -> message: simulation loops pass here on every call
+_RNG_MESSAGES: dict[tuple[type, str | None], str] = {}
+
+
 def warn_rng(bit_generator: object) -> None:
     """Warn that a secure mechanism was given ``bit_generator`` (seeded, keyed or not a
     ChaCha20 at all).  Called from ``_core.secure_rng`` only for such generators."""
-    name = type(bit_generator).__name__
-    what = (f"a {getattr(bit_generator, 'mode', 'seeded')} ChaCha20"
-            if name == "ChaCha20" else f"numpy's {name}")
-    _warn(f"a secure mechanism drew its noise from {what}: its output is predictable "
-          "from the seed, fine for tests and simulation, never for a real release "
-          "(use rng=None, the OS-keyed ChaCha20)")
+    kind = type(bit_generator)
+    mode = getattr(bit_generator, "mode", None) if kind.__name__ == "ChaCha20" else None
+    message = _RNG_MESSAGES.get((kind, mode))
+    if message is None:
+        what = f"a {mode} ChaCha20" if mode else f"numpy's {kind.__name__}"
+        message = _RNG_MESSAGES[kind, mode] = (
+            f"a secure mechanism drew its noise from {what}: its output is predictable "
+            "from the seed, fine for tests and simulation, never for a real release "
+            "(use rng=None, the OS-keyed ChaCha20)")
+    _warn(message)
 
 
 def warn_fast() -> None:
