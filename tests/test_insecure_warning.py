@@ -164,3 +164,20 @@ def test_the_demo_does_not_warn():
                          capture_output=True, text=True, cwd="/")
     assert "InsecureRandomnessWarning" not in out.stderr, out.stderr[-2000:]
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_ignore_shortcut_follows_every_change_of_the_filters():
+    g = dr.ChaCha20(1)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("ignore", W)
+        M.laplace_mechanism(1.0, epsilon=1.0, rng=g)          # shortcut: nothing shown
+        warnings.simplefilter("error", W)
+        with pytest.raises(W):
+            M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
+        warnings.resetwarnings()
+        warnings.filterwarnings("ignore", message="other", category=W)   # conditional
+        warnings.simplefilter("always", W, append=True)
+        M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
+        warnings.filterwarnings("ignore", category=UserWarning)          # covers W too
+        M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
+    assert len(rec) == 1

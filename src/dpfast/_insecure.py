@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from typing import Any
 
 from . import _validation as _v
 from ._errors import InsecureRandomnessWarning
@@ -31,7 +32,32 @@ __all__ = ["warn_rng", "warn_fast", "mode"]
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
+# (copy of warnings.filters, whether they ignore this warning unconditionally)
+_SILENCED: list[Any] = [None, False]
+
+
+def _silenced() -> bool:
+    """True when the first filter that can match InsecureRandomnessWarning is an
+    unconditional "ignore" (what pytest's ini option or a simulation's
+    ``filterwarnings("ignore", category=...)`` installs): then the frame walk and
+    ``warnings.warn`` below are skipped, which is most of the warning's cost (a few
+    microseconds per scalar call).  Any other filter, or one restricted by message, module
+    or line, takes the full path, so nothing is lost that Python would have shown."""
+    filters = warnings.filters
+    if _SILENCED[0] != filters:
+        verdict = False
+        for action, msg, category, module, lineno in filters:
+            if issubclass(InsecureRandomnessWarning, category):
+                verdict = (action == "ignore" and msg is None and module is None
+                           and not lineno)
+                break
+        _SILENCED[:] = [list(filters), verdict]
+    return bool(_SILENCED[1])
+
+
 def _warn(message: str) -> None:
+    if _silenced():
+        return
     # stacklevel 1 is this frame; skip every frame of the package (Cython functions have
     # none), so the warning names the user's line (Python 3.12's skip_file_prefixes, by
     # hand for 3.10 and 3.11)
