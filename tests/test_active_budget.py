@@ -285,6 +285,10 @@ def test_labels_are_recorded_and_validated_before_anything_is_charged():
         R.quantiles(VALS, [0.5], lower=0, upper=10, epsilon=0.1, label="median")
         sparse.Sparse(1.0, cutoff=1, epsilon=0.1, label="svt")
         _grouped(label="by key")
+        wl = MarginalWorkload.k_way(_hist().domain, 1)
+        laplace_marginals(wl, _hist(), epsilon=0.1, label="marginals")
+        MWEM(wl, epsilon=0.1, rounds=1, n_public=66.0, label="mwem").run(_hist())
+        OnlinePMW(_hist(), epsilon=0.1, n_public=66.0, cutoff=1, threshold=1e6, label="pmw")
         for bad in (b"x", 3, ["x"]):
             with pytest.raises(TypeError, match="label"):
                 M.laplace_mechanism(1.0, epsilon=0.1, label=bad)
@@ -295,7 +299,7 @@ def test_labels_are_recorded_and_validated_before_anything_is_charged():
             with pytest.raises(TypeError, match="label"):
                 S.exponential_mechanism(SCORES, epsilon=0.1, label=bad)
     assert [e.label for e in b.ledger] == ["age sum", "obj", "top", "median", "svt",
-                                           "by key"]
+                                           "by key", "marginals", "mwem", "pmw"]
 
 
 def test_bad_budgets_are_refused_by_type():

@@ -109,6 +109,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         (tests only: anyone with the seed can undo the privacy).
     budget : object with ``spend(epsilon, delta, *, label)`` or None
         Charged the whole ``privacy_cost`` before the data are touched; never refunded.
+        None: the budget active when :meth:`fit` runs (``with b.active():``), if any.
     allow_uncertified : bool
         Must be True for ``variant="paper"``.
     record_nonprivate_diagnostics : bool

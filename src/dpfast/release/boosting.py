@@ -14,6 +14,7 @@ from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
 from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -92,7 +93,9 @@ class BoostingForQueries:
         Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
-        the data is read.
+        the data is read (None: the budget active at that moment, if any).
+    label : str, optional
+        Recorded with the charge (default ``"BoostingForQueries(T=..., k=...)"``).
 
     Privacy
     -------
@@ -122,7 +125,8 @@ class BoostingForQueries:
 
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
                  sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
-                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
+                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None,
+                 label=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -147,6 +151,7 @@ class BoostingForQueries:
         self.mode = _insecure.mode(mode)
         self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"BoostingForQueries(T={self.rounds}, k={self.k})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError("init must be < epsilon")
@@ -232,7 +237,7 @@ class BoostingForQueries:
         if not isinstance(return_weights, bool):
             raise TypeError("return_weights must be a bool")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"BoostingForQueries(T={self.rounds}, k={self.k})")
+        charge(self.budget, cost, self.label)
         wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         truth = wl.answer(histogram)

@@ -15,6 +15,7 @@ from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import selection as _sel
 from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -87,7 +88,10 @@ class MWEM:
     rng, mode
         Randomness and path of every draw (``mode="fast"``: simulation only).
     budget
-        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read.
+        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read (None:
+        the budget active at that moment, ``with b.active():``, if any).
+    label : str, optional
+        Recorded with the charge (default ``"MWEM(T=..., unit=...)"``).
 
     Privacy
     -------
@@ -119,7 +123,7 @@ class MWEM:
     def __init__(self, workload, *, epsilon, rounds, n_public, unit="group",
                  select="exponential", measure="laplace", delta=0.0, passes=10,
                  output="last", init=None, exclude_measured=True, rng=None, mode="secure",
-                 budget=None):
+                 budget=None, label=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -137,6 +141,7 @@ class MWEM:
         self.mode = _insecure.mode(mode)
         self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"MWEM(T={self.rounds}, unit={self.unit})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError(
@@ -185,7 +190,7 @@ class MWEM:
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"MWEM(T={self.rounds}, unit={self.unit})")
+        charge(self.budget, cost, self.label)
         wl, n, e, rng, mode = self.workload, self.n_public, self.eps_round, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         state = MWState(wl.domain, n, prior)
