@@ -32,8 +32,9 @@ __all__ = ["warn_rng", "warn_fast", "mode"]
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-# (copy of warnings.filters, whether they ignore this warning unconditionally)
-_SILENCED: list[Any] = [None, False]
+# [(copy of warnings.filters, whether they ignore this warning unconditionally)]: one
+# tuple swapped whole, so a thread never pairs one snapshot with another's verdict
+_SILENCED: list[tuple[Any, bool]] = [(None, False)]
 
 
 def _silenced() -> bool:
@@ -44,15 +45,16 @@ def _silenced() -> bool:
     microseconds per scalar call).  Any other filter, or one restricted by message, module
     or line, takes the full path, so nothing is lost that Python would have shown."""
     filters = warnings.filters
-    if _SILENCED[0] != filters:
+    snapshot, verdict = _SILENCED[0]
+    if snapshot != filters:
         verdict = False
         for action, msg, category, module, lineno in filters:
             if issubclass(InsecureRandomnessWarning, category):
                 verdict = (action == "ignore" and msg is None and module is None
                            and not lineno)
                 break
-        _SILENCED[:] = [list(filters), verdict]
-    return bool(_SILENCED[1])
+        _SILENCED[0] = (list(filters), verdict)
+    return verdict
 
 
 def _warn(message: str) -> None:
