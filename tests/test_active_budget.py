@@ -17,8 +17,8 @@ from dpfast import sparse
 from dpfast.accounting import PrivacyBudget
 from dpfast.learn import PrivateBoostingClassifier
 from dpfast.release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
-                            OnlinePMW, gaussian_marginals, laplace_marginals,
-                            laplace_per_query)
+                            OnlinePMW, gaussian_marginals, gaussian_per_query,
+                            laplace_marginals, laplace_per_query)
 
 SCORES = [3.0, 1.0, 2.0, 5.0]
 VALS = np.array([1.0, 2.0, 3.0, 4.0, 9.0])
@@ -97,6 +97,10 @@ ENTRY_POINTS = {
         MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, **kw),
     "gaussian_marginals": lambda **kw: gaussian_marginals(
         MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw),
+    "gaussian_per_query": lambda **kw: gaussian_per_query(
+        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw),
+    "OnlinePMW.from_accuracy": lambda **kw: OnlinePMW.from_accuracy(
+        _hist(), alpha=0.9, beta=0.1, epsilon=50.0, n_public=66.0, n_queries=10, **kw),
     "MWEM.run": lambda **kw: MWEM(MarginalWorkload.k_way(_hist().domain, 1), epsilon=0.5,
                                   rounds=2, n_public=66.0, init=0.1, **kw).run(_hist()),
     "BoostingForQueries.run": lambda **kw: BoostingForQueries(
