@@ -79,6 +79,11 @@ ENTRY_POINTS = {
     "sum": lambda **kw: R.sum(VALS, lower=0, upper=10, epsilon=0.5, **kw),
     "sum_fast": lambda **kw: R.sum(VALS, lower=0, upper=10, epsilon=0.5, mode="fast", **kw),
     "mean": lambda **kw: R.mean(VALS, lower=0, upper=10, epsilon=0.5, **kw),
+    "sum_axis0": lambda **kw: R.sum(np.ones((5, 3)), lower=0, upper=10, epsilon=0.5, axis=0,
+                                    **kw),
+    "quantiles_axis1": lambda **kw: R.quantiles(np.ones((2, 5)), [0.5], lower=0, upper=10,
+                                                epsilon=0.5, axis=1, **kw),
+
     "histogram": lambda **kw: R.histogram(VALS, 3, range=(0, 10), epsilon=0.5, **kw),
     "quantile": lambda **kw: R.quantile(VALS, 0.5, lower=0, upper=10, epsilon=0.5, **kw),
     "variance": lambda **kw: R.variance(VALS, lower=0, upper=10, epsilon=0.5, **kw),
@@ -142,6 +147,13 @@ def test_every_entry_point_charges_the_active_budget_once_as_if_explicit(name):
 def test_no_budget_anywhere_charges_nothing_and_runs(name):
     assert dpfast.active_budget() is None
     ENTRY_POINTS[name]()       # allowed: the caller accounts for it
+
+
+def test_axis_with_nothing_to_release_charges_nothing_even_when_active():
+    b = PrivacyBudget(1.0)
+    with b.active():
+        out = R.sum(np.ones((0, 3)), lower=0, upper=10, epsilon=0.5, axis=1)
+    assert np.shape(out) == (0,) and b.ledger == []
 
 
 def test_nesting_restores_the_outer_budget_even_after_an_exception():

@@ -49,7 +49,7 @@ def bench_rows(n=1_000_000, repeats=5):
          "numpy PCG64 random_raw", t_raw),
         ("secure Laplace mechanism", lambda: M.laplace_mechanism(x, epsilon=1.0),
          "numpy laplace", t_lap),
-        ("simulation Laplace noise", lambda: dr.laplace(1.0, out=out, rng=g),
+        ("simulation Laplace noise", lambda: dr.laplace(scale=1.0, out=out, rng=g),
          "numpy laplace", t_lap),
         ("exact discrete Laplace (scale 3)", lambda: dr.discrete_laplace(3, n, rng=g),
          "numpy laplace", t_lap),

@@ -386,7 +386,8 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: float, sensitivity: floa
                 "range of doubles")
         data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, 0.0, label)
-        return cast(Released, data + _random.laplace(scale, None if scalar else data.shape,
+        return cast(Released, data + _random.laplace(scale=scale,
+                                                     size=None if scalar else data.shape,
                                                      rng=gen, workers=nworkers))
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
@@ -494,8 +495,9 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: float, delta: float,
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
         _charge(budget, epsilon, delta, label)
-        return cast(Released, data + _random.gaussian(sigma, None if scalar else data.shape,
-                                                      rng=gen, workers=nworkers))
+        return cast(Released, data + _random.normal(scale=sigma,
+                                                    size=None if scalar else data.shape,
+                                                    rng=gen, workers=nworkers))
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))

@@ -543,7 +543,7 @@ class Vector(_dm.Vector):
             epsilon_p = self.epsilon / 2
         scale = self.data_sensitivity * 2 / epsilon_p
         rng = _rng(self)
-        direction = _random.gaussian(1.0, self.dimension, rng=rng)
+        direction = _random.normal(scale=1.0, size=self.dimension, rng=rng)
         noisy_norm = _random.gamma(self.dimension, scale, rng=rng) if scale > 0 else 0.0
         noise = direction / np.linalg.norm(direction, 2) * noisy_norm
         n = self.n
@@ -603,7 +603,7 @@ class Bingham(_dm.Bingham):
         log_m = -(dims - b) / 2 + dims / 2 * math.log(dims / b)
         rng = _rng(self)
         while True:
-            y = chol @ _random.gaussian(1.0, dims, rng=rng)
+            y = chol @ _random.normal(scale=1.0, size=dims, rng=rng)
             u = y / np.linalg.norm(y)
             log_ratio = -u @ a @ u + dims / 2 * math.log(u @ omega @ u) - log_m
             if math.log(_uniform_open(rng)) <= min(log_ratio, 0.0):

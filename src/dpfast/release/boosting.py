@@ -292,8 +292,8 @@ class BoostingForQueries:
                                             sensitivity=float(self.k), rng=self.rng,
                                             mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
-            noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
-                                                       distinct.size, rng=self.rng)
+            noisy = truth[distinct] + _random.normal(scale=math.sqrt(self.sigma2),
+                                                     size=distinct.size, rng=self.rng)
         else:
             # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14

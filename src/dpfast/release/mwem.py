@@ -232,8 +232,8 @@ class MWEM:
                                            rng=self.rng, mode=self.mode,
                                            budget=NO_BUDGET)   # charged in run
         if self.mode == "fast":
-            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
-                                             rng=self.rng)
+            return values + _random.normal(scale=math.sqrt(self.sigma2), size=values.shape,
+                                           rng=self.rng)
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
