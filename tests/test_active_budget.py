@@ -332,3 +332,13 @@ def test_no_budget_is_a_singleton_that_charges_nothing():
     assert type(dpfast.NO_BUDGET)() is dpfast.NO_BUDGET
     assert dpfast.NO_BUDGET.spend(1.0, 0.0, label="x") is None
     assert repr(dpfast.NO_BUDGET) == "dpfast.NO_BUDGET"
+
+
+def test_a_pandas_frame_by_column_is_one_charge_of_the_active_budget():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
+    b = PrivacyBudget(1.0)
+    with b.active():
+        out = R.mean(frame, lower=0, upper=10, epsilon=0.5, axis=0, label="means")
+    assert list(out.index) == ["a", "b"]
+    assert [(e.label, e.epsilon) for e in b.ledger] == [("means", 0.5)]
