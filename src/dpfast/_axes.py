@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
 from .grouped import _down
 
 __all__ = ["along", "is_pandas", "ChargeOnce"]
@@ -127,13 +128,15 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
             rest = moved.shape[:-1]
             flat = moved.reshape(math.prod(rest), moved.shape[-1])
     k = len(flat)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
+    # resolved once (None: the active budget), so the k releases are one charge
+    budget = _v.budget(budget)
     if k == 0:
         # nothing to release and nothing charged; the public arguments are still checked
         # (the result of this call on no records is discarded)
-        release(np.empty(0), epsilon=epsilon, budget=None, rng=gen, **kwargs)
+        release(np.empty(0), epsilon=epsilon, budget=NO_BUDGET, rng=gen, **kwargs)
     share = epsilon if k <= 1 else _down(Fraction(eps) / k)
-    spend = None if budget is None else ChargeOnce(budget, epsilon)
+    spend = NO_BUDGET if budget is None else ChargeOnce(budget, epsilon)
     results = [release(flat[i], epsilon=share, budget=spend, rng=gen, **kwargs)
                for i in range(k)]
     if rest is None:

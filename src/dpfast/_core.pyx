@@ -20,6 +20,7 @@ from numpy.random.bit_generator import ISeedSequence, SeedlessSeedSequence, Seed
 from dpfast._cdpf cimport *
 from . import _validation
 from ._errors import DPFastError, EntropyError, PrivacyParameterError
+from ._insecure import warn_rng as _warn_rng
 
 cnp.import_array()
 
@@ -370,6 +371,20 @@ def resolve_rng(rng):
     """The bit generator that ``rng=`` names (TypeError for anything else): mechanisms
     resolve it before charging a budget, so a bad ``rng`` never spends privacy."""
     return _resolve(rng)
+
+
+cpdef BitGenerator secure_rng(object rng):
+    """``resolve_rng`` for a secure mechanism: the same bit generator, plus an
+    :class:`~dpfast.InsecureRandomnessWarning` when it is predictable (a seeded or keyed
+    ChaCha20, any other numpy BitGenerator; a numpy Generator is judged by its bit
+    generator, so ``Generator(ChaCha20())`` is secure).  ``rng=None`` returns at the first
+    test, in C: the default path pays nothing for the check."""
+    if rng is None:
+        return default_rng()
+    cdef BitGenerator bg = _resolve(rng)
+    if not (isinstance(bg, ChaCha20) and (<ChaCha20>bg)._mode == DPF_CHACHA_OS):
+        _warn_rng(bg)
+    return bg
 
 
 cdef int _bind(BitGenerator bg, dpf_rng_t *r) except -1:

@@ -21,6 +21,8 @@ import numpy.typing as npt
 from . import _axes
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from .grouped import _down, _factorize
 
@@ -65,6 +67,8 @@ def _real_array(values: Any, name: str = "values") -> FloatArray:
 
 
 def _charge(budget: Any, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
 
@@ -76,7 +80,8 @@ def _exact_sum(ints: npt.NDArray[np.int64]) -> int:
 
 def _noisy_int(value: int, epsilon: float, sensitivity: float, gen: Any) -> int:
     from .mechanisms import laplace_mechanism
-    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen))
+    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen,
+                                 budget=NO_BUDGET))    # the release charged its whole cost
 
 
 def _check_int_noise(epsilon: float, sensitivity: float) -> None:
@@ -99,13 +104,15 @@ def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
 
 @overload
 def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-             ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...) -> float: ...
+             ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
+             label: str | None = ...) -> float: ...
 @overload
 def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-             ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...) -> Any: ...
+             ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
+             label: str | None = ...) -> Any: ...
 def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
              ddof: int = 0, axis: int | None = None, rng: Any = None,
-             budget: Any = None) -> Any:
+             budget: Any = None, label: str | None = None) -> Any:
     """The variance of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -124,7 +131,10 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: floa
         As in :func:`dpfast.releases.sum`: ``axis=0`` gives one variance per column, each
         with ``epsilon / k`` (they compose).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -161,7 +171,7 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: floa
     """
     if axis is not None or _axes.is_pandas(values):
         return _axes.along(variance, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           lower=lower, upper=upper, ddof=ddof)
+                           label=label, lower=lower, upper=upper, ddof=ddof)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     ddof = _v.integer("ddof", ddof, minimum=0, maximum=1)
@@ -170,9 +180,10 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: floa
     third = _down(Fraction(epsilon) / 3)          # the three shares never exceed epsilon
     for sens in (1, w, w * w):
         _check_int_noise(third, float(sens))
+    label = _label(label, "variance")
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "variance")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     x = finite_records(arr, lo, hi)
     q = np.clip(np.rint(x / step), qlo, qhi).astype(np.int64)
     h = 2 * q - (qlo + qhi)
@@ -192,19 +203,22 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: floa
 
 @overload
 def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-        ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...) -> float: ...
+        ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
+        label: str | None = ...) -> float: ...
 @overload
 def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-        ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...) -> Any: ...
+        ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
+        label: str | None = ...) -> Any: ...
 def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-        ddof: int = 0, axis: int | None = None, rng: Any = None, budget: Any = None) -> Any:
+        ddof: int = 0, axis: int | None = None, rng: Any = None, budget: Any = None,
+        label: str | None = None) -> Any:
     """The standard deviation of the clamped values: ``sqrt(variance(...))``.
 
     Same arguments (``axis=`` included), privacy (epsilon-DP; the square root is
     post-processing) and references as :func:`variance`; in ``[0, (upper - lower)/2]``.
     """
     var = variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
-                   axis=axis, rng=rng, budget=budget)
+                   axis=axis, rng=rng, budget=budget, label=label)
     return math.sqrt(var) if isinstance(var, float) else np.sqrt(var)
 
 
@@ -242,13 +256,14 @@ def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, ge
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
     idx: int = exponential_mechanism(scores, epsilon=eps, sensitivity=float(max(a, b - a)),
-                                     rng=gen)
+                                     rng=gen, budget=NO_BUDGET)   # charged by the caller
     return idx
 
 
 def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
               upper: float, epsilon: float, candidates: int | npt.ArrayLike = 1025,
-              axis: int | None = None, rng: Any = None, budget: Any = None) -> Any:
+              axis: int | None = None, rng: Any = None, budget: Any = None,
+              label: str | None = None) -> Any:
     """Several quantiles at once, sharing the budget, by recursive splitting.
 
     Parameters
@@ -269,7 +284,10 @@ def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
         (shape ``(len(qs), k)``, as ``np.quantile(a, qs, axis=0)``), each column with
         ``epsilon / k`` (they compose).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -311,8 +329,9 @@ def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
     if axis is not None or _axes.is_pandas(values):
         return _axes.along(quantiles, values, axis, epsilon=epsilon, budget=budget, rng=rng,
                            levels=_level_labels(qs), qs=qs, lower=lower, upper=upper,
-                           candidates=candidates)
-    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, "quantiles")
+                           candidates=candidates, label=label)
+    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget,
+                      _label(label, "quantiles"))
 
 
 def _level_labels(qs: Any) -> list[Any]:
@@ -329,7 +348,7 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: float,
     levels = _levels(qs)
     cand = _candidates(candidates, lo, hi)
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
     eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
@@ -359,7 +378,7 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: float,
 # ------------------------------------------------------------------ categorical counts
 
 def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
-           budget: Any = None) -> Any:
+           budget: Any = None, label: str | None = None) -> Any:
     """How many records fall in each of a public list of categories, with noise.
 
     Parameters
@@ -370,7 +389,10 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
         The public categories (distinct); never taken from the data.
     epsilon : float > 0
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -395,6 +417,7 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
     Dwork & Roth 2014, Example 3.2, Thm 3.8.  Ghosh, Roughgarden & Sundararajan, STOC 2009.
     """
     epsilon = _v.epsilon(epsilon)
+    label = _label(label, "counts")
     cats = list(categories) if not isinstance(categories, (str, bytes)) else None
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
@@ -410,15 +433,16 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
     arr = np.asarray(raw)
     if arr.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "counts")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
     pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
                       count=len(uniq))
     rec = pos[codes] if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
     from .mechanisms import laplace_mechanism
-    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen)
+    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen,
+                              budget=NO_BUDGET)   # charged above
     if is_pandas:
         import pandas as pd
         # pandas' value_counts: indexed by the categories, the index named as the data
@@ -431,7 +455,7 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
 
 def estimate_bounds(values: npt.ArrayLike, *, epsilon: float, quantile: float = 0.99,
                     smallest: float = 2.0 ** -10, largest: float = 2.0 ** 40, rng: Any = None,
-                    budget: Any = None) -> Bounds:
+                    budget: Any = None, label: str | None = None) -> Bounds:
     """**Spends budget**: private clamping bounds for :func:`sum`/:func:`mean` when you
     have none, by the exponential mechanism on a public log-scale grid.
 
@@ -448,7 +472,10 @@ def estimate_bounds(values: npt.ArrayLike, *, epsilon: float, quantile: float = 
         The public grid: ``0`` and ``±2^k`` for every power of two from ``smallest`` to
         ``largest`` (rounded outward to powers of two).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default ``"estimate_bounds"``).
 
     Returns
     -------
@@ -493,7 +520,7 @@ def estimate_bounds(values: npt.ArrayLike, *, epsilon: float, quantile: float = 
     pos = [math.ldexp(1.0, k) for k in range(k0, k1 + 1)]
     grid = np.array([-p for p in reversed(pos)] + [0.0] + pos)
     lo_q, hi_q = _quantiles(values, [1.0 - quantile, quantile], grid[0], grid[-1], epsilon,
-                            grid, rng, budget, "estimate_bounds")
+                            grid, rng, budget, _label(label, "estimate_bounds"))
     if not lo_q < hi_q:
         i = int(np.searchsorted(grid, hi_q))
         if i + 1 < grid.size:

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
+from ._active import resolve as _resolve_budget
 from ._errors import PrivacyParameterError  # noqa: F401  (re-exported for callers)
 
 _INF = math.inf
@@ -317,12 +318,12 @@ def choice(name: str, value: object, options: Sequence[str]) -> str:
 
 
 def budget(value):
-    """``None`` or an object with a callable ``spend(epsilon, delta, *, label=None)``
-    (:class:`dpfast.accounting.PrivacyBudget` or any ledger); ``TypeError`` otherwise."""
-    if value is not None and not callable(getattr(value, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(value).__name__}")
-    return value
+    """The budget a call charges (``dpfast._active.resolve``): ``None`` -> the active
+    budget of ``with budget.active():`` (or None when there is none), ``NO_BUDGET`` ->
+    None, else an object with a callable ``spend(epsilon, delta, *, label=None)``
+    (:class:`dpfast.accounting.PrivacyBudget` or any ledger); ``TypeError`` otherwise.
+    Resolve once per public call: a result of None means "charge nothing"."""
+    return _resolve_budget(value)
 
 
 def bounds(lower: object, upper: object) -> tuple[float, float]:

@@ -24,6 +24,8 @@ from numpy.random import BitGenerator
 
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._calibration import gaussian_sigma
 from ._errors import PrivacyParameterError
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
@@ -416,11 +418,13 @@ class _Plan:
         noisy: npt.NDArray[np.int64]
         if self.noise == "laplace":
             noisy = mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
-                                                 sensitivity=self.sens[name], rng=rng)
+                                                 sensitivity=self.sens[name], rng=rng,
+                                                 budget=NO_BUDGET)  # charged as a whole
         else:
             noisy = mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
                                                   delta=self.delta_f,
-                                                  l2_sensitivity=self.sens[name], rng=rng)
+                                                  l2_sensitivity=self.sens[name], rng=rng,
+                                                  budget=NO_BUDGET)
         return noisy
 
 
@@ -432,6 +436,7 @@ def grouped_release(
     max_partitions: int, max_contributions: int = 1, lower: Real | None = None,
     upper: Real | None = None, public_partitions: npt.ArrayLike | None = None,
     noise: str = "laplace", rng: RngLike = None, budget: SupportsSpend | None = None,
+    label: str | None = None,
 ) -> dict[str, npt.NDArray[Any]] | pd.DataFrame:
     """Count, sum and/or mean per partition, with per-unit contribution bounding.
 
@@ -474,7 +479,10 @@ def grouped_release(
         Drives the contribution sampling, the selection and the noise.
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged once, ``(epsilon, delta used)``, after validation and before the data is
-        read.
+        read.  None: the active budget (``with b.active():``), if any;
+        ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default ``"grouped_release"``).
 
     Returns
     -------
@@ -550,6 +558,8 @@ def grouped_release(
     l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
     linf = _v.integer("max_contributions", max_contributions, minimum=1, maximum=_MAX_BOUND)
     noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+    budget = _v.budget(budget)
+    label = _label(label, "grouped_release")
     need_values = "sum" in stats or "mean" in stats
     lo = hi = 0.0                   # (used only with values: sum and mean)
     if need_values:
@@ -573,11 +583,11 @@ def grouped_release(
     if n > _MAX_RECORDS:
         raise ValueError(f"at most {_MAX_RECORDS} records per call")
     as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if budget is not None:
         # the caller's own objects where the whole of them is spent (exact as given)
         budget.spend(epsilon, delta if plan.delta == dl else (
-            plan.delta if plan.delta else 0.0), label="grouped_release")
+            plan.delta if plan.delta else 0.0), label=label)
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)

@@ -59,6 +59,7 @@ from . import _validation as _v
 from . import mechanisms as _mech
 from . import random as _random
 from . import selection as _sel
+from ._active import NO_BUDGET
 from ._errors import DPFastError
 from ._typing import Real
 from .randomized_response import randomized_response as _rr
@@ -354,7 +355,9 @@ def make_noisy_max(input_domain: Domain, input_metric: Metric, output_measure: M
 
     def function(x: Any) -> int:
         scores = np.asarray(x, np.int64 if elem in _INT_RANGES else np.float64)
-        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic)
+        # OpenDP's privacy map accounts for the measurement: never dpfast's active budget
+        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic,
+                      budget=NO_BUDGET)
 
     if pure:
         def privacy_map(d_in: Any) -> float:
@@ -403,7 +406,7 @@ def make_randomized_response_bool(
             return bool(_random.bernoulli(Fraction(1, 2)))
     else:
         def function(x: Any) -> bool:
-            return bool(_rr(bool(x), epsilon=eps))
+            return bool(_rr(bool(x), epsilon=eps, budget=NO_BUDGET))
 
     def privacy_map(d_in: Any) -> float:
         return eps if d_in > 0 else 0.0

@@ -48,6 +48,7 @@ import numpy.typing as npt
 
 from . import _core
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._typing import BoolArray, F64Array, I64Array, PrivacyParam, RngLike, SupportsSpend
 
@@ -111,8 +112,10 @@ def _probs(t: int | None, k: int) -> tuple[float, float]:
 
 
 def _charge(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _truth_bits(truth: npt.ArrayLike) -> tuple[npt.NDArray[np.uint8], bool]:
@@ -136,12 +139,15 @@ def _as_output(bits: npt.NDArray[np.uint8], scalar: bool) -> bool | BoolArray:
 
 @overload
 def coin_response(truth: _Scalar, *, rng: RngLike = ...,
-                  budget: SupportsSpend | None = ...) -> bool: ...
+                  budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> bool: ...
 @overload
 def coin_response(truth: npt.NDArray[Any] | Sequence[Any], *, rng: RngLike = ...,
-                  budget: SupportsSpend | None = ...) -> BoolArray: ...
+                  budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> BoolArray: ...
 def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
-                  budget: SupportsSpend | None = None) -> bool | BoolArray:
+                  budget: SupportsSpend | None = None,
+                  label: str | None = None) -> bool | BoolArray:
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
     second coin and answer "yes" on heads, "no" on tails.
 
@@ -152,6 +158,9 @@ def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``ln 3`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -172,20 +181,24 @@ def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
     ----------
     Warner, "Randomized response", JASA 1965.  Dwork & Roth 2014, Sec. 3.2, Claim 3.5.
     """
+    label = _label(label, "coin_response")
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, math.log(3.0), "coin_response")
+    gen = _core.secure_rng(rng)
+    _charge(budget, math.log(3.0), label)
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
 @overload
 def randomized_response(truth: _Scalar, *, epsilon: PrivacyParam, rng: RngLike = ...,
-                        budget: SupportsSpend | None = ...) -> bool: ...
+                        budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> bool: ...
 @overload
 def randomized_response(truth: npt.NDArray[Any] | Sequence[Any], *, epsilon: PrivacyParam,
-                        rng: RngLike = ..., budget: SupportsSpend | None = ...) -> BoolArray: ...
+                        rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> BoolArray: ...
 def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: RngLike = None,
-                        budget: SupportsSpend | None = None) -> bool | BoolArray:
+                        budget: SupportsSpend | None = None,
+                  label: str | None = None) -> bool | BoolArray:
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
 
     Parameters
@@ -196,6 +209,9 @@ def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: Rng
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -220,22 +236,26 @@ def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: Rng
     ----------
     Warner 1965.  Dwork & Roth 2014, Sec. 3.2.
     """
+    label = _label(label, "randomized_response")
     epsilon = _v.epsilon(epsilon)
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, 2)
-    _charge(budget, epsilon, "randomized_response")
+    _charge(budget, epsilon, label)
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
 @overload
 def kary_response(values: int | np.integer[Any], k: int, *, epsilon: PrivacyParam,
-                  rng: RngLike = ..., budget: SupportsSpend | None = ...) -> int: ...
+                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> int: ...
 @overload
 def kary_response(values: npt.NDArray[Any] | Sequence[Any], k: int, *, epsilon: PrivacyParam,
-                  rng: RngLike = ..., budget: SupportsSpend | None = ...) -> I64Array: ...
+                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> I64Array: ...
 def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: RngLike = None,
-                  budget: SupportsSpend | None = None) -> int | I64Array:
+                  budget: SupportsSpend | None = None,
+                  label: str | None = None) -> int | I64Array:
     """k-ary randomized response on integer category codes ``0 .. k-1``.
 
     Each code is reported truthfully with probability ``e^eps/(e^eps + k - 1)``, else as one
@@ -253,6 +273,9 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -277,6 +300,7 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     Privacy", NeurIPS 2014 (k-ary RR).  Lemire, "Fast Random Integer Generation in an
     Interval", ACM TOMACS 2019.
     """
+    label = _label(label, "kary_response")
     epsilon = _v.epsilon(epsilon)
     k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     arr = np.asarray(values)
@@ -289,9 +313,9 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     if arr.dtype.kind == "u":
         arr = np.minimum(arr, np.uint64(k - 1))
     codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, k)
-    _charge(budget, epsilon, "kary_response")
+    _charge(budget, epsilon, label)
     out: I64Array = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
     return int(out.reshape(())) if scalar else out
 

@@ -13,7 +13,11 @@ rounding of the data enters the released value (Mironov 2012); the rounding is c
 the sensitivity.  ``mode="fast"`` uses float Laplace noise (simulation only).
 
 Each function charges ``budget.spend(epsilon, 0.0, label=...)`` once, after validation and
-before any noise is drawn.
+before any noise is drawn: ``budget=`` if given, else the active budget of an enclosing
+``with b.active():`` (none: nothing is charged, and you account for the release;
+``budget=dpfast.NO_BUDGET``: nothing even inside such a block).  ``label=`` names the
+charge (default: the function's name).  A predictable ``rng`` or ``mode="fast"`` warns
+(``dpfast.InsecureRandomnessWarning``).
 
 Non-finite records (one policy for every release; docs/security-model.md)
 --------------------------------------------------------------------------
@@ -55,7 +59,10 @@ import numpy.typing as npt
 
 from . import _axes
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from .selection import _common as _sel_common
 
@@ -71,13 +78,14 @@ _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 G
 
 
 def _mode(mode: str) -> str:
-    checked: str = _v.choice("mode", mode, ("secure", "fast"))
-    return checked
+    return _insecure.mode(mode)
 
 
 def _charge(budget: Any, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _mech() -> Any:
@@ -89,10 +97,12 @@ def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode:
     """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
     m = _mech()
     if mode == "secure":
-        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
+        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                                     budget=NO_BUDGET)      # the release charged its cost
     return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
                                if not np.isscalar(value) else float(cast(Any, value)),
-                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
+                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast",
+                               budget=NO_BUDGET)
 
 
 
@@ -127,7 +137,7 @@ def _grid_ints(arr: FloatArray, lo: float, hi: float, step: float, qlo: int,
 
 
 def count(data: Any, *, epsilon: float, rng: Any = None, mode: str = "secure",
-          budget: Any = None) -> int | float:
+          budget: Any = None, label: str | None = None) -> int | float:
     """The number of records in ``data`` (``len(data)``), with noise.
 
     Parameters
@@ -138,6 +148,10 @@ def count(data: Any, *, epsilon: float, rng: Any = None, mode: str = "secure",
     rng : None, ChaCha20, numpy BitGenerator or Generator
     mode : {"secure", "fast"}
     budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged ``(epsilon, 0)`` before any noise; None: the active budget
+        (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -161,22 +175,24 @@ def count(data: Any, *, epsilon: float, rng: Any = None, mode: str = "secure",
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "count")
     n = len(data)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "count")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     noisy: int | float = _int_release(int(n), epsilon, 1, gen, mode)
     return noisy
 
 
 @overload
 def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-        axis: None = ..., rng: Any = ..., mode: str = ..., budget: Any = ...) -> float: ...
+        axis: None = ..., rng: Any = ..., mode: str = ...,
+        budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
 def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float, axis: int,
-        rng: Any = ..., mode: str = ..., budget: Any = ...) -> Any: ...
+        rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
 def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
         axis: int | None = None, rng: Any = None, mode: str = "secure",
-        budget: Any = None) -> Any:
+        budget: Any = None, label: str | None = None) -> Any:
     """The sum of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -191,7 +207,7 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
         ``None``: every value is a record.  ``0``: rows are records, one sum per column
         (a DataFrame gives a Series indexed by its columns); ``1``: one sum per row.
         See the module docstring (the per-column sums compose).
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`; ``budget`` is charged ``(epsilon, 0)`` once.
 
     Returns
@@ -220,19 +236,20 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
     """
     if axis is not None or _axes.is_pandas(values):
         return _axes.along(sum, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           lower=lower, upper=upper, mode=mode)
+                           label=label, lower=lower, upper=upper, mode=mode)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "sum")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if mode == "fast":
-        _charge(budget, epsilon, "sum")
+        _charge(budget, epsilon, label)
         clamped = np.clip(arr, lo, hi)
         return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
                                   gen, "fast"))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
-    _charge(budget, epsilon, "sum")
+    _charge(budget, epsilon, label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
@@ -241,13 +258,14 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
 
 @overload
 def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
-         axis: None = ..., rng: Any = ..., mode: str = ..., budget: Any = ...) -> float: ...
+         axis: None = ..., rng: Any = ..., mode: str = ...,
+         budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
 def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float, axis: int,
-         rng: Any = ..., mode: str = ..., budget: Any = ...) -> Any: ...
+         rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
 def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
          axis: int | None = None, rng: Any = None, mode: str = "secure",
-         budget: Any = None) -> Any:
+         budget: Any = None, label: str | None = None) -> Any:
     """The mean of the values clamped to ``[lower, upper]``, with noise.
 
     Half of epsilon releases the count, half the sum of the values centred at the middle
@@ -263,7 +281,7 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
         of the k means gets ``epsilon / k``).
     axis : None or int
         As in :func:`sum`: ``axis=0`` gives one mean per column.
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -289,14 +307,15 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
     """
     if axis is not None or _axes.is_pandas(values):
         return _axes.along(mean, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           lower=lower, upper=upper, mode=mode)
+                           label=label, lower=lower, upper=upper, mode=mode)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "mean")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
-    _charge(budget, epsilon, "mean")
+    _charge(budget, epsilon, label)
     half = epsilon / 2.0
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
     centre: float | Fraction
@@ -323,7 +342,7 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
 
 def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: float,
               range: tuple[float, float] | None = None, rng: Any = None, mode: str = "secure",
-              budget: Any = None) -> tuple[Any, FloatArray]:
+              budget: Any = None, label: str | None = None) -> tuple[Any, FloatArray]:
     """Counts of the values in public bins, with noise on every bin.
 
     Parameters
@@ -337,7 +356,7 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
     epsilon : float
     range : (float, float), optional
         Required when ``bins`` is an int; public.
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -362,6 +381,7 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "histogram")
     edges: FloatArray
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
@@ -383,23 +403,24 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
         if edges.size > _MAX_BINS + 1:
             raise PrivacyParameterError(f"bins must have at most 2**28 bins; got {edges.size - 1}")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
-    _charge(budget, epsilon, "histogram")   # after the work that can fail, before any noise
+    _charge(budget, epsilon, label)   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 
 @overload
 def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
              candidates: int | npt.ArrayLike = ..., axis: None = ..., rng: Any = ...,
-             mode: str = ..., budget: Any = ...) -> float: ...
+             mode: str = ..., budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
 def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
              candidates: int | npt.ArrayLike = ..., axis: int, rng: Any = ...,
-             mode: str = ..., budget: Any = ...) -> Any: ...
+             mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
 def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
              candidates: int | npt.ArrayLike = 1025, axis: int | None = None,
-             rng: Any = None, mode: str = "secure", budget: Any = None) -> Any:
+             rng: Any = None, mode: str = "secure", budget: Any = None,
+             label: str | None = None) -> Any:
     """A q-quantile of the values, chosen by the exponential mechanism among public
     candidates.
 
@@ -417,7 +438,7 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
         candidate values themselves (public, sorted or not).
     axis : None or int
         As in :func:`sum`: ``axis=0`` gives one quantile per column (``epsilon / k`` each).
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`; ``mode`` is the exponential mechanism's.
 
     Returns
@@ -448,11 +469,13 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     """
     if axis is not None or _axes.is_pandas(values):
         return _axes.along(quantile, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           q=q, lower=lower, upper=upper, candidates=candidates, mode=mode)
+                           label=label, q=q, lower=lower, upper=upper, candidates=candidates,
+                           mode=mode)
     epsilon = _v.epsilon(epsilon)
     level = _v.probability("q", q)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "quantile")
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
         cand = np.linspace(lo, hi, k) if k > 1 else np.array([(lo + hi) / 2.0])
@@ -470,10 +493,10 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     scores = -np.abs((b - a) * less - a * greater)
     scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
                                                             rng, mode)
-    _charge(budget, epsilon, "quantile")
+    _charge(budget, epsilon, label)
     from .selection import exponential_mechanism
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
-                                mode=mode)
+                                mode=mode, budget=NO_BUDGET)   # charged above
     return float(cand[idx])
 
 

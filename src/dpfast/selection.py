@@ -26,9 +26,13 @@ Modes
 
 Budget
 ------
-Every function takes ``budget=None``.  If given, ``budget.spend(epsilon_total, 0.0,
-label=...)`` is called after the arguments are validated and before anything is drawn; if
-it raises (e.g. ``BudgetExceededError``) nothing is drawn.
+Every function takes ``budget=None``.  If given (or, when it is None, if a budget is
+active: ``with b.active():``), ``budget.spend(epsilon_total, 0.0, label=...)`` is called
+after the arguments are validated and before anything is drawn; if it raises (e.g.
+``BudgetExceededError``) nothing is drawn.  ``label=`` names the charge (default: the
+function's name); ``budget=dpfast.NO_BUDGET`` charges nothing.  Without any budget nothing
+is charged and you account for the release.  A predictable ``rng`` (seeded ChaCha20, numpy
+generator) or ``mode="fast"`` warns (``dpfast.InsecureRandomnessWarning``).
 """
 
 from __future__ import annotations
@@ -43,7 +47,10 @@ import numpy.typing as npt
 from numpy.random import BitGenerator
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
@@ -97,9 +104,11 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
 
 
 def _charge(budget: SupportsSpend | None, epsilon: float | Fraction, label: str) -> None:
-    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
+    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``).
+    ``budget`` is the caller's argument, resolved here once (None: the active budget)."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
@@ -112,11 +121,12 @@ def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: s
     mechanism.  Permute-and-flip and exponential- or Laplace-noise noisy max are not known
     to be BR and keep epsilon^2/2 (charged by ``spend``; OpenDP under-reported them,
     opendp#2911).  rho is exact: a Fraction."""
+    budget = _v.budget(budget)
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
         getattr(budget, "spend_rho")(_v.charged(epsilon) ** 2 / 8, label=label)
-    else:
-        _charge(budget, epsilon, label)
+    elif budget is not None:
+        budget.spend(epsilon, 0.0, label=label)
 
 
 def _dyadic_floor(gamma: Fraction) -> tuple[int, int]:
@@ -187,9 +197,9 @@ def _common(
     eps = _v.epsilon(epsilon)
     sens = _v.positive("sensitivity", sensitivity)
     mono = _flag("monotonic", monotonic)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+    mode = _insecure.mode(mode)
     arr = _scores(scores, mode)
-    bg = _core.resolve_rng(rng)
+    bg = _core.secure_rng(rng)
     return arr, eps, sens, mono, mode, bg
 
 
@@ -198,7 +208,7 @@ def _common(
 def exponential_mechanism(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
     monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None,
+    budget: SupportsSpend | None = None, label: str | None = None,
 ) -> int:
     """Choose candidate ``i`` with probability proportional to
     ``exp(epsilon * scores[i] / (2 * sensitivity))`` (``/ sensitivity`` when monotonic).
@@ -222,7 +232,10 @@ def exponential_mechanism(
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn; a zCDP
         :class:`~dpfast.accounting.PrivacyBudget` is charged ``rho = epsilon**2/8``
-        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.
+        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.  None: the active
+        budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -259,14 +272,15 @@ def exponential_mechanism(
     Differential Privacy", NeurIPS 2020.  Mironov, "On Significance of the Least
     Significant Bits for Differential Privacy", CCS 2012.
     """
+    label = _label(label, "exponential_mechanism")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+        _charge_bounded_range(budget, epsilon, label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+    _charge_bounded_range(budget, epsilon, label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -286,27 +300,27 @@ def report_noisy_max(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
     monotonic: bool = ..., noise: str = ..., return_value: Literal[False] = ...,
     value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
 ) -> int: ...
 @overload
 def report_noisy_max(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
     monotonic: bool = ..., noise: str = ..., return_value: Literal[True],
     value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
 ) -> tuple[int, float]: ...
 @overload
 def report_noisy_max(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
     monotonic: bool = ..., noise: str = ..., return_value: bool,
     value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
 ) -> int | tuple[int, float]: ...
 def report_noisy_max(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
     monotonic: bool = False, noise: str = "laplace", return_value: bool = False,
     value_epsilon: PrivacyParam | None = None, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None,
+    budget: SupportsSpend | None = None, label: str | None = None,
 ) -> int | tuple[int, float]:
     """Add independent noise to every score and report the index of the largest.
 
@@ -368,6 +382,7 @@ def report_noisy_max(
     Xiao, Zhang, "The Permute-and-Flip Mechanism is Identical to Report-Noisy-Max with
     Exponential Noise", 2021.
     """
+    label = _label(label, "report_noisy_max")
     if isinstance(noise, str) and noise == "gaussian":
         raise PrivacyParameterError(
             "noise must be 'laplace' or 'exponential'; report noisy max with Gaussian noise is "
@@ -384,7 +399,7 @@ def report_noisy_max(
     if return_value:
         _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
     total: float | Fraction = _v.charged(eps) + _v.charged(value_eps) if return_value else eps
-    _charge(budget, total, "report_noisy_max")
+    _charge(budget, total, label)
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
@@ -416,14 +431,15 @@ def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGen
     the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
     from .mechanisms import laplace_mechanism
     released: float = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
-                                        rng=rng, mode=mode)
+                                        rng=rng, mode=mode,
+                                        budget=NO_BUDGET)   # charged with the selection
     return released
 
 
 def permute_and_flip(
     scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
     monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None,
+    budget: SupportsSpend | None = None, label: str | None = None,
 ) -> int:
     """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random
     order and stop at candidate ``r`` with probability
@@ -439,7 +455,7 @@ def permute_and_flip(
 
     Parameters
     ----------
-    scores, epsilon, sensitivity, monotonic, rng, mode, budget
+    scores, epsilon, sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -466,10 +482,11 @@ def permute_and_flip(
     selection", NeurIPS 2020.  Ding et al., "The Permute-and-Flip Mechanism is Identical to
     Report-Noisy-Max with Exponential Noise", 2021.
     """
+    label = _label(label, "permute_and_flip")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    _charge(budget, epsilon, "permute_and_flip")
+    _charge(budget, epsilon, label)
     if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
@@ -479,7 +496,7 @@ def permute_and_flip(
 def top_k(
     scores: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
     monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None,
+    budget: SupportsSpend | None = None, label: str | None = None,
 ) -> I64Array:
     """The indices of k distinct candidates chosen by k rounds of the exponential mechanism
     ("peeling"), each with ``epsilon / k``, best first.
@@ -491,7 +508,7 @@ def top_k(
         1 <= k <= m.
     epsilon : float
         Total privacy parameter; each round uses ``epsilon / k``.
-    sensitivity, monotonic, rng, mode, budget
+    sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -522,11 +539,12 @@ def top_k(
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
+    label = _label(label, "top_k")
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
-        _charge(budget, epsilon, "top_k")
+        _charge(budget, epsilon, label)
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
-    _charge(budget, epsilon, "top_k")
+    _charge(budget, epsilon, label)
     return _core.topk_fast(arr, gamma, k, rng)

@@ -43,7 +43,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
@@ -252,10 +254,8 @@ def _value_range(value: Real | None) -> float | None:
 
 
 def _budget(budget: SupportsSpend | None) -> SupportsSpend | None:
-    if budget is not None and not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
-    return budget
+    """The budget the stream charges: resolved once (None: the active budget, if any)."""
+    return _v.budget(budget)
 
 
 # ------------------------------------------------------------------ the streams
@@ -268,20 +268,20 @@ class _SVTBase(_core._SVTStream):
         self, kind: str, threshold: Real, cutoff: int, epsilon: PrivacyParam,
         delta: PrivacyParam, sensitivity: Real, rng: RngLike, mode: str,
         budget: SupportsSpend | None, granularity: Real | None, constant_time: bool,
-        value_range: Real | None = None,
+        value_range: Real | None = None, label: str | None = None,
     ) -> None:
         """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
         _setup."""
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        label = _label(label, f"{kind}(cutoff={cutoff})")
         delta = _v.delta(delta)
         sigma, sigma_value = _calibration(kind, epsilon, delta, cutoff)
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})",
-                    value_range=value_range)
+                    sigma_value=sigma_value, label=label, value_range=value_range)
 
     def _setup(
         self, *, threshold: float, epsilon: float, delta: float, cutoff: int,
@@ -297,6 +297,7 @@ class _SVTBase(_core._SVTStream):
         numeric = sigma_value is not None
         noise: dict[str, Any]
         vrange = _value_range(value_range)
+        rng = _core.secure_rng(rng)          # warns for a predictable generator
         if mode == "secure":
             g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
                                                         granularity)
@@ -432,7 +433,7 @@ def _common(
     threshold = _v.finite("threshold", threshold)
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+    mode = _insecure.mode(mode)
     if not isinstance(constant_time, bool):
         raise TypeError(f"constant_time must be a bool; got {type(constant_time).__name__}")
     if constant_time and mode != "secure":
@@ -531,7 +532,8 @@ class AboveThreshold(_SVTBase):
     mode : {"secure", "fast"}
         ``"fast"`` is a simulation path that is not floating-point safe.
     budget : object with ``spend(epsilon, delta, *, label=None)``, optional
-        Charged with :attr:`privacy_cost` once, before any noise is drawn.
+        Charged with :attr:`privacy_cost` once, before any noise is drawn.  None: the
+        active budget (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
     granularity : float, optional
         Secure grid step g, a power of two.
     constant_time : bool, default False
@@ -542,6 +544,8 @@ class AboveThreshold(_SVTBase):
         coarsened, if needed, so that its range (2**61 steps) covers R.  Default: the
         secure grid's own range (about ``2.2e12 * sensitivity``), no clamp in fast mode.
         The value in force is :attr:`value_range`.
+    label : str, optional
+        Recorded with the charge (default ``"AboveThreshold"``).
 
     Privacy
     -------
@@ -580,15 +584,16 @@ class AboveThreshold(_SVTBase):
         self, threshold: Real, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
         rng: RngLike = None, mode: str = "secure", budget: SupportsSpend | None = None,
         granularity: Real | None = None, constant_time: bool = False,
-        value_range: Real | None = None,
+        value_range: Real | None = None, label: str | None = None,
     ) -> None:
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        label = _label(label, "AboveThreshold")
         sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
         self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label="AboveThreshold", value_range=value_range)
+                    sigma_value=None, label=label, value_range=value_range)
 
 
 class Sparse(_SVTBase):
@@ -611,6 +616,8 @@ class Sparse(_SVTBase):
         In [0, 1).
     sensitivity, rng, mode, budget, granularity, constant_time, value_range
         As for :class:`AboveThreshold`.
+    label : str, optional
+        Recorded with the charge (default ``"Sparse(cutoff=c)"``).
 
     Privacy
     -------
@@ -641,10 +648,10 @@ class Sparse(_SVTBase):
         self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
         sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
         budget: SupportsSpend | None = None, granularity: Real | None = None,
-        constant_time: bool = False, value_range: Real | None = None,
+        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
     ) -> None:
         self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time, value_range)
+                                mode, budget, granularity, constant_time, value_range, label)
 
 
 class NumericSparse(_SVTBase):
@@ -665,8 +672,8 @@ class NumericSparse(_SVTBase):
     ----------
     threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity
         As for :class:`Sparse`.
-    constant_time, value_range
-        As for :class:`Sparse`.  Query values -- and so the released values, up to their
+    constant_time, value_range, label
+        As for :class:`Sparse` (default label ``"NumericSparse(cutoff=c)"``).  Query values -- and so the released values, up to their
         noise -- are clamped to ``[-value_range, value_range]``; on the secure path the
         default range is the grid's (just below ``2**61 * granularity``, about
         ``2.2e12`` at sensitivity 1: a true 1e13 comes back near 2.2e12).  Pass a larger
@@ -709,8 +716,8 @@ class NumericSparse(_SVTBase):
         self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
         sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
         budget: SupportsSpend | None = None, granularity: Real | None = None,
-        constant_time: bool = False, value_range: Real | None = None,
+        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
     ) -> None:
         self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
                                 sensitivity, rng, mode, budget, granularity, constant_time,
-                                value_range)
+                                value_range, label)

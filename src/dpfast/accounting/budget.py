@@ -22,6 +22,7 @@ this rule (unit 2**1074) are read by :func:`legacy_state`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -32,6 +33,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple, NoReturn, TypeAlias, cast
 
 from .. import _validation as _v
+from .._active import activate as _activate
 from .._errors import BudgetExceededError, PrivacyParameterError
 from ._numeric import _up
 from .zcdp import zcdp_budget
@@ -615,6 +617,24 @@ class PrivacyBudget:
             return entry
 
     # ---- public API --------------------------------------------------------------------
+
+    def active(self) -> contextlib.AbstractContextManager[PrivacyBudget]:
+        """``with budget.active(): ...``: every mechanism called in the block without
+        ``budget=`` charges this budget (an explicit ``budget=`` still wins;
+        ``budget=dpfast.NO_BUDGET`` charges nothing).  Local to the thread and asyncio
+        task (a :class:`contextvars.ContextVar`): a new thread does not inherit it.
+        Blocks nest; leaving one restores the outer budget.  See :mod:`dpfast._active`.
+
+        >>> from dpfast.accounting import PrivacyBudget
+        >>> from dpfast.mechanisms import laplace_mechanism
+        >>> budget = PrivacyBudget(1.0)
+        >>> with budget.active():
+        ...     y = laplace_mechanism(42, epsilon=0.25)
+        >>> budget.spent.epsilon
+        0.25
+        """
+        return _activate(self)
+
 
     def spend(self, epsilon: object, delta: object = 0.0, *,
               label: str | None = None) -> LedgerEntry:

@@ -99,6 +99,7 @@ from .. import _core
 from .. import random as _random
 from .. import randomized_response as _rr
 from .. import selection as _sel
+from .._active import NO_BUDGET
 from ..random import ChaCha20
 
 require("diffprivlib", "diffprivlib")
@@ -389,7 +390,9 @@ def _select(scores: npt.NDArray[Any], epsilon: float, sensitivity: float, monoto
             rng: ChaCha20 | None, flip: bool) -> int:
     """Index drawn by dpfast's exact exponential mechanism (or permute-and-flip)."""
     fn = _sel.permute_and_flip if flip else _sel.exponential_mechanism
-    return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng)
+    # diffprivlib's own accountant charges its mechanisms: never dpfast's active budget
+    return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng,
+              budget=NO_BUDGET)
 
 
 def _best_only(utility: npt.NDArray[Any], rng: ChaCha20 | None) -> int:
@@ -427,7 +430,7 @@ class Exponential(_dm.Exponential):
             if np.all(w == w[0]):
                 return int(best[_uniform_index(best.size, rng)])
             return int(best[_sel.exponential_mechanism(
-                np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng)])
+                np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng, budget=NO_BUDGET)])
         c = 2 - self.monotonic
         shifted = u + c * self.sensitivity * np.log(m[keep]) / self.epsilon
         return int(keep[_select(shifted, self.epsilon, self.sensitivity, self.monotonic,
@@ -464,7 +467,8 @@ class ExponentialCategorical(_dm.ExponentialCategorical):
         # eps u / (2 D'), so D' = f D / 2 with u = -d
         f = 1 if self._balanced_tree else 2
         return targets[_sel.exponential_mechanism(
-            -dist, epsilon=self.epsilon, sensitivity=f * self._sensitivity / 2, rng=rng)]
+            -dist, epsilon=self.epsilon, sensitivity=f * self._sensitivity / 2, rng=rng,
+            budget=NO_BUDGET)]
 
 
 class ExponentialHierarchical(_dm.ExponentialHierarchical, ExponentialCategorical):

@@ -55,6 +55,7 @@ from .. import _core
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
+from .._active import NO_BUDGET
 
 require("pipeline_dp", "pipeline-dp")
 import pipeline_dp  # noqa: E402
@@ -275,7 +276,8 @@ def _exponential_apply(self: Any, eps: float, inputs_to_score_col: Sequence[Any]
     scores = np.array([f.score(k) for k in inputs_to_score_col], dtype=np.float64)
     _count("exponential")
     idx = _sel.exponential_mechanism(scores, epsilon=eps, sensitivity=f.global_sensitivity,
-                                     monotonic=bool(f.is_monotonic))
+                                     monotonic=bool(f.is_monotonic),
+                                     budget=NO_BUDGET)   # PipelineDP accounts for it
     return inputs_to_score_col[idx]
 
 

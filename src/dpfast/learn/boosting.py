@@ -25,6 +25,7 @@ from numpy.random import BitGenerator
 
 from .. import _core
 from .. import _validation as _v
+from .._active import NO_BUDGET
 from .._errors import NotFittedError, PrivacyParameterError
 from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from ..mechanisms import geometric_mechanism, laplace_mechanism
@@ -63,10 +64,11 @@ def _training_errors(votes: npt.NDArray[np.int64], y: npt.NDArray[np.int8], tie_
 
 
 def _rng(rng: Any) -> BitGenerator:
-    """An int seeds a reproducible ChaCha20 (tests only, not secure)."""
+    """An int seeds a reproducible ChaCha20 (tests only, not secure: it warns, as any
+    predictable generator does)."""
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
-        return ChaCha20(int(rng))
-    return _core.resolve_rng(rng)
+        rng = ChaCha20(int(rng))
+    return _core.secure_rng(rng)
 
 
 class PrivateBoostingClassifier(ParamsMixin):
@@ -114,6 +116,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         (tests only: anyone with the seed can undo the privacy).
     budget : object with ``spend(epsilon, delta, *, label)`` or None
         Charged the whole ``privacy_cost`` before the data are touched; never refunded.
+        None: the budget active when :meth:`fit` runs (``with b.active():``), if any.
     allow_uncertified : bool
         Must be True for ``variant="paper"``.
     record_nonprivate_diagnostics : bool
@@ -255,11 +258,12 @@ class PrivateBoostingClassifier(ParamsMixin):
                           "docs/learn.md)", UncertifiedPrivacyWarning, stacklevel=2)
         # The whole a-priori cost (docs/learn.md, Privacy), before any data-dependent step;
         # no refund.
-        if self.budget is not None:
+        budget = _v.budget(self.budget)     # None: the active budget at fit time, if any
+        if budget is not None:
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
                 label += f" (variant={self.variant}, UNCERTIFIED)"
-            self.budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
+            budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
         Z = encode(learner, cols)
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)
@@ -297,7 +301,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             err = _training_errors(votes, y, self.tie_break)    # step 3 (E1 fixed)
             if diag:
                 errs.append(err)
-            noisy_err = geometric_mechanism(err, epsilon=eps_test, rng=rng)
+            noisy_err = geometric_mechanism(err, epsilon=eps_test, rng=rng, budget=NO_BUDGET)
             noisy.append(noisy_err / m)
             if noisy_err <= gamma * m / 2.0:
                 reason = "test"
@@ -312,7 +316,8 @@ class PrivateBoostingClassifier(ParamsMixin):
                 lam = min(1.0, down * lam / w) * (1.0 - 2.0 ** -40)
                 U = min(float(m), up * U / w * (1.0 + 2.0 ** -40))
             else:                                               # step 5 (paper, uncertified)
-                target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng)
+                target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng,
+                                           budget=NO_BUDGET)
                 if target < ell or target >= m:
                     reason = "cap_out_of_range"
                     break
@@ -348,7 +353,8 @@ class PrivateBoostingClassifier(ParamsMixin):
         n_max = _acc.grid_size_bound(t, m, tau, alpha, c_grid)
         grid = _core.boost_grid(g_min, ratio, max(g_max, g_min), n_max)
         S = _core.boost_grid_sums(a, grid)
-        j = exponential_mechanism(-np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng)
+        j = exponential_mechanism(-np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng,
+                                  budget=NO_BUDGET)       # fit charged the whole cost
         return float(grid[j])
 
     # ------------------------------------------------------------ predict

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _validation as _v
+from .._active import NO_BUDGET
 from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam, RngLike
 from ..selection import exponential_mechanism
@@ -193,5 +194,7 @@ class DPStumpLearner(ParamsMixin):
         """Choose a stump from the k-tuple (Z_k, y_k) (encoded rows, labels in {-1, +1})
         by the exact exponential mechanism with score q and sensitivity 1."""
         eps = _v.epsilon(self.epsilon)
-        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng)
+        # charged as part of the booster's whole cost, never on its own
+        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng,
+                                  budget=NO_BUDGET)
         return self.candidate(j)
