@@ -56,7 +56,7 @@ class ChargeOnce:
         self._spent = False
 
     def spend(self, epsilon: Any, delta: Any, *, label: str | None = None) -> None:
-        if not self._spent:
+        if not self._spent and self._budget is not None:
             self._budget.spend(self._epsilon, 0.0, label=label)
             self._spent = True
 

@@ -109,7 +109,7 @@ def _releases(budget: PrivacyBudget) -> None:
     noisy = M.gaussian_mechanism(bins, epsilon=0.5, delta=DELTA, l2_sensitivity=1.0,
                                  budget=budget)
     _line("age histogram, 5 bins", "discrete Gaussian", 0.5, DELTA,
-          " ".join(str(int(v)) for v in noisy), " ".join(str(int(v)) for v in bins))
+          " ".join(str(int(v)) for v in np.asarray(noisy)), " ".join(str(int(v)) for v in bins))
 
     counts = rng.poisson(40, size=1000).astype(float)
     counts[[137, 512, 903]] += 200.0                                  # three heavy hitters
@@ -134,7 +134,7 @@ def demo() -> int:
     print(f"\nOne privacy budget for everything below: eps = {EPSILON}, delta = {DELTA:.0e}")
     _releases(budget)
     left = budget.remaining
-    print(f"\n  budget left: eps = {float(left.epsilon):.2f}, delta = {float(left.delta):.0e}")
+    print(f"\n  budget left: eps = {float(left.epsilon or 0.0):.2f}, delta = {float(left.delta or 0.0):.0e}")
     try:
         M.laplace_mechanism(1, epsilon=0.5, budget=budget)
     except dpfast.BudgetExceededError as e:

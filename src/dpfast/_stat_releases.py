@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,7 @@ from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from .grouped import _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
@@ -103,14 +104,14 @@ def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
 
 
 @overload
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
              ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
              label: str | None = ...) -> float: ...
 @overload
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
              ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
              label: str | None = ...) -> Any: ...
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
              ddof: int = 0, axis: int | None = None, rng: Any = None,
              budget: Any = None, label: str | None = None) -> Any:
     """The variance of the values clamped to ``[lower, upper]``, with noise.
@@ -202,14 +203,14 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: floa
 
 
 @overload
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
         ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
         label: str | None = ...) -> float: ...
 @overload
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
         ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
         label: str | None = ...) -> Any: ...
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
         ddof: int = 0, axis: int | None = None, rng: Any = None, budget: Any = None,
         label: str | None = None) -> Any:
     """The standard deviation of the clamped values: ``sqrt(variance(...))``.
@@ -217,8 +218,8 @@ def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
     Same arguments (``axis=`` included), privacy (epsilon-DP; the square root is
     post-processing) and references as :func:`variance`; in ``[0, (upper - lower)/2]``.
     """
-    var = variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
-                   axis=axis, rng=rng, budget=budget, label=label)
+    var: Any = variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
+                        axis=cast(int, axis), rng=rng, budget=budget, label=label)
     return math.sqrt(var) if isinstance(var, float) else np.sqrt(var)
 
 
@@ -261,7 +262,7 @@ def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, ge
 
 
 def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
-              upper: float, epsilon: float, candidates: int | npt.ArrayLike = 1025,
+              upper: float, epsilon: PrivacyParam, candidates: int | npt.ArrayLike = 1025,
               axis: int | None = None, rng: Any = None, budget: Any = None,
               label: str | None = None) -> Any:
     """Several quantiles at once, sharing the budget, by recursive splitting.
@@ -340,7 +341,7 @@ def _level_labels(qs: Any) -> list[Any]:
     return [qs] if np.ndim(qs) == 0 else list(np.ravel(np.asarray(qs, dtype=object)))
 
 
-def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: float,
+def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: PrivacyParam,
                candidates: int | npt.ArrayLike, rng: Any, budget: Any,
                label: str) -> FloatArray:
     epsilon = _v.epsilon(epsilon)
@@ -377,7 +378,7 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: float,
 
 # ------------------------------------------------------------------ categorical counts
 
-def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
+def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = None,
            budget: Any = None, label: str | None = None) -> Any:
     """How many records fall in each of a public list of categories, with noise.
 
@@ -436,6 +437,7 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
     gen = _core.secure_rng(rng)
     _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
+    assert uniq is not None                 # need_uniques=True always returns them
     pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
                       count=len(uniq))
     rec = pos[codes] if codes.size else codes
@@ -448,12 +450,12 @@ def counts(values: Any, categories: Any, *, epsilon: float, rng: Any = None,
         # pandas' value_counts: indexed by the categories, the index named as the data
         return pd.Series(noisy, index=pd.Index(cats, name=getattr(values, "name", None)),
                          name="count")
-    return {c: int(v) for c, v in zip(cats, noisy)}
+    return {c: int(v) for c, v in zip(cats, cast(npt.NDArray[np.int64], noisy))}
 
 
 # ------------------------------------------------------------------ bounds estimation
 
-def estimate_bounds(values: npt.ArrayLike, *, epsilon: float, quantile: float = 0.99,
+def estimate_bounds(values: npt.ArrayLike, *, epsilon: PrivacyParam, quantile: float = 0.99,
                     smallest: float = 2.0 ** -10, largest: float = 2.0 ** 40, rng: Any = None,
                     budget: Any = None, label: str | None = None) -> Bounds:
     """**Spends budget**: private clamping bounds for :func:`sum`/:func:`mean` when you

@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._active import resolve as _resolve_budget
-from ._errors import PrivacyParameterError  # noqa: F401  (re-exported for callers)
+from ._typing import SupportsSpend
+from ._errors import PrivacyParameterError as PrivacyParameterError  # re-exported
 
 _INF = math.inf
 _MAX = Fraction(sys.float_info.max)
@@ -317,7 +318,7 @@ def choice(name: str, value: object, options: Sequence[str]) -> str:
     _fail(name, "one of " + ", ".join(repr(o) for o in options), value)
 
 
-def budget(value):
+def budget(value: object) -> SupportsSpend | None:
     """The budget a call charges (``dpfast._active.resolve``): ``None`` -> the active
     budget of ``with budget.active():`` (or None when there is none), ``NO_BUDGET`` ->
     None, else an object with a callable ``spend(epsilon, delta, *, label=None)``

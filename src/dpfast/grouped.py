@@ -16,7 +16,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -415,7 +415,6 @@ class _Plan:
         self, name: str, ints: npt.NDArray[np.int64], rng: BitGenerator,
     ) -> npt.NDArray[np.int64]:
         from . import mechanisms
-        noisy: npt.NDArray[np.int64]
         if self.noise == "laplace":
             noisy = mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
                                                  sensitivity=self.sens[name], rng=rng,
@@ -425,7 +424,7 @@ class _Plan:
                                                   delta=self.delta_f,
                                                   l2_sensitivity=self.sens[name], rng=rng,
                                                   budget=NO_BUDGET)
-        return noisy
+        return cast(npt.NDArray[np.int64], noisy)
 
 
 # ------------------------------------------------------------------ the release

@@ -51,6 +51,7 @@ from . import random as _random
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from ._calibration import (
     classic_gaussian_sigma,
     discrete_gaussian_sigma,
@@ -281,7 +282,7 @@ def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibratio
 
 # ------------------------------------------------------------------ Laplace
 
-def laplace_mechanism(value: npt.ArrayLike, *, epsilon: float, sensitivity: float = 1.0,
+def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1.0,
                       rng: Rng = None, mode: str = "secure", granularity: float | None = None,
                       budget: Any = None, workers: int | None = None,
                       label: str | None = None) -> Released:
@@ -403,7 +404,7 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: float, sensitivity: floa
                                 scalar, nworkers), data, scalar)
 
 
-def geometric_mechanism(value: npt.ArrayLike, *, epsilon: float, sensitivity: float = 1,
+def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1,
                         rng: Rng = None, budget: Any = None,
                         label: str | None = None) -> Released:
     """Integer release with exact two-sided geometric (discrete Laplace) noise.
@@ -428,7 +429,7 @@ def geometric_mechanism(value: npt.ArrayLike, *, epsilon: float, sensitivity: fl
 
 # ------------------------------------------------------------------ Gaussian
 
-def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: float, delta: float,
+def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
                        l2_sensitivity: float = 1.0, calibration: str = "analytic",
                        rng: Rng = None, mode: str = "secure", granularity: float | None = None,
                        budget: Any = None, workers: int | None = None,
@@ -512,7 +513,7 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: float, delta: float,
                                 scalar, nworkers), data, scalar)
 
 
-def discrete_gaussian_mechanism(value: npt.ArrayLike, *, epsilon: float, delta: float,
+def discrete_gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
                                 l2_sensitivity: float = 1, rng: Rng = None,
                                 budget: Any = None, label: str | None = None) -> Released:
     """Integer release with exact discrete Gaussian noise: (epsilon, delta)-DP.

@@ -1013,6 +1013,7 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
         granularity = _v.positive("granularity", granularity)
     shape: tuple[int, ...] | None = _v.size(size)
     scalar = np.ndim(loc) == 0 and shape is None
+    x: float | npt.NDArray[np.float64]
     if scalar:
         x = _v.finite("loc", loc)
     else:

@@ -64,6 +64,7 @@ from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from .selection import _common as _sel_common
 
 __all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "quantiles",
@@ -136,7 +137,7 @@ def _grid_ints(arr: FloatArray, lo: float, hi: float, step: float, qlo: int,
     return ints
 
 
-def count(data: Any, *, epsilon: float, rng: Any = None, mode: str = "secure",
+def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "secure",
           budget: Any = None, label: str | None = None) -> int | float:
     """The number of records in ``data`` (``len(data)``), with noise.
 
@@ -184,13 +185,13 @@ def count(data: Any, *, epsilon: float, rng: Any = None, mode: str = "secure",
 
 
 @overload
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
         axis: None = ..., rng: Any = ..., mode: str = ...,
         budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float, axis: int,
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
         rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
         axis: int | None = None, rng: Any = None, mode: str = "secure",
         budget: Any = None, label: str | None = None) -> Any:
     """The sum of the values clamped to ``[lower, upper]``, with noise.
@@ -257,13 +258,13 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
 
 
 @overload
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
          axis: None = ..., rng: Any = ..., mode: str = ...,
          budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float, axis: int,
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
          rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
          axis: int | None = None, rng: Any = None, mode: str = "secure",
          budget: Any = None, label: str | None = None) -> Any:
     """The mean of the values clamped to ``[lower, upper]``, with noise.
@@ -340,7 +341,7 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: float,
     return float(min(max(float(centre + s_noisy / n_noisy), lo), hi))
 
 
-def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: float,
+def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: PrivacyParam,
               range: tuple[float, float] | None = None, rng: Any = None, mode: str = "secure",
               budget: Any = None, label: str | None = None) -> tuple[Any, FloatArray]:
     """Counts of the values in public bins, with noise on every bin.
@@ -410,14 +411,14 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: floa
 
 
 @overload
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
              candidates: int | npt.ArrayLike = ..., axis: None = ..., rng: Any = ...,
              mode: str = ..., budget: Any = ..., label: str | None = ...) -> float: ...
 @overload
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
              candidates: int | npt.ArrayLike = ..., axis: int, rng: Any = ...,
              mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: float,
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
              candidates: int | npt.ArrayLike = 1025, axis: int | None = None,
              rng: Any = None, mode: str = "secure", budget: Any = None,
              label: str | None = None) -> Any:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import Literal, overload
+from typing import Literal, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -430,10 +430,10 @@ def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGen
     """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
     the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
     from .mechanisms import laplace_mechanism
-    released: float = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
+    released = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
                                         rng=rng, mode=mode,
                                         budget=NO_BUDGET)   # charged with the selection
-    return released
+    return cast(float, released)
 
 
 def permute_and_flip(

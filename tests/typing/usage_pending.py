@@ -30,24 +30,30 @@ ages = np.array([31, 47, 25, 62, 38], dtype=np.int64)
 
 budget = PrivacyBudget(1.0, 1e-6)
 n = releases.count(ages, epsilon=0.25, budget=budget)
-assert_type(n, float)
+assert_type(n, int | float)
 avg = releases.mean(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(avg, float)
 total = releases.sum(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(total, float)
-hist = releases.histogram(ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25, budget=budget)
-assert_type(hist, npt.NDArray[np.float64])
+hist, edges = releases.histogram(ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25,
+                                 budget=budget)
+assert_type(edges, npt.NDArray[np.float64])
 assert_type(budget.remaining, PrivacyAmount)
 assert_type(budget.spent, PrivacyAmount)
 assert_type(budget.spend(0.1, 0.0, label="by hand"), dpfast.accounting.LedgerEntry)
 
 # ---------------------------------------------------------------- mechanisms (functions)
 
-assert_type(mechanisms.laplace_mechanism(3.5, epsilon=1.0, rng=rng), float)
+# a mechanism returns what its input is: an int or a float, or an int64 or float64 array
+released = mechanisms.laplace_mechanism(3.5, epsilon=1.0, rng=rng)
+assert_type(released, mechanisms.Released)
 noisy = mechanisms.laplace_mechanism(np.zeros(4), epsilon=1.0, rng=rng)
-assert_type(noisy, npt.NDArray[np.float64])
-assert_type(mechanisms.gaussian_mechanism(3.5, epsilon=1.0, delta=1e-6), float)
-assert_type(mechanisms.geometric_mechanism(12, epsilon=1.0), int)
+assert isinstance(noisy, np.ndarray)
+assert_type(noisy.astype(np.float64), npt.NDArray[np.float64])
+g = mechanisms.gaussian_mechanism(3.5, epsilon=1.0, delta=1e-6)
+assert isinstance(g, float)
+assert_type(g, float)
+assert_type(mechanisms.geometric_mechanism(12, epsilon=1.0), mechanisms.Released)
 
 # ---------------------------------------------------------------- mechanism objects
 

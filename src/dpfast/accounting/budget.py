@@ -555,7 +555,7 @@ class PrivacyBudget:
                 "spends (every copy would spend the same budget); use a shared ledger, "
                 "dpfast.ledger.open('sqlite:///path.db').budget(key, ...), in every process")
 
-    def __reduce__(self) -> NoReturn:
+    def __reduce__(self) -> tuple[Any, ...]:   # always raises: not picklable
         raise TypeError(
             "an in-memory PrivacyBudget cannot be pickled or copied: the copy would spend "
             "the same budget again; share a ledger-backed budget (dpfast.ledger), which "

@@ -45,11 +45,12 @@ def _params_json(filt: Filter) -> str:
                        for k, v in filt.params.items()}, sort_keys=True)
 
 
-def _legacy_params_json(epsilon, delta, rule, delta_prime, rho):
+def _legacy_params_json(epsilon: object, delta: object, rule: str, delta_prime: object,
+                        rho: object) -> str | None:
     """The params a dpfast before decimal parameters stored for these caps (a float at
     its binary value), so such a budget still opens when its caps are given again; it
     keeps its stored caps."""
-    def binary(v):
+    def binary(v: Any) -> Any:
         return Fraction(float(v)) if isinstance(v, (float, np.floating)) else v
     try:
         filt = Filter(binary(epsilon), binary(delta), rule, delta_prime=binary(delta_prime),
@@ -176,7 +177,8 @@ class Ledger:
         for r in rows[1:]:
             if r.kind in ("spend", "reserve"):
                 cost = _chain.parse_state(r.cost)
-                if cost != filt.cost((r.epsilon, r.delta, r.rho)):
+                if r.epsilon is None or r.delta is None or \
+                        cost != filt.cost((r.epsilon, r.delta, r.rho)):
                     problems.append(f"row {r.seq}: its cost does not match its amounts")
                 new = filt.admit(state, cost)
                 if new is None:

@@ -113,8 +113,8 @@ class SQLStore:
     def __init__(self, url: str) -> None:
         self.url = url
         self._lock = threading.RLock()
-        self._conn = None
-        self._gen = None
+        self._conn: Any = None
+        self._gen: int | None = None
         _STORES.add(self)
         with self.transaction(schema=True) as cur:
             self._ensure_schema(cur)
