@@ -432,3 +432,98 @@ int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep
     *Z = 1.0;
     return DPF_OK;
 }
+
+/* ---------------------------------------------------------------------------------
+ * General linear queries in compressed sparse rows (CSR): row i has the columns
+ * indices[indptr[i] .. indptr[i+1]) with weights vals[...] in [0, 1] (vals NULL: all 1,
+ * a 0/1 counting query).  The Python layer (dpfast.release.LinearWorkload) validated
+ * the weights; dpf_rel_csr_check re-checks what indexing depends on. */
+
+int dpf_rel_csr_check(int64_t N, size_t nq, const int64_t *indptr, const int32_t *indices)
+{
+    if (N < 1 || indptr[0] != 0)
+        return DPF_E_PARAM;
+    for (size_t i = 0; i < nq; i++)
+        if (indptr[i + 1] < indptr[i])
+            return DPF_E_PARAM;
+    for (int64_t j = 0; j < indptr[nq]; j++)
+        if (indices[j] < 0 || (int64_t)indices[j] >= N)
+            return DPF_E_PARAM;
+    return DPF_OK;
+}
+
+static inline double csr_dot(const double *w, const int64_t *indptr, const int32_t *indices,
+                             const double *vals, size_t i)
+{
+    const int64_t lo = indptr[i], hi = indptr[i + 1];
+    double s0 = 0.0, s1 = 0.0;
+    int64_t j = lo;
+    if (vals == NULL) {
+        for (; j + 1 < hi; j += 2) {
+            s0 += w[indices[j]];
+            s1 += w[indices[j + 1]];
+        }
+        if (j < hi)
+            s0 += w[indices[j]];
+    } else {
+        for (; j + 1 < hi; j += 2) {
+            s0 += vals[j] * w[indices[j]];
+            s1 += vals[j + 1] * w[indices[j + 1]];
+        }
+        if (j < hi)
+            s0 += vals[j] * w[indices[j]];
+    }
+    return s0 + s1;
+}
+
+void dpf_rel_csr_matvec(const double *w, size_t nq, const int64_t *indptr,
+                        const int32_t *indices, const double *vals, double *out)
+{
+    for (size_t i = 0; i < nq; i++)
+        out[i] = csr_dot(w, indptr, indices, vals, i);
+}
+
+int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr, const int32_t *indices,
+                    const double *vals, size_t nr, const int64_t *rows,
+                    const double *targets, int passes, double n, double *Z)
+{
+    if (N < 1 || !(n > 0.0))
+        return DPF_E_PARAM;
+    int64_t shape[1] = {N};
+    double z = *Z;
+    int since = 0;
+    for (int p = 0; p < passes; p++) {
+        for (size_t r = 0; r < nr; r++) {
+            const int64_t i = rows[r];
+            const int64_t lo = indptr[i], hi = indptr[i + 1];
+            double s = csr_dot(w, indptr, indices, vals, (size_t)i);
+            /* MWEM's step A(x) <- A(x) exp(q(x) (m - q(A)) / (2n)) (Hardt, Ligett,
+             * McSherry 2012, Alg. 1): a 0/1 row scales its support by one factor, a
+             * fractional row each cell by factor^q(x). */
+            double e = (targets[r] - n * s / z) / (2.0 * n);
+            e = e > 700.0 ? 700.0 : (e < -700.0 ? -700.0 : e);
+            if (vals == NULL) {
+                const double f = exp(e);
+                for (int64_t j = lo; j < hi; j++)
+                    w[indices[j]] *= f;
+                z += s * (f - 1.0);
+            } else {
+                double dz = 0.0;
+                for (int64_t j = lo; j < hi; j++) {
+                    const double old = w[indices[j]];
+                    const double nw = old * exp(e * vals[j]);
+                    w[indices[j]] = nw;
+                    dz += nw - old;
+                }
+                z += dz;
+            }
+            if (++since >= 256 || !(z > 1e-200 && z < 1e200)) {
+                rescale(w, 1, shape, &z);
+                since = 0;
+            }
+        }
+    }
+    rescale(w, 1, shape, &z);
+    *Z = z;
+    return DPF_OK;
+}

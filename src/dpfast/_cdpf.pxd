@@ -282,3 +282,15 @@ cdef extern from "dpfast/compat.h" nogil:
                                   size_t n, double lower, double upper)
     void dpf_gamma_fill(dpf_rng_t *r, double shape, double scale, double *out, size_t n)
     void dpf_uniform_fp_fill(dpf_rng_t *r, double *out, size_t n)
+
+from libc.stdint cimport int32_t
+
+cdef extern from "dpfast/release.h" nogil:
+    int dpf_rel_csr_check(int64_t N, size_t nq, const int64_t *indptr,
+                          const int32_t *indices)
+    void dpf_rel_csr_matvec(const double *w, size_t nq, const int64_t *indptr,
+                            const int32_t *indices, const double *vals, double *out)
+    int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr,
+                        const int32_t *indices, const double *vals, size_t nr,
+                        const int64_t *rows, const double *targets, int passes, double n,
+                        double *Z)

@@ -188,3 +188,79 @@ def rel_pmw_probe(_SVTStream stream, double est, double truth, double T, bint as
             if v2 == v2 and a != a:
                 a = -v2
     return a
+
+
+from libc.stdint cimport int32_t
+
+# General linear queries in CSR form (dpfast.release.LinearWorkload).  The wrappers
+# check everything an index depends on (C-side, O(nnz)), so a malformed matrix is an
+# error, never an out-of-bounds access.
+
+cdef int _rel_csr_args(Py_ssize_t N, const int64_t[::1] indptr, const int32_t[::1] indices,
+                       object vals) except -1:
+    cdef Py_ssize_t nq = indptr.shape[0] - 1
+    cdef int st
+    cdef const double[::1] v
+    if nq < 0 or N < 1:
+        raise ValueError("release: indptr needs at least one entry")
+    if indptr[nq] != indices.shape[0]:
+        raise ValueError("release: indptr[-1] must equal the number of indices")
+    if vals is not None:
+        v = vals
+        if v.shape[0] != indices.shape[0]:
+            raise ValueError("release: vals must have one entry per index")
+    if indices.shape[0] == 0:
+        return 0
+    with nogil:
+        st = dpf_rel_csr_check(<int64_t>N, <size_t>nq, &indptr[0], &indices[0])
+    if st != DPF_OK:
+        raise ValueError("release: malformed query rows (indptr or an index)")
+    return 0
+
+
+def rel_csr_matvec(const double[::1] w, const int64_t[::1] indptr,
+                   const int32_t[::1] indices, object vals, double[::1] out):
+    """out[i] = the weighted sum of w over row i (vals None: 0/1 rows)."""
+    cdef Py_ssize_t nq = indptr.shape[0] - 1
+    cdef const double[::1] v
+    cdef const double *vp = NULL
+    cdef const int32_t *ip = NULL
+    _rel_csr_args(w.shape[0], indptr, indices, vals)
+    if out.shape[0] != nq:
+        raise ValueError("release: out must have one entry per query")
+    if indices.shape[0]:
+        ip = &indices[0]
+        if vals is not None:
+            v = vals
+            vp = &v[0]
+    if nq == 0:
+        return
+    with nogil:
+        dpf_rel_csr_matvec(&w[0], <size_t>nq, &indptr[0], ip, vp, &out[0])
+
+
+def rel_mw_rows(double[::1] w, const int64_t[::1] indptr, const int32_t[::1] indices,
+                object vals, const int64_t[::1] rows, const double[::1] targets,
+                int passes, double n, double Z):
+    """MWEM's step on each listed row in turn, `passes` times; returns the new Z (1)."""
+    cdef Py_ssize_t nq = indptr.shape[0] - 1, r, nr = rows.shape[0]
+    cdef const double[::1] v
+    cdef const double *vp = NULL
+    cdef int st
+    cdef double z = Z
+    _rel_csr_args(w.shape[0], indptr, indices, vals)
+    if targets.shape[0] != nr:
+        raise ValueError("release: rows and targets must have the same length")
+    for r in range(nr):
+        if not (0 <= rows[r] < nq):
+            raise ValueError("release: a row is outside the workload")
+    if nr == 0 or passes <= 0 or indices.shape[0] == 0:
+        return z
+    if vals is not None:
+        v = vals
+        vp = &v[0]
+    with nogil:
+        st = dpf_rel_mw_rows(&w[0], <int64_t>w.shape[0], &indptr[0], &indices[0], vp,
+                             <size_t>nr, &rows[0], &targets[0], passes, n, &z)
+    _check(st)
+    return z

@@ -48,4 +48,21 @@ int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
 int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
                         const double *targets, double n, double *Z, double *scratch);
 
+/* General linear queries as compressed sparse rows: row i has the columns
+ * indices[indptr[i] .. indptr[i+1]) with weights vals[..] in [0, 1] (vals NULL: every
+ * weight 1).  DPF_E_PARAM unless indptr starts at 0, never decreases and every index
+ * lies in [0, N). */
+int dpf_rel_csr_check(int64_t N, size_t nq, const int64_t *indptr, const int32_t *indices);
+
+/* out[i] = sum_j vals[j] w[indices[j]] over row i, for the nq rows. */
+void dpf_rel_csr_matvec(const double *w, size_t nq, const int64_t *indptr,
+                        const int32_t *indices, const double *vals, double *out);
+
+/* MWEM's step on rows[0..nr) in turn (target targets[r]), `passes` times:
+ * est = n q.w / Z, w_x *= exp(q_x (target - est) / (2n)); Z tracks sum(w); w is
+ * renormalised as in dpf_rel_mw_cells.  N = length of w. */
+int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr, const int32_t *indices,
+                    const double *vals, size_t nr, const int64_t *rows,
+                    const double *targets, int passes, double n, double *Z);
+
 #endif

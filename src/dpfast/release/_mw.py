@@ -103,6 +103,15 @@ class MWState:
         self._since = 0
         self._tables.clear()
 
+    def fit_rows(self, workload, rows, targets, passes):
+        """MWEM's step on rows ``rows`` of a LinearWorkload in turn, ``passes`` times."""
+        self.Z = _core.rel_mw_rows(self.w, workload.indptr, workload.indices,
+                                   workload.values, np.asarray(rows, dtype=np.int64),
+                                   np.ascontiguousarray(targets, dtype=np.float64),
+                                   passes, self.n, self.Z)
+        self._since = 0
+        self._tables.clear()
+
     def fit_marginal(self, mask, targets):
         """MWEM's step on every measured (non-NaN) cell of one marginal."""
         if self._scratch is None or self._scratch.size < 2 * targets.size:

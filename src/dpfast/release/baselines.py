@@ -9,7 +9,7 @@ from .. import _core
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .cost import PrivacyCost, charge, check_budget
-from .workloads import MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload
 
 __all__ = ["laplace_per_query", "laplace_marginals", "gaussian_per_query",
            "gaussian_marginals", "marginal_sensitivity"]
@@ -18,14 +18,17 @@ __all__ = ["laplace_per_query", "laplace_marginals", "gaussian_per_query",
 def marginal_sensitivity(workload):
     """Exact (L1, L2) sensitivity of the vector of all cells of a set of marginals under
     add/remove-one neighbours: (m, sqrt(m)) -- a record adds 1 to one cell per marginal,
-    and the marginals of a workload are distinct attribute sets."""
+    and the marginals of a workload are distinct attribute sets.  For a
+    :class:`LinearWorkload`: the largest column sum and the root of the largest column
+    sum of squares (:meth:`LinearWorkload.sensitivity`)."""
     _workload(workload)
     return workload.sensitivity()
 
 
 def _workload(w):
-    if not isinstance(w, MarginalWorkload):
-        raise TypeError(f"workload must be a MarginalWorkload; got {type(w).__name__}")
+    if not isinstance(w, (MarginalWorkload, LinearWorkload)):
+        raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                        f"{type(w).__name__}")
     return w
 
 
@@ -79,7 +82,8 @@ def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
 
 def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
                       mode="secure", budget=None):
-    """Lap(m/ε) on every cell of the m marginals.
+    """Lap(m/ε) on every cell of the m marginals (for a :class:`LinearWorkload`,
+    Lap(Δ₁/ε) with Δ₁ its exact L1 sensitivity, the largest column sum).
 
     Privacy
     -------
@@ -125,7 +129,8 @@ def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budg
 
 def gaussian_marginals(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
                        mode="secure", budget=None):
-    """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m).
+    """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m)
+    (for a :class:`LinearWorkload`, the root of its largest column sum of squares).
     (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     _workload(workload)
     return _gaussian(workload, histogram, epsilon, delta, workload.sensitivity()[1],

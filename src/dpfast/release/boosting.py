@@ -15,7 +15,7 @@ from .. import selection as _sel
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload
 
 __all__ = ["BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
 
@@ -63,7 +63,9 @@ class BoostingForQueries:
 
     Parameters
     ----------
-    workload : MarginalWorkload
+    workload : MarginalWorkload or LinearWorkload
+        Marginal cells or a general [0, 1] query matrix (every query has sensitivity
+        ρ = 1 count).
     epsilon : float
         Total pure ε (init + T ε_base + sampling).
     n_public : float
@@ -121,8 +123,9 @@ class BoostingForQueries:
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
                  sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
                  noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
-        if not isinstance(workload, MarginalWorkload):
-            raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
+        if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
+            raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                            f"{type(workload).__name__}")
         self.workload = workload
         self.epsilon = _v.epsilon(epsilon)
         self.n_public = _v.positive("n_public", n_public)
@@ -294,8 +297,7 @@ class BoostingForQueries:
                 sigma2=self.sigma2, size=distinct.size, rng=self.rng)
         state = MWState(wl.domain, self.n_public, prior)
         if self.fit_passes:
-            state.fit_cells(wl.query_masks[distinct], wl.query_vals[distinct], noisy,
-                            self.fit_passes)
+            wl._fit_queries(state, distinct, noisy, self.fit_passes)
         counts = state.counts()
         if post is not None:
             # DRV Thm 5.3's small database: n' records drawn from A_t (post-processing)

@@ -16,7 +16,7 @@ from .. import selection as _sel
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload
 
 __all__ = ["MWEM", "MWEMResult"]
 
@@ -47,7 +47,9 @@ class MWEM:
 
     Parameters
     ----------
-    workload : MarginalWorkload
+    workload : MarginalWorkload or LinearWorkload
+        Marginal cells, or a general [0, 1] query matrix (each query changes by at most 1
+        per record, so the selection score and a measurement keep sensitivity 1).
     epsilon : float
         Total ε, including ``init``'s share.
     rounds : int
@@ -56,7 +58,8 @@ class MWEM:
         The public number of records n (never read from the data; erratum E5).
     unit : {"group", "query"}
         Measure a whole marginal per round (its cell vector has L1 sensitivity 1, so it
-        costs as much as one cell; smartnoise's "cuboids") or a single cell.
+        costs as much as one cell; smartnoise's "cuboids") or a single cell.  A
+        :class:`LinearWorkload` has no groups: both units measure one query.
     select : {"exponential", "gumbel", "permute_and_flip"}
         "exponential" and "gumbel" are the same law (the exact exponential mechanism on
         the secure path; Gumbel-max on the fast path).  "permute_and_flip" (McKenna &
@@ -118,8 +121,9 @@ class MWEM:
                  select="exponential", measure="laplace", delta=0.0, passes=10,
                  output="last", init=None, exclude_measured=True, rng=None, mode="secure",
                  budget=None):
-        if not isinstance(workload, MarginalWorkload):
-            raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
+        if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
+            raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                            f"{type(workload).__name__}")
         self.workload = workload
         self.epsilon = _v.epsilon(epsilon)
         self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 6)
@@ -189,7 +193,7 @@ class MWEM:
         state = MWState(wl.domain, n, prior)
         truth = wl.answer(histogram)
         group = self.unit == "group"
-        n_units = wl.m if group else wl.n_queries
+        n_units = wl.n_units if group else wl.n_queries
         measured = np.zeros(n_units, dtype=bool)
         sums = np.zeros(wl.n_queries)       # sum of measurements per query
         times = np.zeros(wl.n_queries)      # how many
@@ -245,13 +249,15 @@ class MWEM:
         """The new measurement once, then every measurement passes - 1 times
         (post-processing; repeated units use the mean of their measurements)."""
         units = np.flatnonzero(measured)
-        for p in range(self.passes):
-            todo = [first] if p == 0 else units
-            if group:
-                for g in todo:
+        if group and isinstance(wl, MarginalWorkload):
+            for p in range(self.passes):
+                for g in ([first] if p == 0 else units):
                     sl = wl.marginal_slice(g)
                     state.fit_marginal(int(wl.masks[g]), sums[sl] / times[sl])
-            else:
-                idx = np.asarray(todo, dtype=np.int64)
-                state.fit_cells(wl.query_masks[idx], wl.query_vals[idx],
-                                sums[idx] / times[idx], 1)
+            return
+        # one query per unit (a LinearWorkload's groups are its queries): the first
+        # pass applies the new measurement, then passes - 1 sweeps in one C call
+        first_idx = np.asarray([first], dtype=np.int64)
+        wl._fit_queries(state, first_idx, sums[first_idx] / times[first_idx], 1)
+        if self.passes > 1:
+            wl._fit_queries(state, units, sums[units] / times[units], self.passes - 1)

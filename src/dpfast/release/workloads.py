@@ -1,5 +1,6 @@
 """Workloads of linear queries over a :class:`~dpfast.release.Domain`: marginal-cell
-queries (all cells of a chosen set of marginals) and single cell queries.
+queries (all cells of a chosen set of marginals), single cell queries, and general
+[0, 1] query matrices (:class:`LinearWorkload`, compressed sparse rows).
 
 A marginal on attributes S is an axis reduction of the dense histogram; every record
 lies in exactly one cell of each marginal, so the vector of all cells of m marginals has
@@ -17,7 +18,7 @@ from .. import _core
 from .. import _validation as _v
 from .domain import Domain, shape64
 
-__all__ = ["CellQuery", "LinearQuery", "MarginalWorkload"]
+__all__ = ["CellQuery", "LinearQuery", "MarginalWorkload", "LinearWorkload"]
 
 
 class CellQuery:
@@ -187,6 +188,31 @@ class MarginalWorkload:
     def marginal_slice(self, g):
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
+    @property
+    def n_units(self) -> int:
+        """Measurement units of MWEM's ``unit="group"``: the m marginals."""
+        return self.m
+
+    def to_linear(self) -> "LinearWorkload":
+        """The same queries, in the same order, as a :class:`LinearWorkload` (0/1 rows;
+        ``m * |X|`` stored indices)."""
+        dom = self.domain
+        codes = np.unravel_index(np.arange(dom.size), dom.shape)
+        rows = np.empty(self.m * dom.size, dtype=np.int64)
+        for g, st in enumerate(self.marginals):
+            cell = (np.ravel_multi_index([codes[a] for a in st], self.cell_shapes[g])
+                    if st else np.zeros(dom.size, dtype=np.int64))
+            rows[g * dom.size:(g + 1) * dom.size] = self.offsets[g] + cell
+        order = np.argsort(rows, kind="stable")
+        cols = np.tile(np.arange(dom.size, dtype=np.int32), self.m)[order]
+        indptr = np.zeros(self.n_queries + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(np.bincount(rows, minlength=self.n_queries))
+        return LinearWorkload.from_csr(dom, indptr, cols)
+
+    def _fit_queries(self, state, idx, targets, passes):
+        """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
+        state.fit_cells(self.query_masks[idx], self.query_vals[idx], targets, passes)
+
     def answer(self, counts, out=None):
         """All ``|Q|`` answers on a histogram (a :class:`Histogram` or a float64 array of
         length ``domain.size``), in one planned set of strided reductions."""
@@ -199,6 +225,190 @@ class MarginalWorkload:
 
     def __repr__(self):
         return f"MarginalWorkload(m={self.m}, n_queries={self.n_queries})"
+
+
+class LinearWorkload:
+    """A workload of general linear queries: a public ``|Q| x |X|`` matrix with entries
+    in [0, 1] (0/1 for counting queries), stored as compressed sparse rows.
+
+    ``LinearWorkload(domain, matrix)`` takes a dense array of shape ``(|Q|, |X|)`` (or
+    ``(|Q|,) + domain.shape``) or a scipy.sparse matrix; :meth:`from_csr` takes the
+    sparse rows directly and :meth:`from_queries` a list of :class:`LinearQuery` /
+    :class:`CellQuery`.  The matrix is public: a non-real dtype is refused by type, an
+    entry outside [0, 1] (or non-finite), a wrong shape or an empty workload by value.
+
+    Each query changes by at most 1 when one record is added or removed (its weights lie
+    in [0, 1]).  The whole answer vector has the exact sensitivities of
+    :meth:`sensitivity`: L1 = the largest column sum, L2 = the square root of the largest
+    column sum of squares (adding a record at x adds column x).
+
+    Attributes
+    ----------
+    n_queries : int
+    indptr, indices, values
+        The rows: query i has the cells ``indices[indptr[i]:indptr[i+1]]`` with weights
+        ``values[...]`` (``values`` is None when every stored weight is 1).
+    binary : bool
+        True for 0/1 queries.
+    """
+
+    def __init__(self, domain, matrix):
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        if hasattr(matrix, "tocsr") and hasattr(matrix, "nnz"):       # scipy.sparse
+            csr = matrix.tocsr(copy=True)
+            if csr.ndim != 2 or csr.shape[1] != domain.size or csr.shape[0] < 1:
+                raise _v.PrivacyParameterError(
+                    f"matrix must have shape (|Q| >= 1, {domain.size}); got {csr.shape}")
+            csr.sum_duplicates()
+            data = _v.float_array("matrix", csr.data)
+            self._set(domain, np.asarray(csr.indptr, dtype=np.int64),
+                      np.asarray(csr.indices, dtype=np.int32), data)
+            return
+        arr = _v.float_array("matrix", matrix)
+        if arr.ndim == 1 + domain.ndim and arr.shape[1:] == domain.shape:
+            arr = arr.reshape(arr.shape[0], domain.size)
+        if arr.ndim != 2 or arr.shape[1] != domain.size or arr.shape[0] < 1:
+            raise _v.PrivacyParameterError(
+                f"matrix must have shape (|Q| >= 1, {domain.size}); got {arr.shape}")
+        _check_weights(arr)
+        rows, cols = np.nonzero(arr)
+        indptr = np.zeros(arr.shape[0] + 1, dtype=np.int64)
+        indptr[1:] = np.cumsum(np.bincount(rows, minlength=arr.shape[0]))
+        self._set(domain, indptr, cols.astype(np.int32), arr[rows, cols])
+
+    @classmethod
+    def from_csr(cls, domain, indptr, indices, values=None):
+        """From compressed sparse rows: query i has weights ``values[j]`` (all 1 if
+        ``values`` is None) on the cells ``indices[j]``, ``indptr[i] <= j < indptr[i+1]``.
+        A cell listed twice in one row is refused."""
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
+        ptr, idx = _int_array("indptr", indptr), _int_array("indices", indices)
+        nq = ptr.size - 1
+        if nq < 1 or ptr[0] != 0 or ptr[-1] != idx.size or (np.diff(ptr) < 0).any():
+            raise _v.PrivacyParameterError(
+                "indptr must start at 0, never decrease, end at len(indices) and describe "
+                "at least one query")
+        if idx.size and (idx.min() < 0 or idx.max() >= domain.size):
+            raise _v.PrivacyParameterError(f"indices must lie in [0, {domain.size})")
+        if values is None:
+            vals = np.ones(idx.size)
+        else:
+            vals = _v.float_array("values", values)
+            if vals.shape != idx.shape:
+                raise _v.PrivacyParameterError("values must have one entry per index")
+        rows = np.repeat(np.arange(nq), np.diff(ptr))
+        key = rows * domain.size + idx
+        if np.unique(key).size != key.size:
+            raise _v.PrivacyParameterError("a cell is listed twice in one query")
+        order = np.argsort(key, kind="stable")
+        obj = cls.__new__(cls)
+        obj._set(domain, ptr, idx[order].astype(np.int32), vals[order])
+        return obj
+
+    @classmethod
+    def from_queries(cls, domain, queries):
+        """From a sequence of :class:`LinearQuery` / :class:`CellQuery` over ``domain``."""
+        queries = list(queries)
+        if not queries:
+            raise _v.PrivacyParameterError("a workload needs at least one query")
+        ptr, idx, vals = [0], [], []
+        for q in queries:
+            if not isinstance(q, (LinearQuery, CellQuery)):
+                raise TypeError(f"queries must be LinearQuery or CellQuery; got "
+                                f"{type(q).__name__}")
+            if q.domain != domain:
+                raise _v.PrivacyParameterError("a query is over another domain")
+            if isinstance(q, LinearQuery):
+                cells = np.flatnonzero(q.weights)
+                w = q.weights[cells]
+            else:
+                sel = tuple(int(q.vals[a]) if q.mask >> a & 1 else slice(None)
+                            for a in range(domain.ndim))
+                cells = np.arange(domain.size).reshape(domain.shape)[sel].reshape(-1)
+                w = np.ones(cells.size)
+            idx.append(cells)
+            vals.append(w)
+            ptr.append(ptr[-1] + cells.size)
+        return cls.from_csr(domain, np.asarray(ptr, dtype=np.int64), np.concatenate(idx),
+                            np.concatenate(vals))
+
+    def _set(self, domain, indptr, indices, data):
+        _check_weights(data)
+        keep = data != 0.0
+        if not keep.all():                       # explicit zeros: drop them
+            counts = np.add.reduceat(keep.astype(np.int64), indptr[:-1]) * \
+                (np.diff(indptr) > 0)
+            indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            indices, data = indices[keep], data[keep]
+        self.domain = domain
+        self.n_queries = int(indptr.size - 1)
+        self.binary = bool((data == 1.0).all())
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices, dtype=np.int32)
+        self.values = None if self.binary else np.ascontiguousarray(data, dtype=np.float64)
+        for a in (self.indptr, self.indices) + ((self.values,) if not self.binary else ()):
+            a.flags.writeable = False
+        self.offsets = np.arange(self.n_queries + 1, dtype=np.int64)
+        # Exact sensitivities.  Column sums of 0/1 weights are exact integers; fractional
+        # ones are rounded up by a bound on the float sum's relative error.
+        col1 = np.bincount(self.indices, weights=data, minlength=domain.size)
+        col2 = np.bincount(self.indices, weights=data * data, minlength=domain.size)
+        up = 1.0 if self.binary else 1.0 + (self.n_queries + 2) * 2.0 ** -52
+        self._l1 = float(np.nextafter(col1.max() * up, np.inf)) if not self.binary \
+            else float(col1.max())
+        self._l2 = float(np.nextafter(math.sqrt(col2.max() * up), np.inf)) \
+            if not self.binary else math.sqrt(col1.max())
+
+    @property
+    def n_units(self):
+        """Measurement units of MWEM's ``unit="group"``: one per query."""
+        return self.n_queries
+
+    def marginal_slice(self, g):
+        """The queries of unit g: query g alone (a general workload has no groups)."""
+        return slice(g, g + 1)
+
+    def sensitivity(self):
+        """(L1, L2) sensitivity of the vector of all answers under add/remove-one
+        neighbours: the largest column sum and the root of the largest column sum of
+        squares (safe side); at most ``(|Q|, sqrt(|Q|))``."""
+        return self._l1, self._l2
+
+    def answer(self, counts, out=None):
+        """All ``|Q|`` answers on a histogram (a :class:`Histogram` or a float64 array of
+        length ``domain.size``): one sparse matrix-vector product in C."""
+        w = _as_counts(self.domain, counts)
+        if out is None:
+            out = np.empty(self.n_queries)
+        _core.rel_csr_matvec(w, self.indptr, self.indices, self.values, out)
+        return out
+
+    def _fit_queries(self, state, idx, targets, passes):
+        """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
+        state.fit_rows(self, idx, targets, passes)
+
+    def __repr__(self):
+        return (f"LinearWorkload(n_queries={self.n_queries}, nnz={self.indices.size}, "
+                f"binary={self.binary})")
+
+
+def _check_weights(arr):
+    if arr.size and not ((arr >= 0.0).all() and (arr <= 1.0).all()):
+        raise _v.PrivacyParameterError(
+            "query weights must lie in [0, 1] (the matrix is public; rescale it)")
+
+
+def _int_array(name, value):
+    arr = np.asarray(value)
+    if arr.ndim == 1 and arr.size == 0 and arr.dtype.kind in "iuf":   # [] is float64
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu" or arr.dtype == np.uint64 \
+            or arr.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D integer array no wider than int64; got "
+                        f"dtype {arr.dtype}, {arr.ndim} dimension(s)")
+    return arr.astype(np.int64)
 
 
 def _as_counts(domain, counts):
