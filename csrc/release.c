@@ -527,3 +527,177 @@ int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr, const int32_t *
     *Z = z;
     return DPF_OK;
 }
+
+/* ---------------------------------------------------------------------------------
+ * A reduction plan (see release.h): intermediates reduced from the histogram or from a
+ * larger intermediate, then every marginal from its smallest source.  Run forwards it
+ * answers a whole marginal workload; run backwards it applies a factor table per
+ * marginal to w with one sweep per plan root. */
+
+static void plan_src(const dpf_rel_plan_t *p, int k, int *nd, const int64_t **sh,
+                     int64_t *off)
+{
+    if (k < 0) {
+        *nd = p->ndim;
+        *sh = p->shape;
+        *off = -1;
+    } else {
+        *nd = p->sndim[k];
+        *sh = p->sshape + p->soff[k];
+        *off = p->toff[k];
+    }
+}
+
+static int64_t kept_size(int nd, const int64_t *sh, uint32_t keep, int *nk)
+{
+    int64_t s = 1;
+    *nk = 0;
+    for (int a = 0; a < nd; a++)
+        if ((keep >> a) & 1u) {
+            s *= sh[a];
+            (*nk)++;
+        }
+    return s;
+}
+
+int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
+{
+    if (p->ndim < 1 || p->ndim > DPF_REL_MAXDIM || p->nsteps < 0 || p->m < 1)
+        return DPF_E_PARAM;
+    for (int a = 0; a < p->ndim; a++)
+        if (p->shape[a] < 1)
+            return DPF_E_PARAM;
+    if (p->toff[0] != 0 || p->soff[0] != 0 || p->offsets[0] != 0)
+        return DPF_E_PARAM;
+    for (int k = 0; k < p->nsteps; k++) {
+        int nd, nk;
+        const int64_t *sh;
+        int64_t off;
+        if (p->parent[k] >= k || p->parent[k] < -1)
+            return DPF_E_PARAM;
+        plan_src(p, p->parent[k], &nd, &sh, &off);
+        if (nd < 32 && (p->keep[k] >> nd) != 0)
+            return DPF_E_PARAM;
+        int64_t s = kept_size(nd, sh, p->keep[k], &nk);
+        if (nk != p->sndim[k] || p->soff[k + 1] != p->soff[k] + nk ||
+            p->toff[k + 1] != p->toff[k] + s)
+            return DPF_E_PARAM;
+        /* the intermediate's shape is the kept part of its source's, in order */
+        int j = 0;
+        for (int a = 0; a < nd; a++)
+            if ((p->keep[k] >> a) & 1u && p->sshape[p->soff[k] + j++] != sh[a])
+                return DPF_E_PARAM;
+    }
+    if (p->toff[p->nsteps] > ntables)
+        return DPF_E_PARAM;
+    for (int g = 0; g < p->m; g++) {
+        int nd, nk;
+        const int64_t *sh;
+        int64_t off;
+        if (p->fsrc[g] >= p->nsteps || p->fsrc[g] < -1)
+            return DPF_E_PARAM;
+        plan_src(p, p->fsrc[g], &nd, &sh, &off);
+        if (nd < 32 && (p->fkeep[g] >> nd) != 0)
+            return DPF_E_PARAM;
+        if (p->offsets[g + 1] != p->offsets[g] + kept_size(nd, sh, p->fkeep[g], &nk))
+            return DPF_E_PARAM;
+    }
+    return p->offsets[p->m] == nout ? DPF_OK : DPF_E_PARAM;
+}
+
+int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
+                        double *out)
+{
+    int st = DPF_OK;
+    for (int k = 0; k < p->nsteps && st == DPF_OK; k++) {
+        int nd;
+        const int64_t *sh;
+        int64_t off;
+        plan_src(p, p->parent[k], &nd, &sh, &off);
+        st = dpf_rel_reduce(off < 0 ? w : tables + off, nd, sh, p->keep[k],
+                            tables + p->toff[k]);
+    }
+    for (int g = 0; g < p->m && st == DPF_OK; g++) {
+        int nd;
+        const int64_t *sh;
+        int64_t off;
+        plan_src(p, p->fsrc[g], &nd, &sh, &off);
+        st = dpf_rel_reduce(off < 0 ? w : tables + off, nd, sh, p->fkeep[g],
+                            out + p->offsets[g]);
+    }
+    return st;
+}
+
+int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
+                     int passes, double n, double *tables, double *est, double *f,
+                     uint8_t *touched)
+{
+    if (!(n > 0.0))
+        return DPF_E_PARAM;
+    const int64_t nq = p->offsets[p->m];
+    int first = -1;
+    for (int g = 0; g < p->m && first < 0; g++)
+        for (int64_t q = p->offsets[g]; q < p->offsets[g + 1]; q++)
+            if (targets[q] == targets[q]) {
+                first = g;
+                break;
+            }
+    if (first < 0 || passes < 1)
+        return DPF_OK;
+    for (int r = 0; r < passes; r++) {
+        int st = dpf_rel_plan_answer(p, w, tables, est);
+        if (st != DPF_OK)
+            return st;
+        /* every marginal sums to sum(w) */
+        double z = 0.0;
+        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
+            z += est[q];
+        if (!(z > 0.0))
+            return DPF_E_PARAM;
+        /* MWEM's factor exp((m - q(A))/(2n)) for every measured cell, all on the same
+         * iterate A (Hardt, Ligett, McSherry 2012, Alg. 1 step 3, applied jointly) */
+        for (int64_t q = 0; q < nq; q++)
+            f[q] = targets[q] == targets[q] ? mw_factor(targets[q], n * est[q] / z, n)
+                                            : 1.0;
+        /* one marginal partitions X: scaling its factors by 1/z rescales w to ~1 */
+        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
+            f[q] /= z;
+        for (int64_t t = 0; t < p->toff[p->nsteps]; t++)
+            tables[t] = 1.0;
+        memset(touched, 0, (size_t)(p->nsteps > 0 ? p->nsteps : 1));
+        for (int g = 0; g < p->m; g++) {
+            int live = 0;
+            for (int64_t q = p->offsets[g]; q < p->offsets[g + 1] && !live; q++)
+                live = targets[q] == targets[q];
+            if (!live)
+                continue;
+            int nd;
+            const int64_t *sh;
+            int64_t off;
+            plan_src(p, p->fsrc[g], &nd, &sh, &off);
+            st = dpf_rel_expand_mul(off < 0 ? w : tables + off, nd, sh, p->fkeep[g],
+                                    f + p->offsets[g]);
+            if (st != DPF_OK)
+                return st;
+            if (off >= 0)
+                touched[p->fsrc[g]] = 1;
+        }
+        for (int k = p->nsteps - 1; k >= 0; k--) {
+            if (!touched[k])
+                continue;
+            int nd;
+            const int64_t *sh;
+            int64_t off;
+            plan_src(p, p->parent[k], &nd, &sh, &off);
+            st = dpf_rel_expand_mul(off < 0 ? w : tables + off, nd, sh, p->keep[k],
+                                    tables + p->toff[k]);
+            if (st != DPF_OK)
+                return st;
+            if (off >= 0)
+                touched[p->parent[k]] = 1;
+        }
+    }
+    double z;
+    rescale(w, p->ndim, p->shape, &z);
+    return DPF_OK;
+}

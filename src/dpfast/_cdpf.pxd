@@ -294,3 +294,23 @@ cdef extern from "dpfast/release.h" nogil:
                         const int32_t *indices, const double *vals, size_t nr,
                         const int64_t *rows, const double *targets, int passes, double n,
                         double *Z)
+    ctypedef struct dpf_rel_plan_t:
+        int ndim
+        const int64_t *shape
+        int nsteps
+        const int32_t *parent
+        const uint32_t *keep
+        const int32_t *sndim
+        const int64_t *soff
+        const int64_t *sshape
+        const int64_t *toff
+        int m
+        const int32_t *fsrc
+        const uint32_t *fkeep
+        const int64_t *offsets
+    int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
+    int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
+                            double *out)
+    int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
+                         int passes, double n, double *tables, double *est, double *f,
+                         uint8_t *touched)

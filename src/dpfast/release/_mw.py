@@ -112,6 +112,12 @@ class MWState:
         self._since = 0
         self._tables.clear()
 
+    def renormalised(self):
+        """After a kernel left sum(w) = 1: reset the bookkeeping."""
+        self.Z = 1.0
+        self._since = 0
+        self._tables.clear()
+
     def fit_marginal(self, mask, targets):
         """MWEM's step on every measured (non-NaN) cell of one marginal."""
         if self._scratch is None or self._scratch.size < 2 * targets.size:

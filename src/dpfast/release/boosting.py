@@ -82,6 +82,11 @@ class BoostingForQueries:
     lam : float, optional
         λ in counts; default 2 k/ε_base (twice the base Laplace scale).
     fit_passes : int
+    fit : {"joint", "sequential"}
+        How NoisyFit's MW passes apply the noisy answers: ``"sequential"``, one query
+        after the other (the prototype of docs/release.md); ``"joint"`` (default), all
+        factors computed on the same iterate and applied in one sweep per pass (see
+        :class:`MWEM` ``replay``).  Post-processing either way.
     init : float, optional
         ε_init of a one-way-marginal warm start (the prior of every round's fit).
     round_to : int, optional
@@ -121,8 +126,9 @@ class BoostingForQueries:
     """
 
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
-                 sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
-                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
+                 sample_share=0.2, lam=None, fit_passes=20, fit="joint", init=None,
+                 round_to=None, noise="laplace", delta=0.0, rng=None, mode="secure",
+                 budget=None):
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -142,6 +148,7 @@ class BoostingForQueries:
             _v._fail("sample_share", "in (0, 1)", sample_share)
         self.sample_share = share
         self.fit_passes = _v.integer("fit_passes", fit_passes, minimum=0, maximum=10 ** 4)
+        self.fit = _v.choice("fit", fit, ("joint", "sequential"))
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
                                                                   minimum=1)
@@ -296,7 +303,11 @@ class BoostingForQueries:
             noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
                 sigma2=self.sigma2, size=distinct.size, rng=self.rng)
         state = MWState(wl.domain, self.n_public, prior)
-        if self.fit_passes:
+        if self.fit_passes and self.fit == "joint":
+            targets = np.full(wl.n_queries, np.nan)
+            targets[distinct] = noisy
+            wl._joint_fit(state, targets, self.fit_passes)
+        elif self.fit_passes:
             wl._fit_queries(state, distinct, noisy, self.fit_passes)
         counts = state.counts()
         if post is not None:

@@ -165,6 +165,7 @@ class MarginalWorkload:
         self.query_vals = vals
         self.query_masks = self.masks[self.query_marginal].astype(np.uint32)
         self._plan = _plan(domain.shape, sets)
+        self._cplan = _compile_plan(domain.shape, self._plan, self.offsets)
 
     @classmethod
     def k_way(cls, domain, k):
@@ -213,14 +214,28 @@ class MarginalWorkload:
         """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
         state.fit_cells(self.query_masks[idx], self.query_vals[idx], targets, passes)
 
+    def _joint_fit(self, state, targets, passes):
+        """``passes`` joint MW passes: every measured cell's factor
+        exp((target - n m(A)/Z)/(2n)) is computed on the same iterate A and all are
+        applied together (targets[q] NaN: not measured).  Post-processing; see
+        :class:`~dpfast.release.MWEM` ``replay``.
+
+        In C (``dpf_rel_mw_joint``): the reduction plan runs forwards for the marginals
+        of A, then backwards for the factors -- each marginal's factor table is folded
+        into the intermediate it was reduced from, each intermediate into its parent --
+        so A is swept once per plan root (four times on Adult's W2), not once per
+        measured marginal."""
+        _core.rel_mw_joint(self._cplan, state.w,
+                           np.ascontiguousarray(targets, dtype=np.float64), passes, state.n)
+        state.renormalised()
+
     def answer(self, counts, out=None):
         """All ``|Q|`` answers on a histogram (a :class:`Histogram` or a float64 array of
         length ``domain.size``), in one planned set of strided reductions."""
         w = _as_counts(self.domain, counts)
         if out is None:
             out = np.empty(self.n_queries)
-        _run_plan(self._plan, w, shape64(self.domain),
-                  [out[self.offsets[g]:self.offsets[g + 1]] for g in range(self.m)])
+        _core.rel_plan_answer(self._cplan, w, out)
         return out
 
     def __repr__(self):
@@ -389,6 +404,29 @@ class LinearWorkload:
         """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
         state.fit_rows(self, idx, targets, passes)
 
+    def _joint_fit(self, state, targets, passes):
+        """``passes`` joint MW passes (as :meth:`MarginalWorkload._joint_fit`): every
+        measured query's exponent (target - n q(A)/Z)/(2n) on the same iterate, then
+        A(x) *= exp(sum_q q(x) e_q) in one sweep."""
+        measured = ~np.isnan(targets)
+        if not measured.any() or passes < 1:
+            return
+        w, n = state.w, state.n
+        rows = np.repeat(np.arange(self.n_queries), np.diff(self.indptr))
+        vals = self.values if self.values is not None else np.ones(self.indices.size)
+        est = np.empty(self.n_queries)
+        e = np.zeros(self.n_queries)
+        for _ in range(passes):
+            self.answer(w, est)
+            z = float(w.sum())
+            e.fill(0.0)
+            np.subtract(targets, est * (n / z), out=e, where=measured)
+            e *= 1.0 / (2.0 * n)
+            logf = np.bincount(self.indices, weights=vals * e[rows], minlength=w.size)
+            np.clip(logf - math.log(z), -700.0, 700.0, out=logf)
+            w *= np.exp(logf)
+        state.renormalise()
+
     def __repr__(self):
         return (f"LinearWorkload(n_queries={self.n_queries}, nnz={self.indices.size}, "
                 f"binary={self.binary})")
@@ -478,14 +516,15 @@ def _plan(shape, sets):
     return steps, finals
 
 
-def _run_plan(plan, w, shape, outs):
+def _compile_plan(shape, plan, offsets):
+    """The plan as the flat arrays of dpf_rel_plan_t (checked in C once)."""
     steps, finals = plan
-    arrs = []
-    for parent, keep, shp in steps:
-        src, sshape = (w, shape) if parent < 0 else arrs[parent]
-        out = np.empty(int(np.prod(shp)))
-        _core.rel_reduce(src, sshape, keep, out)
-        arrs.append((out, shp))
-    for (k, keep), out in zip(finals, outs):
-        src, sshape = (w, shape) if k < 0 else arrs[k]
-        _core.rel_reduce(src, sshape, keep, out)
+    sshape = [np.asarray(shp, dtype=np.int64) for _, _, shp in steps]
+    sizes = [int(np.prod(x)) for x in sshape]
+    return _core.RelPlan(
+        np.asarray(shape, dtype=np.int64),
+        [p for p, _, _ in steps], [k for _, k, _ in steps], [x.size for x in sshape],
+        np.concatenate([[0], np.cumsum([x.size for x in sshape])]),
+        np.concatenate(sshape) if sshape else np.zeros(0, dtype=np.int64),
+        np.concatenate([[0], np.cumsum(sizes)]),
+        [k for k, _ in finals], [keep for _, keep in finals], offsets)
