@@ -340,7 +340,10 @@ def main():
         for way in (int(w) for w in args.ways.split(",")):
             methods = all_methods if way == 2 else args.w3_methods.split(",")
             if args.methods != "all":
-                methods = [m for m in methods if m in args.methods.split(",")]
+                # the faithful (sequential) orders run only when named
+                methods = [m for m in methods + ["mwem_group_warm_sequential",
+                                                 "boosting_warm_sequential"]
+                           if m in args.methods.split(",")]
             wl, rows = accuracy(way, methods, args.seeds, h, n)
             print_table(way, methods, rows, args.seeds)
             result[f"W{way}"] = {f"{k[0]}@{k[1]}": v for k, v in rows.items()}

@@ -95,6 +95,11 @@ class BoostingForQueries:
     noise : {"laplace", "gaussian"}, delta : float
         NoisyFit's noise.  ``"gaussian"`` (δ > 0) accounts in zCDP (erratum B6): see
         Privacy.
+    composition : {"basic", "advanced"}
+        How the k(T − 1) draws from D_t compose (``noise="laplace"``).  ``"advanced"``
+        needs ``delta > 0``: the draws are composed by advanced composition with
+        δ′ = delta (erratum B2 with B5's per-round ε_t), so μ -- and the error
+        bound λ + μ -- is smaller for the same (ε, δ); see Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
         the data is read.
@@ -112,6 +117,15 @@ class BoostingForQueries:
     ρ = zcdp_budget(ε, δ); μ is solved so that (k/8) Σ_t ε_t² is ``sample_share`` of
     ρ − ε_init²/2, and each NoisyFit adds discrete Gaussian noise of σ² = k/(2ρ_base)
     (L2 sensitivity √k); the total converts back to (ε, δ) (Bun & Steinke 2016).
+    ``composition="advanced"`` (erratum B2; DRV Thm 4.1's reading): (ε, δ)-DP with
+    ε = ε_init + T ε_base + ε′_sample, where the k draws of each round t ≥ 2 are
+    ε_t-DP with ε_t fixed in advance, so by heterogeneous advanced composition
+    (Dwork & Roth Thm 3.20 and its proof; :func:`dpfast.accounting.heterogeneous_advanced_composition`)
+    ε′_sample = sqrt(2 ln(1/δ) k Σ_t ε_t²) + k Σ_t ε_t (e^{ε_t} − 1) with δ′ = δ, or
+    the basic k Σ_t ε_t when that is smaller (pure, so it holds with any δ); μ is the
+    smallest (up to a bisection's resolution, rounded up) for which this is
+    ``sample_share`` of ε − ε_init.  The base runs and the warm start compose
+    basically, as in DRV Thm 4.1.
 
     Accuracy
     --------
@@ -127,8 +141,8 @@ class BoostingForQueries:
 
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
                  sample_share=0.2, lam=None, fit_passes=20, fit="joint", init=None,
-                 round_to=None, noise="laplace", delta=0.0, rng=None, mode="secure",
-                 budget=None):
+                 round_to=None, noise="laplace", delta=0.0, composition="basic", rng=None,
+                 mode="secure", budget=None):
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -160,7 +174,13 @@ class BoostingForQueries:
             raise _v.PrivacyParameterError("init must be < epsilon")
         self.noise = _v.choice("noise", noise, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
-        if (self.noise == "gaussian") != (self.delta > 0.0):
+        self.composition = _v.choice("composition", composition, ("basic", "advanced"))
+        if self.composition == "advanced":
+            if self.noise != "laplace" or self.delta == 0.0:
+                raise _v.PrivacyParameterError(
+                    "composition='advanced' needs noise='laplace' and delta > 0 (the δ′ "
+                    "of the draws)")
+        elif (self.noise == "gaussian") != (self.delta > 0.0):
             raise _v.PrivacyParameterError("noise='gaussian' needs delta > 0 and "
                                            "noise='laplace' needs delta = 0")
         rest = self.epsilon - eps_init
@@ -181,6 +201,8 @@ class BoostingForQueries:
             # (rounded up: a larger mu only lowers the sampling cost below share * rest)
             self.mu = (2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
                        * (1 + 2.0 ** -40))
+            if self.composition == "advanced":
+                self.mu = self._advanced_mu(share * rest)
         self.lam = (2.0 * self.k / self.eps_base if lam is None
                     else _v.nonnegative("lam", lam))
 
@@ -208,6 +230,41 @@ class BoostingForQueries:
         self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
                     else _v.nonnegative("lam", lam))
 
+    def _sample_epsilon(self, mu):
+        """ε of all the draws at a given μ (T > 1): basic, or under
+        ``composition="advanced"`` the smaller of basic and heterogeneous advanced
+        composition with δ′ = delta (B2 with B5's ε_t), rounded up."""
+        T, k = self.rounds, self.k
+        eps_t = [4.0 * self.alpha * (t - 1) * self.rho_q / mu for t in range(2, T + 1)]
+        basic = k * math.fsum(eps_t) * (1 + 2.0 ** -50)
+        if self.composition != "advanced":
+            return basic
+        # heterogeneous_advanced_composition of k copies of each ε_t, in closed form
+        # (no k(T-1)-long array): sqrt(2 ln(1/δ′) k Σ ε_t²) + k Σ ε_t (e^{ε_t} − 1)
+        if max(eps_t) > 50.0:            # far past any useful μ: vacuous
+            return basic
+        sq = k * math.fsum(e * e for e in eps_t)
+        drift = k * math.fsum(e * math.expm1(e) for e in eps_t)
+        adv = (math.sqrt(2.0 * -math.log(self.delta) * sq) + drift) * (1 + 2.0 ** -40)
+        return min(basic, adv)
+
+    def _advanced_mu(self, target):
+        """The smallest μ (to 2^-40 relative, rounded up) whose sampling ε is at most
+        ``target``: the sampling ε decreases in μ, and the basic μ already meets it."""
+        hi = self.mu
+        lo = hi * 1e-6
+        if self._sample_epsilon(lo) <= target:
+            return lo
+        for _ in range(60):
+            mid = math.sqrt(lo * hi)
+            if self._sample_epsilon(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+            if hi <= lo * (1 + 2.0 ** -40):
+                break
+        return hi
+
     def _eps_draw(self, t):
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
         return 0.0 if t == 1 else 4.0 * self.alpha * (t - 1) * self.rho_q / self.mu
@@ -221,7 +278,8 @@ class BoostingForQueries:
             parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
                 ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
-        e_sample = sum(k * self._eps_draw(t) for t in range(1, T + 1))
+        e_sample = (sum(k * self._eps_draw(t) for t in range(1, T + 1)) if T == 1 else
+                    self._sample_epsilon(self.mu))
         eps = e_init + T * self.eps_base + e_sample
         rho = (e_init ** 2 / 2.0 + T * self.eps_base ** 2 / 2.0
                + sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1)))
@@ -231,7 +289,8 @@ class BoostingForQueries:
         # differ from it by rounding, so the promised bound is epsilon itself
         up = 1 + 2.0 ** -40
         eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else eps * up
-        return PrivacyCost(eps, 0.0, rho * up, parts)
+        # advanced: (ε, δ) with δ = δ′ of the draws; the zCDP reading is unchanged
+        return PrivacyCost(eps, self.delta, rho * up, parts)
 
     def run(self, histogram, *, return_weights=False):
         """Charge the budget, then boost; returns :class:`BoostingResult`."""
