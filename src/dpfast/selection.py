@@ -492,3 +492,36 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
     _charge(budget, epsilon, "top_k")
     return _core.topk_fast(arr, gamma, k, rng)
+
+
+def exponential_mechanism_draws(scores, count, *, epsilon, sensitivity=1.0,
+                                monotonic=False, rng=None, mode="secure"):
+    """``count`` independent draws of :func:`exponential_mechanism` on the same scores,
+    validated and planned once (the same kernels and grid as ``count`` separate calls).
+
+    For the package's mechanisms that sample many times from one law (Boosting for
+    Queries draws k queries from D_t); not exported, and it takes no ``budget``: the
+    caller has charged the whole composition before calling.
+
+    Returns
+    -------
+    ndarray of int64, shape (count,)
+
+    Privacy
+    -------
+    Each draw is epsilon-DP (see :func:`exponential_mechanism`); the ``count`` draws
+    together are ``count * epsilon``-DP by basic composition (Dwork & Roth Thm 3.16).
+    """
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
+                                                         monotonic, rng, mode)
+    count = _v.integer("count", count, minimum=0, maximum=2 ** 40)
+    out = np.empty(count, dtype=np.int64)
+    if mode == "secure":
+        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+        for i in range(count):
+            out[i] = _core.em_secure(arr, inv_grid, g, s, rng)
+        return out
+    gamma = _fast_gamma(epsilon, sensitivity, monotonic)
+    for i in range(count):
+        out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng)
+    return out

@@ -331,19 +331,9 @@ class BoostingForQueries:
 
     def _em_draws(self, u, eps, sens):
         """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
-        sensitivity=sens): the same kernels and grid, validated and planned once for
-        the k draws instead of once per draw."""
-        out = np.empty(self.k, dtype=np.int64)
-        arr = _sel._scores(u, self.mode)
-        if self.mode == "secure":
-            inv_grid, g, s = _sel._grid(eps, sens, False, False)
-            for i in range(self.k):
-                out[i] = _core.em_secure(arr, inv_grid, g, s, self.rng)
-        else:
-            gamma = _sel._fast_gamma(eps, sens, False)
-            for i in range(self.k):
-                out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, self.rng)
-        return out
+        sensitivity=sens), validated and planned once for the k draws."""
+        return _sel.exponential_mechanism_draws(u, self.k, epsilon=eps, sensitivity=sens,
+                                                rng=self.rng, mode=self.mode)
 
     def _noisy_fit(self, histogram, truth, S, prior, post):
         """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
