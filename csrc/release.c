@@ -605,32 +605,311 @@ int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
     return p->offsets[p->m] == nout ? DPF_OK : DPF_E_PARAM;
 }
 
-int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
-                        double *out)
+/* row[t] *= c * F[0][t] * ... * F[nf-1][t], nf <= 4, in one loop (the tables never
+ * overlap the row: restrict lets the loop vectorise). */
+static void mul_rows(double *restrict row, int64_t L, double c, const double *const *F,
+                     int nf)
+{
+    const double *restrict f0 = nf > 0 ? F[0] : NULL;
+    const double *restrict f1 = nf > 1 ? F[1] : NULL;
+    const double *restrict f2 = nf > 2 ? F[2] : NULL;
+    const double *restrict f3 = nf > 3 ? F[3] : NULL;
+    switch (nf) {
+    case 0:
+        for (int64_t t = 0; t < L; t++)
+            row[t] *= c;
+        break;
+    case 1:
+        for (int64_t t = 0; t < L; t++)
+            row[t] *= c * f0[t];
+        break;
+    case 2:
+        for (int64_t t = 0; t < L; t++)
+            row[t] *= c * f0[t] * f1[t];
+        break;
+    case 3:
+        for (int64_t t = 0; t < L; t++)
+            row[t] *= c * f0[t] * f1[t] * f2[t];
+        break;
+    default:
+        for (int64_t t = 0; t < L; t++)
+            row[t] *= c * f0[t] * f1[t] * f2[t] * f3[t];
+    }
+}
+
+/* V[k][t] += row[t] for k < nv <= 4, in one loop (distinct tables, never the row). */
+static void add_rows(const double *restrict row, int64_t L, double *const *V, int nv)
+{
+    double *restrict v0 = V[0];
+    double *restrict v1 = nv > 1 ? V[1] : NULL;
+    double *restrict v2 = nv > 2 ? V[2] : NULL;
+    double *restrict v3 = nv > 3 ? V[3] : NULL;
+    switch (nv) {
+    case 1:
+        for (int64_t t = 0; t < L; t++)
+            v0[t] += row[t];
+        break;
+    case 2:
+        for (int64_t t = 0; t < L; t++) {
+            v0[t] += row[t];
+            v1[t] += row[t];
+        }
+        break;
+    case 3:
+        for (int64_t t = 0; t < L; t++) {
+            v0[t] += row[t];
+            v1[t] += row[t];
+            v2[t] += row[t];
+        }
+        break;
+    default:
+        for (int64_t t = 0; t < L; t++) {
+            v0[t] += row[t];
+            v1[t] += row[t];
+            v2[t] += row[t];
+            v3[t] += row[t];
+        }
+    }
+}
+
+/* One sweep over w for nr "root" tables over the full shape (root r keeps the mask
+ * keep[r]): if fac != NULL, w[x] *= prod_r fac[r][cell_r(x)] (fac[r] NULL: all ones);
+ * then, if val != NULL, val[r][cell_r(x)] += w[x] (val[r] zeroed by the caller; NULL:
+ * skipped).  Dimensions where every root agrees (kept or summed) are merged into blocks;
+ * the innermost block is a contiguous row of w, which each root either walks with
+ * stride 1 (kept) or sees as one cell (summed), so w is read and written once per sweep
+ * and every per-root loop runs on a row in L1.  rs: ndim * nr int64 of scratch,
+ * o: nr int64, inner: nr bytes. */
+static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
+                        const uint32_t *keep, double *const *fac, double *const *val,
+                        int64_t *rs, int64_t *o, uint8_t *inner)
+{
+    int64_t wst[DPF_REL_MAXDIM], len[DPF_REL_MAXDIM], ctr[DPF_REL_MAXDIM];
+    int last[DPF_REL_MAXDIM];          /* innermost dimension of each block */
+    for (int r = 0; r < nr; r++) {     /* C-order strides of each root's table */
+        int64_t s = 1;
+        for (int a = ndim - 1; a >= 0; a--) {
+            if ((keep[r] >> a) & 1u) {
+                rs[(size_t)a * nr + r] = s;
+                s *= shape[a];
+            } else {
+                rs[(size_t)a * nr + r] = 0;
+            }
+        }
+    }
+    int nb = 0;
+    int64_t s = 1;
+    int64_t dst[DPF_REL_MAXDIM];
+    for (int a = ndim - 1; a >= 0; a--) {
+        dst[a] = s;
+        s *= shape[a];
+    }
+    for (int a = 0; a < ndim; a++) {
+        int same = nb > 0;
+        for (int r = 0; r < nr && same; r++)
+            same = ((keep[r] >> a) & 1u) == ((keep[r] >> last[nb - 1]) & 1u);
+        if (same) {
+            len[nb - 1] *= shape[a];
+        } else {
+            len[nb] = shape[a];
+            nb++;
+        }
+        last[nb - 1] = a;
+        wst[nb - 1] = dst[a];
+    }
+    const int64_t L = len[nb - 1];
+    const int in = last[nb - 1];
+    for (int r = 0; r < nr; r++) {
+        inner[r] = (uint8_t)((keep[r] >> in) & 1u);
+        o[r] = 0;
+    }
+    int64_t ow = 0;
+    for (int b = 0; b < nb - 1; b++)
+        ctr[b] = 0;
+    for (;;) {
+        double *row = w + ow;
+        if (fac != NULL) {
+            /* the row's factor: a constant from the roots that sum the row, times up
+             * to four kept roots' factor runs per loop */
+            double c = 1.0;
+            const double *F[4];
+            int nf = 0;
+            for (int r = 0; r < nr; r++) {
+                if (fac[r] == NULL)
+                    continue;
+                if (!inner[r]) {
+                    c *= fac[r][o[r]];
+                    continue;
+                }
+                F[nf++] = fac[r] + o[r];
+                if (nf == 4) {
+                    mul_rows(row, L, c, F, nf);
+                    c = 1.0;
+                    nf = 0;
+                }
+            }
+            if (nf > 0 || c != 1.0)
+                mul_rows(row, L, c, F, nf);
+        }
+        if (val != NULL) {
+            double *V[4];
+            int nv = 0, summed = 0;
+            for (int r = 0; r < nr; r++) {
+                if (val[r] == NULL)
+                    continue;
+                if (!inner[r]) {
+                    summed = 1;
+                    continue;
+                }
+                V[nv++] = val[r] + o[r];
+                if (nv == 4) {
+                    add_rows(row, L, V, nv);
+                    nv = 0;
+                }
+            }
+            if (nv > 0)
+                add_rows(row, L, V, nv);
+            if (summed) {                 /* every summing root adds the same row sum */
+                const double rsum = run_sum(row, L);
+                for (int r = 0; r < nr; r++)
+                    if (val[r] != NULL && !inner[r])
+                        val[r][o[r]] += rsum;
+            }
+        }
+        /* odometer over the outer blocks */
+        int b = nb - 2;
+        for (; b >= 0; b--) {
+            const int a = last[b];
+            if (++ctr[b] < len[b]) {
+                ow += wst[b];
+                for (int r = 0; r < nr; r++)
+                    o[r] += rs[(size_t)a * nr + r];
+                break;
+            }
+            ctr[b] = 0;
+            ow -= wst[b] * (len[b] - 1);
+            for (int r = 0; r < nr; r++)
+                o[r] -= rs[(size_t)a * nr + r] * (len[b] - 1);
+        }
+        if (b < 0)
+            break;
+    }
+}
+
+/* The plan's roots: the intermediates and marginals reduced straight from w. */
+typedef struct {
+    int nr;
+    uint32_t *keep;
+    double **val;      /* where the sweep accumulates root r */
+    double **fac;      /* root r's factor table in a joint pass (NULL: all ones) */
+    int *step;         /* step k, or -1 - g for marginal g */
+    int64_t *rs, *o;
+    uint8_t *inner;
+} roots_t;
+
+static void roots_free(roots_t *R)
+{
+    free(R->keep);
+    free(R->val);
+    free(R->fac);
+    free(R->step);
+    free(R->rs);
+    free(R->o);
+    free(R->inner);
+}
+
+static int roots_init(roots_t *R, const dpf_rel_plan_t *p, double *vals, double *out)
+{
+    int nr = 0;
+    for (int k = 0; k < p->nsteps; k++)
+        nr += p->parent[k] < 0;
+    for (int g = 0; g < p->m; g++)
+        nr += p->fsrc[g] < 0;
+    const size_t n1 = (size_t)(nr > 0 ? nr : 1);
+    R->keep = malloc(n1 * sizeof(uint32_t));
+    R->val = malloc(n1 * sizeof(double *));
+    R->fac = malloc(n1 * sizeof(double *));
+    R->step = malloc(n1 * sizeof(int));
+    R->rs = malloc(n1 * (size_t)p->ndim * sizeof(int64_t));
+    R->o = malloc(n1 * sizeof(int64_t));
+    R->inner = malloc(n1);
+    if (!R->keep || !R->val || !R->fac || !R->step || !R->rs || !R->o || !R->inner) {
+        roots_free(R);
+        return DPF_E_NOMEM;
+    }
+    R->nr = 0;
+    for (int k = 0; k < p->nsteps; k++)
+        if (p->parent[k] < 0) {
+            R->keep[R->nr] = p->keep[k];
+            R->val[R->nr] = vals + p->toff[k];
+            R->step[R->nr++] = k;
+        }
+    for (int g = 0; g < p->m; g++)
+        if (p->fsrc[g] < 0) {
+            R->keep[R->nr] = p->fkeep[g];
+            R->val[R->nr] = out + p->offsets[g];
+            R->step[R->nr++] = -1 - g;
+        }
+    return DPF_OK;
+}
+
+/* One sweep: w *= the roots' factors (fac: R->fac, else nothing), then (if take) the
+ * roots of the new w into their tables. */
+static void roots_sweep(roots_t *R, const dpf_rel_plan_t *p, double *w, int apply,
+                        int take)
+{
+    if (take)
+        for (int r = 0; r < R->nr; r++) {
+            int nk;
+            memset(R->val[r], 0,
+                   (size_t)kept_size(p->ndim, p->shape, R->keep[r], &nk) * sizeof(double));
+        }
+    fused_sweep(w, p->ndim, p->shape, R->nr, R->keep, apply ? R->fac : NULL,
+                take ? R->val : NULL, R->rs, R->o, R->inner);
+}
+
+/* The rest of the plan from the roots: every intermediate, then every marginal. */
+static int plan_forward(const dpf_rel_plan_t *p, double *vals, double *out)
 {
     int st = DPF_OK;
     for (int k = 0; k < p->nsteps && st == DPF_OK; k++) {
+        if (p->parent[k] < 0)
+            continue;
         int nd;
         const int64_t *sh;
         int64_t off;
         plan_src(p, p->parent[k], &nd, &sh, &off);
-        st = dpf_rel_reduce(off < 0 ? w : tables + off, nd, sh, p->keep[k],
-                            tables + p->toff[k]);
+        st = dpf_rel_reduce(vals + off, nd, sh, p->keep[k], vals + p->toff[k]);
     }
     for (int g = 0; g < p->m && st == DPF_OK; g++) {
+        if (p->fsrc[g] < 0)
+            continue;
         int nd;
         const int64_t *sh;
         int64_t off;
         plan_src(p, p->fsrc[g], &nd, &sh, &off);
-        st = dpf_rel_reduce(off < 0 ? w : tables + off, nd, sh, p->fkeep[g],
-                            out + p->offsets[g]);
+        st = dpf_rel_reduce(vals + off, nd, sh, p->fkeep[g], out + p->offsets[g]);
     }
     return st;
 }
 
+int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
+                        double *out)
+{
+    roots_t R;
+    int st = roots_init(&R, p, tables, out);
+    if (st != DPF_OK)
+        return st;
+    /* apply = 0: w is only read */
+    roots_sweep(&R, p, (double *)w, 0, 1);
+    st = plan_forward(p, tables, out);
+    roots_free(&R);
+    return st;
+}
+
 int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
-                     int passes, double n, double *tables, double *est, double *f,
-                     uint8_t *touched)
+                     int passes, double n, double *vals, double *facs, double *est,
+                     double *f, uint8_t *touched)
 {
     if (!(n > 0.0))
         return DPF_E_PARAM;
@@ -644,16 +923,33 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
             }
     if (first < 0 || passes < 1)
         return DPF_OK;
-    for (int r = 0; r < passes; r++) {
-        int st = dpf_rel_plan_answer(p, w, tables, est);
+    roots_t R;
+    int st = roots_init(&R, p, vals, est);
+    if (st != DPF_OK)
+        return st;
+    uint8_t *live = malloc((size_t)p->m);
+    if (live == NULL) {
+        st = DPF_E_NOMEM;
+        goto done;
+    }
+    for (int g = 0; g < p->m; g++) {
+        live[g] = 0;
+        for (int64_t q = p->offsets[g]; q < p->offsets[g + 1] && !live[g]; q++)
+            live[g] = targets[q] == targets[q];
+    }
+    roots_sweep(&R, p, w, 0, 1);
+    for (int pass = 0; pass < passes; pass++) {
+        st = plan_forward(p, vals, est);
         if (st != DPF_OK)
-            return st;
+            goto done;
         /* every marginal sums to sum(w) */
         double z = 0.0;
         for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
             z += est[q];
-        if (!(z > 0.0))
-            return DPF_E_PARAM;
+        if (!(z > 0.0)) {
+            st = DPF_E_PARAM;
+            goto done;
+        }
         /* MWEM's factor exp((m - q(A))/(2n)) for every measured cell, all on the same
          * iterate A (Hardt, Ligett, McSherry 2012, Alg. 1 step 3, applied jointly) */
         for (int64_t q = 0; q < nq; q++)
@@ -662,42 +958,45 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
         /* one marginal partitions X: scaling its factors by 1/z rescales w to ~1 */
         for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
             f[q] /= z;
+        /* backwards: each marginal's factors into its source, each touched
+         * intermediate into its parent, down to the roots */
         for (int64_t t = 0; t < p->toff[p->nsteps]; t++)
-            tables[t] = 1.0;
+            facs[t] = 1.0;
         memset(touched, 0, (size_t)(p->nsteps > 0 ? p->nsteps : 1));
-        for (int g = 0; g < p->m; g++) {
-            int live = 0;
-            for (int64_t q = p->offsets[g]; q < p->offsets[g + 1] && !live; q++)
-                live = targets[q] == targets[q];
-            if (!live)
-                continue;
+        for (int g = 0; g < p->m && st == DPF_OK; g++) {
+            if (!live[g] || p->fsrc[g] < 0)
+                continue;                     /* all ones, or a root of the sweep */
             int nd;
             const int64_t *sh;
             int64_t off;
             plan_src(p, p->fsrc[g], &nd, &sh, &off);
-            st = dpf_rel_expand_mul(off < 0 ? w : tables + off, nd, sh, p->fkeep[g],
-                                    f + p->offsets[g]);
-            if (st != DPF_OK)
-                return st;
-            if (off >= 0)
-                touched[p->fsrc[g]] = 1;
+            st = dpf_rel_expand_mul(facs + off, nd, sh, p->fkeep[g], f + p->offsets[g]);
+            touched[p->fsrc[g]] = 1;
         }
-        for (int k = p->nsteps - 1; k >= 0; k--) {
-            if (!touched[k])
+        for (int k = p->nsteps - 1; k >= 0 && st == DPF_OK; k--) {
+            if (!touched[k] || p->parent[k] < 0)
                 continue;
             int nd;
             const int64_t *sh;
             int64_t off;
             plan_src(p, p->parent[k], &nd, &sh, &off);
-            st = dpf_rel_expand_mul(off < 0 ? w : tables + off, nd, sh, p->keep[k],
-                                    tables + p->toff[k]);
-            if (st != DPF_OK)
-                return st;
-            if (off >= 0)
-                touched[p->parent[k]] = 1;
+            st = dpf_rel_expand_mul(facs + off, nd, sh, p->keep[k], facs + p->toff[k]);
+            touched[p->parent[k]] = 1;
         }
+        if (st != DPF_OK)
+            goto done;
+        for (int r = 0; r < R.nr; r++) {
+            const int k = R.step[r];
+            R.fac[r] = k >= 0 ? (touched[k] ? facs + p->toff[k] : NULL)
+                              : (live[-1 - k] ? f + p->offsets[-1 - k] : NULL);
+        }
+        /* apply every factor in one sweep, and take the next pass's roots in it */
+        roots_sweep(&R, p, w, 1, pass + 1 < passes);
     }
     double z;
     rescale(w, p->ndim, p->shape, &z);
-    return DPF_OK;
+done:
+    roots_free(&R);
+    free(live);
+    return st;
 }

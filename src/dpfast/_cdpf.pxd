@@ -312,5 +312,5 @@ cdef extern from "dpfast/release.h" nogil:
     int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
                             double *out)
     int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
-                         int passes, double n, double *tables, double *est, double *f,
-                         uint8_t *touched)
+                         int passes, double n, double *vals, double *facs, double *est,
+                         double *f, uint8_t *touched)

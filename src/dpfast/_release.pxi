@@ -338,12 +338,13 @@ def rel_mw_joint(RelPlan plan, double[::1] w, const double[::1] targets, int pas
     """`passes` joint MW passes on the measured (non-NaN) targets; w ends normalised."""
     cdef int st
     cdef double[::1] tables = np.empty(max(plan.ntables, 1))
+    cdef double[::1] facs = np.empty(max(plan.ntables, 1))
     cdef double[::1] est = np.empty(plan.nout)
     cdef double[::1] f = np.empty(plan.nout)
     cdef uint8_t[::1] touched = np.empty(max(plan.p.nsteps, 1), dtype=np.uint8)
     if w.shape[0] != plan.size or targets.shape[0] != plan.nout:
         raise ValueError("release: array length does not match the plan")
     with nogil:
-        st = dpf_rel_mw_joint(&plan.p, &w[0], &targets[0], passes, n, &tables[0], &est[0],
-                              &f[0], &touched[0])
+        st = dpf_rel_mw_joint(&plan.p, &w[0], &targets[0], passes, n, &tables[0],
+                              &facs[0], &est[0], &f[0], &touched[0])
     _check(st)

@@ -98,12 +98,14 @@ int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables
 
 /* `passes` joint MW passes: every measured cell q (targets[q] not NaN) gets the factor
  * exp((targets[q] - n est_q / Z)/(2n)) computed on the same iterate, and all factors are
- * applied together by running the plan backwards (a marginal's factor table is folded
- * into its source intermediate, each touched intermediate into its parent).  w ends
- * normalised.  Scratch: tables (toff[nsteps] doubles), est and f (offsets[m] doubles),
- * touched (max(nsteps, 1) bytes). */
+ * applied together.  The plan's roots (what is reduced straight from w) are computed
+ * and the factors applied in one fused sweep over w per pass; the rest of the plan runs
+ * on the small tables, forwards for the marginals and backwards for the factors (a
+ * marginal's factor table is folded into its source, each touched intermediate into
+ * its parent).  w ends normalised.  Scratch: vals and facs (toff[nsteps] doubles each),
+ * est and f (offsets[m] doubles), touched (max(nsteps, 1) bytes). */
 int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
-                     int passes, double n, double *tables, double *est, double *f,
-                     uint8_t *touched);
+                     int passes, double n, double *vals, double *facs, double *est,
+                     double *f, uint8_t *touched);
 
 #endif

@@ -326,7 +326,9 @@ class BoostingForQueries:
         utility −cum and sensitivity 2(t−1)ρ/μ at ε_t = 4α(t−1)ρ/μ (so that
         ε_t u/(2Δ) = α u exactly).  Round 1: uniform (all utilities 0)."""
         if t == 1:
-            return self._em_draws(np.zeros(cum.size), 1.0, 1.0)
+            # D_1 is uniform (the exponential mechanism on equal scores): exact uniform
+            # integers, the same law without k passes over the candidates
+            return np.asarray(_core.uniform_below(cum.size, self.k, self.rng))
         return self._em_draws(-cum, self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu)
 
     def _em_draws(self, u, eps, sens):
