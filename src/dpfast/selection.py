@@ -494,8 +494,10 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     return _core.topk_fast(arr, gamma, k, rng)
 
 
-def exponential_mechanism_draws(scores, count, *, epsilon, sensitivity=1.0,
-                                monotonic=False, rng=None, mode="secure"):
+def exponential_mechanism_draws(scores: "np.typing.ArrayLike", count: int, *, epsilon: float,
+                                sensitivity: float = 1.0, monotonic: bool = False,
+                                rng: "object" = None,
+                                mode: str = "secure") -> "np.typing.NDArray[np.int64]":
     """``count`` independent draws of :func:`exponential_mechanism` on the same scores,
     validated and planned once (the same kernels and grid as ``count`` separate calls).
 

@@ -1,8 +1,10 @@
 """Boosting for Queries (Dwork, Rothblum, Vadhan 2010, Fig. 1 = Dwork & Roth Fig. 6.1)
 with the NoisyFit base synopsis generator (Dwork & Roth Sec. 6.2)."""
 
+from __future__ import annotations
+
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -16,16 +18,18 @@ from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload
+from .._errors import PrivacyParameterError
+from ._types import Budget, FloatArray, IntArray, Rng
 
 __all__ = ["BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
 
 
-def boosting_alpha(eta):
+def boosting_alpha(eta: float) -> float:
     """α = ½ ln((1 + 2η)/(1 − 2η)) (DRV 2010 Fig. 1)."""
     return 0.5 * math.log((1.0 + 2.0 * eta) / (1.0 - 2.0 * eta))
 
 
-def reweight(d, lam, mu):
+def reweight(d: FloatArray, lam: float, mu: float) -> FloatArray:
     """a = 1 if d ≤ λ, −1 if d ≥ λ + μ, else 1 − 2(d − λ)/μ: clip(1 − 2(d − λ)/μ, −1, 1)
     (DRV 2010 Fig. 1 step 2).  ``|a − a'| ≤ 2ρ/μ`` when ``|d − d'| ≤ ρ`` (Claim 4.4)."""
     if mu == math.inf:
@@ -40,9 +44,9 @@ class BoostingResult(NamedTuple):
     is *not* released by the mechanism, and is returned only for analysis when
     ``return_weights=True``, else None); ``privacy``: the cost."""
 
-    answers: np.ndarray
-    synopses: np.ndarray
-    weights: object
+    answers: FloatArray
+    synopses: FloatArray
+    weights: FloatArray | None
     privacy: PrivacyCost
 
 
@@ -139,10 +143,13 @@ class BoostingForQueries:
     (Fig. 1, Thm 4.1, Claims 4.3-4.4).  Dwork & Roth 2014, ch. 6.
     """
 
-    def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
-                 sample_share=0.2, lam=None, fit_passes=20, fit="joint", init=None,
-                 round_to=None, noise="laplace", delta=0.0, composition="basic", rng=None,
-                 mode="secure", budget=None):
+    def __init__(self, workload: MarginalWorkload | LinearWorkload, *, epsilon: float,
+                 n_public: float, rounds: int, k: int, eta: float = 0.2,
+                 sample_share: float = 0.2, lam: float | None = None,
+                 fit_passes: int = 20, fit: str = "joint", init: float | None = None,
+                 round_to: int | None = None, noise: str = "laplace", delta: float = 0.0,
+                 composition: str = "basic", rng: Rng = None, mode: str = "secure",
+                 budget: Budget = None) -> None:
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -151,7 +158,7 @@ class BoostingForQueries:
         self.n_public = _v.positive("n_public", n_public)
         self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 4)
         if self.rounds % 2 == 0:
-            raise _v.PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
+            raise PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
         self.k = _v.integer("k", k, minimum=1, maximum=10 ** 8)
         eta = _v.positive("eta", eta)
         if not eta < 0.5:
@@ -171,17 +178,17 @@ class BoostingForQueries:
         self.budget = check_budget(budget)
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
-            raise _v.PrivacyParameterError("init must be < epsilon")
+            raise PrivacyParameterError("init must be < epsilon")
         self.noise = _v.choice("noise", noise, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
         self.composition = _v.choice("composition", composition, ("basic", "advanced"))
         if self.composition == "advanced":
             if self.noise != "laplace" or self.delta == 0.0:
-                raise _v.PrivacyParameterError(
+                raise PrivacyParameterError(
                     "composition='advanced' needs noise='laplace' and delta > 0 (the δ′ "
                     "of the draws)")
         elif (self.noise == "gaussian") != (self.delta > 0.0):
-            raise _v.PrivacyParameterError("noise='gaussian' needs delta > 0 and "
+            raise PrivacyParameterError("noise='gaussian' needs delta > 0 and "
                                            "noise='laplace' needs delta = 0")
         rest = self.epsilon - eps_init
         T = self.rounds
@@ -206,16 +213,16 @@ class BoostingForQueries:
         self.lam = (2.0 * self.k / self.eps_base if lam is None
                     else _v.nonnegative("lam", lam))
 
-    def _gaussian_plan(self, eps_init, share, lam):
+    def _gaussian_plan(self, eps_init: float, share: float, lam: float | None) -> None:
         """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
         cost ρ_sample = (k/8) Σ_t ε_t² = 2kα²ρ_q² S/μ² with S = Σ_t (t−1)², set to
         share × the rest by μ; each NoisyFit gets ρ_base = (1 − share) × rest / T and
         discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
         T, k = self.rounds, self.k
         self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
-        rest = self.rho - eps_init ** 2 / 2.0
+        rest = cast(float, self.rho) - eps_init ** 2 / 2.0
         if not rest > 0.0:
-            raise _v.PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
+            raise PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
         S = (T - 1) * T * (2 * T - 1) / 6.0
         if T == 1:
             self.mu = math.inf
@@ -230,13 +237,13 @@ class BoostingForQueries:
         self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
                     else _v.nonnegative("lam", lam))
 
-    def _sample_epsilon(self, mu):
+    def _sample_epsilon(self, mu: float) -> float:
         """ε of all the draws at a given μ (T > 1): basic, or under
         ``composition="advanced"`` the smaller of basic and heterogeneous advanced
         composition with δ′ = delta (B2 with B5's ε_t), rounded up."""
         T, k = self.rounds, self.k
         eps_t = [4.0 * self.alpha * (t - 1) * self.rho_q / mu for t in range(2, T + 1)]
-        basic = k * math.fsum(eps_t) * (1 + 2.0 ** -50)
+        basic = float(k * math.fsum(eps_t) * (1 + 2.0 ** -50))
         if self.composition != "advanced":
             return basic
         # heterogeneous_advanced_composition of k copies of each ε_t, in closed form
@@ -246,9 +253,9 @@ class BoostingForQueries:
         sq = k * math.fsum(e * e for e in eps_t)
         drift = k * math.fsum(e * math.expm1(e) for e in eps_t)
         adv = (math.sqrt(2.0 * -math.log(self.delta) * sq) + drift) * (1 + 2.0 ** -40)
-        return min(basic, adv)
+        return min(basic, float(adv))
 
-    def _advanced_mu(self, target):
+    def _advanced_mu(self, target: float) -> float:
         """The smallest μ (to 2^-40 relative, rounded up) whose sampling ε is at most
         ``target``: the sampling ε decreases in μ, and the basic μ already meets it."""
         hi = self.mu
@@ -265,12 +272,12 @@ class BoostingForQueries:
                 break
         return hi
 
-    def _eps_draw(self, t):
+    def _eps_draw(self, t: int) -> float:
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
         return 0.0 if t == 1 else 4.0 * self.alpha * (t - 1) * self.rho_q / self.mu
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
         if self.noise == "gaussian":
@@ -292,7 +299,7 @@ class BoostingForQueries:
         # advanced: (ε, δ) with δ = δ′ of the draws; the zCDP reading is unchanged
         return PrivacyCost(eps, self.delta, rho * up, parts)
 
-    def run(self, histogram, *, return_weights=False):
+    def run(self, histogram: Histogram, *, return_weights: bool = False) -> BoostingResult:
         """Charge the budget, then boost; returns :class:`BoostingResult`."""
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
@@ -321,7 +328,7 @@ class BoostingForQueries:
             weights /= weights.sum()
         return BoostingResult(answers, synopses, weights, cost)
 
-    def _draw(self, cum, t):
+    def _draw(self, cum: FloatArray, t: int) -> IntArray:
         """k i.i.d. draws from D_t ∝ exp(−α Σ_{j<t} a_j): the exponential mechanism with
         utility −cum and sensitivity 2(t−1)ρ/μ at ε_t = 4α(t−1)ρ/μ (so that
         ε_t u/(2Δ) = α u exactly).  Round 1: uniform (all utilities 0)."""
@@ -331,13 +338,14 @@ class BoostingForQueries:
             return np.asarray(_core.uniform_below(cum.size, self.k, self.rng))
         return self._em_draws(-cum, self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu)
 
-    def _em_draws(self, u, eps, sens):
+    def _em_draws(self, u: FloatArray, eps: float, sens: float) -> IntArray:
         """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
         sensitivity=sens), validated and planned once for the k draws."""
-        return _sel.exponential_mechanism_draws(u, self.k, epsilon=eps, sensitivity=sens,
-                                                rng=self.rng, mode=self.mode)
+        return cast(IntArray, _sel.exponential_mechanism_draws(
+            u, self.k, epsilon=eps, sensitivity=sens, rng=self.rng, mode=self.mode))
 
-    def _noisy_fit(self, histogram, truth, S, prior, post):
+    def _noisy_fit(self, histogram: Histogram, truth: FloatArray, S: IntArray,
+                   prior: FloatArray | None, post: Any) -> FloatArray:
         """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
         wl = self.workload
         distinct = np.unique(S)

@@ -1,6 +1,10 @@
 """The privacy record every query-release mechanism exposes as ``privacy_cost``."""
 
-from typing import NamedTuple, Optional
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
+
+from ._types import Budget
 
 
 class PrivacyCost(NamedTuple):
@@ -16,10 +20,10 @@ class PrivacyCost(NamedTuple):
     epsilon: float
     delta: float
     rho: Optional[float]
-    parts: tuple = ()
+    parts: tuple[tuple[str, float], ...] = ()
 
 
-def charge(budget, cost, label):
+def charge(budget: Budget, cost: PrivacyCost, label: str) -> None:
     """Charge the whole cost once, before anything is drawn or read."""
     if budget is None:
         return
@@ -29,7 +33,7 @@ def charge(budget, cost, label):
     budget.spend(cost.epsilon, cost.delta, label=label)
 
 
-def check_budget(budget):
+def check_budget(budget: Budget) -> Any:
     if budget is not None and not callable(getattr(budget, "spend", None)):
         raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
                         f"method; got {type(budget).__name__}")

@@ -1,7 +1,9 @@
 """MWEM (Hardt, Ligett, McSherry 2012, "A Simple and Practical Algorithm for Differentially
 Private Data Release", NeurIPS)."""
 
-from typing import NamedTuple
+from __future__ import annotations
+
+from typing import Any, NamedTuple, cast
 
 import math
 
@@ -17,6 +19,8 @@ from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload
+from .._errors import PrivacyParameterError
+from ._types import Budget, FloatArray, Rng
 
 __all__ = ["MWEM", "MWEMResult"]
 
@@ -28,8 +32,8 @@ class MWEMResult(NamedTuple):
     ``privacy``: the :class:`PrivacyCost` charged."""
 
     histogram: Histogram
-    answers: np.ndarray
-    log: tuple
+    answers: FloatArray
+    log: tuple[tuple[int, int, FloatArray], ...]
     privacy: PrivacyCost
 
 
@@ -128,10 +132,13 @@ class MWEM:
     private data release, NeurIPS 2012.  Dwork & Roth 2014, §3.3-3.4, §4.2.
     """
 
-    def __init__(self, workload, *, epsilon, rounds, n_public, unit="group",
-                 select="exponential", measure="laplace", delta=0.0, passes=10,
-                 output="last", init=None, exclude_measured=True, replay="joint", rng=None,
-                 mode="secure", budget=None):
+    def __init__(self, workload: MarginalWorkload | LinearWorkload, *, epsilon: float,
+                 rounds: int, n_public: float, unit: str = "group",
+                 select: str = "exponential", measure: str = "laplace",
+                 delta: float = 0.0, passes: int = 10, output: str = "last",
+                 init: float | None = None, exclude_measured: bool = True,
+                 replay: str = "joint", rng: Rng = None, mode: str = "secure",
+                 budget: Budget = None) -> None:
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -153,39 +160,41 @@ class MWEM:
         self.budget = check_budget(budget)
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}")
         self.measure = _v.choice("measure", measure, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
         if self.measure == "laplace":
             if self.delta != 0.0:
-                raise _v.PrivacyParameterError("delta applies to measure='gaussian' only")
+                raise PrivacyParameterError("delta applies to measure='gaussian' only")
             self.eps_round = (self.epsilon - eps_init) / (2.0 * self.rounds)
             self.rho = None
         else:
             if self.delta == 0.0:
-                raise _v.PrivacyParameterError("measure='gaussian' needs delta > 0")
+                raise PrivacyParameterError("measure='gaussian' needs delta > 0")
             # the whole (ε, δ) as zCDP (Bun & Steinke 2016, Prop. 1.3 / CKS 2020 Cor. 13),
             # minus the warm start's ε_init²/2; half of each round's share to the
             # selection (ε_sel-bounded range: ε_sel²/8-zCDP), half to the Gaussian.
             self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
             rho_round = (self.rho - eps_init ** 2 / 2.0) / self.rounds
             if not rho_round > 0.0:
-                raise _v.PrivacyParameterError(
+                raise PrivacyParameterError(
                     "init's ε_init²/2 leaves no zCDP budget for the rounds")
             self.eps_round = math.sqrt(4.0 * rho_round) * (1 - 2.0 ** -40)
             # σ² = 1/(2 · ρ_round/2), rounded up
             self.sigma2 = (1.0 / rho_round) * (1 + 2.0 ** -40)
         if not self.eps_round > 0.0:
-            raise _v.PrivacyParameterError("epsilon / (2 rounds) underflows")
+            raise PrivacyParameterError("epsilon / (2 rounds) underflows")
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         e = self.eps_round
         eps_init = self.init or 0.0
         if self.measure == "gaussian":
-            parts = ((("init", eps_init),) if self.init else ()) + (
-                ("rho_per_round", (self.rho - eps_init ** 2 / 2.0) / self.rounds),)
+            rho_total = cast(float, self.rho)
+            parts: tuple[tuple[str, float], ...] = (
+                (("init", eps_init),) if self.init else ()) + (
+                ("rho_per_round", (rho_total - eps_init ** 2 / 2.0) / self.rounds),)
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         # basic composition; the sum is at most epsilon up to one rounding: report epsilon
         parts = ((("init", eps_init),) if self.init else ()) + (
@@ -193,7 +202,7 @@ class MWEM:
         rho = eps_init ** 2 / 2.0 + self.rounds * (e * e / 8.0 + e * e / 2.0)
         return PrivacyCost(self.epsilon, 0.0, rho * (1 + 2.0 ** -40), parts)
 
-    def run(self, histogram):
+    def run(self, histogram: Histogram) -> MWEMResult:
         """Charge the budget, then run T rounds on ``histogram``; returns
         :class:`MWEMResult`."""
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
@@ -234,30 +243,35 @@ class MWEM:
         synth = Histogram(wl.domain, n * dist)
         return MWEMResult(synth, wl.answer(synth.counts), tuple(log), cost)
 
-    def _measure(self, values):
+    def _measure(self, values: FloatArray) -> FloatArray:
         """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
         if self.measure == "laplace":
-            return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
-                                           rng=self.rng, mode=self.mode)
+            return cast(FloatArray, _mech.laplace_mechanism(
+                values, epsilon=self.eps_round, sensitivity=1.0, rng=self.rng,
+                mode=self.mode))
         if self.mode == "fast":
-            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
-                                             rng=self.rng)
+            return cast(FloatArray, values + _random.gaussian(
+                math.sqrt(self.sigma2), values.shape, rng=self.rng))
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
         base = np.floor(values)
-        return base + _random.discrete_gaussian(sigma2=self.sigma2, size=values.shape,
-                                                rng=self.rng)
+        return cast(FloatArray, base + _random.discrete_gaussian(
+            sigma2=self.sigma2, size=values.shape, rng=self.rng))
 
-    def _choose(self, scores):
+    def _choose(self, scores: FloatArray) -> int:
         # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
         if self.select == "permute_and_flip":
-            return _sel.permute_and_flip(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                         rng=self.rng, mode=self.mode)
-        return _sel.exponential_mechanism(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                          rng=self.rng, mode=self.mode)
+            return int(_sel.permute_and_flip(scores, epsilon=self.eps_round,
+                                             sensitivity=1.0, rng=self.rng,
+                                             mode=self.mode))
+        return int(_sel.exponential_mechanism(scores, epsilon=self.eps_round,
+                                              sensitivity=1.0, rng=self.rng,
+                                              mode=self.mode))
 
-    def _replay(self, state, wl, sums, times, measured, group, first):
+    def _replay(self, state: MWState, wl: MarginalWorkload | LinearWorkload,
+                sums: FloatArray, times: FloatArray, measured: Any, group: bool,
+                first: int) -> None:
         """The new measurement once, then every measurement passes - 1 times
         (post-processing; repeated units use the mean of their measurements)."""
         units = np.flatnonzero(measured)
@@ -275,7 +289,7 @@ class MWEM:
         if group and isinstance(wl, MarginalWorkload):
             for p in range(self.passes):
                 for g in ([first] if p == 0 else units):
-                    sl = wl.marginal_slice(g)
+                    sl = wl.marginal_slice(int(g))
                     state.fit_marginal(int(wl.masks[g]), sums[sl] / times[sl])
             return
         # one query per unit (a LinearWorkload's groups are its queries): the first
