@@ -868,28 +868,29 @@ static void roots_sweep(roots_t *R, const dpf_rel_plan_t *p, double *w, int appl
                 take ? R->val : NULL, R->rs, R->o, R->inner);
 }
 
+/* dst = the marginal keeping `keep` of the table of intermediate k (k >= 0), or (expand)
+ * that table *= the broadcast of dst: the two directions of one plan edge. */
+static int plan_edge(const dpf_rel_plan_t *p, int k, double *tables, uint32_t keep,
+                     double *dst, int expand)
+{
+    int nd;
+    const int64_t *sh;
+    int64_t off;
+    plan_src(p, k, &nd, &sh, &off);
+    return expand ? dpf_rel_expand_mul(tables + off, nd, sh, keep, dst)
+                  : dpf_rel_reduce(tables + off, nd, sh, keep, dst);
+}
+
 /* The rest of the plan from the roots: every intermediate, then every marginal. */
 static int plan_forward(const dpf_rel_plan_t *p, double *vals, double *out)
 {
     int st = DPF_OK;
-    for (int k = 0; k < p->nsteps && st == DPF_OK; k++) {
-        if (p->parent[k] < 0)
-            continue;
-        int nd;
-        const int64_t *sh;
-        int64_t off;
-        plan_src(p, p->parent[k], &nd, &sh, &off);
-        st = dpf_rel_reduce(vals + off, nd, sh, p->keep[k], vals + p->toff[k]);
-    }
-    for (int g = 0; g < p->m && st == DPF_OK; g++) {
-        if (p->fsrc[g] < 0)
-            continue;
-        int nd;
-        const int64_t *sh;
-        int64_t off;
-        plan_src(p, p->fsrc[g], &nd, &sh, &off);
-        st = dpf_rel_reduce(vals + off, nd, sh, p->fkeep[g], out + p->offsets[g]);
-    }
+    for (int k = 0; k < p->nsteps && st == DPF_OK; k++)
+        if (p->parent[k] >= 0)
+            st = plan_edge(p, p->parent[k], vals, p->keep[k], vals + p->toff[k], 0);
+    for (int g = 0; g < p->m && st == DPF_OK; g++)
+        if (p->fsrc[g] >= 0)
+            st = plan_edge(p, p->fsrc[g], vals, p->fkeep[g], out + p->offsets[g], 0);
     return st;
 }
 
@@ -966,21 +967,13 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
         for (int g = 0; g < p->m && st == DPF_OK; g++) {
             if (!live[g] || p->fsrc[g] < 0)
                 continue;                     /* all ones, or a root of the sweep */
-            int nd;
-            const int64_t *sh;
-            int64_t off;
-            plan_src(p, p->fsrc[g], &nd, &sh, &off);
-            st = dpf_rel_expand_mul(facs + off, nd, sh, p->fkeep[g], f + p->offsets[g]);
+            st = plan_edge(p, p->fsrc[g], facs, p->fkeep[g], f + p->offsets[g], 1);
             touched[p->fsrc[g]] = 1;
         }
         for (int k = p->nsteps - 1; k >= 0 && st == DPF_OK; k--) {
             if (!touched[k] || p->parent[k] < 0)
                 continue;
-            int nd;
-            const int64_t *sh;
-            int64_t off;
-            plan_src(p, p->parent[k], &nd, &sh, &off);
-            st = dpf_rel_expand_mul(facs + off, nd, sh, p->keep[k], facs + p->toff[k]);
+            st = plan_edge(p, p->parent[k], facs, p->keep[k], facs + p->toff[k], 1);
             touched[p->parent[k]] = 1;
         }
         if (st != DPF_OK)

@@ -2,9 +2,9 @@
 and the CSR version against a numpy reference of the rule, the reduction plan's checks,
 and the same privacy record as the sequential order (post-processing)."""
 import numpy as np
-import dpfast
 import pytest
 
+import dpfast
 from dpfast import _core
 from dpfast.release import (MWEM, BoostingForQueries, Domain, Histogram, LinearWorkload,
                             MarginalWorkload)
