@@ -30,8 +30,10 @@ def joint_reference(M, w, targets, n, passes):
     return w / w.sum()
 
 
-@pytest.mark.parametrize("k", [1, 2, 3])
-def test_joint_pass_matches_reference(dom, k):
+@pytest.mark.parametrize("shape,k", [(SHAPE, 1), (SHAPE, 2), (SHAPE, 3), ((7,), 1),
+                                     ((2, 3), 1), ((2, 3), 2), ((4, 1, 3), 2)])
+def test_joint_pass_matches_reference(shape, k):
+    dom = Domain([f"x{i}" for i in range(len(shape))], shape)
     g = np.random.default_rng(k)
     wl = MarginalWorkload.k_way(dom, k)
     lw = wl.to_linear()
@@ -41,7 +43,9 @@ def test_joint_pass_matches_reference(dom, k):
     n = 700.0
     targets = g.random(wl.n_queries) * 60
     targets[g.random(wl.n_queries) < 0.4] = np.nan          # unmeasured cells
-    targets[wl.marginal_slice(0)] = np.nan                    # an unmeasured marginal
+    if wl.m > 1:
+        targets[wl.marginal_slice(0)] = np.nan                # an unmeasured marginal
+    targets[-1] = 5.0                                         # something is measured
     w0 = g.random(dom.size) + 0.1
     want = joint_reference(M, w0 / w0.sum(), targets, n, 4)
     for work in (wl, lw):
