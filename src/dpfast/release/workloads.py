@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -185,10 +186,11 @@ class MarginalWorkload:
         return cls(domain, itertools.combinations(range(domain.ndim), k))
 
     def sensitivity(self) -> tuple[float, float]:
-        """(L1, L2) sensitivity of the vector of all answers: (m, sqrt(m)).
+        """(L1, L2) sensitivity of the vector of all answers: (m, sqrt(m)) (the root
+        rounded up).
 
         Exact: adding one record adds 1 to exactly one cell of each marginal."""
-        return float(self.m), math.sqrt(self.m)
+        return float(self.m), _sqrt_up(float(self.m))
 
     def cell_query(self, q: int) -> CellQuery:
         """Query ``q`` as a :class:`CellQuery`."""
@@ -367,8 +369,9 @@ class LinearWorkload:
         _check_weights(data)
         keep = data != 0.0
         if not keep.all():                       # explicit zeros: drop them
-            counts = np.add.reduceat(keep.astype(np.int64), indptr[:-1]) * \
-                (np.diff(indptr) > 0)
+            nq = indptr.size - 1
+            rows = np.repeat(np.arange(nq), np.diff(indptr))
+            counts = np.bincount(rows[keep], minlength=nq)
             indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             indices, data = indices[keep], data[keep]
         self.domain = domain
@@ -385,11 +388,12 @@ class LinearWorkload:
         # ones are rounded up by a bound on the float sum's relative error.
         col1 = np.bincount(self.indices, weights=data, minlength=domain.size)
         col2 = np.bincount(self.indices, weights=data * data, minlength=domain.size)
-        up = 1.0 if self.binary else 1.0 + (self.n_queries + 2) * 2.0 ** -52
-        self._l1 = float(np.nextafter(col1.max() * up, np.inf)) if not self.binary \
-            else float(col1.max())
-        self._l2 = float(np.nextafter(math.sqrt(col2.max() * up), np.inf)) \
-            if not self.binary else math.sqrt(col1.max())
+        if self.binary:
+            self._l1, self._l2 = float(col1.max()), _sqrt_up(float(col1.max()))
+        else:
+            up = 1.0 + (self.n_queries + 2) * 2.0 ** -52
+            self._l1 = float(np.nextafter(col1.max() * up, np.inf))
+            self._l2 = _sqrt_up(float(np.nextafter(col2.max() * up, np.inf)))
 
     @property
     def n_units(self) -> int:
@@ -446,6 +450,12 @@ class LinearWorkload:
     def __repr__(self) -> str:
         return (f"LinearWorkload(n_queries={self.n_queries}, nnz={self.indices.size}, "
                 f"binary={self.binary})")
+
+
+def _sqrt_up(x: float) -> float:
+    """sqrt(x) rounded up (a sensitivity is promised as a bound)."""
+    r = math.sqrt(x)
+    return r if Fraction(r) ** 2 >= Fraction(x) else math.nextafter(r, math.inf)
 
 
 def _check_weights(arr: FloatArray) -> None:
