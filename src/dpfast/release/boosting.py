@@ -341,8 +341,8 @@ class BoostingForQueries:
     def _em_draws(self, u: FloatArray, eps: float, sens: float) -> IntArray:
         """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
         sensitivity=sens), validated and planned once for the k draws."""
-        return cast(IntArray, _sel.exponential_mechanism_draws(
-            u, self.k, epsilon=eps, sensitivity=sens, rng=self.rng, mode=self.mode))
+        return _sel.exponential_mechanism_draws(u, self.k, epsilon=eps, sensitivity=sens,
+                                                rng=self.rng, mode=self.mode)
 
     def _noisy_fit(self, histogram: Histogram, truth: FloatArray, S: IntArray,
                    prior: FloatArray | None, post: Any) -> FloatArray:

@@ -274,9 +274,13 @@ class LinearWorkload:
     Attributes
     ----------
     n_queries : int
-    indptr, indices, values
-        The rows: query i has the cells ``indices[indptr[i]:indptr[i+1]]`` with weights
-        ``values[...]`` (``values`` is None when every stored weight is 1).
+        ``|Q|``.
+    indptr : ndarray of int64
+        Query i has the stored entries ``indptr[i]:indptr[i+1]``.
+    indices : ndarray of int32
+        The cell of each stored entry.
+    values : ndarray of float64 or None
+        The weight of each stored entry; None when every stored weight is 1.
     binary : bool
         True for 0/1 queries.
     """
