@@ -20,7 +20,9 @@ public parameters and, for vectors, the public number of coordinates.
 Privacy
 -------
 Each release is charged to ``budget`` with the object's cost (:attr:`privacy_cost`)
-before any noise is drawn; a refused charge draws nothing.  A zCDP
+before any noise is drawn; a refused charge draws nothing.  Without ``budget=`` the active
+budget (``with b.active():``) is charged, if any; ``label=`` names the charge (default:
+the function's name, e.g. ``"laplace_mechanism"``).  A zCDP
 :class:`~dpfast.accounting.PrivacyBudget` is charged the Gaussian objects' rho (with
 ``spend_rho``), the exponential mechanism's ``epsilon^2/8`` (bounded range) and
 ``epsilon^2/2`` for the other pure-DP objects.  :meth:`describe` gives a
@@ -54,6 +56,9 @@ from . import randomized_response as _rr
 from . import selection as _sel
 from .accounting import pld as _pld
 from .accounting.zcdp import zcdp_to_dp
+from ._active import NO_BUDGET
+from ._active import current_or_none as _active_budget
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
@@ -67,14 +72,14 @@ PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
 
 
 def _up(q):
-    """A Fraction as the nearest float at or above it."""
-    f = float(q)
-    return math.nextafter(f, _INF) if Fraction(f) < q else f
+    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
+    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
+    return _v.decimal_up(Fraction(q))
 
 
 def _pure_cost(epsilon):
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return PrivacyCost(epsilon, 0.0, _up(Fraction(epsilon) ** 2 / 2))
+    return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
 
 
 def _interval(half_width, value):
@@ -159,9 +164,9 @@ class Laplace(_LaplaceFamily):
     _repr = ("epsilon", "sensitivity", "mode")
 
     def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
-        self.epsilon = _m._positive("epsilon", epsilon)
+        self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
-        self.mode = _m._mode(mode)
+        self.mode = _v.choice("mode", mode, _m._MODES)   # a fast release warns when it runs
         self.granularity = _m._granularity(granularity)
         self.scale = self.sensitivity / self.epsilon
         if not 0.0 < self.scale < _INF:
@@ -187,23 +192,26 @@ class Laplace(_LaplaceFamily):
             return _pld.laplace(self.scale, self.sensitivity)
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, value, *, rng=None, budget=None, workers=None):
+    def release(self, value, *, rng=None, budget=None, workers=None, label=None):
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
-        parameters: same law, same validation of ``value``, ``budget`` charged
-        ``(epsilon, 0)`` before drawing."""
+        parameters: same law, same validation of ``value``, ``budget`` (or the active
+        budget) charged ``(epsilon, 0)`` with ``label`` before drawing."""
         if type(value) is float and value - value == 0.0 and self._plan is not None:
             # the function's scalar path with its plan prepared: the parameters were
             # validated in __init__, the value is checked above (x - x is 0.0 exactly for
             # finite x, NaN for NaN and +-inf)
             k, sampler = self._plan
-            if budget is None:
-                return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
-            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
-            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            if rng is None and budget is None and label is None and _active_budget() is None:
+                return _core.grid_release(sampler, value, k, None)
+            lab = _label(label, "laplace_mechanism")
+            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            charged = _v.budget(budget)
+            if charged is not None:
+                charged.spend(self.epsilon, 0.0, label=lab)
             return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
-                                    budget=budget, workers=workers)
+                                    budget=budget, workers=workers, label=label)
 
 
 class DiscreteLaplace(_LaplaceFamily):
@@ -259,16 +267,19 @@ class DiscreteLaplace(_LaplaceFamily):
         integer change, ``floor(sensitivity)`` (at least 1)."""
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
-    def release(self, value, *, rng=None, budget=None):
+    def release(self, value, *, rng=None, budget=None, label=None):
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
         if type(value) is int:
-            if budget is None:
-                return _core.int_release(self._sampler, _v._clamp_int(value), rng)
-            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
-            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            if rng is None and budget is None and label is None and _active_budget() is None:
+                return _core.int_release(self._sampler, _v._clamp_int(value), None)
+            lab = _label(label, "laplace_mechanism")
+            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            charged = _v.budget(budget)
+            if charged is not None:
+                charged.spend(self.epsilon, 0.0, label=lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
-                                      rng=rng, budget=budget)
+                                      rng=rng, budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ Gaussian
@@ -369,13 +380,15 @@ class Gaussian(_Mechanism):
             self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
         else:
             if rho is not None:
-                self._rho_x = Fraction(_v.positive("rho", rho))
+                # the exact rho (a decimal parameter): the plans are exact in it
+                self._rho_x = _v.epsilon(rho, "rho").exact
             else:
                 s = _v.positive("sigma", sigma)
                 self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
             self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
             self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
-            self.epsilon = None if delta is None else zcdp_to_dp(_up(self._rho_x), self.delta)
+            self.epsilon = None if delta is None else zcdp_to_dp(_v.float_up(self._rho_x),
+                                                                 self.delta)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)
@@ -406,53 +419,57 @@ class Gaussian(_Mechanism):
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def _charge(self, budget, rho_x):
+    def _charge(self, budget, rho_x, label):
+        """Charge the budget ``_v.budget`` resolved (None: nothing)."""
         if budget is None:
             return
         if _is_zcdp(budget):
-            budget.spend_rho(rho_x, label="gaussian_mechanism")
+            budget.spend_rho(rho_x, label=label)
             return
         if self.epsilon is None:
             raise PrivacyParameterError(
                 "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
                 "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
                 "(epsilon, delta)")
-        _v.budget(budget).spend(self.epsilon, self.delta, label="gaussian_mechanism")
+        budget.spend(self.epsilon, self.delta, label=label)
 
-    def release(self, value, *, rng=None, budget=None, workers=None):
+    def release(self, value, *, rng=None, budget=None, workers=None, label=None):
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
-        ``budget`` is charged before drawing."""
-        if type(value) is float and value - value == 0.0 and budget is None \
-                and workers is None:
+        ``budget`` (or the active budget) is charged with ``label`` (default
+        ``"gaussian_mechanism"``) before drawing."""
+        if (type(value) is float and value - value == 0.0 and rng is None and budget is None
+                and workers is None and label is None and _active_budget() is None):
             # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
             # plan, the same call the function makes
             k, sampler = self._scalar
-            return _core.grid_release(sampler, value, k, rng)
+            return _core.grid_release(sampler, value, k, None)
         nworkers = _m._parallel.workers(workers)
         budget = _v.budget(budget)
+        label = _label(label, "gaussian_mechanism")
         integer, data, scalar = _m._as_data(value)      # validates the data first
-        gen = _core.resolve_rng(rng)                      # a bad rng never spends privacy
+        gen = _core.secure_rng(rng)                       # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
             if integer:
                 sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
-                self._charge(budget, self._rho_x)
+                self._charge(budget, self._rho_x, label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
             k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
-            self._charge(budget, self._rho_x)
+            self._charge(budget, self._rho_x, label)
             return _m._shape_like(_m._release(
                 lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
                 nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
-        self._charge(budget, rho_x)
+        self._charge(budget, rho_x, label)
         return _m.gaussian_mechanism(data, epsilon=self.epsilon, delta=self.delta,
                                      l2_sensitivity=self.sensitivity,
-                                     calibration=self.calibration, rng=gen, workers=workers)
+                                     calibration=self.calibration, rng=gen, workers=workers,
+                                     budget=NO_BUDGET)
 
 
 
@@ -506,7 +523,7 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self):
-        return PrivacyCost(self.epsilon, 0.0, _up(Fraction(self.epsilon) ** 2 / 8))
+        return PrivacyCost(self.epsilon, 0.0, _up(_v.charged(self.epsilon) ** 2 / 8))
 
     def accuracy(self, beta=0.05, *, n_candidates, n_optimal=1):
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
@@ -522,12 +539,12 @@ class ExponentialMechanism(_Mechanism):
         """The accountant's pure-DP mechanism at epsilon (dominates every epsilon-DP one)."""
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, scores, *, rng=None, budget=None):
+    def release(self, scores, *, rng=None, budget=None, label=None):
         """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
         return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
                                           sensitivity=self.sensitivity,
                                           monotonic=self.monotonic, rng=rng, mode=self.mode,
-                                          budget=budget)
+                                          budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ randomized response
@@ -590,8 +607,10 @@ class RandomizedResponse(_Mechanism):
         """The accountant's k-ary randomized response at epsilon."""
         return _pld.randomized_response(self.epsilon, self.k)
 
-    def release(self, truth, *, rng=None, budget=None):
+    def release(self, truth, *, rng=None, budget=None, label=None):
         """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
         if self.k == 2:
-            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget)
-        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget)
+            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget,
+                                           label=label)
+        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget,
+                                 label=label)

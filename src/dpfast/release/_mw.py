@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .._active import NO_BUDGET
 from .. import mechanisms as _mech
 from .domain import Domain, Histogram, shape64
 from ._types import FloatArray, IntArray, Rng
@@ -154,7 +155,8 @@ def one_way_prior(histogram: Histogram, epsilon: float, rng: Rng, mode: str) -> 
         _core.rel_reduce(histogram.counts, shp, 1 << a, out)
         parts.append(out)
     noisy = _mech.laplace_mechanism(np.concatenate(parts), epsilon=epsilon,
-                                    sensitivity=float(dom.ndim), rng=rng, mode=mode)
+                                    sensitivity=float(dom.ndim), rng=rng, mode=mode,
+                                    budget=NO_BUDGET)   # charged with the whole mechanism
     dist = None
     pos = 0
     for a in range(dom.ndim):

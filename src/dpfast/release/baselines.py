@@ -9,8 +9,11 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import mechanisms as _mech
+from .._active import NO_BUDGET
+from .._active import label as _label
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload
@@ -55,15 +58,16 @@ def _prepare(workload: Workload, epsilon: float, n_public: float | None, rng: Rn
     _workload(workload)
     epsilon = _v.epsilon(epsilon)
     n_public = _n(n_public)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
-    rng = _core.resolve_rng(rng)
+    mode = _insecure.mode(mode)
+    rng = _core.secure_rng(rng)
     check_budget(budget)
     return epsilon, n_public, mode, rng
 
 
 def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
                       n_public: float | None = None, rng: Rng = None,
-                      mode: str = "secure", budget: Budget = None) -> FloatArray:
+                      mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> FloatArray:
     """Every query its own share ``ε/|Q|``: ``Lap(|Q|/ε)`` on each answer.
 
     Privacy
@@ -81,17 +85,18 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     """
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
-    charge(budget, PrivacyCost(epsilon, 0.0, None), "laplace_per_query")
+    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_per_query"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,
                       n_public: float | None = None, rng: Rng = None,
-                      mode: str = "secure", budget: Budget = None) -> FloatArray:
+                      mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> FloatArray:
     """Lap(m/ε) on every cell of the m marginals (for a :class:`LinearWorkload`,
     Lap(Δ₁/ε) with Δ₁ its exact L1 sensitivity, the largest column sum).
 
@@ -110,20 +115,21 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     l1, _ = workload.sensitivity()
-    charge(budget, PrivacyCost(epsilon, 0.0, None), "laplace_marginals")
+    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_marginals"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def gaussian_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
                        delta: float, n_public: float | None = None, rng: Rng = None,
-                       mode: str = "secure", budget: Budget = None) -> FloatArray:
+                       mode: str = "secure", budget: Budget = None,
+                       label: str | None = None) -> FloatArray:
     """Gaussian noise calibrated to L2 sensitivity ``sqrt(|Q|)`` (each query treated as an
     arbitrary counting query).  (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     return _gaussian(workload, histogram, epsilon, delta, math.sqrt(workload.n_queries),
-                     n_public, rng, mode, budget, "gaussian_per_query")
+                     n_public, rng, mode, budget, _label(label, "gaussian_per_query"))
 
 
 def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: float,
@@ -136,16 +142,18 @@ def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: f
     charge(budget, PrivacyCost(epsilon, delta, None), label)
     truth = workload.answer(histogram)
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
-                                     l2_sensitivity=l2, rng=rng, mode=mode)
+                                     l2_sensitivity=l2, rng=rng, mode=mode,
+                                     budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def gaussian_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,
                        delta: float, n_public: float | None = None, rng: Rng = None,
-                       mode: str = "secure", budget: Budget = None) -> FloatArray:
+                       mode: str = "secure", budget: Budget = None,
+                       label: str | None = None) -> FloatArray:
     """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m)
     (for a :class:`LinearWorkload`, the root of its largest column sum of squares).
     (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     _workload(workload)
     return _gaussian(workload, histogram, epsilon, delta, workload.sensitivity()[1],
-                     n_public, rng, mode, budget, "gaussian_marginals")
+                     n_public, rng, mode, budget, _label(label, "gaussian_marginals"))

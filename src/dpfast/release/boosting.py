@@ -9,11 +9,14 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import accounting as _acc
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -106,7 +109,9 @@ class BoostingForQueries:
         bound λ + μ -- is smaller for the same (ε, δ); see Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
-        the data is read.
+        the data is read (None: the budget active at that moment, if any).
+    label : str, optional
+        Recorded with the charge (default ``"BoostingForQueries(T=..., k=...)"``).
 
     Privacy
     -------
@@ -149,7 +154,7 @@ class BoostingForQueries:
                  fit_passes: int = 20, fit: str = "joint", init: float | None = None,
                  round_to: int | None = None, noise: str = "laplace", delta: float = 0.0,
                  composition: str = "basic", rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None) -> None:
+                 budget: Budget = None, label: str | None = None) -> None:
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -173,9 +178,10 @@ class BoostingForQueries:
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
                                                                   minimum=1)
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"BoostingForQueries(T={self.rounds}, k={self.k})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise PrivacyParameterError("init must be < epsilon")
@@ -306,7 +312,7 @@ class BoostingForQueries:
         if not isinstance(return_weights, bool):
             raise TypeError("return_weights must be a bool")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"BoostingForQueries(T={self.rounds}, k={self.k})")
+        charge(self.budget, cost, self.label)
         wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         truth = wl.answer(histogram)
@@ -352,10 +358,10 @@ class BoostingForQueries:
         if self.noise == "laplace":
             noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
                                             sensitivity=float(self.k), rng=self.rng,
-                                            mode=self.mode)
+                                            mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
-            noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
-                                                       distinct.size, rng=self.rng)
+            noisy = truth[distinct] + _random.normal(scale=math.sqrt(self.sigma2),
+                                                     size=distinct.size, rng=self.rng)
         else:
             # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional
 
+from .. import _validation as _v
 from ._types import Budget
 
 
@@ -24,17 +25,17 @@ class PrivacyCost(NamedTuple):
 
 
 def charge(budget: Budget, cost: PrivacyCost, label: str) -> None:
-    """Charge the whole cost once, before anything is drawn or read."""
-    if budget is None:
-        return
-    if not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
-    budget.spend(cost.epsilon, cost.delta, label=label)
+    """Charge the whole cost once, before anything is drawn or read.  ``budget`` is the
+    caller's argument as given (None: the active budget of ``with b.active():`` at the
+    time of the charge, if any; ``NO_BUDGET``: nothing)."""
+    budget = _v.budget(budget)
+    if budget is not None:
+        budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
 
 
 def check_budget(budget: Budget) -> Any:
-    if budget is not None and not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
+    """Check ``budget=`` at construction and return it as given: a stored None is
+    resolved when the charge is made (:func:`charge`)."""
+    if budget is not None:
+        _v.budget(budget)
     return budget

@@ -10,11 +10,14 @@ import math
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import accounting as _acc
 from .. import random as _random
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import selection as _sel
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -103,7 +106,10 @@ class MWEM:
     rng, mode
         Randomness and path of every draw (``mode="fast"``: simulation only).
     budget
-        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read.
+        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read (None:
+        the budget active at that moment, ``with b.active():``, if any).
+    label : str, optional
+        Recorded with the charge (default ``"MWEM(T=..., unit=...)"``).
 
     Privacy
     -------
@@ -138,7 +144,7 @@ class MWEM:
                  delta: float = 0.0, passes: int = 10, output: str = "last",
                  init: float | None = None, exclude_measured: bool = True,
                  replay: str = "joint", rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None) -> None:
+                 budget: Budget = None, label: str | None = None) -> None:
         if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
             raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
                             f"{type(workload).__name__}")
@@ -155,9 +161,10 @@ class MWEM:
         if not isinstance(exclude_measured, bool):
             raise TypeError("exclude_measured must be a bool")
         self.exclude_measured = exclude_measured
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"MWEM(T={self.rounds}, unit={self.unit})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise PrivacyParameterError(
@@ -208,7 +215,7 @@ class MWEM:
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"MWEM(T={self.rounds}, unit={self.unit})")
+        charge(self.budget, cost, self.label)
         wl, n, e, rng, mode = self.workload, self.n_public, self.eps_round, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         state = MWState(wl.domain, n, prior)
@@ -248,10 +255,10 @@ class MWEM:
         if self.measure == "laplace":
             return cast(FloatArray, _mech.laplace_mechanism(
                 values, epsilon=self.eps_round, sensitivity=1.0, rng=self.rng,
-                mode=self.mode))
+                mode=self.mode, budget=NO_BUDGET))   # charged in run
         if self.mode == "fast":
-            return cast(FloatArray, values + _random.gaussian(
-                math.sqrt(self.sigma2), values.shape, rng=self.rng))
+            return cast(FloatArray, values + _random.normal(
+                scale=math.sqrt(self.sigma2), size=values.shape, rng=self.rng))
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
@@ -264,10 +271,12 @@ class MWEM:
         if self.select == "permute_and_flip":
             return int(_sel.permute_and_flip(scores, epsilon=self.eps_round,
                                              sensitivity=1.0, rng=self.rng,
-                                             mode=self.mode))
+                                             mode=self.mode,
+                                             budget=NO_BUDGET))   # charged in run
         return int(_sel.exponential_mechanism(scores, epsilon=self.eps_round,
                                               sensitivity=1.0, rng=self.rng,
-                                              mode=self.mode))
+                                              mode=self.mode,
+                                              budget=NO_BUDGET))   # charged in run
 
     def _replay(self, state: MWState, wl: MarginalWorkload | LinearWorkload,
                 sums: FloatArray, times: FloatArray, measured: Any, group: bool,

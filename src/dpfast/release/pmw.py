@@ -10,10 +10,13 @@ from typing import Any
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
-from .cost import PrivacyCost, check_budget
+from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
 from .._errors import PrivacyParameterError
@@ -92,7 +95,7 @@ class _Charge:
         self.budget, self.extra, self.label = budget, extra, label
 
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
-        self.budget.spend(epsilon + self.extra, delta, label=self.label)
+        self.budget.spend(_v.charged(epsilon) + _v.charged(self.extra), delta, label=self.label)
 
 
 class OnlinePMW:
@@ -137,7 +140,9 @@ class OnlinePMW:
         times (post-processing).
     ask_both, clip : bool
     rng, mode : as for :class:`dpfast.sparse.NumericSparse`
-    budget : charged :attr:`privacy_cost` once, before anything is drawn.
+    budget : charged :attr:`privacy_cost` once, before anything is drawn (None: the budget
+        active at construction, ``with b.active():``, if any).
+    label : str, optional; recorded with the charge (default ``"OnlinePMW(cutoff=c)"``).
 
     One object may be shared by threads: each :meth:`answer` (comparisons and update)
     holds the object's lock.
@@ -167,7 +172,7 @@ class OnlinePMW:
                  delta: float = 0.0, step: str = "adaptive", alpha: float | None = None,
                  init: float | None = None, replay: int = 0, ask_both: bool = False,
                  clip: bool = True, rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None) -> None:
+                 budget: Budget = None, label: str | None = None) -> None:
         if not isinstance(histogram, Histogram):
             raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
         epsilon = _v.epsilon(epsilon)
@@ -191,9 +196,10 @@ class OnlinePMW:
         threshold = _v.finite("threshold", threshold)
         alpha = threshold / (2.0 * n) if alpha is None else _v.positive("alpha", alpha)
         eps_init = None if init is None else _v.epsilon(init, "init")
-        mode = _v.choice("mode", mode, ("secure", "fast"))
-        rng = _core.resolve_rng(rng)
-        check_budget(budget)
+        mode = _insecure.mode(mode)
+        rng = _core.secure_rng(rng)
+        budget = _v.budget(budget)           # resolved once: None -> the active budget
+        label = _label(label, f"OnlinePMW(cutoff={cutoff})")
         self.histogram = histogram
         self.n_public = n
         self.threshold = threshold
@@ -203,8 +209,8 @@ class OnlinePMW:
         self.init = eps_init
         self._rng = rng
         self._mode = mode
-        charger = None if budget is None else _Charge(
-            budget, eps_init or 0.0, f"OnlinePMW(cutoff={cutoff})")
+        charger = NO_BUDGET if budget is None else _Charge(
+            budget, eps_init or 0.0, label)
         # NumericSparse validates (ε, δ, c), then charges (through _Charge, the whole cost
         # including the warm start's), then draws its first threshold noise.
         self._ns = NumericSparse(threshold, cutoff=cutoff, epsilon=epsilon, delta=delta,
@@ -221,8 +227,8 @@ class OnlinePMW:
     @classmethod
     def from_accuracy(cls, histogram: Histogram, *, alpha: float, beta: float,
                       epsilon: float, n_public: float, n_queries: int, delta: float = 0.0,
-                      rng: Rng = None, mode: str = "secure",
-                      budget: Budget = None) -> OnlinePMW:
+                      rng: Rng = None, mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> OnlinePMW:
         """The theorem's parameters (Dwork & Roth Alg. 6, Thm 4.14/4.15): c =
         ceil(4 ln|X|/α²), T = (α + α_SV(c)) n (erratum E6: equals 2α n at the fixed point
         and keeps both conditions of Thm 4.10 for α above it), book step η = α/2, uniform
@@ -249,7 +255,7 @@ class OnlinePMW:
                 f"(Thm 4.14/4.15, with c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
         self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
                    threshold=(alpha + a_sv) * n, step="book", alpha=alpha, rng=rng,
-                   mode=mode, budget=budget)
+                   mode=mode, budget=budget, label=label)
         self.guarantee = 3.0 * alpha * n
         return self
 
