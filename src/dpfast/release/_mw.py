@@ -7,7 +7,7 @@ released values, except :func:`one_way_prior`, which is a Laplace release.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -159,6 +159,7 @@ def one_way_prior(histogram: Histogram, epsilon: float, rng: Rng, mode: str) -> 
                                     budget=NO_BUDGET)   # charged with the whole mechanism
     dist = None
     pos = 0
+    noisy = cast(FloatArray, noisy)
     for a in range(dom.ndim):
         marg = np.clip(noisy[pos:pos + dom.shape[a]], 0.0, None) + 1e-9
         pos += dom.shape[a]

@@ -4,7 +4,7 @@ marginals (Dwork & Roth Thm 3.6 and 3.22, per query or per marginal).  They are 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
 def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,
@@ -119,7 +119,7 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
 def gaussian_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
@@ -144,7 +144,7 @@ def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: f
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
                                      l2_sensitivity=l2, rng=rng, mode=mode,
                                      budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
 def gaussian_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,

@@ -200,7 +200,9 @@ class BoostingForQueries:
         T = self.rounds
         self.alpha = boosting_alpha(eta)
         self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
-        self.rho = None
+        self.rho: float | None = None
+        self.mu: float = math.inf
+        self.eps_base: float | None = None   # the Laplace plan's per-round ε
         if self.noise == "gaussian":
             self._gaussian_plan(eps_init, share, lam)
             return
@@ -226,7 +228,7 @@ class BoostingForQueries:
         discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
         T, k = self.rounds, self.k
         self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
-        rest = cast(float, self.rho) - eps_init ** 2 / 2.0
+        rest = self.rho - eps_init ** 2 / 2.0
         if not rest > 0.0:
             raise PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
         S = (T - 1) * T * (2 * T - 1) / 6.0
@@ -293,11 +295,12 @@ class BoostingForQueries:
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         e_sample = (sum(k * self._eps_draw(t) for t in range(1, T + 1)) if T == 1 else
                     self._sample_epsilon(self.mu))
-        eps = e_init + T * self.eps_base + e_sample
-        rho = (e_init ** 2 / 2.0 + T * self.eps_base ** 2 / 2.0
+        eb = cast(float, self.eps_base)      # the Laplace plan
+        eps = e_init + T * eb + e_sample
+        rho = (e_init ** 2 / 2.0 + T * eb ** 2 / 2.0
                + sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1)))
         parts = ((("init", e_init),) if self.init else ()) + (
-            ("base", T * self.eps_base), ("sampling", e_sample))
+            ("base", T * eb), ("sampling", e_sample))
         # eps is epsilon by construction of mu (mu rounded up); the float sum can only
         # differ from it by rounding, so the promised bound is epsilon itself
         up = 1 + 2.0 ** -40
@@ -356,7 +359,8 @@ class BoostingForQueries:
         wl = self.workload
         distinct = np.unique(S)
         if self.noise == "laplace":
-            noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
+            noisy = _mech.laplace_mechanism(truth[distinct],
+                                            epsilon=cast(float, self.eps_base),
                                             sensitivity=float(self.k), rng=self.rng,
                                             mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
@@ -367,6 +371,7 @@ class BoostingForQueries:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14
             noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
                 sigma2=self.sigma2, size=distinct.size, rng=self.rng)
+        noisy = cast(FloatArray, noisy)
         state = MWState(wl.domain, self.n_public, prior)
         if self.fit_passes and self.fit == "joint":
             targets = np.full(wl.n_queries, np.nan)
@@ -378,5 +383,5 @@ class BoostingForQueries:
         if post is not None:
             # DRV Thm 5.3's small database: n' records drawn from A_t (post-processing)
             rows = post.multinomial(self.round_to, state.distribution())
-            counts = rows * (self.n_public / self.round_to)
+            counts = rows * (self.n_public / cast(int, self.round_to))
         return wl.answer(counts)

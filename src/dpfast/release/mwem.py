@@ -257,8 +257,8 @@ class MWEM:
                 values, epsilon=self.eps_round, sensitivity=1.0, rng=self.rng,
                 mode=self.mode, budget=NO_BUDGET))   # charged in run
         if self.mode == "fast":
-            return cast(FloatArray, values + _random.normal(
-                scale=math.sqrt(self.sigma2), size=values.shape, rng=self.rng))
+            return values + _random.normal(scale=math.sqrt(self.sigma2), size=values.shape,
+                                           rng=self.rng)
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
