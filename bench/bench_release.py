@@ -80,6 +80,9 @@ def run_method(name, eps, h, wl, truth, n, rng, queries, order):
     if name == "mwem_group_warm_proto":      # the prototype's selection: all marginals
         return MWEM(wl, epsilon=eps, rounds=MWEM_T[eps], n_public=n, init=ei,
                     exclude_measured=False, rng=rng).run(h).answers
+    if name == "mwem_group_warm_sequential":   # the faithful replay order
+        return MWEM(wl, epsilon=eps, rounds=MWEM_T[eps], n_public=n, init=ei,
+                    replay="sequential", rng=rng).run(h).answers
     if name == "mwem_query_warm":
         return MWEM(wl, epsilon=eps, rounds=MWEM_Q_T[eps], n_public=n, init=ei,
                     unit="query", exclude_measured=False, rng=rng).run(h).answers
@@ -104,10 +107,12 @@ def run_method(name, eps, h, wl, truth, n, rng, queries, order):
         p = OnlinePMW(h, epsilon=er, init=ei, n_public=n, cutoff=c, tau=tau,
                       step="project", rng=rng)
         return pmw_stream(p, wl, order, queries)
-    if name == "boosting_warm":
+    if name in ("boosting_warm", "boosting_warm_sequential"):
         T, k = BOOST[eps]
         return BoostingForQueries(wl, epsilon=eps, n_public=n, rounds=T, k=k, init=ei,
-                                  fit_passes=20, rng=rng).run(h).answers
+                                  fit_passes=20, rng=rng,
+                                  fit="sequential" if "seq" in name else "joint"
+                                  ).run(h).answers
     raise ValueError(name)
 
 
@@ -335,7 +340,10 @@ def main():
         for way in (int(w) for w in args.ways.split(",")):
             methods = all_methods if way == 2 else args.w3_methods.split(",")
             if args.methods != "all":
-                methods = [m for m in methods if m in args.methods.split(",")]
+                # the faithful (sequential) orders run only when named
+                methods = [m for m in methods + ["mwem_group_warm_sequential",
+                                                 "boosting_warm_sequential"]
+                           if m in args.methods.split(",")]
             wl, rows = accuracy(way, methods, args.seeds, h, n)
             print_table(way, methods, rows, args.seeds)
             result[f"W{way}"] = {f"{k[0]}@{k[1]}": v for k, v in rows.items()}

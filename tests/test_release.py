@@ -15,34 +15,8 @@ from dpfast.release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogr
                             MarginalWorkload, boosting_alpha, gaussian_marginals,
                             laplace_marginals, laplace_per_query, marginal_sensitivity,
                             reweight)
+from release_helpers import SHAPE, Spy, dom, hist  # noqa: F401 (fixtures)
 from stat_helpers import ALPHA, chi2_pvalue
-
-SHAPE = (3, 4, 2, 5)
-
-
-@pytest.fixture
-def dom():
-    return Domain(["a", "b", "c", "d"], SHAPE)
-
-
-@pytest.fixture
-def hist(dom):
-    g = np.random.default_rng(5)
-    return Histogram(dom, g.integers(0, 20, dom.size))
-
-
-class Spy(Histogram):
-    """A histogram that counts every read of its private counts."""
-    __slots__ = ("reads",)
-
-    def __init__(self, domain, counts):
-        super().__init__(domain, counts)
-        self.reads = 0
-
-    @property
-    def counts(self):
-        self.reads += 1
-        return self._counts
 
 
 # ------------------------------------------------------------------ data model

@@ -282,3 +282,35 @@ cdef extern from "dpfast/compat.h" nogil:
                                   size_t n, double lower, double upper)
     void dpf_gamma_fill(dpf_rng_t *r, double shape, double scale, double *out, size_t n)
     void dpf_uniform_fp_fill(dpf_rng_t *r, double *out, size_t n)
+
+from libc.stdint cimport int32_t
+
+cdef extern from "dpfast/release.h" nogil:
+    int dpf_rel_csr_check(int64_t N, size_t nq, const int64_t *indptr,
+                          const int32_t *indices)
+    void dpf_rel_csr_matvec(const double *w, size_t nq, const int64_t *indptr,
+                            const int32_t *indices, const double *vals, double *out)
+    int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr,
+                        const int32_t *indices, const double *vals, size_t nr,
+                        const int64_t *rows, const double *targets, int passes, double n,
+                        double *Z)
+    ctypedef struct dpf_rel_plan_t:
+        int ndim
+        const int64_t *shape
+        int nsteps
+        const int32_t *parent
+        const uint32_t *keep
+        const int32_t *sndim
+        const int64_t *soff
+        const int64_t *sshape
+        const int64_t *toff
+        int m
+        const int32_t *fsrc
+        const uint32_t *fkeep
+        const int64_t *offsets
+    int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
+    int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables,
+                            double *out)
+    int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
+                         int passes, double n, double *vals, double *facs, double *est,
+                         double *f, uint8_t *touched)

@@ -188,3 +188,163 @@ def rel_pmw_probe(_SVTStream stream, double est, double truth, double T, bint as
             if v2 == v2 and a != a:
                 a = -v2
     return a
+
+
+from libc.stdint cimport int32_t
+
+# General linear queries in CSR form (dpfast.release.LinearWorkload).  The wrappers
+# check everything an index depends on (C-side, O(nnz)), so a malformed matrix is an
+# error, never an out-of-bounds access.
+
+cdef int _rel_csr_args(Py_ssize_t N, const int64_t[::1] indptr, const int32_t[::1] indices,
+                       object vals) except -1:
+    cdef Py_ssize_t nq = indptr.shape[0] - 1
+    cdef int st
+    cdef const double[::1] v
+    if nq < 0 or N < 1:
+        raise ValueError("release: indptr needs at least one entry")
+    if indptr[nq] != indices.shape[0]:
+        raise ValueError("release: indptr[-1] must equal the number of indices")
+    if vals is not None:
+        v = vals
+        if v.shape[0] != indices.shape[0]:
+            raise ValueError("release: vals must have one entry per index")
+    if indices.shape[0] == 0:
+        return 0
+    with nogil:
+        st = dpf_rel_csr_check(<int64_t>N, <size_t>nq, &indptr[0], &indices[0])
+    if st != DPF_OK:
+        raise ValueError("release: malformed query rows (indptr or an index)")
+    return 0
+
+
+def rel_csr_matvec(const double[::1] w, const int64_t[::1] indptr,
+                   const int32_t[::1] indices, object vals, double[::1] out):
+    """out[i] = the weighted sum of w over row i (vals None: 0/1 rows)."""
+    cdef Py_ssize_t nq = indptr.shape[0] - 1
+    cdef const double[::1] v
+    cdef const double *vp = NULL
+    cdef const int32_t *ip = NULL
+    _rel_csr_args(w.shape[0], indptr, indices, vals)
+    if out.shape[0] != nq:
+        raise ValueError("release: out must have one entry per query")
+    if indices.shape[0]:
+        ip = &indices[0]
+        if vals is not None:
+            v = vals
+            vp = &v[0]
+    if nq == 0:
+        return
+    with nogil:
+        dpf_rel_csr_matvec(&w[0], <size_t>nq, &indptr[0], ip, vp, &out[0])
+
+
+def rel_mw_rows(double[::1] w, const int64_t[::1] indptr, const int32_t[::1] indices,
+                object vals, const int64_t[::1] rows, const double[::1] targets,
+                int passes, double n, double Z):
+    """MWEM's step on each listed row in turn, `passes` times; returns the new Z (1)."""
+    cdef Py_ssize_t nq = indptr.shape[0] - 1, r, nr = rows.shape[0]
+    cdef const double[::1] v
+    cdef const double *vp = NULL
+    cdef int st
+    cdef double z = Z
+    _rel_csr_args(w.shape[0], indptr, indices, vals)
+    if targets.shape[0] != nr:
+        raise ValueError("release: rows and targets must have the same length")
+    for r in range(nr):
+        if not (0 <= rows[r] < nq):
+            raise ValueError("release: a row is outside the workload")
+    if nr == 0 or passes <= 0 or indices.shape[0] == 0:
+        return z
+    if vals is not None:
+        v = vals
+        vp = &v[0]
+    with nogil:
+        st = dpf_rel_mw_rows(&w[0], <int64_t>w.shape[0], &indptr[0], &indices[0], vp,
+                             <size_t>nr, &rows[0], &targets[0], passes, n, &z)
+    _check(st)
+    return z
+
+
+cdef class RelPlan:
+    """A checked reduction plan (dpf_rel_plan_t) with its scratch: the arrays are copied
+    and kept alive here; dpf_rel_plan_check runs once, at construction."""
+    cdef dpf_rel_plan_t p
+    cdef readonly object arrays
+    cdef readonly int64_t size, ntables, nout
+
+    def __init__(self, shape, parent, keep, sndim, soff, sshape, toff, fsrc, fkeep,
+                 offsets):
+        cdef const int64_t[::1] sh, so, ss, to, off
+        cdef const int32_t[::1] par, snd, fs
+        cdef const uint32_t[::1] kp, fk
+        arrs = (np.ascontiguousarray(shape, dtype=np.int64),
+                np.ascontiguousarray(parent, dtype=np.int32),
+                np.ascontiguousarray(keep, dtype=np.uint32),
+                np.ascontiguousarray(sndim, dtype=np.int32),
+                np.ascontiguousarray(soff, dtype=np.int64),
+                np.ascontiguousarray(sshape, dtype=np.int64),
+                np.ascontiguousarray(toff, dtype=np.int64),
+                np.ascontiguousarray(fsrc, dtype=np.int32),
+                np.ascontiguousarray(fkeep, dtype=np.uint32),
+                np.ascontiguousarray(offsets, dtype=np.int64))
+        nsteps, m = arrs[1].shape[0], arrs[7].shape[0]
+        if (arrs[0].shape[0] < 1 or arrs[0].shape[0] > DPF_REL_MAXDIM or m < 1
+                or arrs[2].shape[0] != nsteps or arrs[3].shape[0] != nsteps
+                or arrs[4].shape[0] != nsteps + 1 or arrs[6].shape[0] != nsteps + 1
+                or arrs[8].shape[0] != m or arrs[9].shape[0] != m + 1
+                or arrs[4][-1] != arrs[5].shape[0]):
+            raise ValueError("release: inconsistent reduction plan")
+        for a in arrs:
+            a.flags.writeable = False
+        sh, par, kp, snd, so, ss, to, fs, fk, off = (
+            arrs[0], arrs[1], arrs[2], arrs[3], arrs[4],
+            arrs[5] if arrs[5].shape[0] else np.zeros(1, dtype=np.int64), arrs[6],
+            arrs[7], arrs[8], arrs[9])
+        self.p.ndim = <int>sh.shape[0]
+        self.p.shape = &sh[0]
+        self.p.nsteps = <int>nsteps
+        self.p.parent = &par[0] if nsteps else NULL
+        self.p.keep = &kp[0] if nsteps else NULL
+        self.p.sndim = &snd[0] if nsteps else NULL
+        self.p.soff = &so[0]
+        self.p.sshape = &ss[0]
+        self.p.toff = &to[0]
+        self.p.m = <int>m
+        self.p.fsrc = &fs[0]
+        self.p.fkeep = &fk[0]
+        self.p.offsets = &off[0]
+        self.arrays = arrs + (ss,)
+        self.ntables = to[nsteps]
+        self.nout = off[m]
+        self.size = _rel_size(sh)
+        if dpf_rel_plan_check(&self.p, self.ntables, self.nout) != DPF_OK:
+            raise ValueError("release: inconsistent reduction plan")
+
+
+def rel_plan_answer(RelPlan plan, const double[::1] w, double[::1] out):
+    """Every marginal of w, by the plan, into out (the workload's answer order)."""
+    cdef int st
+    cdef double[::1] tables = np.empty(max(plan.ntables, 1))
+    if w.shape[0] != plan.size or out.shape[0] != plan.nout:
+        raise ValueError("release: array length does not match the plan")
+    with nogil:
+        st = dpf_rel_plan_answer(&plan.p, &w[0], &tables[0], &out[0])
+    _check(st)
+
+
+def rel_mw_joint(RelPlan plan, double[::1] w, const double[::1] targets, int passes,
+                 double n):
+    """`passes` joint MW passes on the measured (non-NaN) targets; w ends normalised."""
+    cdef int st
+    cdef double[::1] tables = np.empty(max(plan.ntables, 1))
+    cdef double[::1] facs = np.empty(max(plan.ntables, 1))
+    cdef double[::1] est = np.empty(plan.nout)
+    cdef double[::1] f = np.empty(plan.nout)
+    cdef uint8_t[::1] touched = np.empty(max(plan.p.nsteps, 1), dtype=np.uint8)
+    if w.shape[0] != plan.size or targets.shape[0] != plan.nout:
+        raise ValueError("release: array length does not match the plan")
+    with nogil:
+        st = dpf_rel_mw_joint(&plan.p, &w[0], &targets[0], passes, n, &tables[0],
+                              &facs[0], &est[0], &f[0], &touched[0])
+    _check(st)

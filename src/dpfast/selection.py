@@ -548,3 +548,38 @@ def top_k(
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
     _charge(budget, epsilon, label)
     return _core.topk_fast(arr, gamma, k, rng)
+
+
+def exponential_mechanism_draws(
+    scores: npt.ArrayLike, count: int, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
+) -> npt.NDArray[np.int64]:
+    """``count`` independent draws of :func:`exponential_mechanism` on the same scores,
+    validated and planned once (the same kernels and grid as ``count`` separate calls).
+
+    For the package's mechanisms that sample many times from one law (Boosting for
+    Queries draws k queries from D_t); not exported, and it takes no ``budget``: the
+    caller has charged the whole composition before calling.
+
+    Returns
+    -------
+    ndarray of int64, shape (count,)
+
+    Privacy
+    -------
+    Each draw is epsilon-DP (see :func:`exponential_mechanism`); the ``count`` draws
+    together are ``count * epsilon``-DP by basic composition (Dwork & Roth Thm 3.16).
+    """
+    arr, eps, sens, mono, mode, bg = _common(scores, epsilon, sensitivity, monotonic, rng,
+                                             mode)
+    k = _v.integer("count", count, minimum=0, maximum=2 ** 40)
+    out = np.empty(k, dtype=np.int64)
+    if mode == "secure":
+        inv_grid, g, s = _grid(eps, sens, mono, arr.dtype == np.int64)
+        for i in range(k):
+            out[i] = _core.em_secure(arr, inv_grid, g, s, bg)
+        return out
+    gamma = _fast_gamma(eps, sens, mono)
+    for i in range(k):
+        out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, bg)
+    return out

@@ -1,7 +1,8 @@
 """Query release: answer many linear (counting) queries from one private histogram.
 
 Data model: :class:`Domain`, :class:`Histogram`, :class:`CellQuery`,
-:class:`MarginalWorkload`.  Mechanisms: :class:`OnlinePMW` (private multiplicative
+:class:`MarginalWorkload`, :class:`LinearWorkload` (general [0, 1] query matrices).
+Mechanisms: :class:`OnlinePMW` (private multiplicative
 weights via NumericSparse), :class:`MWEM`, :class:`BoostingForQueries`, and the Laplace /
 Gaussian baselines.  Sources: Dwork & Roth 2014 ch. 4 and 6; Hardt, Ligett, McSherry
 2012; Dwork, Rothblum, Vadhan 2010.  The errata labels in these docstrings (E1-E8,
@@ -10,7 +11,7 @@ docs/release.md (the "Query release" page of the documentation).
 """
 
 from .domain import Domain, Histogram
-from .workloads import CellQuery, LinearQuery, MarginalWorkload
+from .workloads import CellQuery, LinearQuery, LinearWorkload, MarginalWorkload
 from .cost import PrivacyCost
 from .baselines import (gaussian_marginals, gaussian_per_query, laplace_marginals,
                         laplace_per_query, marginal_sensitivity)
@@ -19,6 +20,7 @@ from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alph
 from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
 
 __all__ = ["Domain", "Histogram", "CellQuery", "LinearQuery", "MarginalWorkload",
+           "LinearWorkload",
            "PrivacyCost",
            "laplace_per_query", "laplace_marginals", "gaussian_per_query",
            "gaussian_marginals", "marginal_sensitivity", "MWEM", "MWEMResult",

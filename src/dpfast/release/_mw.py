@@ -4,14 +4,18 @@ warm-start prior from noisy one-way marginals.  Everything here is post-processi
 released values, except :func:`one_way_prior`, which is a Laplace release.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, cast
 
 import numpy as np
 
 from .. import _core
 from .._active import NO_BUDGET
 from .. import mechanisms as _mech
-from .domain import shape64
+from .domain import Domain, Histogram, shape64
+from ._types import FloatArray, IntArray, Rng
 
 
 class MWState:
@@ -20,7 +24,8 @@ class MWState:
     __slots__ = ("domain", "w", "Z", "n", "_shape", "_since", "_scratch", "_tables",
                  "_cache")
 
-    def __init__(self, domain, n, prior=None, cache=False):
+    def __init__(self, domain: Domain, n: float, prior: Any = None,
+                 cache: bool = False) -> None:
         self.domain = domain
         self.n = float(n)
         self._shape = shape64(domain)
@@ -31,13 +36,13 @@ class MWState:
             self.w /= self.w.sum()
         self.Z = 1.0
         self._since = 0
-        self._scratch = None
+        self._scratch: FloatArray | None = None
         # cache=True (online PMW): the marginals of w on the attribute sets queried so
         # far, kept exact under cell updates, so that an estimate is a table lookup
         self._cache = cache
-        self._tables = {}
+        self._tables: dict[int, FloatArray] = {}
 
-    def estimate(self, q):
+    def estimate(self, q: Any) -> float:
         """n f(A) for a cell query or a linear query."""
         if hasattr(q, "weights"):
             return self.n * float(np.dot(q.weights, self.w)) / self.Z
@@ -47,9 +52,9 @@ class MWState:
                 t = self._tables[q.mask] = np.empty(self.domain.size // q.n_cells)
                 _core.rel_reduce(self.w, self._shape, q.mask, t)
             return self.n * float(t[q.cell]) / self.Z
-        return self.n * _core.rel_slice_sum(self.w, self._shape, q.mask, q.vals) / self.Z
+        return self.n * float(_core.rel_slice_sum(self.w, self._shape, q.mask, q.vals)) / self.Z
 
-    def _update_tables(self, q, factor):
+    def _update_tables(self, q: Any, factor: float) -> None:
         """Before q's cells are scaled by factor: add (factor - 1) x the marginal of w
         restricted to those cells to every cached table (work ~ |q| per table)."""
         shape = self.domain.shape
@@ -73,7 +78,7 @@ class MWState:
             tidx = tuple(int(q.vals[a]) if a in fixed else slice(None) for a in attrs)
             view[tidx] += (factor - 1.0) * part.reshape([shape[a] for a in rest])
 
-    def step(self, q, c):
+    def step(self, q: Any, c: float) -> None:
         """w_i *= exp(c f_i): the MW family of updates (a cell query scales its cells)."""
         c = max(-700.0, min(700.0, c))
         if hasattr(q, "weights"):
@@ -82,7 +87,7 @@ class MWState:
         else:
             self.scale(q, math.exp(c))
 
-    def scale(self, q, factor):
+    def scale(self, q: Any, factor: float) -> None:
         if self._tables:
             self._update_tables(q, factor)
         s = _core.rel_slice_scale(self.w, self._shape, q.mask, q.vals, factor)
@@ -91,20 +96,35 @@ class MWState:
         if self._since >= 256 or not 1e-200 < self.Z < 1e200:
             self.renormalise()
 
-    def renormalise(self):
+    def renormalise(self) -> None:
         self.w /= self.w.sum()
         self.Z = 1.0
         self._since = 0
         self._tables.clear()           # rebuilt exactly on the next estimate
 
-    def fit_cells(self, masks, vals, targets, passes):
+    def fit_cells(self, masks: Any, vals: Any, targets: Any, passes: int) -> None:
         """MWEM's step on each (query, target) in turn, ``passes`` times."""
         self.Z = _core.rel_mw_cells(self.w, self._shape, masks, vals, targets, passes,
                                     self.n, self.Z)
         self._since = 0
         self._tables.clear()
 
-    def fit_marginal(self, mask, targets):
+    def fit_rows(self, workload: Any, rows: Any, targets: Any, passes: int) -> None:
+        """MWEM's step on rows ``rows`` of a LinearWorkload in turn, ``passes`` times."""
+        self.Z = _core.rel_mw_rows(self.w, workload.indptr, workload.indices,
+                                   workload.values, np.asarray(rows, dtype=np.int64),
+                                   np.ascontiguousarray(targets, dtype=np.float64),
+                                   passes, self.n, self.Z)
+        self._since = 0
+        self._tables.clear()
+
+    def renormalised(self) -> None:
+        """After a kernel left sum(w) = 1: reset the bookkeeping."""
+        self.Z = 1.0
+        self._since = 0
+        self._tables.clear()
+
+    def fit_marginal(self, mask: int, targets: FloatArray) -> None:
         """MWEM's step on every measured (non-NaN) cell of one marginal."""
         if self._scratch is None or self._scratch.size < 2 * targets.size:
             self._scratch = np.empty(2 * max(targets.size, 64))
@@ -113,14 +133,15 @@ class MWState:
         self._since = 0
         self._tables.clear()
 
-    def distribution(self):
-        return self.w / self.w.sum()
+    def distribution(self) -> FloatArray:
+        dist: FloatArray = self.w / self.w.sum()
+        return dist
 
-    def counts(self):
+    def counts(self) -> FloatArray:
         return self.n * self.distribution()
 
 
-def one_way_prior(histogram, epsilon, rng, mode):
+def one_way_prior(histogram: Histogram, epsilon: float, rng: Rng, mode: str) -> FloatArray:
     """Product of all d one-way marginals released with Laplace(d/epsilon) per cell.
 
     The d one-way marginals together have L1 sensitivity d (one cell each per record),
@@ -138,6 +159,7 @@ def one_way_prior(histogram, epsilon, rng, mode):
                                     budget=NO_BUDGET)   # charged with the whole mechanism
     dist = None
     pos = 0
+    noisy = cast(FloatArray, noisy)
     for a in range(dom.ndim):
         marg = np.clip(noisy[pos:pos + dom.shape[a]], 0.0, None) + 1e-9
         pos += dom.shape[a]
@@ -146,11 +168,11 @@ def one_way_prior(histogram, epsilon, rng, mode):
     return np.asarray(dist).reshape(-1)
 
 
-def book_eta(alpha):
+def book_eta(alpha: float) -> float:
     return alpha / 2.0
 
 
-def project_factor(est, target, n):
+def project_factor(est: float, target: float, n: float) -> float:
     """KL projection of a 0/1 query's mass onto target/n: scale its cells by
     p*(1-p)/(p(1-p*)) (then renormalise)."""
     p = min(max(est / n, 1e-12), 1 - 1e-12)
@@ -158,5 +180,5 @@ def project_factor(est, target, n):
     return ps * (1 - p) / (p * (1 - ps))
 
 
-def mwem_exponent(est, target, n):
+def mwem_exponent(est: float, target: float, n: float) -> float:
     return (target - est) / (2.0 * n)

@@ -1,7 +1,10 @@
 """Data-independent baselines: Laplace / Gaussian noise per query and on whole
 marginals (Dwork & Roth Thm 3.6 and 3.22, per query or per marginal).  They are what MWEM and PMW must beat."""
 
+from __future__ import annotations
+
 import math
+from typing import Any, cast
 
 import numpy as np
 
@@ -12,37 +15,45 @@ from .. import mechanisms as _mech
 from .._active import NO_BUDGET
 from .._active import label as _label
 from .cost import PrivacyCost, charge, check_budget
-from .workloads import MarginalWorkload
+from .domain import Histogram
+from .workloads import LinearWorkload, MarginalWorkload
+from ._types import Budget, FloatArray, Rng
+
+Workload = MarginalWorkload | LinearWorkload
 
 __all__ = ["laplace_per_query", "laplace_marginals", "gaussian_per_query",
            "gaussian_marginals", "marginal_sensitivity"]
 
 
-def marginal_sensitivity(workload):
+def marginal_sensitivity(workload: Workload) -> tuple[float, float]:
     """Exact (L1, L2) sensitivity of the vector of all cells of a set of marginals under
     add/remove-one neighbours: (m, sqrt(m)) -- a record adds 1 to one cell per marginal,
-    and the marginals of a workload are distinct attribute sets."""
+    and the marginals of a workload are distinct attribute sets.  For a
+    :class:`LinearWorkload`: the largest column sum and the root of the largest column
+    sum of squares (:meth:`LinearWorkload.sensitivity`)."""
     _workload(workload)
     return workload.sensitivity()
 
 
-def _workload(w):
-    if not isinstance(w, MarginalWorkload):
-        raise TypeError(f"workload must be a MarginalWorkload; got {type(w).__name__}")
+def _workload(w: Any) -> Workload:
+    if not isinstance(w, (MarginalWorkload, LinearWorkload)):
+        raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                        f"{type(w).__name__}")
     return w
 
 
-def _finish(noisy, n_public):
+def _finish(noisy: FloatArray, n_public: float | None) -> FloatArray:
     if n_public is not None:           # post-processing: a count lies in [0, n]
         np.clip(noisy, 0.0, n_public, out=noisy)
     return noisy
 
 
-def _n(n_public):
+def _n(n_public: float | None) -> float | None:
     return None if n_public is None else _v.positive("n_public", n_public)
 
 
-def _prepare(workload, epsilon, n_public, rng, mode, budget):
+def _prepare(workload: Workload, epsilon: float, n_public: float | None, rng: Rng,
+             mode: str, budget: Budget) -> tuple[float, float | None, str, Any]:
     """Validate every public argument, then charge the budget, before the data is read."""
     _workload(workload)
     epsilon = _v.epsilon(epsilon)
@@ -53,8 +64,10 @@ def _prepare(workload, epsilon, n_public, rng, mode, budget):
     return epsilon, n_public, mode, rng
 
 
-def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
-                      mode="secure", budget=None, label=None):
+def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
+                      n_public: float | None = None, rng: Rng = None,
+                      mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> FloatArray:
     """Every query its own share ``ε/|Q|``: ``Lap(|Q|/ε)`` on each answer.
 
     Privacy
@@ -77,12 +90,15 @@ def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
-def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
-                      mode="secure", budget=None, label=None):
-    """Lap(m/ε) on every cell of the m marginals.
+def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,
+                      n_public: float | None = None, rng: Rng = None,
+                      mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> FloatArray:
+    """Lap(m/ε) on every cell of the m marginals (for a :class:`LinearWorkload`,
+    Lap(Δ₁/ε) with Δ₁ its exact L1 sensitivity, the largest column sum).
 
     Privacy
     -------
@@ -103,18 +119,22 @@ def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
-def gaussian_per_query(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
-                       mode="secure", budget=None, label=None):
+def gaussian_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
+                       delta: float, n_public: float | None = None, rng: Rng = None,
+                       mode: str = "secure", budget: Budget = None,
+                       label: str | None = None) -> FloatArray:
     """Gaussian noise calibrated to L2 sensitivity ``sqrt(|Q|)`` (each query treated as an
     arbitrary counting query).  (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     return _gaussian(workload, histogram, epsilon, delta, math.sqrt(workload.n_queries),
                      n_public, rng, mode, budget, _label(label, "gaussian_per_query"))
 
 
-def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budget, label):
+def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: float,
+              l2: float, n_public: float | None, rng: Rng, mode: str, budget: Budget,
+              label: str) -> FloatArray:
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     delta = _v.delta(delta, allow_zero=False)
@@ -124,12 +144,15 @@ def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budg
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
                                      l2_sensitivity=l2, rng=rng, mode=mode,
                                      budget=NO_BUDGET)   # charged above
-    return _finish(noisy, n_public)
+    return _finish(cast(FloatArray, noisy), n_public)
 
 
-def gaussian_marginals(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
-                       mode="secure", budget=None, label=None):
-    """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m).
+def gaussian_marginals(workload: Workload, histogram: Histogram, *, epsilon: float,
+                       delta: float, n_public: float | None = None, rng: Rng = None,
+                       mode: str = "secure", budget: Budget = None,
+                       label: str | None = None) -> FloatArray:
+    """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m)
+    (for a :class:`LinearWorkload`, the root of its largest column sum of squares).
     (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     _workload(workload)
     return _gaussian(workload, histogram, epsilon, delta, workload.sensitivity()[1],

@@ -1,8 +1,10 @@
 """Boosting for Queries (Dwork, Rothblum, Vadhan 2010, Fig. 1 = Dwork & Roth Fig. 6.1)
 with the NoisyFit base synopsis generator (Dwork & Roth Sec. 6.2)."""
 
+from __future__ import annotations
+
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -18,17 +20,19 @@ from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload
+from .._errors import PrivacyParameterError
+from ._types import Budget, FloatArray, IntArray, Rng
 
 __all__ = ["BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
 
 
-def boosting_alpha(eta):
+def boosting_alpha(eta: float) -> float:
     """α = ½ ln((1 + 2η)/(1 − 2η)) (DRV 2010 Fig. 1)."""
     return 0.5 * math.log((1.0 + 2.0 * eta) / (1.0 - 2.0 * eta))
 
 
-def reweight(d, lam, mu):
+def reweight(d: FloatArray, lam: float, mu: float) -> FloatArray:
     """a = 1 if d ≤ λ, −1 if d ≥ λ + μ, else 1 − 2(d − λ)/μ: clip(1 − 2(d − λ)/μ, −1, 1)
     (DRV 2010 Fig. 1 step 2).  ``|a − a'| ≤ 2ρ/μ`` when ``|d − d'| ≤ ρ`` (Claim 4.4)."""
     if mu == math.inf:
@@ -43,9 +47,9 @@ class BoostingResult(NamedTuple):
     is *not* released by the mechanism, and is returned only for analysis when
     ``return_weights=True``, else None); ``privacy``: the cost."""
 
-    answers: np.ndarray
-    synopses: np.ndarray
-    weights: object
+    answers: FloatArray
+    synopses: FloatArray
+    weights: FloatArray | None
     privacy: PrivacyCost
 
 
@@ -66,7 +70,9 @@ class BoostingForQueries:
 
     Parameters
     ----------
-    workload : MarginalWorkload
+    workload : MarginalWorkload or LinearWorkload
+        Marginal cells or a general [0, 1] query matrix (every query has sensitivity
+        ρ = 1 count).
     epsilon : float
         Total pure ε (init + T ε_base + sampling).
     n_public : float
@@ -83,6 +89,11 @@ class BoostingForQueries:
     lam : float, optional
         λ in counts; default 2 k/ε_base (twice the base Laplace scale).
     fit_passes : int
+    fit : {"joint", "sequential"}
+        How NoisyFit's MW passes apply the noisy answers: ``"sequential"``, one query
+        after the other (the prototype of docs/release.md); ``"joint"`` (default), all
+        factors computed on the same iterate and applied in one sweep per pass (see
+        :class:`MWEM` ``replay``).  Post-processing either way.
     init : float, optional
         ε_init of a one-way-marginal warm start (the prior of every round's fit).
     round_to : int, optional
@@ -91,6 +102,11 @@ class BoostingForQueries:
     noise : {"laplace", "gaussian"}, delta : float
         NoisyFit's noise.  ``"gaussian"`` (δ > 0) accounts in zCDP (erratum B6): see
         Privacy.
+    composition : {"basic", "advanced"}
+        How the k(T − 1) draws from D_t compose (``noise="laplace"``).  ``"advanced"``
+        needs ``delta > 0``: the draws are composed by advanced composition with
+        δ′ = delta (erratum B2 with B5's per-round ε_t), so μ -- and the error
+        bound λ + μ -- is smaller for the same (ε, δ); see Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
         the data is read (None: the budget active at that moment, if any).
@@ -110,6 +126,15 @@ class BoostingForQueries:
     ρ = zcdp_budget(ε, δ); μ is solved so that (k/8) Σ_t ε_t² is ``sample_share`` of
     ρ − ε_init²/2, and each NoisyFit adds discrete Gaussian noise of σ² = k/(2ρ_base)
     (L2 sensitivity √k); the total converts back to (ε, δ) (Bun & Steinke 2016).
+    ``composition="advanced"`` (erratum B2; DRV Thm 4.1's reading): (ε, δ)-DP with
+    ε = ε_init + T ε_base + ε′_sample, where the k draws of each round t ≥ 2 are
+    ε_t-DP with ε_t fixed in advance, so by heterogeneous advanced composition
+    (Dwork & Roth Thm 3.20 and its proof; :func:`dpfast.accounting.heterogeneous_advanced_composition`)
+    ε′_sample = sqrt(2 ln(1/δ) k Σ_t ε_t²) + k Σ_t ε_t (e^{ε_t} − 1) with δ′ = δ, or
+    the basic k Σ_t ε_t when that is smaller (pure, so it holds with any δ); μ is the
+    smallest (up to a bisection's resolution, rounded up) for which this is
+    ``sample_share`` of ε − ε_init.  The base runs and the warm start compose
+    basically, as in DRV Thm 4.1.
 
     Accuracy
     --------
@@ -123,18 +148,22 @@ class BoostingForQueries:
     (Fig. 1, Thm 4.1, Claims 4.3-4.4).  Dwork & Roth 2014, ch. 6.
     """
 
-    def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
-                 sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
-                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None,
-                 label=None):
-        if not isinstance(workload, MarginalWorkload):
-            raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
+    def __init__(self, workload: MarginalWorkload | LinearWorkload, *, epsilon: float,
+                 n_public: float, rounds: int, k: int, eta: float = 0.2,
+                 sample_share: float = 0.2, lam: float | None = None,
+                 fit_passes: int = 20, fit: str = "joint", init: float | None = None,
+                 round_to: int | None = None, noise: str = "laplace", delta: float = 0.0,
+                 composition: str = "basic", rng: Rng = None, mode: str = "secure",
+                 budget: Budget = None, label: str | None = None) -> None:
+        if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
+            raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                            f"{type(workload).__name__}")
         self.workload = workload
         self.epsilon = _v.epsilon(epsilon)
         self.n_public = _v.positive("n_public", n_public)
         self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 4)
         if self.rounds % 2 == 0:
-            raise _v.PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
+            raise PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
         self.k = _v.integer("k", k, minimum=1, maximum=10 ** 8)
         eta = _v.positive("eta", eta)
         if not eta < 0.5:
@@ -145,6 +174,7 @@ class BoostingForQueries:
             _v._fail("sample_share", "in (0, 1)", sample_share)
         self.sample_share = share
         self.fit_passes = _v.integer("fit_passes", fit_passes, minimum=0, maximum=10 ** 4)
+        self.fit = _v.choice("fit", fit, ("joint", "sequential"))
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
                                                                   minimum=1)
@@ -154,17 +184,25 @@ class BoostingForQueries:
         self.label = _label(label, f"BoostingForQueries(T={self.rounds}, k={self.k})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
-            raise _v.PrivacyParameterError("init must be < epsilon")
+            raise PrivacyParameterError("init must be < epsilon")
         self.noise = _v.choice("noise", noise, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
-        if (self.noise == "gaussian") != (self.delta > 0.0):
-            raise _v.PrivacyParameterError("noise='gaussian' needs delta > 0 and "
+        self.composition = _v.choice("composition", composition, ("basic", "advanced"))
+        if self.composition == "advanced":
+            if self.noise != "laplace" or self.delta == 0.0:
+                raise PrivacyParameterError(
+                    "composition='advanced' needs noise='laplace' and delta > 0 (the δ′ "
+                    "of the draws)")
+        elif (self.noise == "gaussian") != (self.delta > 0.0):
+            raise PrivacyParameterError("noise='gaussian' needs delta > 0 and "
                                            "noise='laplace' needs delta = 0")
         rest = self.epsilon - eps_init
         T = self.rounds
         self.alpha = boosting_alpha(eta)
         self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
-        self.rho = None
+        self.rho: float | None = None
+        self.mu: float = math.inf
+        self.eps_base: float | None = None   # the Laplace plan's per-round ε
         if self.noise == "gaussian":
             self._gaussian_plan(eps_init, share, lam)
             return
@@ -178,10 +216,12 @@ class BoostingForQueries:
             # (rounded up: a larger mu only lowers the sampling cost below share * rest)
             self.mu = (2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
                        * (1 + 2.0 ** -40))
+            if self.composition == "advanced":
+                self.mu = self._advanced_mu(share * rest)
         self.lam = (2.0 * self.k / self.eps_base if lam is None
                     else _v.nonnegative("lam", lam))
 
-    def _gaussian_plan(self, eps_init, share, lam):
+    def _gaussian_plan(self, eps_init: float, share: float, lam: float | None) -> None:
         """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
         cost ρ_sample = (k/8) Σ_t ε_t² = 2kα²ρ_q² S/μ² with S = Σ_t (t−1)², set to
         share × the rest by μ; each NoisyFit gets ρ_base = (1 − share) × rest / T and
@@ -190,7 +230,7 @@ class BoostingForQueries:
         self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
         rest = self.rho - eps_init ** 2 / 2.0
         if not rest > 0.0:
-            raise _v.PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
+            raise PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
         S = (T - 1) * T * (2 * T - 1) / 6.0
         if T == 1:
             self.mu = math.inf
@@ -205,12 +245,47 @@ class BoostingForQueries:
         self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
                     else _v.nonnegative("lam", lam))
 
-    def _eps_draw(self, t):
+    def _sample_epsilon(self, mu: float) -> float:
+        """ε of all the draws at a given μ (T > 1): basic, or under
+        ``composition="advanced"`` the smaller of basic and heterogeneous advanced
+        composition with δ′ = delta (B2 with B5's ε_t), rounded up."""
+        T, k = self.rounds, self.k
+        eps_t = [4.0 * self.alpha * (t - 1) * self.rho_q / mu for t in range(2, T + 1)]
+        basic = float(k * math.fsum(eps_t) * (1 + 2.0 ** -50))
+        if self.composition != "advanced":
+            return basic
+        # heterogeneous_advanced_composition of k copies of each ε_t, in closed form
+        # (no k(T-1)-long array): sqrt(2 ln(1/δ′) k Σ ε_t²) + k Σ ε_t (e^{ε_t} − 1)
+        if max(eps_t) > 50.0:            # far past any useful μ: vacuous
+            return basic
+        sq = k * math.fsum(e * e for e in eps_t)
+        drift = k * math.fsum(e * math.expm1(e) for e in eps_t)
+        adv = (math.sqrt(2.0 * -math.log(self.delta) * sq) + drift) * (1 + 2.0 ** -40)
+        return min(basic, float(adv))
+
+    def _advanced_mu(self, target: float) -> float:
+        """The smallest μ (to 2^-40 relative, rounded up) whose sampling ε is at most
+        ``target``: the sampling ε decreases in μ, and the basic μ already meets it."""
+        hi = self.mu
+        lo = hi * 1e-6
+        if self._sample_epsilon(lo) <= target:
+            return lo
+        for _ in range(60):
+            mid = math.sqrt(lo * hi)
+            if self._sample_epsilon(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+            if hi <= lo * (1 + 2.0 ** -40):
+                break
+        return hi
+
+    def _eps_draw(self, t: int) -> float:
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
         return 0.0 if t == 1 else 4.0 * self.alpha * (t - 1) * self.rho_q / self.mu
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
         if self.noise == "gaussian":
@@ -218,19 +293,22 @@ class BoostingForQueries:
             parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
                 ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
-        e_sample = sum(k * self._eps_draw(t) for t in range(1, T + 1))
-        eps = e_init + T * self.eps_base + e_sample
-        rho = (e_init ** 2 / 2.0 + T * self.eps_base ** 2 / 2.0
+        e_sample = (sum(k * self._eps_draw(t) for t in range(1, T + 1)) if T == 1 else
+                    self._sample_epsilon(self.mu))
+        eb = cast(float, self.eps_base)      # the Laplace plan
+        eps = e_init + T * eb + e_sample
+        rho = (e_init ** 2 / 2.0 + T * eb ** 2 / 2.0
                + sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1)))
         parts = ((("init", e_init),) if self.init else ()) + (
-            ("base", T * self.eps_base), ("sampling", e_sample))
+            ("base", T * eb), ("sampling", e_sample))
         # eps is epsilon by construction of mu (mu rounded up); the float sum can only
         # differ from it by rounding, so the promised bound is epsilon itself
         up = 1 + 2.0 ** -40
         eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else eps * up
-        return PrivacyCost(eps, 0.0, rho * up, parts)
+        # advanced: (ε, δ) with δ = δ′ of the draws; the zCDP reading is unchanged
+        return PrivacyCost(eps, self.delta, rho * up, parts)
 
-    def run(self, histogram, *, return_weights=False):
+    def run(self, histogram: Histogram, *, return_weights: bool = False) -> BoostingResult:
         """Charge the budget, then boost; returns :class:`BoostingResult`."""
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
@@ -259,36 +337,30 @@ class BoostingForQueries:
             weights /= weights.sum()
         return BoostingResult(answers, synopses, weights, cost)
 
-    def _draw(self, cum, t):
+    def _draw(self, cum: FloatArray, t: int) -> IntArray:
         """k i.i.d. draws from D_t ∝ exp(−α Σ_{j<t} a_j): the exponential mechanism with
         utility −cum and sensitivity 2(t−1)ρ/μ at ε_t = 4α(t−1)ρ/μ (so that
         ε_t u/(2Δ) = α u exactly).  Round 1: uniform (all utilities 0)."""
         if t == 1:
-            return self._em_draws(np.zeros(cum.size), 1.0, 1.0)
+            # D_1 is uniform (the exponential mechanism on equal scores): exact uniform
+            # integers, the same law without k passes over the candidates
+            return np.asarray(_core.uniform_below(cum.size, self.k, self.rng))
         return self._em_draws(-cum, self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu)
 
-    def _em_draws(self, u, eps, sens):
+    def _em_draws(self, u: FloatArray, eps: float, sens: float) -> IntArray:
         """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
-        sensitivity=sens): the same kernels and grid, validated and planned once for
-        the k draws instead of once per draw."""
-        out = np.empty(self.k, dtype=np.int64)
-        arr = _sel._scores(u, self.mode)
-        if self.mode == "secure":
-            inv_grid, g, s = _sel._grid(eps, sens, False, False)
-            for i in range(self.k):
-                out[i] = _core.em_secure(arr, inv_grid, g, s, self.rng)
-        else:
-            gamma = _sel._fast_gamma(eps, sens, False)
-            for i in range(self.k):
-                out[i] = _core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, self.rng)
-        return out
+        sensitivity=sens), validated and planned once for the k draws."""
+        return _sel.exponential_mechanism_draws(u, self.k, epsilon=eps, sensitivity=sens,
+                                                rng=self.rng, mode=self.mode)
 
-    def _noisy_fit(self, histogram, truth, S, prior, post):
+    def _noisy_fit(self, histogram: Histogram, truth: FloatArray, S: IntArray,
+                   prior: FloatArray | None, post: Any) -> FloatArray:
         """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
         wl = self.workload
         distinct = np.unique(S)
         if self.noise == "laplace":
-            noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
+            noisy = _mech.laplace_mechanism(truth[distinct],
+                                            epsilon=cast(float, self.eps_base),
                                             sensitivity=float(self.k), rng=self.rng,
                                             mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
@@ -299,13 +371,17 @@ class BoostingForQueries:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14
             noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
                 sigma2=self.sigma2, size=distinct.size, rng=self.rng)
+        noisy = cast(FloatArray, noisy)
         state = MWState(wl.domain, self.n_public, prior)
-        if self.fit_passes:
-            state.fit_cells(wl.query_masks[distinct], wl.query_vals[distinct], noisy,
-                            self.fit_passes)
+        if self.fit_passes and self.fit == "joint":
+            targets = np.full(wl.n_queries, np.nan)
+            targets[distinct] = noisy
+            wl._joint_fit(state, targets, self.fit_passes)
+        elif self.fit_passes:
+            wl._fit_queries(state, distinct, noisy, self.fit_passes)
         counts = state.counts()
         if post is not None:
             # DRV Thm 5.3's small database: n' records drawn from A_t (post-processing)
             rows = post.multinomial(self.round_to, state.distribution())
-            counts = rows * (self.n_public / self.round_to)
+            counts = rows * (self.n_public / cast(int, self.round_to))
         return wl.answer(counts)

@@ -1,8 +1,11 @@
 """The privacy record every query-release mechanism exposes as ``privacy_cost``."""
 
-from typing import NamedTuple, Optional
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional
 
 from .. import _validation as _v
+from ._types import Budget
 
 
 class PrivacyCost(NamedTuple):
@@ -18,10 +21,10 @@ class PrivacyCost(NamedTuple):
     epsilon: float
     delta: float
     rho: Optional[float]
-    parts: tuple = ()
+    parts: tuple[tuple[str, float], ...] = ()
 
 
-def charge(budget, cost, label):
+def charge(budget: Budget, cost: PrivacyCost, label: str) -> None:
     """Charge the whole cost once, before anything is drawn or read.  ``budget`` is the
     caller's argument as given (None: the active budget of ``with b.active():`` at the
     time of the charge, if any; ``NO_BUDGET``: nothing)."""
@@ -30,7 +33,7 @@ def charge(budget, cost, label):
         budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
 
 
-def check_budget(budget):
+def check_budget(budget: Budget) -> Any:
     """Check ``budget=`` at construction and return it as given: a stored None is
     resolved when the charge is made (:func:`charge`)."""
     if budget is not None:

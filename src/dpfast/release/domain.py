@@ -6,11 +6,16 @@ X is the product of the attributes' categories, stored as a dense C-order array 
 ``prod(shape)`` cells (mixed radix, first attribute slowest).
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Sequence, cast
 
 import numpy as np
 
 from .. import _validation as _v
+from .._errors import PrivacyParameterError
+from ._types import FloatArray, IntArray
 
 __all__ = ["Domain", "Histogram"]
 
@@ -33,24 +38,24 @@ class Domain:
 
     __slots__ = ("names", "shape", "size", "_index", "_shape64")
 
-    def __init__(self, names, sizes):
+    def __init__(self, names: Sequence[str], sizes: Sequence[int]) -> None:
         names = tuple(names)
         sizes = tuple(sizes)
         for nm in names:
             if not isinstance(nm, str):
                 raise TypeError(f"attribute names must be str; got {type(nm).__name__}")
         if not 1 <= len(names) <= _MAX_ATTRS or len(set(names)) != len(names):
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"names must be 1 to {_MAX_ATTRS} distinct strings; got {names!r}")
         if len(sizes) != len(names):
-            raise _v.PrivacyParameterError("sizes must have one entry per attribute name")
+            raise PrivacyParameterError("sizes must have one entry per attribute name")
         sizes = tuple(_v.integer(f"size of {nm!r}", s, minimum=1, maximum=MAX_CELLS)
                       for nm, s in zip(names, sizes))
         total = 1
         for s in sizes:
             total *= s
         if total > MAX_CELLS:
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"the universe has {total} cells; at most {MAX_CELLS} are supported")
         self.names = names
         self.shape = sizes
@@ -59,40 +64,40 @@ class Domain:
         self._shape64 = np.asarray(sizes, dtype=np.int64)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
-    def attr(self, key):
+    def attr(self, key: str | int) -> int:
         """The position of an attribute given by name or position."""
         if isinstance(key, str):
             if key in self._index:
                 return self._index[key]
-            raise _v.PrivacyParameterError(f"unknown attribute {key!r}")
-        i = _v.integer("attribute", key, minimum=0, maximum=len(self.names) - 1)
+            raise PrivacyParameterError(f"unknown attribute {key!r}")
+        i: int = _v.integer("attribute", key, minimum=0, maximum=len(self.names) - 1)
         return i
 
-    def attrs(self, keys):
+    def attrs(self, keys: str | int | Sequence[str | int]) -> tuple[int, ...]:
         """Sorted distinct positions of several attributes."""
-        if isinstance(keys, (str, numbers.Integral)):
-            keys = (keys,)
-        pos = sorted(self.attr(k) for k in keys)
+        seq: Sequence[Any] = ((keys,) if isinstance(keys, (str, numbers.Integral))
+                              else cast("Sequence[Any]", keys))
+        pos = sorted(self.attr(k) for k in seq)
         if len(set(pos)) != len(pos):
-            raise _v.PrivacyParameterError(f"attributes repeat in {tuple(keys)!r}")
+            raise PrivacyParameterError(f"attributes repeat in {tuple(seq)!r}")
         return tuple(pos)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (isinstance(other, Domain) and other.names == self.names
                 and other.shape == self.shape)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.names, self.shape))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         inner = ", ".join(f"{n}={s}" for n, s in zip(self.names, self.shape))
         return f"Domain({inner})"
 
 
-def _integer_codes(name, col):
+def _integer_codes(name: str, col: Any) -> IntArray:
     """An integer column as int64, refused by dtype only (never by value)."""
     arr = np.asarray(col)
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu" or arr.dtype == np.uint64:
@@ -120,7 +125,7 @@ class Histogram:
 
     __slots__ = ("domain", "_counts")
 
-    def __init__(self, domain, counts):
+    def __init__(self, domain: Domain, counts: Any) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
         arr = np.asarray(counts)
@@ -129,7 +134,7 @@ class Histogram:
             raise TypeError(f"counts must be integers or floats of at most 64 bits; "
                             f"got {arr.dtype}")
         if arr.shape not in ((domain.size,), domain.shape):
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"counts must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
         c = np.array(arr, dtype=np.float64).reshape(-1)
         np.nan_to_num(c, copy=False, nan=0.0, posinf=2.0 ** 53, neginf=0.0)
@@ -139,7 +144,7 @@ class Histogram:
         self._counts = c
 
     @classmethod
-    def from_codes(cls, domain, table):
+    def from_codes(cls, domain: Domain, table: Any) -> Histogram:
         """Count records given as category codes, one column per attribute.
 
         Parameters
@@ -166,20 +171,20 @@ class Histogram:
         return cls(domain, counts)
 
     @property
-    def counts(self):
+    def counts(self) -> FloatArray:
         """Read-only float64 counts, length ``domain.size``."""
         return self._counts
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Histogram({self.domain!r})"   # never the counts: they are private
 
 
-def _columns(domain, table):
+def _columns(domain: Domain, table: Any) -> list[IntArray]:
     if hasattr(table, "columns") and hasattr(table, "iloc"):      # a pandas DataFrame
         cols = []
         for nm in domain.names:
             if nm not in table.columns:
-                raise _v.PrivacyParameterError(f"the table has no column {nm!r}")
+                raise PrivacyParameterError(f"the table has no column {nm!r}")
             col = table[nm]
             if str(col.dtype) == "category":
                 col = col.cat.codes          # missing values are code -1: clamped to 0
@@ -190,12 +195,12 @@ def _columns(domain, table):
         return cols
     arr = np.asarray(table)
     if arr.ndim != 2 or arr.shape[1] != domain.ndim:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"table must have shape (n, {domain.ndim}); got {arr.shape}")
     arr = _integer_codes("table", arr)
     return [arr[:, a] for a in range(domain.ndim)]
 
 
-def shape64(domain):
+def shape64(domain: Domain) -> IntArray:
     """The domain's shape as the int64 array the C kernels take."""
     return domain._shape64

@@ -1,8 +1,11 @@
 """Online private multiplicative weights via NumericSparse (Dwork & Roth 2014,
 Algorithm 6; Hardt & Rothblum 2010)."""
 
+from __future__ import annotations
+
 import math
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -16,13 +19,16 @@ from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
 from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
+from .._errors import PrivacyParameterError
+from ._types import Budget, FloatArray, Rng
 
 __all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alpha"]
 
 _SQRT512 = math.sqrt(512.0)
 
 
-def numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta):
+def numeric_sparse_alpha(c: float, epsilon: float, delta: float, n: float,
+                         n_queries: int, beta: float) -> float:
     """α_SV of NumericSparse (Dwork & Roth Thm 3.28) for k = 2|Q| one-sided queries of
     sensitivity 1/n, in normalised units: 9c(ln k + ln(4c/β))/(εn) if δ = 0, else
     (ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1)/(εn).  k = 2|Q| in both branches
@@ -33,7 +39,8 @@ def numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta):
     return L * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0) / (epsilon * n)
 
 
-def pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta):
+def pmw_theory_alpha(epsilon: float, delta: float, n: float, universe_size: int,
+                     n_queries: int, beta: float) -> tuple[float, int]:
     """The smallest α of Thm 4.14/4.15 in normalised units, and c = ceil(4 ln|X|/α²).
 
     The fixed point α = α_SV(c(α)) (Dwork & Roth Thm 4.14/4.15, with the corrected constants: 36
@@ -53,13 +60,14 @@ def pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta):
     return a, math.ceil(4.0 * lx / a ** 2)
 
 
-def pmw_min_alpha(epsilon, delta, n, universe_size, n_queries, beta):
+def pmw_min_alpha(epsilon: float, delta: float, n: float, universe_size: int,
+                  n_queries: int, beta: float) -> float:
     """The smallest α that :meth:`OnlinePMW.from_accuracy` accepts: the least α with
     α ≥ α_SV(c) for the integer cut-off c = ceil(4 ln|X|/α²) (a little above the
     continuous fixed point of :func:`pmw_theory_alpha`, because c is rounded up)."""
     lx = math.log(universe_size)
 
-    def ok(a):
+    def ok(a: float) -> bool:
         c = math.ceil(4.0 * lx / a ** 2)
         return a >= numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta)
 
@@ -83,10 +91,10 @@ class _Charge:
 
     __slots__ = ("budget", "extra", "label")
 
-    def __init__(self, budget, extra, label):
+    def __init__(self, budget: Budget, extra: float, label: str) -> None:
         self.budget, self.extra, self.label = budget, extra, label
 
-    def spend(self, epsilon, delta=0.0, *, label=None):
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
         self.budget.spend(_v.charged(epsilon) + _v.charged(self.extra), delta, label=self.label)
 
 
@@ -159,10 +167,12 @@ class OnlinePMW:
     Gupta, Roth & Ullman, TCC 2012.
     """
 
-    def __init__(self, histogram, *, epsilon, n_public, cutoff, threshold=None, tau=None,
-                 delta=0.0, step="adaptive", alpha=None, init=None, replay=0,
-                 ask_both=False, clip=True, rng=None, mode="secure", budget=None,
-                 label=None):
+    def __init__(self, histogram: Histogram, *, epsilon: float, n_public: float,
+                 cutoff: int, threshold: float | None = None, tau: float | None = None,
+                 delta: float = 0.0, step: str = "adaptive", alpha: float | None = None,
+                 init: float | None = None, replay: int = 0, ask_both: bool = False,
+                 clip: bool = True, rng: Rng = None, mode: str = "secure",
+                 budget: Budget = None, label: str | None = None) -> None:
         if not isinstance(histogram, Histogram):
             raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
         epsilon = _v.epsilon(epsilon)
@@ -175,7 +185,7 @@ class OnlinePMW:
             if not isinstance(flag, bool):
                 raise TypeError(f"{nm} must be a bool")
         if (threshold is None) == (tau is None):
-            raise _v.PrivacyParameterError("give exactly one of threshold and tau")
+            raise PrivacyParameterError("give exactly one of threshold and tau")
         if tau is not None:
             tau = _v.positive("tau", tau)
             eps1 = (8.0 * epsilon / 9.0 if delta == 0.0
@@ -207,14 +217,18 @@ class OnlinePMW:
                                  sensitivity=1.0, rng=rng, mode=mode, budget=charger)
         prior = one_way_prior(histogram, eps_init, rng, mode) if eps_init else None
         self._state = MWState(histogram.domain, n, prior, cache=True)
-        self._released = []            # (query, value) of every measured answer
-        self._tables = {}              # the data's marginals, read on first use
+        self._released: list[tuple[Any, float]] = []   # every measured (query, value)
+        self._tables: dict[int, FloatArray] = {}       # the data's marginals, on first use
+        #: 3αn, the accuracy bound of :meth:`from_accuracy` (None otherwise)
+        self.guarantee: float | None = None
         self._lock = threading.Lock()  # one answer (probe + update) at a time
         self.data_reads = 0            # how many times the oracle read the data
 
     @classmethod
-    def from_accuracy(cls, histogram, *, alpha, beta, epsilon, n_public, n_queries,
-                      delta=0.0, rng=None, mode="secure", budget=None, label=None):
+    def from_accuracy(cls, histogram: Histogram, *, alpha: float, beta: float,
+                      epsilon: float, n_public: float, n_queries: int, delta: float = 0.0,
+                      rng: Rng = None, mode: str = "secure", budget: Budget = None,
+                      label: str | None = None) -> OnlinePMW:
         """The theorem's parameters (Dwork & Roth Alg. 6, Thm 4.14/4.15): c =
         ceil(4 ln|X|/α²), T = (α + α_SV(c)) n (erratum E6: equals 2α n at the fixed point
         and keeps both conditions of Thm 4.10 for α above it), book step η = α/2, uniform
@@ -231,12 +245,12 @@ class OnlinePMW:
         nq = _v.integer("n_queries", n_queries, minimum=1)
         size = histogram.domain.size
         if size < 2:
-            raise _v.PrivacyParameterError("the universe needs at least 2 cells")
+            raise PrivacyParameterError("the universe needs at least 2 cells")
         c = math.ceil(4.0 * math.log(size) / alpha ** 2)
         a_sv = numeric_sparse_alpha(c, epsilon, delta, n, nq, beta)
         if alpha < a_sv:
             amin = pmw_min_alpha(epsilon, delta, n, size, nq, beta)
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"alpha must be at least the fixed point {amin:.6g} for these parameters "
                 f"(Thm 4.14/4.15, with c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
         self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
@@ -248,7 +262,7 @@ class OnlinePMW:
     # ------------------------------------------------------------------ answering
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         eps, dlt = self._ns.privacy_cost
         total = eps + (self.init or 0.0)
         parts = (("numeric_sparse", eps),) + ((("init", self.init),) if self.init else ())
@@ -256,18 +270,18 @@ class OnlinePMW:
         return PrivacyCost(total, dlt, rho, parts)
 
     @property
-    def cutoff(self):
-        return self._ns.cutoff
+    def cutoff(self) -> int:
+        return int(self._ns.cutoff)
 
     @property
-    def updates_used(self):
-        return self._ns.positives
+    def updates_used(self) -> int:
+        return int(self._ns.positives)
 
     @property
-    def halted(self):
-        return self._ns.halted
+    def halted(self) -> bool:
+        return bool(self._ns.halted)
 
-    def _read(self, q):
+    def _read(self, q: CellQuery | LinearQuery) -> float:
         """The data oracle: the query's exact count.  The only place the data is read
         (the marginal table of a cell query's attributes is computed once and kept)."""
         self.data_reads += 1
@@ -281,7 +295,7 @@ class OnlinePMW:
             self._tables[q.mask] = table
         return float(table[q.cell])
 
-    def answer(self, query):
+    def answer(self, query: CellQuery | LinearQuery) -> tuple[float, str]:
         """Answer one query (a :class:`CellQuery`, on the compiled path, or a
         :class:`LinearQuery` with weights in [0, 1]); returns ``(value, kind)`` with value
         in counts and kind in {"hypothesis", "measured", "exhausted"}."""
@@ -292,7 +306,8 @@ class OnlinePMW:
             raise TypeError("query must be a CellQuery or LinearQuery over the histogram's "
                             "domain")
         cell = cell or isinstance(query, CellQuery)
-        if not cell and self.step_rule == "project" and not query.binary:
+        if not cell and self.step_rule == "project" and isinstance(query, LinearQuery) \
+                and not query.binary:
             raise TypeError("step='project' needs a 0/1 query (the KL projection of a "
                             "[0, 1]-valued query has no closed form)")
         with self._lock:
@@ -315,7 +330,7 @@ class OnlinePMW:
             self._update(query, est, value)
             return value, "measured"
 
-    def _probe(self, truth, est):
+    def _probe(self, truth: float, est: float) -> float:
         """The two one-sided NumericSparse queries of rel_pmw_probe, from Python (for
         linear queries): the same order and the same E7 rule."""
         ns = self._ns
@@ -324,9 +339,9 @@ class OnlinePMW:
             r2 = ns.step(-truth, threshold=self.threshold - est)
             if r2 == r2 and value != value:
                 value = -r2
-        return value
+        return float(value)
 
-    def _update(self, query, est, value):
+    def _update(self, query: CellQuery | LinearQuery, est: float, value: float) -> None:
         state = self._state
         n = self.n_public
         if self.step_rule == "book":
@@ -350,11 +365,11 @@ class OnlinePMW:
             for q, v in self._released:
                 state.step(q, mwem_exponent(state.estimate(q), v, n))
 
-    def synthetic(self):
+    def synthetic(self) -> Histogram:
         """The current hypothesis as a synthetic :class:`Histogram` (total n_public):
         public, free to export."""
         return Histogram(self.histogram.domain, self._state.counts())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"OnlinePMW(cutoff={self.cutoff}, updates_used={self.updates_used}, "
                 f"halted={self.halted})")
