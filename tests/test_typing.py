@@ -35,7 +35,6 @@ USAGE_PENDING = ROOT / "tests" / "typing" / "usage_pending.py"
 #: merging them (and then deletes src/dpfast/_validation.pyi, see below).
 PENDING = [
     "dpfast.objects",
-    "dpfast.release",          # the package and its submodules
 ]
 
 _ERROR = re.compile(r"^(?P<path>[^:\n]+\.pyi?):\d+(?::\d+)?: error: ", re.M)
