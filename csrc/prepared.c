@@ -397,8 +397,10 @@ static DPF_INLINE int geo_low(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_
         const uint64_t w = dpf_next_u64(r), l = w & mask, v = w >> (s + 1);
         /* the common case, decided by 1 - x <= exp(-x) and V's leading bits */
         const uint64_t crude = 0 - l * (t->r_int + 1);     /* <= 2^64 (1 - l/t) */
+        /* evaluated without short-circuit: l == 0 is a coin flip when s = 1 */
+        const int sure = (l == 0) | ((t->shift == 0) & ((v << (s + 1) | mask << 1 | 1) < crude));
         *neg = (int)((w >> s) & 1);
-        if (l == 0 || (t->shift == 0 && (v << (s + 1) | mask << 1 | 1) < crude)) {
+        if (DPF_LIKELY(sure)) {
             *out = l;
             return DPF_OK;
         }
@@ -457,14 +459,15 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
             if (y > (uint64_t)INT64_MAX - k) return DPF_E_RANGE;
             y += k;
         }
-        if (y != 0) neg = sign_bit(r, x);
+        /* a bit for every value (ignored for 0): no branch on the value */
+        neg = sign_bit(r, x) & (y != 0);
     } else {
         do {
             st = xgeo(r, t, x, &y, &neg);
             if (DPF_UNLIKELY(st != DPF_OK)) return st;
-        } while (DPF_UNLIKELY(neg && y == 0));
+        } while (DPF_UNLIKELY((neg & (y == 0)) != 0));
     }
-    *out = neg ? -(int64_t)y : (int64_t)y;
+    *out = (int64_t)((y ^ ((uint64_t)0 - (uint64_t)neg)) + (uint64_t)neg);
     return DPF_OK;
 }
 
@@ -567,10 +570,13 @@ static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
  *     in (1/16, 1/4 (1 + 1/dmax)^2] (from 2^(63-k) <= dmax < 2^(64-k)), so K < 1 and its
  *     floor kf = floor(2^64 K) gives [floor(kf Zlo/2^64), floor((kf+1) Zhi/2^64) + 1] with
  *     Zlo = floor(Dlo^2/2^64), Zhi = floor(Dhi^2/2^64) + 1;
- *   - exp(-E) = exp(-i) exp(-j/32) exp(-x), E = i + j/32 + x, 0 <= x < 1/32: two tables
- *     of certified 2^63-scaled intervals (set-up, 192-bit arithmetic) and Claim 3's
- *     polynomial enclosure, multiplied with truncation (lower bound) or truncation + 1
- *     (upper bound); E >= 45 gives the enclosure [0, 1] of 2^64 p.
+ *   - exp(-E) = exp(-i/32) exp(-x), E = i/32 + x, 0 <= x < 1/32: a table of certified
+ *     2^63-scaled intervals of exp(-i/32), i < 45 * 32 (set-up, 192-bit arithmetic), and
+ *     Claim 3's polynomial enclosure of exp(-x), multiplied with truncation (lower bound)
+ *     or truncation + 1 (upper bound); E >= 45 gives the enclosure [0, 1] of 2^64 p.
+ *     The fill first tries the cruder 1 - x <= exp(-x) <= 1 (one product, a shorter chain
+ *     of dependent multiplications); only a word within that ~2^-5 p wide band computes
+ *     the polynomial.
  * Width about 2^-24 p (the polynomial's x^4/24), so a tie (then the exact 704-bit
  * continuation of dg_accept_tie) has probability below 2^-24 per coin. */
 
@@ -629,15 +635,8 @@ static int dg_coin_setup(dpf_dgauss_exact_t *g)
     dpf_fx_exp_neg(&e32, 0, &f, &f, &e1, n);
     dpf_fx_int(&p.lo, 1, n);
     p.hi = p.lo;
-    for (i = 0; i < 45; i++) {
-        to63(g->e_int[i], &p, n);
-        dpf_fx_mul(&p.lo, &p.lo, &e1.lo, 0, n);
-        dpf_fx_mul(&p.hi, &p.hi, &e1.hi, 1, n);
-    }
-    dpf_fx_int(&p.lo, 1, n);
-    p.hi = p.lo;
-    for (i = 0; i < 32; i++) {
-        to63(g->e_32[i], &p, n);
+    for (i = 0; i < 45 * 32; i++) {
+        to63(g->e_tab[i], &p, n);
         dpf_fx_mul(&p.lo, &p.lo, &e32.lo, 0, n);
         dpf_fx_mul(&p.hi, &p.hi, &e32.hi, 1, n);
     }
@@ -651,23 +650,35 @@ static DPF_INLINE uint64_t mul63(uint64_t x, uint64_t y)
     return (hi << 1) | (lo >> 63);
 }
 
-/* 2^64 exp(-e/2^54) from below (up = 0) or above (up = 1), saturated at 2^64 - 1. */
+/* 2^64 exp(-e/2^54) from below (up = 0) or above (up = 1), saturated at 2^64 - 1:
+ * exp(-i/32) from the table times Claim 3's enclosure of exp(-x), x = e/2^54 - i/32. */
 static DPF_INLINE uint64_t exp54(const dpf_dgauss_exact_t *g, uint64_t e, int up)
 {
-    const uint64_t i = e >> 54, j = (e >> 49) & 31, x = (e & (((uint64_t)1 << 49) - 1)) << 10;
+    const uint64_t i = e >> 49, x = (e & (((uint64_t)1 << 49) - 1)) << 10;
     uint64_t p;
-    if (i >= 45) return up;                      /* 2^64 e^-45 < 1 */
+    if (i >= 45 * 32) return up;                 /* 2^64 e^-45 < 1 */
     if (!up) {
-        p = mul63(mul63(g->e_int[i][0], g->e_32[j][0]), exp_small_lo(x) >> 1);
+        p = mul63(g->e_tab[i][0], exp_small_lo(x) >> 1);
         return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
     }
-    p = mul63(mul63(g->e_int[i][1], g->e_32[j][1]) + 1, (exp_small_hi(x) >> 1) + 1) + 1;
+    p = mul63(g->e_tab[i][1], (exp_small_hi(x) >> 1) + 1) + 1;
     return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
 }
 
-/* [2^64 p] for the proposal |y| = x: *lo <= 2^64 p <= *hi. */
+/* The same, cruder and shorter (one product at most): exp(-x) >= 1 - x below, <= 1 above. */
+static DPF_INLINE uint64_t exp54_crude(const dpf_dgauss_exact_t *g, uint64_t e, int up)
+{
+    const uint64_t i = e >> 49, x = (e & (((uint64_t)1 << 49) - 1)) << 10;
+    uint64_t p;
+    if (i >= 45 * 32) return up;
+    p = up ? g->e_tab[i][1] : mul63(g->e_tab[i][0], ((uint64_t)1 << 63) - (x >> 1) - 1);
+    return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
+}
+
+/* [2^64 p] for the proposal |y| = x: *lo <= 2^64 p <= *hi; crude: about 2^-5 p wide,
+ * from a shorter chain of products (the fill tries it first). */
 static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, uint64_t *plo,
-                                      uint64_t *phi)
+                                      uint64_t *phi, int crude)
 {
     const int k = (int)g->dk;
     const uint64_t yh = x >> (64 - k), yl = x << k;
@@ -694,15 +705,20 @@ static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, u
     dpf_mul64(g->kf, zlo, &elo);
     dpf_mul64(g->kf + 1, zhi, &ehi);
     ehi += 1;
-    *plo = exp54(g, ehi, 0);
-    *phi = exp54(g, elo, 1);
+    if (crude) {
+        *plo = exp54_crude(g, ehi, 0);
+        *phi = exp54_crude(g, elo, 1);
+    } else {
+        *plo = exp54(g, ehi, 0);
+        *phi = exp54(g, elo, 1);
+    }
 }
 
-int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, uint64_t *plo,
+int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
                            uint64_t *phi)
 {
     if (!g->fast) return DPF_E_PARAM;
-    dg_coin_bounds(g, x, plo, phi);
+    dg_coin_bounds(g, x, plo, phi, crude != 0);
     return DPF_OK;
 }
 
@@ -807,12 +823,17 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
                 }
             } else if (g->fast) {
                 uint64_t plo, phi, w, wk;
-                dg_coin_bounds(g, x, &plo, &phi);
+                dg_coin_bounds(g, x, &plo, &phi, 1);
                 w = dpf_next_u64(r);
                 wk = w >> shift;
                 if (DPF_LIKELY(wk < plo >> shift)) acc = 1;
                 else if (DPF_LIKELY(wk > phi >> shift)) acc = 0;
-                else acc = dg_accept_tie(r, g, x, w, &ac, &err);
+                else {
+                    dg_coin_bounds(g, x, &plo, &phi, 0);
+                    if (wk < plo >> shift) acc = 1;
+                    else if (wk > phi >> shift) acc = 0;
+                    else acc = dg_accept_tie(r, g, x, w, &ac, &err);
+                }
                 if (err) {
                     st = err;
                     break;

@@ -154,13 +154,14 @@ def test_gaussian_coin_enclosure(sigma2):
     xs |= {max(0, int(mu + gen.gauss(0, 1) * sigma * gen.choice([0.01, 1, 3, 8, 11.3]))) for _ in range(300)}
     with mpmath.workprec(300):
         for x in sorted(xs):
-            lo, hi = g._coin_bounds(x)
             d = Fraction(x) - mu
             e = mpmath.mpf(d.numerator) ** 2 / d.denominator ** 2 / (2 * mpmath.mpf(s2.numerator) / s2.denominator)
             exact = mpmath.exp(-e) * TWO64
-            # hi saturates at 2^64 - 1 (safe: see test_small_polynomial_enclosure)
-            assert lo <= exact and (exact <= hi or hi == TWO64 - 1), (x, lo, float(exact), hi)
-            assert hi - lo <= exact * 2.0**-20 + 16, (x, hi - lo)
+            for crude, width in ((False, 2.0**-20), (True, 2.0**-4)):
+                lo, hi = g._coin_bounds(x, crude)
+                # hi saturates at 2^64 - 1 (safe: see test_small_polynomial_enclosure)
+                assert lo <= exact and (exact <= hi or hi == TWO64 - 1), (x, crude, lo, float(exact), hi)
+                assert hi - lo <= exact * width + 16, (x, crude, hi - lo)
 
 
 def normal_cdf_bins(sigma, bins):

@@ -20,8 +20,8 @@ _RAT_FILL[:] = [dpf_bernoulli_rational_fill, dpf_bernoulli_exp_fill, dpf_geometr
 
 cdef extern from "dpfast/prepared.h":
     enum: DPF_EXACT_FILL_MIN
-    int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, uint64_t *plo,
-                               uint64_t *phi) nogil
+    int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
+                               uint64_t *plo, uint64_t *phi) nogil
     void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi) nogil
 
 # The bulk fills below run through _sliced (_continuous.pxi): one job, its slices.
@@ -326,13 +326,14 @@ cdef class DiscreteGaussianExact:
     def computed_coin(self):
         """Whether acceptance coins beyond the table are computed per draw (t >= 64)."""
         cdef uint64_t lo, hi
-        return dpf_dgauss_coin_bounds(&self.g, 0, &lo, &hi) == DPF_OK
+        return dpf_dgauss_coin_bounds(&self.g, 0, 0, &lo, &hi) == DPF_OK
 
-    def _coin_bounds(self, uint64_t x):
+    def _coin_bounds(self, uint64_t x, bint crude=False):
         """(lo, hi) with lo <= 2**64 p <= hi for the acceptance probability p of the
-        proposal |y| = x, as the computed coin sees it (tests only)."""
+        proposal |y| = x, as the computed coin sees it (crude: its first, wider enclosure;
+        tests only)."""
         cdef uint64_t lo, hi
-        _check(dpf_dgauss_coin_bounds(&self.g, x, &lo, &hi))
+        _check(dpf_dgauss_coin_bounds(&self.g, x, crude, &lo, &hi))
         return int(lo), int(hi)
 
     def draw(self, object size, object rng):

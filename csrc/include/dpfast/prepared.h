@@ -37,7 +37,7 @@ extern "C" {
  * return DPF_E_RANGE rather than a value.  fast_bits < 64 makes the first comparison
  * coarser (tests use it to exercise the exact continuation); use 64. */
 #define DPF_XT_MAX 512          /* table entries: m <= 512 */
-#define DPF_XT_GUIDE_BITS 10
+#define DPF_XT_GUIDE_BITS 12
 typedef struct dpf_thr {
     uint64_t lo, hi;              /* floor(2^fast_bits C) over the certified interval of C */
 } dpf_thr_t;
@@ -82,8 +82,7 @@ typedef struct dpf_dgauss_exact {
     uint64_t mk[2];               /* floor(2^k mu) from below, 128 bits little-endian */
     uint64_t dmaxk;               /* dmax 2^k: |y - mu| >= dmax gives an exponent >= 64 */
     uint64_t kf;                  /* floor(2^64 K), K = 2^(118-2k) / (2 sigma^2) < 1 */
-    uint64_t e_int[45][2];        /* [lo, hi] of 2^63 exp(-i) */
-    uint64_t e_32[32][2];         /* [lo, hi] of 2^63 exp(-j/32) */
+    uint64_t e_tab[45 * 32][2];   /* [lo, hi] of 2^63 exp(-i/32) */
     dpf_dlap_exact_t proposal;
 } dpf_dgauss_exact_t;
 
@@ -95,9 +94,9 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
                                      size_t n);
 
 /* Test hooks for the certified enclosures of prepared.c: *plo <= 2^64 p <= *phi for the
- * acceptance probability p of the proposal |y| = x (DPF_E_PARAM if g has no computed
- * coin), and for p = exp(-x), xl/2^64 <= x <= xh/2^64 <= 1/32. */
-int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, uint64_t *plo,
+ * acceptance probability p of the proposal |y| = x (crude: the first, wider enclosure;
+ * DPF_E_PARAM if g has no computed coin), and for p = exp(-x), xl/2^64 <= x <= xh/2^64 <= 1/32. */
+int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
                            uint64_t *phi);
 void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi);
 
