@@ -682,18 +682,15 @@ static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, u
 {
     const int k = (int)g->dk;
     const uint64_t yh = x >> (64 - k), yl = x << k;
-    uint64_t dh, dl, dlo, dhi, zlo, zhi, elo, ehi;
-    if (yh > g->mk[1] || (yh == g->mk[1] && yl >= g->mk[0])) {
-        dl = yl - g->mk[0];
-        dh = yh - g->mk[1] - (yl < g->mk[0]);
-        dlo = dl >= 2 ? dl - 2 : 0;               /* 2^k mu <= mk + 2 */
-        dhi = dl >= 2 ? dl : 2;
-    } else {
-        dl = g->mk[0] - yl;
-        dh = g->mk[1] - yh - (g->mk[0] < yl);
-        dlo = dl;
-        dhi = dl + 2;
-    }
+    /* D = |2^k |y| - mk| by a 128-bit difference and a masked negation (|y| - mu has a
+     * random sign: no branch on it); 2^k mu lies in [mk, mk + 2], so |delta| 2^k lies in
+     * [D - 2, D] when 2^k |y| >= mk (and in [0, 2] when D < 2), in [D, D + 2] otherwise */
+    const uint64_t l0 = yl - g->mk[0], h0 = yh - g->mk[1] - (uint64_t)(yl < g->mk[0]);
+    const uint64_t neg = h0 >> 63, m = (uint64_t)0 - neg;
+    const uint64_t dl = (l0 ^ m) - m, dh = (h0 ^ m) + (neg & (uint64_t)(l0 == 0));
+    const uint64_t off_lo = 2 & ~m, off_hi = 2 & m;
+    uint64_t dlo = dl > off_lo ? dl - off_lo : 0, dhi = dl + off_hi, zlo, zhi, elo, ehi;
+    dhi = dhi < 2 ? 2 : dhi;
     if (dh != 0 || dlo >= g->dmaxk) {            /* E >= 64 */
         *plo = 0;
         *phi = 1;
@@ -804,52 +801,44 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
     ac.have_e1 = 0;
     ac.have = NULL;
     ac.p = NULL;
-    for (i = 0; i < n && st == DPF_OK; i++) {
-        for (;;) {
-            int64_t y;
-            uint64_t x;
-            int acc, err = 0;
-            st = xdlap(r, &g->proposal, &xt, &y);
-            if (st != DPF_OK) break;
-            x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
-            if (DPF_LIKELY(x <= g->ymax && g->table != NULL)) {
-                uint64_t w = dpf_next_u64(r), wk = w >> shift;
-                uint64_t lo = g->table[2 * x], hi = g->table[2 * x + 1];
-                if (DPF_LIKELY(wk - lo > hi - lo)) acc = wk < lo;
+    /* Every proposal is written to out[i] and i advances by the coin's outcome: the
+     * accept/reject decision (probability ~0.25 of a rejection) is data, not a branch.  A
+     * rejected proposal is overwritten by a later one; on an error the caller discards
+     * the buffer. */
+    for (i = 0; i < n;) {
+        int64_t y;
+        uint64_t x;
+        int acc, err = 0;
+        st = xdlap(r, &g->proposal, &xt, &y);
+        if (DPF_UNLIKELY(st != DPF_OK)) break;
+        x = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
+        if (DPF_LIKELY(x <= g->ymax && g->table != NULL)) {
+            uint64_t w = dpf_next_u64(r), wk = w >> shift;
+            uint64_t lo = g->table[2 * x], hi = g->table[2 * x + 1];
+            acc = wk < lo;
+            if (DPF_UNLIKELY(wk - lo <= hi - lo)) acc = dg_accept_tie(r, g, x, w, &ac, &err);
+        } else if (g->fast) {
+            uint64_t plo, phi, w, wk;
+            dg_coin_bounds(g, x, &plo, &phi, 1);
+            w = dpf_next_u64(r);
+            wk = w >> shift;
+            acc = wk < plo >> shift;
+            if (DPF_UNLIKELY(!acc & (wk <= phi >> shift))) {
+                dg_coin_bounds(g, x, &plo, &phi, 0);
+                if (wk < plo >> shift) acc = 1;
+                else if (wk > phi >> shift) acc = 0;
                 else acc = dg_accept_tie(r, g, x, w, &ac, &err);
-                if (err) {
-                    st = err;
-                    break;
-                }
-            } else if (g->fast) {
-                uint64_t plo, phi, w, wk;
-                dg_coin_bounds(g, x, &plo, &phi, 1);
-                w = dpf_next_u64(r);
-                wk = w >> shift;
-                if (DPF_LIKELY(wk < plo >> shift)) acc = 1;
-                else if (DPF_LIKELY(wk > phi >> shift)) acc = 0;
-                else {
-                    dg_coin_bounds(g, x, &plo, &phi, 0);
-                    if (wk < plo >> shift) acc = 1;
-                    else if (wk > phi >> shift) acc = 0;
-                    else acc = dg_accept_tie(r, g, x, w, &ac, &err);
-                }
-                if (err) {
-                    st = err;
-                    break;
-                }
-            } else {
-                acc = dpf_dg_accept(r, g->sigma2_num, g->bt, g->D, g->dn, y);
-                if (acc < 0) {
-                    st = -acc;
-                    break;
-                }
             }
-            if (acc) {
-                out[i] = y;
-                break;
-            }
+        } else {
+            acc = dpf_dg_accept(r, g->sigma2_num, g->bt, g->D, g->dn, y);
+            if (acc < 0) err = -acc;
         }
+        if (DPF_UNLIKELY(err)) {
+            st = err;
+            break;
+        }
+        out[i] = y;
+        i += (size_t)(acc != 0);
     }
     free(ac.p);
     free(ac.have);

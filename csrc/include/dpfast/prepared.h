@@ -31,7 +31,7 @@ extern "C" {
  * Every comparison of a uniform word w with a certified interval [lo, hi] of 2^64 p is
  * exact: w < lo gives U < p and w > hi gives U >= p, since the uniform real in
  * [w, w+1)/2^64 is then certainly below or above p.  Otherwise (probability about 2^-64
- * per threshold; about 2^-40 for the polynomial enclosure) the comparison continues exactly
+ * per threshold; below 2^-24 for the polynomial enclosure) the comparison continues exactly
  * with further words against a 704-bit certified interval of p, computed on first need;
  * only if that is still undecided (probability below 2^-600 per draw) does the fill
  * return DPF_E_RANGE rather than a value.  fast_bits < 64 makes the first comparison
