@@ -23,7 +23,8 @@
  * 64-bit interval; the first word w of U is located by a guide table (cell w >> 54 starts
  * past every threshold certainly below the cell) and a short scan.  If U >= C_(m-1), i.e.
  * G >= m, then G - m is again Geometric(rho) (memorylessness: P(G >= m + j | G >= m) =
- * rho^j), drawn afresh.  m <= 512 and rho^m <= e^-8.
+ * rho^j), drawn afresh.  m <= 512; rho^m <= e^-8 when s > 0, <= e^-2 when s = 0 (t < 256,
+ * where a restart costs one more word and beats the two-word path).
  *
  * Claim 3 (L by rejection, s > 0).  Propose l uniform on [0, 2^s) and accept with
  * probability q^l = exp(-l/t); an accepted l has P(l) proportional to q^l, the law of L.
@@ -144,11 +145,15 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     t->s_num = s_num;
     t->s_den = s_den;
     t->shift = 64 - fast_bits;
-    /* the largest s with 2^(s+5) s_den <= s_num, i.e. 2^s / t <= 1/32 */
-    for (;;) {
-        lo = dpf_mul64(s_den, (uint64_t)1 << (s + 6), &hi);
-        if (s >= 57 || hi != 0 || lo > s_num) break;
-        s++;
+    /* the largest s with 2^(s+5) s_den <= s_num, i.e. 2^s / t <= 1/32; s = 0 below t = 256
+     * (one word per value and a few restarts are cheaper than the two-word path there) */
+    lo = dpf_mul64(s_den, 256, &hi);
+    if (hi == 0 && lo <= s_num) {
+        for (;;) {
+            lo = dpf_mul64(s_den, (uint64_t)1 << (s + 6), &hi);
+            if (s >= 57 || hi != 0 || lo > s_num) break;
+            s++;
+        }
     }
     t->digits = s;
     t->block = (uint64_t)1 << s;
@@ -177,8 +182,7 @@ typedef struct {
     dpf_fxi_t *p[3];              /* [geo, mag] thresholds, DPF_XT_MAX each, and the coins
                                      exp(-l/t) of l < DPF_XT_MAX; or NULL */
     unsigned char *have[3];
-    uint64_t bits;                /* sign bits not used yet */
-    int left;
+    dpf_bits_t sign;              /* sign bits not used yet */
 } xt_state_t;
 
 static void xt_init(xt_state_t *x)
@@ -412,19 +416,6 @@ static DPF_INLINE int geo_low(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_
     }
 }
 
-static DPF_INLINE int sign_bit(dpf_rng_t *r, xt_state_t *x)
-{
-    int v;
-    if (x->left == 0) {
-        x->bits = dpf_next_u64(r);
-        x->left = 64;
-    }
-    v = (int)(x->bits & 1);
-    x->bits >>= 1;
-    x->left--;
-    return v;
-}
-
 /* Y = 2^s G + L (Claim 1); *neg: a fair bit (s > 0: from L's word). */
 static DPF_INLINE int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x,
                            uint64_t *out, int *neg)
@@ -460,7 +451,7 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
             y += k;
         }
         /* a bit for every value (ignored for 0): no branch on the value */
-        neg = sign_bit(r, x) & (y != 0);
+        neg = dpf_next_bit(r, &x->sign) & (y != 0);
     } else {
         do {
             st = xgeo(r, t, x, &y, &neg);

@@ -236,13 +236,14 @@ def test_table_sampler_with_ties(scale):
 
 
 def test_table_sampler_word_counts():
-    # keystream words per value: 1 below scale 64 (was 2), 2 above (was 3, plus U's)
+    # keystream words per value: 1 below scale 256 (was 2), 2 above (was 3, plus U's)
     assert dpfast._core.DiscreteLaplaceExact(1, 1).words == (1, 1)
-    assert dpfast._core.DiscreteLaplaceExact(63, 1).words == (1, 1)
-    assert dpfast._core.DiscreteLaplaceExact(64, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(255, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(511, 2).digits == 0
+    assert dpfast._core.DiscreteLaplaceExact(256, 1).words == (2, 2)
     assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 2)
     # Y = 2^s G + L with 2^s / t <= 1/32
-    for t in (64, 100, 10**8, 2**40, 2**56):
+    for t in (256, 1000, 10**8, 2**40, 2**56):
         s = dpfast._core.DiscreteLaplaceExact(t, 1).digits
         assert 2 ** s * 32 <= t < 2 ** (s + 1) * 32
 

@@ -65,7 +65,7 @@ def quantile_edges(scale, bins, signed):
     return sorted({int(-t * np.log(1 - i / bins)) for i in range(1, bins)})
 
 
-@pytest.mark.parametrize("scale", [64, Fraction(10**6, 7), 10**8, 2**40 + 1, 2**56])
+@pytest.mark.parametrize("scale", [256, Fraction(1001, 1), Fraction(10**6, 7), 10**8, 2**40 + 1, 2**56])
 def test_quotient_remainder_laws(scale):
     """Y = 2^s G + L (s >= 1 here) against the exact CDFs, 40 bins, 4e5 draws each."""
     num, den = dr._scale_rational(scale)
@@ -106,7 +106,8 @@ def test_remainder_mean(scale):
 
 
 @pytest.mark.parametrize("scale,fast_bits,n", [(Fraction(1000, 3), 2, 100_000),
-                                               (10**6, 3, 40_000), (64, 1, 100_000)])
+                                               (10**6, 3, 40_000), (256, 1, 100_000),
+                                               (Fraction(511, 2), 2, 100_000)])
 def test_quotient_remainder_ties(scale, fast_bits, n):
     """A coarse first comparison makes the table thresholds and L's acceptance coin tie
     often; every tie is finished by the exact 704-bit continuation."""

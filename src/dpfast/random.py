@@ -424,12 +424,12 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     geometric part), with the block length floor(scale) in place of the scale's numerator
     so that no division is done per draw.  Exact, arrays: Y = 2**s G + L with G =
     floor(Y / 2**s) and L = Y mod 2**s independent (s the largest with 2**s <= scale/32;
-    s = 0 below scale 64): G by inversion of one 64-bit word against a table of certified
+    s = 0 below scale 256): G by inversion of one 64-bit word against a table of certified
     cumulative thresholds, L uniform on [0, 2**s) accepted with probability exp(-L/scale)
     through a certified polynomial enclosure of that exponential.  A word that falls inside
     a certified interval (probability about 2**-64 per threshold, 2**-24 for the
     polynomial) continues the comparison exactly against a 704-bit certified interval.
-    About one 64-bit word per value below scale 64, two above.  A set-up of about 0.1 ms
+    About one 64-bit word per value below scale 256, two above.  A set-up of about 0.1 ms
     per scale is cached.  Constant-time path: the digits of the
     whole geometric, drawn in pairs by inverting each pair's joint law with three
     thresholds rounded to 64 bits (certified error, summed into the slack).
@@ -493,7 +493,7 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers
     -----
     Exact, one value: Canonne, Kamath, Steinke (2020) Algorithm 2.  Exact, arrays: the
     prepared sampler described in :func:`geometric` (6-15 ns per value on x86-64): below
-    scale 64 |X| by inversion against its own certified cumulative table and a fair sign
+    scale 256 |X| by inversion against its own certified cumulative table and a fair sign
     bit; above, +-Y with a fair sign and (-, 0) redrawn.  The two give the same law; which
     one runs depends only on ``size``.
 

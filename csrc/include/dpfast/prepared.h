@@ -16,16 +16,17 @@ extern "C" {
  * public parameters (the algorithm and its proof are beside the code in prepared.c).
  *
  * A Geometric(q) value, q = exp(-1/t), is Y = 2^s G + L with G = floor(Y / 2^s) and
- * L = Y mod 2^s independent; s is the largest with 2^s / t <= 1/32 (s = 0 below t = 64):
+ * L = Y mod 2^s independent; s is the largest with 2^s / t <= 1/32 (s = 0 below t = 256):
  *   - G ~ Geometric(rho), rho = q^(2^s), by inversion of one uniform word against a table
  *     of certified cumulative thresholds C_g = 1 - rho^(g+1), g < m (a guide table indexed
- *     by the word's top bits finds the cell); G >= m (probability rho^m <= e^-8) restarts
+ *     by the word's top bits finds the cell); G >= m (probability rho^m <= e^-8 for s > 0,
+ *     at most e^-2 for s = 0) restarts
  *     with G - m ~ Geometric(rho), by memorylessness;
  *   - L (s > 0) is proposed uniform on [0, 2^s) and accepted with probability q^L, decided
  *     by a certified polynomial enclosure of exp(-L/t) (L/t <= 1/32: acceptance >= 0.97).
  * A discrete Laplace value is +-Y with a fair sign, (-, 0) rejected ([CKS] Algorithm 2);
  * for s = 0 it is |X| from its own cumulative table (P(|X| <= k) = 1 - 2 q^(k+1)/(1+q))
- * and a fair sign bit for |X| > 0.  One word per value for t < 64 (plus 1/64 of a word
+ * and a fair sign bit for |X| > 0.  About one word per value for t < 256 (plus 1/64 of a word
  * for the sign), two above (G's word; L's word, which also holds the sign).
  *
  * Every comparison of a uniform word w with a certified interval [lo, hi] of 2^64 p is
