@@ -45,11 +45,23 @@
  * |X| >= m, |X| - m ~ Geometric(q) (P(|X| = m + j | |X| >= m) = (1-q) q^j); the sign of a
  * nonzero |X| is a fair bit.
  *
+ * Claim 5 (one word for G and L's first proposal, 1 <= s <= 31).  The bits of a uniform
+ * word are independent fair bits.  G's uniform U takes the top ubits = 64 - (s + 9) >= 24
+ * bits of its word (then, on a tie, the bits of fresh words); the low s + 9 bits, which U
+ * never reads, are L's first proposal (s bits), the sign and the first 8 bits of the
+ * proposal's coin uniform V (V's further bits come from a fresh word when those 8 do not
+ * decide).  So G, L's proposals, the sign and V are functions of disjoint sets of
+ * independent bits: the joint law is the one of Claims 1-4.  (After a restart of G only
+ * the last word's low bits are used; each word's low bits are independent of every U.)
+ * A tie of U against a threshold now has probability about m 2^-ubits <= 2^-15 per value,
+ * finished exactly as before.
+ *
  * Exactness of every comparison: see prepared.h.  The thresholds are computed from the
  * public scale only (certified.c, 192 bits, outward rounding); nothing here uses libm.
  */
 
 #define XT_GUIDE_SHIFT (64 - DPF_XT_GUIDE_BITS)
+#define XT_PB 8        /* bits of L's coin uniform taken from G's word (one-word path) */
 
 /* floor(2^64 v) of a certified fixed-point value v in [0, 1], saturated at 2^64 - 1. */
 static uint64_t fx_word(const dpf_fx_t *v, int n)
@@ -144,7 +156,6 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     s_den /= c;
     t->s_num = s_num;
     t->s_den = s_den;
-    t->shift = 64 - fast_bits;
     /* the largest s with 2^(s+5) s_den <= s_num, i.e. 2^s / t <= 1/32; s = 0 below t = 256
      * (one word per value and a few restarts are cheaper than the two-word path there) */
     lo = dpf_mul64(s_den, 256, &hi);
@@ -157,6 +168,10 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     }
     t->digits = s;
     t->block = (uint64_t)1 << s;
+    /* one word per value while G keeps at least 24 bits of its word (s <= 31) */
+    t->ubits = s > 0 && s + 1 + XT_PB <= 40 ? 64 - (s + 1 + XT_PB) : 64;
+    t->shift = 64 - (fast_bits < t->ubits ? fast_bits : t->ubits);
+    t->cshift = 64 - fast_bits;
     if (s > 0) {   /* s_den < s_num: the 64.64 fixed point of 2^64 / t */
         uint64_t rem;
         t->r_int = dpf_div128(s_den, 0, s_num, &rem);
@@ -167,7 +182,7 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     two_over_one_plus(&b, &rho, n);
     t->m_geo = table_build(t->geo, t->guide_geo, &rho, &b, 0, t->shift);
     if (s == 0) t->m_mag = table_build(t->mag, t->guide_mag, &rho, &b, 1, t->shift);
-    t->n_geo = s > 0 ? 2 : 1;
+    t->n_geo = t->ubits == 64 && s > 0 ? 2 : 1;
     t->n_lap = t->n_geo;
     return t->m_geo > 0 && (s > 0 || t->m_mag > 0) ? DPF_OK : DPF_E_RANGE;
 }
@@ -284,20 +299,23 @@ static const dpf_fxi_t *xt_threshold(const dpf_dlap_exact_t *t, xt_state_t *x, i
 
 /* Claim 2: #{g < m : C_g <= U} for one uniform U (m: G >= m). */
 static DPF_INLINE uint32_t table_draw(dpf_rng_t *r, const dpf_dlap_exact_t *t, int mag,
-                                      xt_state_t *x, int *err)
+                                      xt_state_t *x, int *err, uint64_t *rest)
 {
     const dpf_thr_t *thr = mag ? t->mag : t->geo;
     const uint32_t m = mag ? t->m_mag : t->m_geo;
     const uint64_t w = dpf_next_u64(r), wk = w >> t->shift;
     uint32_t g = (mag ? t->guide_mag : t->guide_geo)[w >> XT_GUIDE_SHIFT];
+    *rest = w;                                     /* the low 64 - ubits bits: not U's */
     while (g < m && wk > thr[g].hi) g++;           /* U >= C_g certainly */
     if (DPF_LIKELY(g == m || wk < thr[g].lo)) return g;   /* U < C_g certainly */
     {
-        /* a tie: compare U exactly, its words kept from one threshold to the next */
+        /* a tie: compare U exactly, its words kept from one threshold to the next; U's
+         * first 64 bits are w's top ubits, then a fresh word's */
         uint64_t words[DPF_FXMAX];
         int nw = 1;
         dpf_fxi_t tmp;
-        words[0] = w;
+        words[0] = t->ubits == 64 ? w
+                 : (w >> (64 - t->ubits) << (64 - t->ubits)) | (dpf_next_u64(r) >> t->ubits);
         for (; g < m; g++) {
             if (wk < thr[g].lo) break;
             if (wk > thr[g].hi) continue;
@@ -309,12 +327,12 @@ static DPF_INLINE uint32_t table_draw(dpf_rng_t *r, const dpf_dlap_exact_t *t, i
 
 /* G ~ Geometric(rho): Claim 2 with memoryless restarts. */
 static DPF_INLINE int geo_quotient(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x,
-                                   uint64_t *out)
+                                   uint64_t *out, uint64_t *rest)
 {
     uint64_t base = 0;
     int err = 0;
     for (;;) {
-        uint32_t g = table_draw(r, t, 0, x, &err);
+        uint32_t g = table_draw(r, t, 0, x, &err, rest);
         if (DPF_UNLIKELY(err)) return err;
         if (DPF_LIKELY(g < t->m_geo)) {
             *out = base + g;
@@ -366,16 +384,16 @@ static int low_coin(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x, uint
     xh = xl + 2;
     plo = exp_small_lo(xh);
     phi = exp_small_hi(xl);
-    if (pb > 0 && t->shift == 0) {
+    if (pb > 0 && t->cshift == 0) {
         const uint64_t cmin = v << (64 - pb), cmax = cmin | (UINT64_MAX >> pb);
         if (cmax < plo) return 1;
         if (cmin > phi) return 0;
     }
     /* V's first 64 bits: the pb known ones, then a fresh word's */
     w = pb > 0 ? (v << (64 - pb)) | (dpf_next_u64(r) >> pb) : dpf_next_u64(r);
-    wk = w >> t->shift;
-    if (wk < plo >> t->shift) return 1;
-    if (wk > phi >> t->shift) return 0;
+    wk = w >> t->cshift;
+    if (wk < plo >> t->cshift) return 1;
+    if (wk > phi >> t->cshift) return 0;
     {
         dpf_fxi_t tmp, *p;
         uint64_t N[2], D[1];
@@ -391,18 +409,21 @@ static int low_coin(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x, uint
 
 /* Claim 3: L, and a fair sign bit from the same word. */
 static DPF_INLINE int geo_low(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x,
-                              uint64_t *out, int *neg)
+                              uint64_t first, uint64_t *out, int *neg)
 {
     const uint32_t s = t->digits;
     const uint64_t mask = t->block - 1;
-    const int pb = 63 - (int)s;
-    int err = 0;
-    for (;;) {
-        const uint64_t w = dpf_next_u64(r), l = w & mask, v = w >> (s + 1);
+    /* the first proposal from G's word when ubits < 64 (its low s + 1 + XT_PB bits),
+     * the next ones from fresh words (V's first 63 - s bits) */
+    int pb = t->ubits < 64 ? XT_PB : 63 - (int)s, err = 0;
+    uint64_t w = t->ubits < 64 ? first : dpf_next_u64(r);
+    for (;; w = dpf_next_u64(r), pb = 63 - (int)s) {
+        const uint64_t l = w & mask, v = (w >> (s + 1)) & (UINT64_MAX >> (64 - pb));
         /* the common case, decided by 1 - x <= exp(-x) and V's leading bits */
         const uint64_t crude = 0 - l * (t->r_int + 1);     /* <= 2^64 (1 - l/t) */
+        const uint64_t cmax = (v << (64 - pb)) | (UINT64_MAX >> pb);
         /* evaluated without short-circuit: l == 0 is a coin flip when s = 1 */
-        const int sure = (l == 0) | ((t->shift == 0) & ((v << (s + 1) | mask << 1 | 1) < crude));
+        const int sure = (l == 0) | ((t->cshift == 0) & (cmax < crude));
         *neg = (int)((w >> s) & 1);
         if (DPF_LIKELY(sure)) {
             *out = l;
@@ -420,14 +441,14 @@ static DPF_INLINE int geo_low(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_
 static DPF_INLINE int xgeo(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x,
                            uint64_t *out, int *neg)
 {
-    uint64_t g, l = 0;
-    int st = geo_quotient(r, t, x, &g);
+    uint64_t g, l = 0, rest;
+    int st = geo_quotient(r, t, x, &g, &rest);
     if (DPF_UNLIKELY(st != DPF_OK)) return st;
     if (t->digits == 0) {
         *out = g;
         return DPF_OK;
     }
-    st = geo_low(r, t, x, &l, neg);
+    st = geo_low(r, t, x, rest, &l, neg);
     if (DPF_UNLIKELY(st != DPF_OK)) return st;
     if (DPF_UNLIKELY(g > ((uint64_t)INT64_MAX >> t->digits))) return DPF_E_RANGE;
     *out = (g << t->digits) | l;
@@ -441,11 +462,12 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
     uint64_t y;
     int neg = 0, st, err = 0;
     if (t->digits == 0) {
-        uint32_t k = table_draw(r, t, 1, x, &err);
+        uint64_t rest;
+        uint32_t k = table_draw(r, t, 1, x, &err, &rest);
         if (DPF_UNLIKELY(err)) return err;
         y = k;
         if (DPF_UNLIKELY(k == t->m_mag)) {
-            st = geo_quotient(r, t, x, &y);
+            st = geo_quotient(r, t, x, &y, &rest);
             if (st != DPF_OK) return st;
             if (y > (uint64_t)INT64_MAX - k) return DPF_E_RANGE;
             y += k;
@@ -729,7 +751,7 @@ int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_
     if (st != DPF_OK) return st;
     st = dg_coin_setup(g);
     if (st != DPF_OK) return st;
-    return dg_table(g, g->proposal.shift);
+    return dg_table(g, g->proposal.cshift);
 }
 
 void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
@@ -787,7 +809,7 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
     acc_cache_t ac;
     size_t i;
     int st = DPF_OK;
-    const uint32_t shift = g->proposal.shift;
+    const uint32_t shift = g->proposal.cshift;
     xt_init(&xt);
     ac.have_e1 = 0;
     ac.have = NULL;

@@ -236,11 +236,14 @@ def test_table_sampler_with_ties(scale):
 
 
 def test_table_sampler_word_counts():
-    # keystream words per value: 1 below scale 256 (was 2), 2 above (was 3, plus U's)
+    # keystream words per value: 1 up to scale 2**36 (was 2 at scale 1, 3 plus U's above),
+    # G's word holding L's first proposal from scale 256 on; 2 beyond
     assert dpfast._core.DiscreteLaplaceExact(1, 1).words == (1, 1)
     assert dpfast._core.DiscreteLaplaceExact(255, 1).words == (1, 1)
     assert dpfast._core.DiscreteLaplaceExact(511, 2).digits == 0
-    assert dpfast._core.DiscreteLaplaceExact(256, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(256, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 36, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 37, 1).words == (2, 2)
     assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 2)
     # Y = 2^s G + L with 2^s / t <= 1/32
     for t in (256, 1000, 10**8, 2**40, 2**56):

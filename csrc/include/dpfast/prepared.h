@@ -27,7 +27,10 @@ extern "C" {
  * A discrete Laplace value is +-Y with a fair sign, (-, 0) rejected ([CKS] Algorithm 2);
  * for s = 0 it is |X| from its own cumulative table (P(|X| <= k) = 1 - 2 q^(k+1)/(1+q))
  * and a fair sign bit for |X| > 0.  About one word per value for t < 256 (plus 1/64 of a word
- * for the sign), two above (G's word; L's word, which also holds the sign).
+ * for the sign); also one for 2^8 <= t < 2^36, where the low s + 9 bits of G's word are L's
+ * first proposal, the sign and the first 8 bits of its coin's uniform (G is decided by the
+ * other 64 - s - 9 >= 24 bits, continued exactly by fresh words on a tie); two above (G's
+ * word; L's word, which also holds the sign).
  *
  * Every comparison of a uniform word w with a certified interval [lo, hi] of 2^64 p is
  * exact: w < lo gives U < p and w > hi gives U >= p, since the uniform real in
@@ -47,7 +50,10 @@ typedef struct dpf_dlap_exact {
     uint64_t s_num, s_den;        /* the scale t, in lowest terms */
     uint64_t block;               /* 2^s */
     uint32_t digits;              /* s: the low digits L drawn by rejection */
-    uint32_t shift;               /* 64 - fast_bits */
+    uint32_t shift;               /* 64 - min(fast_bits, ubits): the tables' */
+    uint32_t cshift;              /* 64 - fast_bits: L's coin's */
+    uint32_t ubits;               /* bits of G's word that belong to its uniform (below 64:
+                                     the others start L's word, see prepared.c) */
     uint32_t n_geo, n_lap;        /* words per value on the common path */
     uint32_t m_geo, m_mag;        /* table sizes (m_mag = 0 when s > 0) */
     uint64_t r_int, r_frac;       /* 2^64 s_den / s_num as 64.64 fixed point (s > 0) */
