@@ -43,7 +43,8 @@
  * redraw (1-q)/2 < 1/(2t).  s = 0: |X| is drawn by Claim 2's inversion against its own
  * cumulative law P(|X| <= k) = 1 - 2 q^(k+1)/(1+q) (from P(x) = (1-q)/(1+q) q^|x|); if
  * |X| >= m, |X| - m ~ Geometric(q) (P(|X| = m + j | |X| >= m) = (1-q) q^j); the sign of a
- * nonzero |X| is a fair bit.
+ * nonzero |X| is a fair bit: the lowest bit of |X|'s word, which its uniform does not read
+ * (U takes the top 63 bits, then fresh words on a tie; the same for G when s = 0).
  *
  * Claim 5 (one word for G and L's first proposal, 1 <= s <= 31).  The bits of a uniform
  * word are independent fair bits.  G's uniform U takes the top ubits = 64 - (s + 9) >= 24
@@ -168,8 +169,9 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
     }
     t->digits = s;
     t->block = (uint64_t)1 << s;
-    /* one word per value while G keeps at least 24 bits of its word (s <= 31) */
-    t->ubits = s > 0 && s + 1 + XT_PB <= 40 ? 64 - (s + 1 + XT_PB) : 64;
+    /* one word per value while G keeps at least 24 bits of its word (s <= 31); for s = 0
+     * the word's lowest bit is the sign (so that no state links one value to the next) */
+    t->ubits = s == 0 ? 63 : s + 1 + XT_PB <= 40 ? 64 - (s + 1 + XT_PB) : 64;
     t->shift = 64 - (fast_bits < t->ubits ? fast_bits : t->ubits);
     t->cshift = 64 - fast_bits;
     if (s > 0) {   /* s_den < s_num: the 64.64 fixed point of 2^64 / t */
@@ -189,15 +191,14 @@ int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
 
 /* ---------------------------------------------------------------- exact continuation
  * Per fill call: 704-bit intervals of the thresholds met by a tie, computed on first need
- * (the prepared tables stay read-only and shareable between threads), and a reservoir of
- * sign bits. */
+ * (the prepared tables stay read-only and shareable between threads).  They change no
+ * output: a fill's values are the same whatever the slices it is called on. */
 typedef struct {
     int have_e1, have_b;
     dpf_fxi_t e1, b;              /* exp(-1) and 2/(1+rho) at 704 bits */
     dpf_fxi_t *p[3];              /* [geo, mag] thresholds, DPF_XT_MAX each, and the coins
                                      exp(-l/t) of l < DPF_XT_MAX; or NULL */
     unsigned char *have[3];
-    dpf_bits_t sign;              /* sign bits not used yet */
 } xt_state_t;
 
 static void xt_init(xt_state_t *x)
@@ -462,8 +463,9 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
     uint64_t y;
     int neg = 0, st, err = 0;
     if (t->digits == 0) {
-        uint64_t rest;
+        uint64_t rest, sign;
         uint32_t k = table_draw(r, t, 1, x, &err, &rest);
+        sign = rest & 1;                   /* the bit of |X|'s word that U does not read */
         if (DPF_UNLIKELY(err)) return err;
         y = k;
         if (DPF_UNLIKELY(k == t->m_mag)) {
@@ -472,8 +474,7 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
             if (y > (uint64_t)INT64_MAX - k) return DPF_E_RANGE;
             y += k;
         }
-        /* a bit for every value (ignored for 0): no branch on the value */
-        neg = dpf_next_bit(r, &x->sign) & (y != 0);
+        neg = (int)sign & (y != 0);
     } else {
         do {
             st = xgeo(r, t, x, &y, &neg);

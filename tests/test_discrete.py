@@ -349,9 +349,11 @@ def test_lazy_comparison_replayed():
 def test_exact_coin_tie_replayed():
     """The prepared exact sampler's tie continuation, driven word by word.  At scale 3
     (s = 0) |X| is the number of cumulative thresholds C_k = P(|X| <= k) = 1 - 2 q^(k+1)/(1+q)
-    at or below one uniform U, q = exp(-1/3) (irrational).  The first word is fed the first
-    k base-2**64 digits of C_3, so it stays undecided for k words; then one deciding word;
-    then a zero word, whose first bit is the sign (positive): the value is 3 (U < C_3) or 4."""
+    at or below one uniform U, q = exp(-1/3) (irrational); U's first 63 bits are the top of
+    the value's word, whose lowest bit is the sign (0: positive), then, on a tie, the top
+    bit of a fresh word and further fresh words.  U is fed the first k base-2**64 digits of
+    C_3, so it stays undecided for k words; then one deciding word: the value is 3
+    (U < C_3) or 4."""
     prepared = dpfast._core.DiscreteLaplaceExact(3, 1)
     assert prepared.block == 1 and prepared.digits == 0 and prepared.words == (1, 1)
     with mpmath.workprec(1400):
@@ -359,18 +361,23 @@ def test_exact_coin_tie_replayed():
         c3 = 1 - 2 * q ** 4 / (1 + q)
         man, exp = c3.man_exp
         c = Fraction(int(man), 2 ** -int(exp))        # C_3 to 1400 bits
+
+    def replay(uwords):
+        """The keystream words that make U's 64-bit words uwords (sign bit 0)."""
+        return [uwords[0] & ~1, (uwords[0] & 1) << 63] + uwords[1:]
+
     for k in range(1, 11):
         for flip in (0, 2**63):
             digits = expansion(c, k + 1)
-            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [0]
-            below, used = ref_lazy_lt(words, c)
-            g = dpfast._core.ReplayWords(words)
+            uwords = digits[:k] + [digits[k] ^ flip ^ 2**62]
+            below, used = ref_lazy_lt(uwords, c)
+            g = dpfast._core.ReplayWords(replay(uwords))
             assert prepared.draw(False, None, g) == (3 if below else 4)
             assert g.consumed == used + 1 and not g.overrun
     # undecided after 11 words = 704 bits: an error, never a guess
-    words = expansion(c, 12)
+    g = dpfast._core.ReplayWords(replay(expansion(c, 12)))
     with pytest.raises(PrivacyParameterError, match="outside the range"):
-        prepared.draw(False, None, dpfast._core.ReplayWords(words))
+        prepared.draw(False, None, g)
 
 
 def test_lemire_rejections_replayed():

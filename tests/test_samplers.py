@@ -208,3 +208,24 @@ def test_gaussian_beyond_table_uses_computed_coin():
         mu = Fraction(100**2, 101)
         exact = mpmath.exp(-mpmath.mpf(float((16 * 101 + 1 - mu) ** 2)) / (2 * 100**2)) * TWO64
     assert lo <= exact <= hi
+
+
+def test_fills_do_not_depend_on_slicing():
+    """No state links one value to the next (sign bits come from each value's own word):
+    a fill over more than one slice equals fills over pieces cut elsewhere, so seeded
+    output depends on the generator and n only (issue 9's slicing, _parallel's chunks)."""
+    S = dpfast._core._SLICE
+    n = S + 1000
+    for make in (lambda: dpfast._core.DiscreteLaplaceExact(3, 2),
+                 lambda: dpfast._core.DiscreteLaplaceExact(10**6, 7),
+                 lambda: dpfast._core.DiscreteLaplaceExact(2**40, 1)):
+        for geometric in (True, False):
+            whole = make().draw(geometric, n, rng(109))
+            g, p = rng(109), make()
+            parts = [p.draw(geometric, m, g) for m in (S // 2, S // 2 - 3, 1003)]
+            assert np.array_equal(whole, np.concatenate(parts))
+    for num, den in ((9, 4), (10**12, 1)):
+        whole = dpfast._core.DiscreteGaussianExact(num, den).draw(n, rng(110))
+        g, p = rng(110), dpfast._core.DiscreteGaussianExact(num, den)
+        parts = [p.draw(m, g) for m in (S // 2, S // 2 - 3, 1003)]
+        assert np.array_equal(whole, np.concatenate(parts))

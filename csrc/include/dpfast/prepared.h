@@ -26,8 +26,8 @@ extern "C" {
  *     by a certified polynomial enclosure of exp(-L/t) (L/t <= 1/32: acceptance >= 0.97).
  * A discrete Laplace value is +-Y with a fair sign, (-, 0) rejected ([CKS] Algorithm 2);
  * for s = 0 it is |X| from its own cumulative table (P(|X| <= k) = 1 - 2 q^(k+1)/(1+q))
- * and a fair sign bit for |X| > 0.  About one word per value for t < 256 (plus 1/64 of a word
- * for the sign); also one for 2^8 <= t < 2^36, where the low s + 9 bits of G's word are L's
+ * and a fair sign bit for |X| > 0 (the word's lowest bit).  About one word per value for
+ * t < 256; also one for 2^8 <= t < 2^36, where the low s + 9 bits of G's word are L's
  * first proposal, the sign and the first 8 bits of its coin's uniform (G is decided by the
  * other 64 - s - 9 >= 24 bits, continued exactly by fresh words on a tie); two above (G's
  * word; L's word, which also holds the sign).
