@@ -20,7 +20,7 @@
  *
  * Claim 2 (G by inversion).  With U uniform on [0, 1) and C_g = P(G <= g) = 1 - rho^(g+1),
  * G = #{g : C_g <= U} has the law of G.  A table holds C_0..C_(m-1), each as a certified
- * 64-bit interval; the first word w of U is located by a guide table (cell w >> 54 starts
+ * 64-bit interval; the first word w of U is located by a guide table (cell w >> 52 starts
  * past every threshold certainly below the cell) and a short scan.  If U >= C_(m-1), i.e.
  * G >= m, then G - m is again Geometric(rho) (memorylessness: P(G >= m + j | G >= m) =
  * rho^j), drawn afresh.  m <= 512; rho^m <= e^-8 when s > 0, <= e^-2 when s = 0 (t < 256,
@@ -33,7 +33,8 @@
  * and both polynomials decrease on [0, 1]; evaluated with directed rounding at the ends of
  * a 2-ulp enclosure of 2^64 l/t they give integers P_lo <= 2^64 exp(-l/t) <= P_hi, about
  * 2^-25 apart.  The coin's uniform V is compared first through the bits of L's word left
- * over by l and the sign (63 - s >= 6 bits), then through a fresh word (V's next bits),
+ * over by l and the sign (8 bits when the word is shared with G, Claim 5; else
+ * 63 - s >= 6 bits), then through a fresh word (V's next bits),
  * then, in the rare undecided case, exactly against a 704-bit interval of exp(-l/t).
  * The sign bit, from the same word, is independent of the decision (which depends on l and
  * V only), so it stays a fair coin given acceptance.
@@ -108,8 +109,9 @@ static int gamma_num(uint64_t N[3], const dpf_dlap_exact_t *t, uint64_t mult)
 }
 
 /* The table of one law; returns m.  Entries stop at DPF_XT_MAX, once the tail rho^(g+1)
- * is below 2^-56, or where two certified intervals would touch (never seen: adjacent
- * thresholds are at least rho^m (1 - rho) >= 2^-18 apart). */
+ * is below 2^-56, or where two certified intervals would touch (not expected: adjacent
+ * thresholds differ by at least P(G = g) = (1 - rho) rho^g >= 2^-57 before the tail stop,
+ * the intervals are about 2^-180 wide). */
 static uint32_t table_build(dpf_thr_t *thr, uint16_t *guide, const dpf_fxi_t *rho,
                             const dpf_fxi_t *b, int mag, uint32_t shift)
 {
