@@ -332,34 +332,18 @@ static int geo_draw(dpf_rng_t *r, const geo_t *g, uint64_t *out)
     return DPF_OK;
 }
 
-/* One sign bit at a time from a reservoir word (fills); a scalar draw uses one word. */
-typedef struct {
-    uint64_t bits;
-    int left;
-} bits_t;
-
-static DPF_INLINE int next_bit(dpf_rng_t *r, bits_t *b)
-{
-    int v;
-    if (b->left == 0) {
-        b->bits = dpf_next_u64(r);
-        b->left = 64;
-    }
-    v = (int)(b->bits & 1);
-    b->bits >>= 1;
-    b->left--;
-    return v;
-}
+/* Sign bits come one at a time from a reservoir word (dpf_bits_t, exact.h) in the fills; a
+ * scalar draw uses one word. */
 
 /* [CKS] Algorithm 2, last steps: a fair sign; (negative, 0) is rejected so that 0 is not
  * counted twice.  P(x) = (1-q)/(1+q) q^|x|. */
-static int dlap_draw(dpf_rng_t *r, const geo_t *g, bits_t *b, int64_t *out)
+static int dlap_draw(dpf_rng_t *r, const geo_t *g, dpf_bits_t *b, int64_t *out)
 {
     for (;;) {
         uint64_t y;
         int neg, st = geo_draw(r, g, &y);
         if (st != DPF_OK) return st;
-        neg = next_bit(r, b);
+        neg = dpf_next_bit(r, b);
         if (neg && y == 0) continue;
         *out = neg ? -(int64_t)y : (int64_t)y;
         return DPF_OK;
@@ -402,7 +386,7 @@ int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *ou
 int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out)
 {
     geo_t g;
-    bits_t b = {0, 0};
+    dpf_bits_t b = {0, 0};
     int st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
     return dlap_draw(r, &g, &b, out);
@@ -412,7 +396,7 @@ int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int6
                               size_t n)
 {
     geo_t g;
-    bits_t b = {0, 0};
+    dpf_bits_t b = {0, 0};
     size_t i;
     int st;
     if (n >= DPF_EXACT_FILL_MIN) {
@@ -515,7 +499,7 @@ static int dg_init(dg_t *g, uint64_t a, uint64_t b)
     return geo_init(&g->prop, g->t, 1);
 }
 
-static int dg_draw(dpf_rng_t *r, const dg_t *g, bits_t *b, int64_t *out)
+static int dg_draw(dpf_rng_t *r, const dg_t *g, dpf_bits_t *b, int64_t *out)
 {
     for (;;) {
         int64_t y;
@@ -534,7 +518,7 @@ int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den
                           int64_t *out)
 {
     dg_t g;
-    bits_t b = {0, 0};
+    dpf_bits_t b = {0, 0};
     int st = dg_init(&g, sigma2_num, sigma2_den);
     if (st != DPF_OK) return st;
     return dg_draw(r, &g, &b, out);
@@ -544,7 +528,7 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
                                int64_t *out, size_t n)
 {
     dg_t g;
-    bits_t b = {0, 0};
+    dpf_bits_t b = {0, 0};
     size_t i;
     int st;
     if (n >= DPF_EXACT_FILL_MIN) {

@@ -222,25 +222,33 @@ def test_exact_tie_continuation(scale, fast_bits):
     assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
 
 
-@pytest.mark.parametrize("scale", [1, 3, Fraction(200, 3)])
-def test_grouped_coins_with_ties(scale):
-    """Three coins per word (issue 15): with the first comparison cut to 12 bits the
-    groups still form and their thresholds tie about once per 500 words, each finished
-    by the exact continuation of one cumulative threshold: the laws must be exact."""
+@pytest.mark.parametrize("scale", [1, 3, Fraction(1000, 3)])
+def test_table_sampler_with_ties(scale):
+    """Table inversion (issue 15): with the first comparison cut to 12 bits, a word ties
+    with a cumulative threshold about once per 500 words, each finished by the exact
+    continuation of that threshold: the laws must be exact."""
     prepared = dpfast._core.DiscreteLaplaceExact(*dr._scale_rational(scale), 12)
-    geo_words, lap_words = prepared.words
-    assert lap_words < prepared.digits + 2                 # some group holds >= 2 coins
     K = dlap_range(scale)
-    x = prepared.draw(False, N, rng(24))
+    x = prepared.draw(False, N // 4, rng(24))
     assert chisq_pvalue(x, dlap_pmf(scale), -K, K) > ALPHA
     y = prepared.draw(True, N // 4, rng(25))
     assert chisq_pvalue(y, geom_pmf(scale), 0, K) > ALPHA
 
 
-def test_grouped_coins_word_counts():
-    # fewer keystream words per value: 2 at scale 1 (was 5), 3 at large scales (was 7)
-    assert dpfast._core.DiscreteLaplaceExact(1, 1).words == (2, 2)
-    assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 3)
+def test_table_sampler_word_counts():
+    # keystream words per value: 1 up to scale 2**36 (was 2 at scale 1, 3 plus U's above),
+    # G's word holding L's first proposal from scale 256 on; 2 beyond
+    assert dpfast._core.DiscreteLaplaceExact(1, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(255, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(511, 2).digits == 0
+    assert dpfast._core.DiscreteLaplaceExact(256, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 36, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 37, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 2)
+    # Y = 2^s G + L with 2^s / t <= 1/32
+    for t in (256, 1000, 10**8, 2**40, 2**56):
+        s = dpfast._core.DiscreteLaplaceExact(t, 1).digits
+        assert 2 ** s * 32 <= t < 2 ** (s + 1) * 32
 
 
 def test_exact_tie_continuation_gaussian():
@@ -339,33 +347,37 @@ def test_lazy_comparison_replayed():
 
 
 def test_exact_coin_tie_replayed():
-    """The prepared exact sampler's tie continuation, driven word by word.  Coins are
-    drawn three per word; the first word decides digits 0..2 of the value, outcome m =
-    #{j : U >= C_j}, and C_3 = P(digit 2 = 0) = 1 - p_2 with p_2 = q^4/(1+q^4), q =
-    exp(-1/3) (irrational).  That word is fed the first k base-2**64 digits of C_3, so it
-    stays undecided for k words; then one deciding word; then zero words, which make
-    every other coin 0: the value is 3 (U < C_3) or 4."""
+    """The prepared exact sampler's tie continuation, driven word by word.  At scale 3
+    (s = 0) |X| is the number of cumulative thresholds C_k = P(|X| <= k) = 1 - 2 q^(k+1)/(1+q)
+    at or below one uniform U, q = exp(-1/3) (irrational); U's first 63 bits are the top of
+    the value's word, whose lowest bit is the sign (0: positive), then, on a tie, the top
+    bit of a fresh word and further fresh words.  U is fed the first k base-2**64 digits of
+    C_3, so it stays undecided for k words; then one deciding word: the value is 3
+    (U < C_3) or 4."""
     prepared = dpfast._core.DiscreteLaplaceExact(3, 1)
-    assert prepared.block == 1 and prepared.digits == 5
-    groups = prepared.words[1]                      # coins 0-2, 3-5 and the sign
-    assert groups == 3
+    assert prepared.block == 1 and prepared.digits == 0 and prepared.words == (1, 1)
     with mpmath.workprec(1400):
         q = mpmath.exp(-mpmath.mpf(1) / 3)
-        c3 = 1 - q ** 4 / (1 + q ** 4)
+        c3 = 1 - 2 * q ** 4 / (1 + q)
         man, exp = c3.man_exp
         c = Fraction(int(man), 2 ** -int(exp))        # C_3 to 1400 bits
+
+    def replay(uwords):
+        """The keystream words that make U's 64-bit words uwords (sign bit 0)."""
+        return [uwords[0] & ~1, (uwords[0] & 1) << 63] + uwords[1:]
+
     for k in range(1, 11):
         for flip in (0, 2**63):
             digits = expansion(c, k + 1)
-            words = digits[:k] + [digits[k] ^ flip ^ 2**62] + [0] * (groups - 1)
-            below, used = ref_lazy_lt(words, c)
-            g = dpfast._core.ReplayWords(words)
+            uwords = digits[:k] + [digits[k] ^ flip ^ 2**62]
+            below, used = ref_lazy_lt(uwords, c)
+            g = dpfast._core.ReplayWords(replay(uwords))
             assert prepared.draw(False, None, g) == (3 if below else 4)
-            assert g.consumed == used + groups - 1 and not g.overrun
+            assert g.consumed == used + 1 and not g.overrun
     # undecided after 11 words = 704 bits: an error, never a guess
-    words = expansion(c, 12)
+    g = dpfast._core.ReplayWords(replay(expansion(c, 12)))
     with pytest.raises(PrivacyParameterError, match="outside the range"):
-        prepared.draw(False, None, dpfast._core.ReplayWords(words))
+        prepared.draw(False, None, g)
 
 
 def test_lemire_rejections_replayed():

@@ -20,6 +20,9 @@ _RAT_FILL[:] = [dpf_bernoulli_rational_fill, dpf_bernoulli_exp_fill, dpf_geometr
 
 cdef extern from "dpfast/prepared.h":
     enum: DPF_EXACT_FILL_MIN
+    int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
+                               uint64_t *plo, uint64_t *phi) nogil
+    void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi) nogil
 
 # The bulk fills below run through _sliced (_continuous.pxi): one job, its slices.
 cdef enum _int_kind:
@@ -268,15 +271,17 @@ cdef class DiscreteLaplaceExact:
 
     @property
     def block(self):
+        """2**s: a geometric value is block * G + L, L < block (see prepared.h)."""
         return int(self.t.block)
 
     @property
     def digits(self):
+        """s, the binary digits of L (drawn by rejection)."""
         return int(self.t.digits)
 
     @property
     def words(self):
-        """(geometric, discrete Laplace): words drawn for the coins of one value."""
+        """(geometric, discrete Laplace): keystream words per value on the common path."""
         return int(self.t.n_geo), int(self.t.n_lap)
 
     def draw(self, bint geometric, object size, object rng):
@@ -317,6 +322,20 @@ cdef class DiscreteGaussianExact:
         """The largest |y| whose acceptance coin is tabulated (0: no table)."""
         return int(self.g.ymax)
 
+    @property
+    def computed_coin(self):
+        """Whether acceptance coins beyond the table are computed per draw (t >= 64)."""
+        cdef uint64_t lo, hi
+        return dpf_dgauss_coin_bounds(&self.g, 0, 0, &lo, &hi) == DPF_OK
+
+    def _coin_bounds(self, uint64_t x, bint crude=False):
+        """(lo, hi) with lo <= 2**64 p <= hi for the acceptance probability p of the
+        proposal |y| = x, as the computed coin sees it (crude: its first, wider enclosure;
+        tests only)."""
+        cdef uint64_t lo, hi
+        _check(dpf_dgauss_coin_bounds(&self.g, x, crude, &lo, &hi))
+        return int(lo), int(hi)
+
     def draw(self, object size, object rng):
         cdef BitGenerator bg = _resolve(rng)
         cdef dpf_rng_t r
@@ -326,6 +345,14 @@ cdef class DiscreteGaussianExact:
         job.kind, job.prep = _J_DG_EX, &self.g
         _int_fill(bg, &r, &job, arr)
         return _result(arr, size)
+
+
+def _exp_small_bounds(uint64_t xl, uint64_t xh):
+    """(lo, hi) with lo <= 2**64 exp(-x) <= hi for xl/2**64 <= x <= xh/2**64 <= 1/32: the
+    per-draw polynomial enclosure of the prepared samplers (tests only)."""
+    cdef uint64_t lo, hi
+    dpf_exp_small_bounds(xl, xh, &lo, &hi)
+    return int(lo), int(hi)
 
 
 def exp_neg_interval(object num, object den, unsigned prec):

@@ -688,12 +688,15 @@ def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
     -----
     Exact, one value (``size=None``): Canonne, Kamath, Steinke (2020) Algorithm 2 (its
     geometric part), with the block length floor(scale) in place of the scale's numerator
-    so that no division is done per draw.  Exact, arrays: Y = B V + U with B = floor(scale/4)
-    (or 1 below scale 32), U by the same rejection step and V by its binary digits, which
-    are independent Bernoulli(q_B**(2**j)/(1 + q_B**(2**j))) coins; each coin compares one
-    64-bit word with a certified interval and, when the word falls inside it (probability
-    about 2**-64), continues the comparison exactly against a 704-bit certified interval.
-    A set-up of about 0.1 ms per scale is cached.  Constant-time path: the digits of the
+    so that no division is done per draw.  Exact, arrays: Y = 2**s G + L with G =
+    floor(Y / 2**s) and L = Y mod 2**s independent (s the largest with 2**s <= scale/32;
+    s = 0 below scale 256): G by inversion of one 64-bit word against a table of certified
+    cumulative thresholds, L uniform on [0, 2**s) accepted with probability exp(-L/scale)
+    through a certified polynomial enclosure of that exponential.  A word that falls inside
+    a certified interval (probability about 2**-64 per threshold, 2**-24 for the
+    polynomial) continues the comparison exactly against a 704-bit certified interval.
+    About one 64-bit word per value below scale 256, two above.  A set-up of about 0.1 ms
+    per scale is cached.  Constant-time path: the digits of the
     whole geometric, drawn in pairs by inverting each pair's joint law with three
     thresholds rounded to 64 bits (certified error, summed into the slack).
 
@@ -762,9 +765,10 @@ def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
     Notes
     -----
     Exact, one value: Canonne, Kamath, Steinke (2020) Algorithm 2.  Exact, arrays: the
-    prepared digit sampler described in :func:`geometric` (10-26 ns per value on x86-64),
-    and the sign is a Bernoulli(q/(1+q)) coin, negative values being -(Y+1).  The two
-    give the same law; which one runs depends only on ``size``.
+    prepared sampler described in :func:`geometric` (6-15 ns per value on x86-64): below
+    scale 256 |X| by inversion against its own certified cumulative table and a fair sign
+    bit; above, +-Y with a fair sign and (-, 0) redrawn.  The two give the same law; which
+    one runs depends only on ``size``.
 
     References
     ----------
@@ -838,9 +842,12 @@ def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: 
     accepting with probability ``exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2))``, evaluated as an
     exact multi-word rational by Bernoulli(exp(-x)) coins (no exp is computed).  Arrays use
     the prepared DLap(t) sampler of :func:`discrete_laplace` as the proposal and, for
-    sigma < 1024, a table of certified one-word acceptance coins for ``|Y| <= 16 t`` (a word
-    that falls inside a coin's certified interval continues the comparison exactly); the
-    law is the same.  Set-up, cached per sigma: up to a few ms and 16 t * 16 bytes.
+    sigma < 1024, a table of certified one-word acceptance coins for ``|Y| <= 16 t``; for
+    t >= 64 the other coins compare one word with a certified enclosure of the acceptance
+    probability computed per draw in 64-bit fixed point (a table of exp(-i/32) and a
+    polynomial).  A word that falls inside a certified interval continues the comparison
+    exactly; the law is the same.  Set-up, cached per sigma: up to a few ms and
+    16 t * 16 bytes.
 
     References
     ----------

@@ -56,6 +56,26 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
                                int64_t *out, size_t n);
 
 /* Internal, shared with csrc/prepared.c (which builds on the [CKS] coins). */
+
+/* Fair bits one at a time from a reservoir word (sign bits of the fills). */
+typedef struct {
+    uint64_t bits;
+    int left;
+} dpf_bits_t;
+
+static DPF_INLINE int dpf_next_bit(dpf_rng_t *r, dpf_bits_t *b)
+{
+    int v;
+    if (b->left == 0) {
+        b->bits = dpf_next_u64(r);
+        b->left = 64;
+    }
+    v = (int)(b->bits & 1);
+    b->bits >>= 1;
+    b->left--;
+    return v;
+}
+
 int dpf_bern_exp_le1(dpf_rng_t *r, uint64_t num, uint64_t den);
 int dpf_bern_exp_split(dpf_rng_t *r, uint64_t g_int, uint64_t g_frac, uint64_t den);
 int dpf_dg_accept(dpf_rng_t *r, uint64_t a, const uint64_t bt[2], const uint64_t *D, int dn,

@@ -13,50 +13,53 @@ extern "C" {
  *
  * The same laws as dpf_geometric, dpf_discrete_laplace and dpf_discrete_gaussian, exactly,
  * several times faster on arrays, after a set-up (~0.1 ms) that depends only on the
- * public parameters.  A Geometric(exp(-1/t)) value is Y = B V + U: for t >= 32, B =
- * floor(t/4) and U (∝ exp(-u/t) on [0, B)) is drawn by [CKS]-style rejection; otherwise
- * B = 1.  V ~ Geometric(exp(-beta)), beta = B/t, is drawn by its binary digits, which are
- * independent Bernoulli(exp(-2^j beta)/(1 + exp(-2^j beta))) coins, up to the first j with
- * 2^j beta >= 6; one more coin, Bernoulli(exp(-2^D beta)), tells whether V >= 2^D (then
- * floor(V/2^D) is completed by [CKS] coins).  The sign of a discrete Laplace value is a
- * Bernoulli(q/(1+q)) coin: negative values are -(Y+1).
+ * public parameters (the algorithm and its proof are beside the code in prepared.c).
  *
- * The coins are drawn up to three per word (dpf_coin_group_t): a discrete Laplace value
- * costs 2 words at scale 1 (was 5) and 3 at large scales (was 7), plus U.
- * Each coin compares one uniform word w with a 64-bit interval [lo, hi] that certifiedly
- * contains 2^64 p: w < lo gives 1 and w > hi gives 0, exactly, since the uniform real in
- * [w, w+1)/2^64 is then certainly below or above p.  Otherwise (probability about 2^-64)
- * the comparison continues exactly with further words against a 704-bit certified
- * interval of p, computed on first need; only if that is still undecided (probability
- * below 2^-600 per draw) does the fill return DPF_E_RANGE rather than a value.
- * fast_bits < 64 makes the first comparison coarser (tests use it to exercise the exact
- * continuation); use 64. */
-typedef struct dpf_coin {
-    uint64_t y_int, y_num;        /* y = y_int + y_num / s_num */
-    uint64_t lo, hi;              /* floor(2^fast_bits p) over the certified interval of p */
-    uint32_t ratio;               /* 1: p = e^-y/(1 + e^-y); 0: p = e^-y */
-} dpf_coin_t;
-
-/* Up to three independent coins decided by one word: their joint outcome m (bit i = coin
- * first + i) is #{j : U >= C_j} for the cumulative probabilities C_j of m <= j (j < 2^count
- * - 1), each certified as [lo_j, hi_j] like a single coin's p.  The intervals of one group
- * are disjoint (checked when it is built, else the group is smaller), so a word ties with
- * at most one C_j, finished exactly like a single coin. */
-#define DPF_COIN_GROUP 3
-typedef struct dpf_coin_group {
-    uint32_t first, count;
-    uint64_t lo[(1 << DPF_COIN_GROUP) - 1], hi[(1 << DPF_COIN_GROUP) - 1];
-} dpf_coin_group_t;
+ * A Geometric(q) value, q = exp(-1/t), is Y = 2^s G + L with G = floor(Y / 2^s) and
+ * L = Y mod 2^s independent; s is the largest with 2^s / t <= 1/32 (s = 0 below t = 256):
+ *   - G ~ Geometric(rho), rho = q^(2^s), by inversion of one uniform word against a table
+ *     of certified cumulative thresholds C_g = 1 - rho^(g+1), g < m (a guide table indexed
+ *     by the word's top bits finds the cell); G >= m (probability rho^m <= e^-8 for s > 0,
+ *     at most e^-2 for s = 0) restarts
+ *     with G - m ~ Geometric(rho), by memorylessness;
+ *   - L (s > 0) is proposed uniform on [0, 2^s) and accepted with probability q^L, decided
+ *     by a certified polynomial enclosure of exp(-L/t) (L/t <= 1/32: acceptance >= 0.97).
+ * A discrete Laplace value is +-Y with a fair sign, (-, 0) rejected ([CKS] Algorithm 2);
+ * for s = 0 it is |X| from its own cumulative table (P(|X| <= k) = 1 - 2 q^(k+1)/(1+q))
+ * and a fair sign bit for |X| > 0 (the word's lowest bit).  About one word per value for
+ * t < 256; also one for 2^8 <= t < 2^36, where the low s + 9 bits of G's word are L's
+ * first proposal, the sign and the first 8 bits of its coin's uniform (G is decided by the
+ * other 64 - s - 9 >= 24 bits, continued exactly by fresh words on a tie); two above (G's
+ * word; L's word, which also holds the sign).
+ *
+ * Every comparison of a uniform word w with a certified interval [lo, hi] of 2^64 p is
+ * exact: w < lo gives U < p and w > hi gives U >= p, since the uniform real in
+ * [w, w+1)/2^64 is then certainly below or above p.  Otherwise (probability about 2^-64
+ * per threshold; below 2^-24 for the polynomial enclosure) the comparison continues exactly
+ * with further words against a 704-bit certified interval of p, computed on first need;
+ * only if that is still undecided (probability below 2^-600 per draw) does the fill
+ * return DPF_E_RANGE rather than a value.  fast_bits < 64 makes the first comparison
+ * coarser (tests use it to exercise the exact continuation); use 64. */
+#define DPF_XT_MAX 512          /* table entries: m <= 512 */
+#define DPF_XT_GUIDE_BITS 12
+typedef struct dpf_thr {
+    uint64_t lo, hi;              /* floor(2^fast_bits C) over the certified interval of C */
+} dpf_thr_t;
 
 typedef struct dpf_dlap_exact {
     uint64_t s_num, s_den;        /* the scale t, in lowest terms */
-    uint64_t block;               /* B */
-    uint32_t digits;              /* D: coin[0..D) digits, coin[D] high part, coin[D+1] sign */
-    uint32_t shift;               /* 64 - fast_bits */
-    dpf_coin_t coin[DPF_DLAP_CT_MAX_DIGITS + 2];
-    uint32_t n_geo, n_lap;        /* groups of coins 0..D (geometric), 0..D+1 (Laplace) */
-    dpf_coin_group_t geo[DPF_DLAP_CT_MAX_DIGITS + 1];
-    dpf_coin_group_t lap[DPF_DLAP_CT_MAX_DIGITS + 2];
+    uint64_t block;               /* 2^s */
+    uint32_t digits;              /* s: the low digits L drawn by rejection */
+    uint32_t shift;               /* 64 - min(fast_bits, ubits): the tables' */
+    uint32_t cshift;              /* 64 - fast_bits: L's coin's */
+    uint32_t ubits;               /* bits of G's word that belong to its uniform (below 64:
+                                     the others start L's word, see prepared.c) */
+    uint32_t n_geo, n_lap;        /* words per value on the common path */
+    uint32_t m_geo, m_mag;        /* table sizes (m_mag = 0 when s > 0) */
+    uint64_t r_int, r_frac;       /* 2^64 s_den / s_num as 64.64 fixed point (s > 0) */
+    dpf_thr_t geo[DPF_XT_MAX];    /* C_g = P(G <= g) */
+    dpf_thr_t mag[DPF_XT_MAX];    /* s = 0: P(|X| <= k) of the discrete Laplace */
+    uint16_t guide_geo[1 << DPF_XT_GUIDE_BITS], guide_mag[1 << DPF_XT_GUIDE_BITS];
 } dpf_dlap_exact_t;
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
@@ -68,7 +71,10 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
 /* [CKS] Algorithm 3 with the prepared exact DLap(t) as its proposal.  For t <= 1024 the
  * acceptance coin Bernoulli(exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))) of each |y| <= 16 t is
  * a certified one-word coin like those above (table: lo, hi per |y|; a tie continues
- * exactly against a 704-bit interval); other |y| use the multi-word exact coin. */
+ * exactly against a 704-bit interval).  Other |y| (and every |y| for t > 1024) use, when
+ * t >= 64, a one-word coin against a certified enclosure of the exponential computed per
+ * draw in 64-bit fixed point (tie: the same exact continuation), else the multi-word exact
+ * coin. */
 typedef struct dpf_dgauss_exact {
     uint64_t sigma2_num, sigma2_den;  /* sigma^2, in lowest terms */
     uint64_t t;                   /* floor(sigma) + 1 */
@@ -77,6 +83,13 @@ typedef struct dpf_dgauss_exact {
     int dn;
     uint64_t ymax;                /* the table covers |y| <= ymax */
     uint64_t *table;              /* 2 (ymax + 1) words, or NULL; owned */
+    /* the computed acceptance coin (t >= 64; prepared.c, "computed coin") */
+    int fast;
+    uint32_t dk;                  /* k: |y| - mu is handled in units of 2^-k */
+    uint64_t mk[2];               /* floor(2^k mu) from below, 128 bits little-endian */
+    uint64_t dmaxk;               /* dmax 2^k: |y - mu| >= dmax gives an exponent >= 64 */
+    uint64_t kf;                  /* floor(2^64 K), K = 2^(118-2k) / (2 sigma^2) < 1 */
+    uint64_t e_tab[45 * 32][2];   /* [lo, hi] of 2^63 exp(-i/32) */
     dpf_dlap_exact_t proposal;
 } dpf_dgauss_exact_t;
 
@@ -86,6 +99,13 @@ int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_
 void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g);
 int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                      size_t n);
+
+/* Test hooks for the certified enclosures of prepared.c: *plo <= 2^64 p <= *phi for the
+ * acceptance probability p of the proposal |y| = x (crude: the first, wider enclosure;
+ * DPF_E_PARAM if g has no computed coin), and for p = exp(-x), xl/2^64 <= x <= xh/2^64 <= 1/32. */
+int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
+                           uint64_t *phi);
+void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi);
 
 /* The unprepared fills (dpf_geometric_fill, dpf_discrete_laplace_fill,
  * dpf_discrete_gaussian_fill) prepare and use these when n >= DPF_EXACT_FILL_MIN. */
