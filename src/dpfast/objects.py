@@ -155,7 +155,7 @@ class Laplace(_LaplaceFamily):
     Dwork & Roth 2014, Def. 3.3, Thm 3.6, 3.8; Mironov, CCS 2012.
     """
 
-    __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan")
+    __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan", "_fast")
     _repr = ("epsilon", "sensitivity", "mode")
 
     def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
@@ -173,6 +173,8 @@ class Laplace(_LaplaceFamily):
         self._plan = (_m._laplace_grid_plan(self.epsilon, self.sensitivity, 1,
                                             self.granularity)
                       if self.mode == "secure" else None)
+        self._fast = None if self._plan is None else _core.ScalarPlan(self._plan[1],
+                                                                      self._plan[0])
 
     @property
     def variance(self):
@@ -191,10 +193,18 @@ class Laplace(_LaplaceFamily):
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` charged
         ``(epsilon, 0)`` before drawing."""
+        if budget is None and rng is None and workers is None and self._fast is not None:
+            # the prepared plan on the thread's private stream (_core.ScalarPlan); None
+            # when value is not a finite float, which the general path below handles
+            y = self._fast.grid(value)
+            if y is not None:
+                return y
         if type(value) is float and value - value == 0.0 and self._plan is not None:
             # the function's scalar path with its plan prepared: the parameters were
             # validated in __init__, the value is checked above (x - x is 0.0 exactly for
-            # finite x, NaN for NaN and +-inf)
+            # finite x, NaN for NaN and +-inf); workers= is checked though a scalar
+            # ignores it
+            _m._parallel.workers(workers)
             k, sampler = self._plan
             if budget is None:
                 return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
@@ -240,7 +250,7 @@ class DiscreteLaplace(_LaplaceFamily):
     Ghosh, Roughgarden & Sundararajan, STOC 2009.  Canonne, Kamath & Steinke, NeurIPS 2020.
     """
 
-    __slots__ = ("epsilon", "sensitivity", "scale", "_sampler")
+    __slots__ = ("epsilon", "sensitivity", "scale", "_sampler", "_fast")
     _repr = ("epsilon", "sensitivity")
 
     def __init__(self, epsilon, sensitivity=1):
@@ -248,6 +258,7 @@ class DiscreteLaplace(_LaplaceFamily):
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.scale = self.sensitivity / self.epsilon
         self._sampler = _m._laplace_int_plan(self.epsilon, self.sensitivity)
+        self._fast = _core.ScalarPlan(self._sampler)
 
     @property
     def variance(self):
@@ -261,6 +272,10 @@ class DiscreteLaplace(_LaplaceFamily):
 
     def release(self, value, *, rng=None, budget=None):
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
+        if budget is None and rng is None:
+            y = self._fast.integer(value)     # None unless value is an int within int64
+            if y is not None:
+                return y
         if type(value) is int:
             if budget is None:
                 return _core.int_release(self._sampler, _v._clamp_int(value), rng)
@@ -342,7 +357,7 @@ class Gaussian(_Mechanism):
     """
 
     __slots__ = ("epsilon", "delta", "rho", "sensitivity", "sigma", "calibration",
-                 "_form", "_rho_x", "_scalar")
+                 "_form", "_rho_x", "_scalar", "_fast")
     _repr = ("epsilon", "delta", "rho", "sensitivity")
 
     def __init__(self, epsilon=None, delta=None, sensitivity=1.0, *, rho=None, sigma=None,
@@ -379,6 +394,7 @@ class Gaussian(_Mechanism):
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)
+        self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
     def _eps_plan_rho(self, integer, d):
         """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
@@ -423,10 +439,14 @@ class Gaussian(_Mechanism):
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` is charged before drawing."""
+        if budget is None and rng is None and workers is None:
+            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
+            # plan, the same C calls the function makes (None for any other value)
+            y = self._fast.grid(value)
+            if y is not None:
+                return y
         if type(value) is float and value - value == 0.0 and budget is None \
                 and workers is None:
-            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
-            # plan, the same call the function makes
             k, sampler = self._scalar
             return _core.grid_release(sampler, value, k, rng)
         nworkers = _m._parallel.workers(workers)
