@@ -41,12 +41,17 @@ Canonne, Kamath & Steinke, NeurIPS 2020 (exact discrete samplers, zCDP of the di
 Gaussian, Thm 14); Bun & Steinke, TCC 2016 (zCDP); Mironov, CCS 2012 (grid release).
 """
 
+from __future__ import annotations
+
 import functools
 import math
-from collections import namedtuple
 from fractions import Fraction
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard
 
-from . import _core
+import numpy.typing as npt
+from numpy.random import BitGenerator, Generator
+
+from . import _core, _parallel
 from . import _validation as _v
 from . import accuracy as _acc
 from . import mechanisms as _m
@@ -61,57 +66,89 @@ __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
 
 _INF = math.inf
 
-#: The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
-#: (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up.
-PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
+#: ``rng=``: None (the calling thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
+_Rng = None | BitGenerator | Generator
 
 
-def _up(q):
+class _Budget(Protocol):
+    """What ``budget=`` needs (dpfast.accounting.PrivacyBudget, a ledger budget, ...)."""
+
+    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
+
+
+class _ZcdpBudget(Protocol):
+    composition: str
+
+    def spend_rho(self, rho: Any, *, label: str | None = ...) -> object: ...
+
+
+class PrivacyCost(NamedTuple):
+    """The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
+    (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up."""
+
+    epsilon: float | None
+    delta: float | None
+    rho: float
+
+
+def _up(q: Fraction) -> float:
     """A Fraction as the nearest float at or above it."""
     f = float(q)
     return math.nextafter(f, _INF) if Fraction(f) < q else f
 
 
-def _pure_cost(epsilon):
+def _pure_cost(epsilon: float) -> PrivacyCost:
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
     return PrivacyCost(epsilon, 0.0, _up(Fraction(epsilon) ** 2 / 2))
 
 
-def _interval(half_width, value):
+def _interval(half_width: float, value: float) -> tuple[float, float]:
     return (value - half_width, value + half_width)
 
 
-def _is_zcdp(budget):
+def _is_zcdp(budget: object) -> TypeGuard[_ZcdpBudget]:
     return (getattr(budget, "composition", None) == "zcdp"
             and callable(getattr(budget, "spend_rho", None)))
 
 
 class _Mechanism:
     __slots__ = ()
+    _repr: ClassVar[tuple[str, ...]]
 
-    def confidence_interval(self, alpha=0.05, value=0.0):
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr)
+        return f"{type(self).__name__}({args})"
+
+
+class _NoiseBound(_Mechanism):
+    """A mechanism whose error bound needs only beta (and k coordinates)."""
+
+    __slots__ = ()
+
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
+        raise NotImplementedError
+
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha)``: for a released
         ``value`` it holds the true answer with probability at least ``1 - alpha``
         (``value=0``: the interval of the noise)."""
         return _interval(self.accuracy(alpha), value)
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr)
-        return f"{type(self).__name__}({args})"
-
 
 # ------------------------------------------------------------------ Laplace
 
-class _LaplaceFamily(_Mechanism):
+class _LaplaceFamily(_NoiseBound):
     """Pure epsilon-DP with Laplace-type noise of scale sensitivity / epsilon."""
 
     __slots__ = ()
+    epsilon: float
+    sensitivity: float
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return _pure_cost(self.epsilon)
 
-    def accuracy(self, beta=0.05, *, k=1):
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
         return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
 
@@ -158,7 +195,8 @@ class Laplace(_LaplaceFamily):
     __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan", "_fast")
     _repr = ("epsilon", "sensitivity", "mode")
 
-    def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, mode: str = "secure",
+                 granularity: float | None = None) -> None:
         self.epsilon = _m._positive("epsilon", epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
         self.mode = _m._mode(mode)
@@ -177,10 +215,10 @@ class Laplace(_LaplaceFamily):
                                                                       self._plan[0])
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         return 2.0 * self.scale * self.scale
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """A law that dominates this mechanism for the Accountant: the continuous Laplace
         law (scale, sensitivity) in ``mode="fast"`` (that is what runs, up to floating
         point), and pure epsilon-DP in the secure mode (the grid-rounded discrete noise is
@@ -189,7 +227,8 @@ class Laplace(_LaplaceFamily):
             return _pld.laplace(self.scale, self.sensitivity)
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, value, *, rng=None, budget=None, workers=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
+                workers: int | None = None) -> Any:
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` charged
         ``(epsilon, 0)`` before drawing."""
@@ -204,7 +243,7 @@ class Laplace(_LaplaceFamily):
             # validated in __init__, the value is checked above (x - x is 0.0 exactly for
             # finite x, NaN for NaN and +-inf); workers= is checked though a scalar
             # ignores it
-            _m._parallel.workers(workers)
+            _parallel.workers(workers)
             k, sampler = self._plan
             if budget is None:
                 return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
@@ -253,7 +292,7 @@ class DiscreteLaplace(_LaplaceFamily):
     __slots__ = ("epsilon", "sensitivity", "scale", "_sampler", "_fast")
     _repr = ("epsilon", "sensitivity")
 
-    def __init__(self, epsilon, sensitivity=1):
+    def __init__(self, epsilon: float, sensitivity: float = 1) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.scale = self.sensitivity / self.epsilon
@@ -261,16 +300,17 @@ class DiscreteLaplace(_LaplaceFamily):
         self._fast = _core.ScalarPlan(self._sampler)
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         t = math.exp(-1.0 / self.scale)
         return 2.0 * t / (1.0 - t) ** 2
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's discrete Laplace mechanism; its sensitivity is the largest
         integer change, ``floor(sensitivity)`` (at least 1)."""
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
-    def release(self, value, *, rng=None, budget=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None,
+                budget: _Budget | None = None) -> Any:
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
         if budget is None and rng is None:
             y = self._fast.integer(value)     # None unless value is an int within int64
@@ -289,14 +329,14 @@ class DiscreteLaplace(_LaplaceFamily):
 # ------------------------------------------------------------------ Gaussian
 
 @functools.lru_cache(maxsize=256)
-def _rho_int_sampler(l2, rho):
+def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
     """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
     sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
     return _m._dgauss(*_m._ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
 
 
 @functools.lru_cache(maxsize=256)
-def _rho_grid_plan(l2, rho, d):
+def _rho_grid_plan(l2: float, rho: Fraction, d: int) -> tuple[int, Any]:
     """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
     coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
     of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
@@ -312,7 +352,7 @@ def _rho_grid_plan(l2, rho, d):
     return k, _m._dgauss(*_m._ceil_rational(s2))
 
 
-class Gaussian(_Mechanism):
+class Gaussian(_NoiseBound):
     """The Gaussian mechanism as an object, specified one of three ways.
 
     ``Gaussian(epsilon=, delta=, sensitivity=)``
@@ -360,8 +400,9 @@ class Gaussian(_Mechanism):
                  "_form", "_rho_x", "_scalar", "_fast")
     _repr = ("epsilon", "delta", "rho", "sensitivity")
 
-    def __init__(self, epsilon=None, delta=None, sensitivity=1.0, *, rho=None, sigma=None,
-                 calibration="analytic"):
+    def __init__(self, epsilon: float | None = None, delta: float | None = None,
+                 sensitivity: float = 1.0, *, rho: float | None = None,
+                 sigma: float | None = None, calibration: str = "analytic") -> None:
         given = [name for name, v in (("epsilon", epsilon), ("rho", rho), ("sigma", sigma))
                  if v is not None]
         if len(given) != 1:
@@ -396,7 +437,7 @@ class Gaussian(_Mechanism):
         self.rho = _up(self._rho_x)
         self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
-    def _eps_plan_rho(self, integer, d):
+    def _eps_plan_rho(self, integer: bool, d: int) -> Fraction:
         """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
         (sensitivity in sampler units)^2 / (2 s^2), s^2 read from the prepared sampler."""
         if integer:
@@ -411,18 +452,18 @@ class Gaussian(_Mechanism):
         return steps * steps * den / (2 * num)
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         return self.sigma * self.sigma
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return PrivacyCost(self.epsilon, self.delta, self.rho)
 
-    def accuracy(self, beta=0.05, *, k=1):
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def _charge(self, budget, rho_x):
+    def _charge(self, budget: _Budget | None, rho_x: Fraction) -> None:
         if budget is None:
             return
         if _is_zcdp(budget):
@@ -435,7 +476,8 @@ class Gaussian(_Mechanism):
                 "(epsilon, delta)")
         _v.budget(budget).spend(self.epsilon, self.delta, label="gaussian_mechanism")
 
-    def release(self, value, *, rng=None, budget=None, workers=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
+                workers: int | None = None) -> Any:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` is charged before drawing."""
@@ -449,7 +491,7 @@ class Gaussian(_Mechanism):
                 and workers is None:
             k, sampler = self._scalar
             return _core.grid_release(sampler, value, k, rng)
-        nworkers = _m._parallel.workers(workers)
+        nworkers = _parallel.workers(workers)
         budget = _v.budget(budget)
         integer, data, scalar = _m._as_data(value)      # validates the data first
         gen = _core.resolve_rng(rng)                      # a bad rng never spends privacy
@@ -515,7 +557,8 @@ class ExponentialMechanism(_Mechanism):
     __slots__ = ("epsilon", "sensitivity", "monotonic", "mode")
     _repr = ("epsilon", "sensitivity", "monotonic", "mode")
 
-    def __init__(self, epsilon, sensitivity=1.0, *, monotonic=False, mode="secure"):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, monotonic: bool = False,
+                 mode: str = "secure") -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.monotonic = _sel._flag("monotonic", monotonic)
@@ -525,24 +568,26 @@ class ExponentialMechanism(_Mechanism):
             _sel._grid(self.epsilon, self.sensitivity, self.monotonic, False)
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return PrivacyCost(self.epsilon, 0.0, _up(Fraction(self.epsilon) ** 2 / 8))
 
-    def accuracy(self, beta=0.05, *, n_candidates, n_optimal=1):
+    def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
         return _acc.exponential_mechanism_error(
             self.epsilon, n_candidates=n_candidates, beta=beta, sensitivity=self.sensitivity,
             n_optimal=n_optimal, monotonic=self.monotonic)
 
-    def confidence_interval(self, alpha=0.05, value=0.0, *, n_candidates):
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
+                            n_candidates: int) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n_candidates=...)``."""
         return _interval(self.accuracy(alpha, n_candidates=n_candidates), value)
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's pure-DP mechanism at epsilon (dominates every epsilon-DP one)."""
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, scores, *, rng=None, budget=None):
+    def release(self, scores: npt.ArrayLike, *, rng: _Rng = None,
+                budget: _Budget | None = None) -> int:
         """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
         return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
                                           sensitivity=self.sensitivity,
@@ -588,29 +633,31 @@ class RandomizedResponse(_Mechanism):
     __slots__ = ("epsilon", "k", "probabilities")
     _repr = ("epsilon", "k")
 
-    def __init__(self, epsilon, k=2):
+    def __init__(self, epsilon: float, k: int = 2) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
         self.probabilities = _rr.response_probabilities(self.epsilon, self.k)
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return _pure_cost(self.epsilon)
 
-    def accuracy(self, beta=0.05, *, n):
+    def accuracy(self, beta: float = 0.05, *, n: int) -> float:
         """:func:`dpfast.accuracy.randomized_response_error` for n reports."""
         return _acc.randomized_response_error(self.epsilon, n=n, beta=beta, k=self.k)
 
-    def confidence_interval(self, alpha=0.05, value=0.0, *, n):
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
+                            n: int) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n=n)``: for an estimated
         frequency ``value``."""
         return _interval(self.accuracy(alpha, n=n), value)
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's k-ary randomized response at epsilon."""
         return _pld.randomized_response(self.epsilon, self.k)
 
-    def release(self, truth, *, rng=None, budget=None):
+    def release(self, truth: npt.ArrayLike, *, rng: _Rng = None,
+                budget: _Budget | None = None) -> Any:
         """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
         if self.k == 2:
             return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget)
