@@ -548,11 +548,27 @@ int dpf_os_entropy(void *buf, size_t n)
 
 /* ------------------------------------------------------------------ fork safety */
 
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+/* A page the kernel zeroes in every child (of fork() or of a raw clone() without
+ * CLONE_VM, which runs no atfork handler): it holds this process's id once read, so
+ * dpf_process_id is a load instead of a system call (a stream checks it on every
+ * feed).  A child reads 0 and asks the kernel again.  NULL where the kernel refuses
+ * MADV_WIPEONFORK: then every call asks the kernel. */
+static volatile uint64_t *pid_page = NULL;
+#endif
+
 uint64_t dpf_process_id(void)
 {
 #if defined(_WIN32)
     return (uint64_t)GetCurrentProcessId();
 #else
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    if (pid_page != NULL) {
+        uint64_t p = *pid_page;
+        if (p == 0) *pid_page = p = (uint64_t)getpid();   /* every thread stores the same */
+        return p;
+    }
+#endif
     return (uint64_t)getpid();
 #endif
 }
@@ -578,6 +594,16 @@ int dpf_chacha_global_init(void)
 #if !defined(_WIN32)
     if (pthread_atfork(NULL, NULL, after_fork_child) != 0) return -1;
 #endif
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p != MAP_FAILED) {
+            if (madvise(p, 4096, MADV_WIPEONFORK) == 0) pid_page = (volatile uint64_t *)p;
+            else munmap(p, 4096);
+        }
+    }
+#endif
     return 0;
 }
 
@@ -594,9 +620,13 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
         void *p = mmap(NULL, sizeof(dpf_chacha_t), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p != MAP_FAILED) {
-            (void)madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK);
-            c = (dpf_chacha_t *)p;
-            *mapped = 1;
+            if (madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK) == 0) {
+                c = (dpf_chacha_t *)p;
+                *mapped = 1;
+            } else {
+                /* an older kernel: calloc below, and the process id check */
+                munmap(p, sizeof(dpf_chacha_t));
+            }
         }
     }
 #endif

@@ -1,9 +1,14 @@
-"""The prepared scalar release (``_core.ScalarPlan``) behind the mechanism objects'
+"""The speed work of issues 14/15 that changes a code path, not only its cost.
+
+The prepared scalar release (``_core.ScalarPlan``) behind the mechanism objects'
 ``release(value)`` with ``rng=None`` and no budget: the same C calls as the general path
 on the same plan, so the same law; a private per-thread OS-keyed stream; any value it does
-not take goes to the general path unchanged."""
+not take goes to the general path unchanged.  The process id read from a wipe-on-fork
+page (the streams' fork check without a system call per query)."""
 import math
 import os
+import platform
+import sys
 import threading
 
 import numpy as np
@@ -11,7 +16,7 @@ import pytest
 
 from dpfast import _core
 from dpfast import mechanisms as M
-from dpfast._errors import PrivacyParameterError
+from dpfast._errors import MechanismHaltedError, PrivacyParameterError
 from dpfast.objects import DiscreteLaplace, Gaussian, Laplace
 from dpfast.random import ChaCha20
 
@@ -154,3 +159,42 @@ def test_forked_child_rekeys_the_private_stream():
     child = eval(data.decode())
     parent = [lap.release(0.0) for _ in range(8)]
     assert child != parent
+
+
+_RAW_FORK = {"x86_64": (57,), "aarch64": (220, 17, 0, 0, 0, 0)}  # fork(2); clone(SIGCHLD)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or
+                    platform.machine() not in _RAW_FORK,
+                    reason="a raw fork system call is a Linux-specific way to skip atfork "
+                           "handlers")
+def test_process_id_page_after_a_raw_fork():
+    # dpf_process_id reads the id from a wipe-on-fork page: in a raw-fork child (no
+    # atfork handler ran) the parent's stream must halt, and a stream started in the
+    # child (which re-reads its own id) must answer.
+    import ctypes
+
+    from dpfast.sparse import AboveThreshold
+    libc = ctypes.CDLL(None, use_errno=True)
+    s = AboveThreshold(0.0, epsilon=1.0, rng=ChaCha20())
+    s.feed(np.full(3, -1e6))
+    r, w = os.pipe()
+    pid = libc.syscall(*_RAW_FORK[platform.machine()])
+    if pid == 0:
+        try:
+            try:
+                s.step(-1e6)
+                old = b"A"
+            except MechanismHaltedError:
+                old = b"H"
+            t = AboveThreshold(0.0, epsilon=1.0, rng=ChaCha20())
+            new = b"A" if t.feed(np.full(5, -1e6)).size == 5 and not t.halted else b"H"
+            os.write(w, old + new)
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = os.read(r, 2)
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert data == b"HA"
+    assert s.step(-1e6) is False and s.consumed == 4     # the parent's stream goes on
