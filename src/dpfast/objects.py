@@ -8,6 +8,12 @@ per public scale), and :meth:`release` draws with exactly the function's law and
 function's validation of the data.  Nothing that depends on the data is cached: only
 public parameters and, for vectors, the public number of coordinates.
 
+A scalar release with ``rng=None``, no budget and no ``workers`` (a finite ``float``; an
+``int`` for :class:`DiscreteLaplace`) goes through ``dpfast._core.ScalarPlan``: the
+prepared sampler and grid as C values and one C call, drawing from a per-thread OS-keyed
+ChaCha20 that only this path uses (so it takes no lock).  Same law as the function; any
+other value, ``rng``, ``budget`` or ``workers`` takes the general path.
+
 >>> import dpfast
 >>> from dpfast.objects import Laplace
 >>> lap = Laplace(epsilon=0.5, sensitivity=1.0)
