@@ -10,4 +10,4 @@ out="$(mktemp -d)"
 python -m sphinx -W --keep-going -b html docs "$out/html"
 python -m sphinx -W --keep-going -b doctest docs "$out/doctest"
 python -m pytest -p no:cacheprovider --doctest-glob="*.md" \
-    -o doctest_optionflags="ELLIPSIS NORMALIZE_WHITESPACE" docs
+    -o doctest_optionflags="ELLIPSIS NORMALIZE_WHITESPACE" docs README.md

@@ -70,7 +70,7 @@ def main():
             x, epsilon=1.0, rng=g, workers=w)),
         ("secure gaussian_mechanism, float vector", lambda w: M.gaussian_mechanism(
             x, epsilon=1.0, delta=1e-5, rng=g, workers=w)),
-        ("dpfast.random.laplace fill", lambda w: dr.laplace(1.0, n, rng=g, workers=w)),
+        ("dpfast.random.laplace fill", lambda w: dr.laplace(scale=1.0, size=n, rng=g, workers=w)),
     ]:
         t1, _ = timeit(lambda: fn(1), n, rep)
         t2, _ = timeit(lambda: fn(2), n, rep)

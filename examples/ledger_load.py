@@ -67,7 +67,7 @@ def main(argv=None):
             with lock:
                 latencies.append(dt)
                 if status == 200:
-                    answered[analyst] = answered.get(analyst, Fraction(0)) + Fraction(eps)
+                    answered[analyst] = answered.get(analyst, Fraction(0)) + Fraction(repr(eps))  # the decimal charged
                 elif status == 403:
                     refused[0] += 1
                 else:

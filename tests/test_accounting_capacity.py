@@ -39,15 +39,17 @@ def _budget_admits(budget, charge, k):
     (Fraction(1, 4), Fraction(1, 10**6), 5, Fraction(3, 10**6), 3),   # delta binds: floor(3)
     (Fraction(1, 3), 0, Fraction(7, 3), Fraction(1, 10), 7),
     (0.25, 0.0, 1.0, 0.0, 4),
-    (0.1, 0.0, 1.0, 0.0, 9),        # the float 0.1 is 0.1000000000000000055511...: 10 of it exceed 1.0
+    (0.1, 0.0, 1.0, 0.0, 10),       # the float 0.1 means the decimal 1/10 (issue 14)
     (0.3, 0.0, 0.2, 0.0, 0),
 ])
 def test_basic_is_floor_of_exact_rationals(eps0, d0, eps, d, k):
     got = max_releases(eps0, d0, eps, d)
     assert type(got) is int and got == k
-    want = Fraction(eps) // Fraction(eps0)
+    def dec(x):  # what a parameter means: a float the decimal it prints as (issue 14)
+        return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+    want = dec(eps) // dec(eps0)
     if d0:
-        want = min(want, Fraction(d) // Fraction(d0))
+        want = min(want, dec(d) // dec(d0))
     assert got == want
     _budget_admits(PrivacyBudget(eps, d), (eps0, d0), k)
 

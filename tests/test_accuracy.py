@@ -31,7 +31,7 @@ def test_example_3_3_first_names():
 def test_laplace_single_coordinate_is_exact(seeded):
     eps, sens, beta, n = 0.5, 2.0, 0.1, 400_000
     alpha = A.laplace_error(eps, beta=beta, sensitivity=sens)
-    y = dr.laplace(sens / eps, n, rng=seeded(1))
+    y = dr.laplace(0.0, sens / eps, n, rng=seeded(1))
     exactly(int((np.abs(y) >= alpha).sum()), n, beta)
 
 
@@ -76,16 +76,16 @@ def test_report_noisy_max_bound(noise, seeded):
 
 def test_gaussian_bounds(seeded):
     sigma, beta, n = 1.7, 0.02, 400_000
-    y = dr.gaussian(sigma, n, rng=seeded(5))
+    y = dr.normal(0.0, sigma, n, rng=seeded(5))
     exactly(int((np.abs(y) >= A.gaussian_error(sigma, beta=beta)).sum()), n, beta)
     k = 8
-    y = dr.gaussian(sigma, (50_000, k), rng=seeded(6))
+    y = dr.normal(0.0, sigma, (50_000, k), rng=seeded(6))
     at_most(int((np.abs(y).max(axis=1) >= A.gaussian_error(sigma, beta=beta, k=k)).sum()),
             50_000, beta)
     eps, delta = 0.5, 1e-6
     alpha = A.gaussian_mechanism_error(eps, delta=delta, beta=beta, l2_sensitivity=2.0)
     s = math.sqrt(2 * math.log(1.25 / delta)) * 2.0 / eps
-    y = dr.gaussian(s, n, rng=seeded(7))
+    y = dr.normal(0.0, s, n, rng=seeded(7))
     exactly(int((np.abs(y) >= alpha).sum()), n, beta)
 
 

@@ -280,8 +280,8 @@ def test_report_noisy_max_charges_an_upper_bound_of_the_sum():
         S.report_noisy_max([1.0, 2.0], epsilon=eps, return_value=True, value_epsilon=veps,
                            rng=g(), budget=spy)
         charged = spy.calls[0][0]
-        assert Fraction(charged) >= Fraction(eps) + Fraction(veps)
-        assert charged <= math.nextafter(eps + veps, math.inf)
+        # decimal parameters (issue 14): the exact sum of the decimals, as a Fraction
+        assert charged == Fraction(repr(eps)) + Fraction(repr(veps))
 
 
 # ------------------------------------------------- ChaCha20 state pointer

@@ -93,11 +93,11 @@ def test_exact_thirds_and_float_tenths(url):
     with pytest.raises(BudgetExceededError):
         thirds.spend(Fraction(1, 10**300))
     tenths = led.budget("tenths", epsilon=1.0, create=True)
-    for _ in range(9):
+    for _ in range(10):    # decimal parameters: the float 0.1 charges exactly 1/10
         tenths.spend(0.1)
-    with pytest.raises(BudgetExceededError):  # float 0.1 > 1/10: the tenth overspends
+    with pytest.raises(BudgetExceededError):  # the eleventh overspends
         tenths.spend(0.1)
-    assert sum((r.epsilon for r in tenths.history()[1:]), Fraction(0)) == 9 * Fraction(0.1)
+    assert sum((r.epsilon for r in tenths.history()[1:]), Fraction(0)) == 1
 
 
 def test_spend_many_is_all_or_nothing(url):

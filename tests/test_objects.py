@@ -147,16 +147,21 @@ def test_gaussian_sigma_form():
 
 
 def _up_ratio(q):
+    """Decimal parameters (issue 14): a reported bound is the smallest float whose decimal
+    (its repr) is >= the exact value."""
     f = float(q)
-    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+    while Fraction(repr(f)) < q:
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 # ------------------------------------------------------------------ costs and accuracy
 
 def test_privacy_costs():
     assert Laplace(epsilon=0.5).privacy_cost == PrivacyCost(0.5, 0.0, 0.125)
-    assert DiscreteLaplace(epsilon=0.1).privacy_cost == PrivacyCost(0.1, 0.0, _up_ratio(
-        Fraction(0.1) ** 2 / 2))
+    # the epsilon is the calibrated float at or below 1/10, carrying 1/10 exactly (issue 14)
+    cost = DiscreteLaplace(epsilon=0.1).privacy_cost
+    assert (cost.epsilon.exact, cost.delta, cost.rho) == (Fraction(1, 10), 0.0, 0.005)
     assert RandomizedResponse(2.0, k=3).privacy_cost == PrivacyCost(2.0, 0.0, 2.0)
     assert ExponentialMechanism(2.0).privacy_cost == PrivacyCost(2.0, 0.0, 0.5)
     g = Gaussian(epsilon=1.0, delta=1e-6)

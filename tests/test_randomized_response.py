@@ -1,6 +1,7 @@
 """Randomized response: certified thresholds (mpmath), exact laws, unbiased estimators and
 their variances, truth-independent work, validation, budget before drawing."""
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -270,7 +271,8 @@ def test_budget_charged_before_drawing(call, eps):
     stub = Stub(g)
     call(rng=g, budget=stub)
     (e, d, label, state), = stub.calls
-    assert e == eps and d == 0.0 and isinstance(label, str)
+    # the caller's epsilon, exactly (a validated Amount reads as it; issue 14)
+    assert Fraction(repr(e)) == Fraction(repr(eps)) and d == 0.0 and isinstance(label, str)
     assert _same(state, start) and not _same(g.state, start)
     g2 = dr.ChaCha20(10)
     with pytest.raises(dpfast.BudgetExceededError):

@@ -144,7 +144,7 @@ BIG_INT = np.zeros(BIG, dtype=np.int64)
 # call(rng, n): a fill of n values; every one is run with n = BIG and interrupted
 SERIAL = {
     "uniform_out": lambda g, n: dr.uniform(size=n, rng=g, out=np.empty(n)),
-    "gaussian_out": lambda g, n: dr.gaussian(size=n, rng=g, out=np.empty(n)),
+    "normal_out": lambda g, n: dr.normal(size=n, rng=g, out=np.empty(n)),
     "laplace_out": lambda g, n: dr.laplace(size=n, rng=g, out=np.empty(n)),
     "exponential_out": lambda g, n: dr.exponential(size=n, rng=g, out=np.empty(n)),
     "gumbel_out": lambda g, n: dr.gumbel(size=n, rng=g, out=np.empty(n)),
@@ -200,7 +200,7 @@ def test_ctrl_c_leaves_out_partly_written_as_documented():
 
 
 def test_docstrings_say_what_an_interrupt_leaves():
-    for f in (dr.uniform, dr.laplace, dr.gaussian, dr.exponential, dr.gumbel):
+    for f in (dr.uniform, dr.laplace, dr.normal, dr.exponential, dr.gumbel):
         assert "KeyboardInterrupt" in f.__doc__
     assert "Ctrl-C" in _parallel.__doc__
 

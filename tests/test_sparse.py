@@ -5,6 +5,7 @@ import copy
 import os
 import sys
 import math
+from fractions import Fraction
 import pickle
 import threading
 
@@ -703,7 +704,8 @@ def test_advanced_composition_is_checked():
         Sparse(0.0, cutoff=1000, epsilon=50.0, delta=0.1)
     with pytest.raises(dpfast.PrivacyParameterError, match="composition"):
         NumericSparse(0.0, cutoff=1000, epsilon=60.0, delta=0.1)
-    assert Sparse(0.0, cutoff=1000, epsilon=1.0, delta=0.1).privacy_cost == (1.0, 0.1)
+    cost = Sparse(0.0, cutoff=1000, epsilon=1.0, delta=0.1).privacy_cost
+    assert (cost[0], cost[1].exact) == (1.0, Fraction(1, 10))      # decimal delta (issue 14)
 
 
 # ------------------------------------------------------------------ bad inputs

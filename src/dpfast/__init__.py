@@ -34,6 +34,9 @@ from ._errors import (
     NotFittedError,
     PrivacyParameterError,
 )
+from ._errors import InsecureRandomnessWarning
+from ._active import NO_BUDGET
+from ._active import current as active_budget
 
 __version__ = "0.1.0"
 
@@ -55,4 +58,7 @@ __all__ = [
     "MechanismHaltedError",
     "EntropyError",
     "NotFittedError",
+    "InsecureRandomnessWarning",
+    "NO_BUDGET",
+    "active_budget",
 ]

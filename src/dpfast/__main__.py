@@ -1,20 +1,25 @@
 """``python -m dpfast``: the demo (the default, or ``demo``), ``bench`` for a quick
 side-by-side speed table, and ``ledger`` to operate durable privacy budgets.  This module
 only parses arguments; the demo and the table live in :mod:`dpfast._demo`."""
+
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 
 import dpfast
 
 
-def _positive(text):
+def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m dpfast",
                                 description="dpfast: fast, floating-point-safe differential privacy. "
                                 "Without a command, runs the demo.")
@@ -34,16 +39,15 @@ def parser():
     return p
 
 
-def _demo():
-    from dpfast import _demo as module     # numpy-heavy imports only when a command runs
+def _demo() -> ModuleType:
+    from dpfast import _demo as module  # numpy-heavy imports only when a command runs
     return module
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.command is None:
-        return _demo().demo()
-    return args.func(args)
+    code: int = _demo().demo() if args.command is None else args.func(args)
+    return code
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ never smaller than the exact one, and floating error in the privacy condition is
 absorbed by a relative margin checked against a 50-digit computation in the tests.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
 
 from . import _validation as _v
 from .accounting import zcdp_delta
@@ -17,12 +20,12 @@ _MARGIN = 1e-9
 _SQRT2 = math.sqrt(2.0)
 
 
-def _phi(x):
+def _phi(x: float) -> float:
     """Standard normal CDF; erfc keeps full relative accuracy in the lower tail."""
     return 0.5 * math.erfc(-x / _SQRT2)
 
 
-def _log_phi(x):
+def _log_phi(x: float) -> float:
     """log Phi(x), finite far into the lower tail (asymptotic series past erfc's range)."""
     p = _phi(x)
     if p > 1e-300:
@@ -32,7 +35,7 @@ def _log_phi(x):
     return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / (x * x))
 
 
-def analytic_gaussian_delta(sigma, epsilon, sensitivity):
+def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     """delta of the Gaussian mechanism with this sigma (Balle & Wang 2018, Theorem 8):
     Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D)."""
     a = sensitivity / (2.0 * sigma)
@@ -43,7 +46,8 @@ def analytic_gaussian_delta(sigma, epsilon, sensitivity):
     return max(first - second, 0.0)
 
 
-def _bisect_sigma(delta_of, target, lo, hi):
+def _bisect_sigma(delta_of: Callable[[float], float], target: float, lo: float,
+                  hi: float) -> float:
     """Smallest sigma (to 1e-12 relative) with delta_of(sigma) <= target, rounded up.
 
     The bracket comes from public parameters; one that is not a finite positive range
@@ -73,7 +77,7 @@ def _bisect_sigma(delta_of, target, lo, hi):
     return hi * (1.0 + _MARGIN)
 
 
-def classic_gaussian_sigma(epsilon, delta, sensitivity):
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Dwork & Roth Theorem 3.22: sigma = c Delta / epsilon with c^2 > 2 ln(1.25/delta);
     valid only for epsilon in (0, 1)."""
     if not epsilon < 1.0:
@@ -86,7 +90,7 @@ def classic_gaussian_sigma(epsilon, delta, sensitivity):
     return math.nextafter(c * (1.0 + _MARGIN), math.inf) * sensitivity / epsilon
 
 
-def analytic_gaussian_sigma(epsilon, delta, sensitivity):
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest sigma with analytic_gaussian_delta(sigma) <= delta (Balle & Wang 2018,
     Algorithm 1, solved here by bisection), valid for every epsilon > 0."""
     guess = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
@@ -94,7 +98,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity):
                          guess / 4.0, guess)
 
 
-def gaussian_sigma(epsilon, delta, l2_sensitivity=1.0, calibration="analytic"):
+def gaussian_sigma(epsilon: object, delta: object, l2_sensitivity: float = 1.0,
+                   calibration: str = "analytic") -> float:
     """The noise standard deviation of the (continuous) Gaussian mechanism.
 
     Parameters
@@ -133,7 +138,7 @@ def gaussian_sigma(epsilon, delta, l2_sensitivity=1.0, calibration="analytic"):
 
 # ------------------------------------------------------------------ discrete Gaussian
 
-def _dg_tail_bounds(j, sigma):
+def _dg_tail_bounds(j: float, sigma: float) -> tuple[float, float]:
     """Bounds on T(j) = P[Y >= j] for Y discrete Gaussian N_Z(0, sigma^2), j >= 1.
 
     With f(y) = exp(-y^2/(2 sigma^2)) and N = sum_y f(y) = sigma sqrt(2 pi) theta, where
@@ -164,7 +169,7 @@ _BOUND_ABS = 2.0 ** -1050
 _DIRECT_SIGMA = 2000.0
 
 
-def _dg_tail_bounds_direct(j, sigma):
+def _dg_tail_bounds_direct(j: int, sigma: float) -> tuple[float, float]:
     """Bounds on T(j) = P[Y >= j], j >= 1, by summing the pmf over |y| <= L, L = 40 sigma + j, and
     bounding the rest (f(L+1) + int_{L+1}^inf f <= 2 f(L) for L >= sigma^2)."""
     import numpy as np
@@ -186,7 +191,7 @@ def _dg_tail_bounds_direct(j, sigma):
     return t * (1 - r) / (n_hi * (1 + r)), (t * (1 + r) + rest) / (n_lo * (1 - r))
 
 
-def discrete_gaussian_delta_upper(sigma, epsilon, shift):
+def discrete_gaussian_delta_upper(sigma: float, epsilon: float, shift: int) -> float:
     """An upper bound on delta of N_Z(0, sigma^2) noise added to an integer with
     sensitivity `shift` (an integer >= 1), at epsilon.
 
@@ -201,7 +206,7 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
     m = math.ceil(a) - 1                       # the largest integer < a
     bounds = _dg_tail_bounds_direct if sigma <= _DIRECT_SIGMA else _dg_tail_bounds
 
-    def cdf_bounds(x):
+    def cdf_bounds(x: int) -> tuple[float, float]:
         """Bounds on F(x) = P[Y <= x] from the tail bounds, by symmetry."""
         if x < 0:
             return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
@@ -254,7 +259,7 @@ def discrete_gaussian_delta_upper(sigma, epsilon, shift):
 _SMOOTHING = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 
-def _smoothing_log_ratio(s, dimension):
+def _smoothing_log_ratio(s: float, dimension: int) -> float:
     """An upper bound on ln R = d (ln(1 + eta) - ln(1 - eta)) for width s (claim above)."""
     a = 2.0 * math.pi ** 2 * s * s
     e = max(math.exp(-a), 2.0 ** -1070)        # an upper bound even where exp underflows
@@ -266,7 +271,8 @@ def _smoothing_log_ratio(s, dimension):
     return dimension * (2.0 * eta / (1.0 - eta)) * (1.0 + 1e-12)
 
 
-def _smoothed_parameters(epsilon, delta, s, dimension):
+def _smoothed_parameters(epsilon: float, delta: float, s: float,
+                         dimension: int) -> tuple[float, float] | None:
     """(eps1, delta1), rounded down, that the continuous mechanism must meet; None when
     width s leaves no room."""
     lr = _smoothing_log_ratio(s, dimension)
@@ -277,7 +283,8 @@ def _smoothed_parameters(epsilon, delta, s, dimension):
     return eps1, delta1
 
 
-def discrete_gaussian_vector_delta_upper(sigma, epsilon, sensitivity, dimension, s):
+def discrete_gaussian_vector_delta_upper(sigma: float, epsilon: float, sensitivity: float,
+                                         dimension: int, s: float) -> float:
     """An upper bound on delta (at epsilon) of N_Z(0, sigma^2)^d noise for l2 sensitivity
     `sensitivity`, by the convolution claim above with width s (inf if it does not apply)."""
     lr = _smoothing_log_ratio(s, dimension)
@@ -289,10 +296,11 @@ def discrete_gaussian_vector_delta_upper(sigma, epsilon, sensitivity, dimension,
     return math.nextafter(d1 * math.exp(lr) * (1.0 + 1e-12), math.inf)
 
 
-def discrete_gaussian_vector_sigma(epsilon, delta, sensitivity, dimension):
+def discrete_gaussian_vector_sigma(epsilon: float, delta: float, sensitivity: float,
+                                   dimension: int) -> tuple[float, float | None]:
     """(sigma, s): the smallest sigma (rounded up) the convolution claim proves for
     `dimension` coordinates, and the width s that proves it; (inf, None) if none does."""
-    best = (math.inf, None)
+    best: tuple[float, float | None] = (math.inf, None)
     for s in _SMOOTHING:
         params = _smoothed_parameters(epsilon, delta, s, dimension)
         if params is None:
@@ -304,7 +312,8 @@ def discrete_gaussian_vector_sigma(epsilon, delta, sensitivity, dimension):
     return best
 
 
-def discrete_gaussian_sigma(epsilon, delta, sensitivity, dimension=1):
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
+                            dimension: int = 1) -> float:
     """The smallest sigma (rounded up) for which adding N_Z(0, sigma^2) noise to each of
     `dimension` integer coordinates with l2 sensitivity `sensitivity` is provably
     (epsilon, delta)-DP.

@@ -20,6 +20,7 @@ from numpy.random.bit_generator import ISeedSequence, SeedlessSeedSequence, Seed
 from dpfast._cdpf cimport *
 from . import _validation
 from ._errors import DPFastError, EntropyError, PrivacyParameterError
+from ._insecure import warn_rng as _warn_rng
 
 cnp.import_array()
 
@@ -111,6 +112,10 @@ cdef class ChaCha20(BitGenerator):
     def __init__(self, seed=None, *, key=None, nonce=None, counter=None):
         cdef bytes k, n = b"\x00" * 12
         cdef uint64_t ctr = 0
+        if self._st != NULL:
+            # Re-keying in place would free the state under a fill that another thread
+            # runs without the GIL (it binds the state before taking the lock).
+            raise TypeError("a ChaCha20 cannot be re-initialised; create a new one")
         seed_seq = SeedlessSeedSequence()
         if key is not None or nonce is not None or counter is not None:
             if seed is not None:
@@ -143,9 +148,6 @@ cdef class ChaCha20(BitGenerator):
                     seed_seq = SeedSequence(int(seed))
                 k = np.asarray(seed_seq.generate_state(8, np.uint32), dtype="<u4").tobytes()
         BitGenerator.__init__(self, seed_seq)
-        if self._st != NULL:
-            dpf_chacha_free(self._st, self._mapped)
-            self._st = NULL
         self._st = dpf_chacha_alloc(mode, &self._mapped)
         if self._st == NULL:
             raise MemoryError()
@@ -275,7 +277,9 @@ cdef class ChaCha20(BitGenerator):
             return [ChaCha20() for _ in range(n_children)]
         if isinstance(self._seed_seq, SeedlessSeedSequence):
             raise TypeError("only OS-keyed or SeedSequence-seeded ChaCha20 can spawn")
-        return [ChaCha20(s) for s in self._seed_seq.spawn(n_children)]
+        with self.lock:     # SeedSequence.spawn counts its children: one caller at a time
+            children = self._seed_seq.spawn(n_children)
+        return [ChaCha20(s) for s in children]
 
 
 def _chacha_from_state(state):
@@ -332,7 +336,8 @@ def _set_simd(ChaCha20 g, name):
     """Make one generator use a given implementation (tests of every SIMD path)."""
     for i in range(1, DPF_IMPL_COUNT):
         if dpf_chacha_impl_available(i) and dpf_chacha_impl_name(i).decode() == name:
-            g._st.impl = i
+            with g.lock:
+                g._st.impl = i
             return
     raise ValueError(f"implementation {name!r} is not available on this CPU")
 
@@ -366,6 +371,20 @@ def resolve_rng(rng):
     """The bit generator that ``rng=`` names (TypeError for anything else): mechanisms
     resolve it before charging a budget, so a bad ``rng`` never spends privacy."""
     return _resolve(rng)
+
+
+cpdef BitGenerator secure_rng(object rng):
+    """``resolve_rng`` for a secure mechanism: the same bit generator, plus an
+    :class:`~dpfast.InsecureRandomnessWarning` when it is predictable (a seeded or keyed
+    ChaCha20, any other numpy BitGenerator; a numpy Generator is judged by its bit
+    generator, so ``Generator(ChaCha20())`` is secure).  ``rng=None`` returns at the first
+    test, in C: the default path pays nothing for the check."""
+    if rng is None:
+        return default_rng()
+    cdef BitGenerator bg = _resolve(rng)
+    if not (isinstance(bg, ChaCha20) and (<ChaCha20>bg)._mode == DPF_CHACHA_OS):
+        _warn_rng(bg)
+    return bg
 
 
 cdef int _bind(BitGenerator bg, dpf_rng_t *r) except -1:

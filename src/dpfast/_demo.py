@@ -5,9 +5,14 @@ says the epsilon and delta it charges, and the last line shows the budget refusi
 release before any noise is drawn.  It ends with the speed table of :func:`bench`, in
 which every dpfast figure is timed in the same run as its numpy reference.
 """
+
+from __future__ import annotations
+
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import IO, Any
 
 import numpy as np
 
@@ -21,7 +26,7 @@ from dpfast.accounting import PrivacyBudget
 EPSILON, DELTA = 4.0, 1e-6
 
 
-def _ns_per_item(fn, n, repeats):
+def _ns_per_item(fn: Callable[[], object], n: int, repeats: int) -> float:
     """Median ns per item over ``repeats`` calls of ``fn`` (n items each), after a warm-up."""
     fn()
     runs = []
@@ -32,7 +37,7 @@ def _ns_per_item(fn, n, repeats):
     return statistics.median(runs) / n
 
 
-def bench_rows(n=1_000_000, repeats=5):
+def bench_rows(n: int = 1_000_000, repeats: int = 5) -> list[dict[str, Any]]:
     """Side-by-side rows: dpfast and its numpy reference timed in the same run.
 
     ``ratio`` is dpfast time / reference time (below 1: dpfast is faster).  numpy's
@@ -49,7 +54,7 @@ def bench_rows(n=1_000_000, repeats=5):
          "numpy PCG64 random_raw", t_raw),
         ("secure Laplace mechanism", lambda: M.laplace_mechanism(x, epsilon=1.0),
          "numpy laplace", t_lap),
-        ("simulation Laplace noise", lambda: dr.laplace(1.0, out=out, rng=g),
+        ("simulation Laplace noise", lambda: dr.laplace(scale=1.0, out=out, rng=g),
          "numpy laplace", t_lap),
         ("exact discrete Laplace (scale 3)", lambda: dr.discrete_laplace(3, n, rng=g),
          "numpy laplace", t_lap),
@@ -62,7 +67,9 @@ def bench_rows(n=1_000_000, repeats=5):
     return rows
 
 
-def print_table(rows, n, repeats, file=None):
+def print_table(
+    rows: list[dict[str, Any]], n: int, repeats: int, file: IO[str] | None = None,
+) -> None:
     out = file or sys.stdout
     w = max(len(r["task"]) for r in rows)
     wr = max(len(r["reference"]) for r in rows)
@@ -75,17 +82,17 @@ def print_table(rows, n, repeats, file=None):
           f"below 1 means dpfast is faster; numpy's generators are not DP-safe)", file=out)
 
 
-def bench(n=1_000_000, repeats=5):
+def bench(n: int = 1_000_000, repeats: int = 5) -> int:
     print(f"dpfast {dpfast.__version__}, numpy {np.__version__}: ns per item")
     print_table(bench_rows(n, repeats), n, repeats)
     return 0
 
 
-def _line(what, how, eps, delta, value, truth):
+def _line(what: str, how: str, eps: float, delta: float, value: object, truth: object) -> None:
     print(f"  {what:<24} {how:<26} {eps:>5.2f} {delta:>7.0e}  {value:<30} {truth}")
 
 
-def _releases(budget):
+def _releases(budget: PrivacyBudget) -> None:
     """Releases from one synthetic table (public demo data), all charged to ``budget``."""
     rng = np.random.default_rng(2026)
     data = rng.integers(18, 90, size=10_000)
@@ -102,7 +109,7 @@ def _releases(budget):
     noisy = M.gaussian_mechanism(bins, epsilon=0.5, delta=DELTA, l2_sensitivity=1.0,
                                  budget=budget)
     _line("age histogram, 5 bins", "discrete Gaussian", 0.5, DELTA,
-          " ".join(str(int(v)) for v in noisy), " ".join(str(int(v)) for v in bins))
+          " ".join(str(int(v)) for v in np.asarray(noisy)), " ".join(str(int(v)) for v in bins))
 
     counts = rng.poisson(40, size=1000).astype(float)
     counts[[137, 512, 903]] += 200.0                                  # three heavy hitters
@@ -120,14 +127,14 @@ def _releases(budget):
           f"{np.median(ages):.1f}")
 
 
-def demo():
+def demo() -> int:
     print(f"dpfast {dpfast.__version__}: differential privacy, fast and floating-point safe")
     print(f"Default generator: {dr.default_rng()!r}, keyed from the operating system")
     budget = PrivacyBudget(epsilon=EPSILON, delta=DELTA)
     print(f"\nOne privacy budget for everything below: eps = {EPSILON}, delta = {DELTA:.0e}")
     _releases(budget)
     left = budget.remaining
-    print(f"\n  budget left: eps = {float(left.epsilon):.2f}, delta = {float(left.delta):.0e}")
+    print(f"\n  budget left: eps = {float(left.epsilon or 0.0):.2f}, delta = {float(left.delta or 0.0):.0e}")
     try:
         M.laplace_mechanism(1, epsilon=0.5, budget=budget)
     except dpfast.BudgetExceededError as e:

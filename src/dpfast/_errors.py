@@ -12,6 +12,7 @@ __all__ = [
     "MechanismHaltedError",
     "EntropyError",
     "NotFittedError",
+    "InsecureRandomnessWarning",
 ]
 
 
@@ -38,3 +39,11 @@ class EntropyError(DPFastError, OSError):
 class NotFittedError(DPFastError, ValueError, AttributeError):
     """A model was used before ``fit``.  Like scikit-learn's error of the same name it is
     both a ``ValueError`` and an ``AttributeError``."""
+
+
+class InsecureRandomnessWarning(UserWarning):
+    """A secure mechanism ran with predictable randomness: a seeded or keyed
+    :class:`~dpfast.random.ChaCha20`, a numpy ``BitGenerator``/``Generator``, or
+    ``mode="fast"``.  Fine for tests and simulation; never for a real release.  Shown
+    once per calling line by Python's default warning filter; silence it on purpose with
+    ``warnings.filterwarnings("ignore", category=dpfast.InsecureRandomnessWarning)``."""

@@ -24,25 +24,32 @@ generator has given its key and is consistent; with ``workers=1`` the chunks run
 Python loop on the calling thread and stop at the next chunk.
 """
 
+from __future__ import annotations
+
 import math
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from . import _core
 from . import _validation as _v
+from ._typing import RngLike
 
 CHUNK = 1 << 16
 PARALLEL_MIN = 1 << 18
 _ENV = os.environ.get("DPFAST_WORKERS")
 _DEFAULT = max(1, int(_ENV)) if _ENV and _ENV.isdigit() else (os.cpu_count() or 1)
-_pool = None
+_pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _reset_after_fork():
+def _reset_after_fork() -> None:
     # a child process inherits the pool object but not its threads
     global _pool
     _pool = None
@@ -52,7 +59,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def workers(value):
+def workers(value: int | np.integer[Any] | None) -> int:
     """The thread count asked for: None (the default) or an int >= 1."""
     if value is None:
         return _DEFAULT
@@ -63,7 +70,7 @@ def workers(value):
     return int(value)
 
 
-def _executor():
+def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -72,7 +79,8 @@ def _executor():
         return _pool
 
 
-def chunked(n, gen, nworkers, task):
+def chunked(n: int, gen: BitGenerator, nworkers: int,
+            task: Callable[[int, int, _core.ChaCha20], None]) -> None:
     """Run task(lo, hi, sub_rng) over the chunks of [0, n), on up to nworkers threads.
     gen is the caller's resolved generator (a numpy BitGenerator)."""
     key = np.ascontiguousarray(gen.random_raw(4), dtype="<u8")
@@ -80,7 +88,7 @@ def chunked(n, gen, nworkers, task):
     key[...] = 0
     bounds = [(lo, min(lo + CHUNK, n)) for lo in range(0, n, CHUNK)]
 
-    def run(i):
+    def run(i: int) -> None:
         lo, hi = bounds[i]
         task(lo, hi, _core.ChaCha20(key=kbytes, nonce=i.to_bytes(12, "little")))
 
@@ -92,7 +100,7 @@ def chunked(n, gen, nworkers, task):
     stop = threading.Event()
 
     # each thread takes every nworkers-th chunk until stopped
-    def stripe(w):
+    def stripe(w: int) -> None:
         for i in range(w, len(bounds), nworkers):
             if stop.is_set():
                 return
@@ -110,7 +118,8 @@ def chunked(n, gen, nworkers, task):
         raise
 
 
-def fill(shape, dtype, rng, nworkers, draw):
+def fill(shape: tuple[int, ...] | None, dtype: npt.DTypeLike, rng: RngLike, nworkers: int,
+         draw: Callable[[int, _core.ChaCha20], npt.NDArray[Any]]) -> npt.NDArray[Any] | None:
     """A new array of `shape`, filled by draw(m, sub_rng) -> array of m values per chunk;
     None when the fill is too small to split (the caller fills serially)."""
     if shape is None:
@@ -122,14 +131,17 @@ def fill(shape, dtype, rng, nworkers, draw):
     out = np.empty(shape, dtype=dtype)
     flat = out.reshape(-1)
 
-    def task(lo, hi, sub):
+    def task(lo: int, hi: int, sub: _core.ChaCha20) -> None:
         flat[lo:hi] = draw(hi - lo, sub)
 
     chunked(n, _core.resolve_rng(rng), nworkers, task)
     return out
 
 
-def release(data, rng, nworkers, apply):
+def release(
+    data: npt.ArrayLike, rng: RngLike, nworkers: int,
+    apply: Callable[[npt.NDArray[Any], _core.ChaCha20], npt.NDArray[Any]],
+) -> npt.NDArray[Any] | None:
     """apply(chunk_of_data, sub_rng) -> released chunk, over the chunks of a 1-d view of
     data; None when data is too small to split."""
     if np.ndim(data) == 0 or np.size(data) < PARALLEL_MIN:
@@ -137,7 +149,7 @@ def release(data, rng, nworkers, apply):
     src = np.ascontiguousarray(data).reshape(-1)
     out = np.empty_like(src)
 
-    def task(lo, hi, sub):
+    def task(lo: int, hi: int, sub: _core.ChaCha20) -> None:
         out[lo:hi] = apply(src[lo:hi], sub)
 
     chunked(src.size, _core.resolve_rng(rng), nworkers, task)

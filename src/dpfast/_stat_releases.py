@@ -9,15 +9,22 @@ on integers via :mod:`dpfast.mechanisms`; the exact exponential mechanism of
 :mod:`dpfast.selection`) and drawn from the CSPRNG unless ``rng`` says otherwise.
 """
 
+from __future__ import annotations
+
 import math
-from collections import namedtuple
 from fractions import Fraction
+from typing import Any, NamedTuple, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 
+from . import _axes
 from . import _core
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from .grouped import _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
@@ -26,12 +33,18 @@ _VAR_GRID_BITS = 15         # variance: (upper - lower) / step < 2^16, squares <
 _CHUNK = 1 << 20            # exact int64 partial sums, accumulated as Python ints
 _Q_BITS = 16                # quantile levels are rounded to multiples of 2^-16
 
-Bounds = namedtuple("Bounds", ["lower", "upper"])
+FloatArray = npt.NDArray[np.float64]
+
+
+class Bounds(NamedTuple):
+    """Clamping bounds released by :func:`estimate_bounds`."""
+    lower: float
+    upper: float
 
 
 # ------------------------------------------------------------------ shared helpers
 
-def finite_records(values, lower, upper):
+def finite_records(values: npt.ArrayLike, lower: float, upper: float) -> FloatArray:
     """The records of ``values`` as float64, NaN dropped, everything clamped to
     ``[lower, upper]`` (so ±inf become the bounds).
 
@@ -41,33 +54,38 @@ def finite_records(values, lower, upper):
     dtype that converts to float64 exactly (refused by type otherwise)."""
     arr = _real_array(values)
     arr = arr[~np.isnan(arr)]
-    return np.clip(arr, lower, upper)
+    clipped: FloatArray = np.clip(arr, lower, upper)
+    return clipped
 
 
-def _real_array(values, name="values"):
+def _real_array(values: Any, name: str = "values") -> FloatArray:
     """Private records as a flat float64 array: the one exact converter of private data
     (dpfast._validation.float_data; inexact types refused by type, integers clamped)."""
-    if hasattr(values, "to_numpy"):
-        values = values.to_numpy()
-    return _v.float_data(name, values).ravel()
+    if _axes.is_pandas(values):
+        return _axes.pandas_floats(name, values).ravel()
+    arr: FloatArray = _v.float_data(name, values).ravel()
+    return arr
 
 
-def _charge(budget, epsilon, label):
+def _charge(budget: Any, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
         budget.spend(epsilon, 0.0, label=label)
 
 
-def _exact_sum(ints):
+def _exact_sum(ints: npt.NDArray[np.int64]) -> int:
     """The exact sum of an int64 array whose chunks of 2^20 cannot overflow."""
     return sum(int(ints[i:i + _CHUNK].sum(dtype=np.int64)) for i in range(0, ints.size, _CHUNK))
 
 
-def _noisy_int(value, epsilon, sensitivity, gen):
+def _noisy_int(value: int, epsilon: float, sensitivity: float, gen: Any) -> int:
     from .mechanisms import laplace_mechanism
-    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen))
+    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen,
+                                 budget=NO_BUDGET))    # the release charged its whole cost
 
 
-def _check_int_noise(epsilon, sensitivity):
+def _check_int_noise(epsilon: float, sensitivity: float) -> None:
     """Prepare the exact sampler now, so that parameters it cannot serve are refused
     before the budget is charged."""
     from .mechanisms import _laplace_int_plan
@@ -76,7 +94,7 @@ def _check_int_noise(epsilon, sensitivity):
 
 # ------------------------------------------------------------------ variance, std
 
-def _var_grid(lo, hi):
+def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
     _, e = math.frexp(hi - lo)
     step = math.ldexp(1.0, e - 1 - _VAR_GRID_BITS)
     if step == 0.0:
@@ -85,12 +103,22 @@ def _var_grid(lo, hi):
     return step, qlo, qhi
 
 
-def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
+@overload
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+             ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
+             label: str | None = ...) -> float: ...
+@overload
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+             ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
+             label: str | None = ...) -> Any: ...
+def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+             ddof: int = 0, axis: int | None = None, rng: Any = None,
+             budget: Any = None, label: str | None = None) -> Any:
     """The variance of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
     ----------
-    values : array_like of real
+    values : array_like of real, pandas Series or DataFrame
         One value per record; NaN records are dropped, ±inf clamped.
     lower, upper : float
         Public bounds, ``lower < upper``; never take them from the data (or see
@@ -98,13 +126,20 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     epsilon : float > 0
         Total; a third each for the count, the sum and the sum of squares.
     ddof : int, 0 or 1
-        Divide by ``n - ddof`` (numpy's convention), with the noisy n.
+        Divide by ``n - ddof`` (numpy's convention, default 0; pandas' default is 1), with
+        the noisy n.
+    axis : None or int
+        As in :func:`dpfast.releases.sum`: ``axis=0`` gives one variance per column, each
+        with ``epsilon / k`` (they compose).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
-    float
+    float, or with ``axis=`` an ndarray (a Series for a DataFrame) of floats
         In ``[0, ((upper - lower) / 2)^2]``; the upper end if the noisy count is below
         ``ddof + 1``.
 
@@ -135,6 +170,9 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     Dwork & Roth 2014, Thm 3.6, 3.14.  Du, Foot, Moniot, Bray & Groce, "Differentially
     private confidence intervals" (2020), for the three-statistic estimator.
     """
+    if axis is not None or _axes.is_pandas(values):
+        return _axes.along(variance, values, axis, epsilon=epsilon, budget=budget, rng=rng,
+                           label=label, lower=lower, upper=upper, ddof=ddof)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     ddof = _v.integer("ddof", ddof, minimum=0, maximum=1)
@@ -143,9 +181,10 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     third = _down(Fraction(epsilon) / 3)          # the three shares never exceed epsilon
     for sens in (1, w, w * w):
         _check_int_noise(third, float(sens))
+    label = _label(label, "variance")
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "variance")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     x = finite_records(arr, lo, hi)
     q = np.clip(np.rint(x / step), qlo, qhi).astype(np.int64)
     h = 2 * q - (qlo + qhi)
@@ -163,41 +202,52 @@ def variance(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
     return min(max(v, 0.0), top)
 
 
-def std(values, *, lower, upper, epsilon, ddof=0, rng=None, budget=None):
+@overload
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+        ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
+        label: str | None = ...) -> float: ...
+@overload
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+        ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
+        label: str | None = ...) -> Any: ...
+def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+        ddof: int = 0, axis: int | None = None, rng: Any = None, budget: Any = None,
+        label: str | None = None) -> Any:
     """The standard deviation of the clamped values: ``sqrt(variance(...))``.
 
-    Same arguments, privacy (epsilon-DP; the square root is post-processing) and
-    references as :func:`variance`; in ``[0, (upper - lower)/2]``.
+    Same arguments (``axis=`` included), privacy (epsilon-DP; the square root is
+    post-processing) and references as :func:`variance`; in ``[0, (upper - lower)/2]``.
     """
-    return math.sqrt(variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
-                              rng=rng, budget=budget))
+    var: Any = variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
+                        axis=cast(int, axis), rng=rng, budget=budget, label=label)
+    return math.sqrt(var) if isinstance(var, float) else np.sqrt(var)
 
 
 # ------------------------------------------------------------------ quantiles
 
-def _levels(qs):
+def _levels(qs: Any) -> list[float]:
     seq = [qs] if np.ndim(qs) == 0 else list(np.ravel(np.asarray(qs, dtype=object)))
     if not seq:
         raise PrivacyParameterError("qs must name at least one quantile level")
     return [_v.probability("qs", q) for q in seq]
 
 
-def _depth(m):
+def _depth(m: int) -> int:
     """Levels of the recursion on m quantiles (middle one first, then each side)."""
     return 0 if m == 0 else 1 + max(_depth(m // 2), _depth(m - m // 2 - 1))
 
 
-def _candidates(candidates, lo, hi):
+def _candidates(candidates: int | npt.ArrayLike, lo: float, hi: float) -> FloatArray:
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=2, maximum=2 ** 24)
         return np.linspace(lo, hi, k)
-    cand = _v.float_array("candidates", candidates)
+    cand: FloatArray = _v.float_array("candidates", candidates)
     if cand.ndim != 1 or cand.size == 0:
         raise PrivacyParameterError("candidates must be a non-empty 1-d array of values")
     return np.unique(np.clip(cand, lo, hi))
 
 
-def _em_quantile(srt, level, cand, eps, gen):
+def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, gen: Any) -> int:
     """Index into cand of an epsilon-DP ``level``-quantile of the sorted values ``srt``
     (the exponential mechanism of dpfast.selection on integer utilities; see quantiles)."""
     from .selection import exponential_mechanism
@@ -206,16 +256,20 @@ def _em_quantile(srt, level, cand, eps, gen):
     less = np.searchsorted(srt, cand, side="left").astype(np.int64)
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
-    return exponential_mechanism(scores, epsilon=eps, sensitivity=float(max(a, b - a)),
-                                 rng=gen)
+    idx: int = exponential_mechanism(scores, epsilon=eps, sensitivity=float(max(a, b - a)),
+                                     rng=gen, budget=NO_BUDGET)   # charged by the caller
+    return idx
 
 
-def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, budget=None):
+def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
+              upper: float, epsilon: PrivacyParam, candidates: int | npt.ArrayLike = 1025,
+              axis: int | None = None, rng: Any = None, budget: Any = None,
+              label: str | None = None) -> Any:
     """Several quantiles at once, sharing the budget, by recursive splitting.
 
     Parameters
     ----------
-    values : array_like of real
+    values : array_like of real, pandas Series or DataFrame
         One value per record; NaN dropped, ±inf clamped.
     qs : float or sequence of float in [0, 1]
         Quantile levels (rounded to multiples of 2^-16; public), in any order.
@@ -226,13 +280,23 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     candidates : int or array_like of float
         Number of evenly spaced public candidates in ``[lower, upper]`` (default 1025),
         or the candidates themselves (public; clamped to the bounds).
+    axis : None or int
+        As in :func:`dpfast.releases.sum`: ``axis=0`` gives the levels of every column
+        (shape ``(len(qs), k)``, as ``np.quantile(a, qs, axis=0)``), each column with
+        ``epsilon / k`` (they compose).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
-    ndarray of float64
-        One candidate per level, in the order of ``qs``; non-decreasing in the level.
+    ndarray of float64, pandas Series or DataFrame
+        One candidate per level, in the order of ``qs``; non-decreasing in the level.  For
+        a Series, a Series indexed by the levels (named as the input); for a DataFrame
+        with ``axis=0``, a DataFrame indexed by the levels with its columns (pandas'
+        ``DataFrame.quantile``).
 
     Privacy
     -------
@@ -263,16 +327,29 @@ def quantiles(values, qs, *, lower, upper, epsilon, candidates=1025, rng=None, b
     Kaplan, Schnapp & Stemmer, "Differentially Private Approximate Quantiles", ICML 2022.
     Smith, STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
-    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, "quantiles")
+    if axis is not None or _axes.is_pandas(values):
+        return _axes.along(quantiles, values, axis, epsilon=epsilon, budget=budget, rng=rng,
+                           levels=_level_labels(qs), qs=qs, lower=lower, upper=upper,
+                           candidates=candidates, label=label)
+    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget,
+                      _label(label, "quantiles"))
 
 
-def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label):
+def _level_labels(qs: Any) -> list[Any]:
+    """The levels as given (for a pandas index), checked as :func:`_levels` checks them."""
+    _levels(qs)
+    return [qs] if np.ndim(qs) == 0 else list(np.ravel(np.asarray(qs, dtype=object)))
+
+
+def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: PrivacyParam,
+               candidates: int | npt.ArrayLike, rng: Any, budget: Any,
+               label: str) -> FloatArray:
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     levels = _levels(qs)
     cand = _candidates(candidates, lo, hi)
     arr = _real_array(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
     eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
@@ -280,7 +357,7 @@ def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)
 
-    def solve(lv, idx, data, cands):
+    def solve(lv: list[float], idx: list[int], data: FloatArray, cands: FloatArray) -> None:
         # lv: the levels (in [0, 1], sorted) of this node; idx: their output slots
         if not lv:
             return
@@ -301,7 +378,8 @@ def _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget, label
 
 # ------------------------------------------------------------------ categorical counts
 
-def counts(values, categories, *, epsilon, rng=None, budget=None):
+def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = None,
+           budget: Any = None, label: str | None = None) -> Any:
     """How many records fall in each of a public list of categories, with noise.
 
     Parameters
@@ -312,13 +390,17 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
         The public categories (distinct); never taken from the data.
     epsilon : float > 0
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
     pandas.Series or dict
-        Noisy int counts indexed by category (a Series when ``values`` is a pandas
-        object, else a dict in the order of ``categories``).  Every category is present,
+        Noisy int counts indexed by category (a Series named ``"count"`` whose index has
+        the input's name when ``values`` is a pandas Series or Categorical, as pandas'
+        ``value_counts``; else a dict in the order of ``categories``).  Every category is present,
         also those without records.
 
     Privacy
@@ -336,6 +418,7 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
     Dwork & Roth 2014, Example 3.2, Thm 3.8.  Ghosh, Roughgarden & Sundararajan, STOC 2009.
     """
     epsilon = _v.epsilon(epsilon)
+    label = _label(label, "counts")
     cats = list(categories) if not isinstance(categories, (str, bytes)) else None
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
@@ -351,25 +434,30 @@ def counts(values, categories, *, epsilon, rng=None, budget=None):
     arr = np.asarray(raw)
     if arr.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "counts")
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
+    assert uniq is not None                 # need_uniques=True always returns them
     pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
                       count=len(uniq))
     rec = pos[codes] if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
     from .mechanisms import laplace_mechanism
-    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen)
+    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen,
+                              budget=NO_BUDGET)   # charged above
     if is_pandas:
         import pandas as pd
-        return pd.Series(noisy, index=pd.Index(cats), name="count")
-    return {c: int(v) for c, v in zip(cats, noisy)}
+        # pandas' value_counts: indexed by the categories, the index named as the data
+        return pd.Series(noisy, index=pd.Index(cats, name=getattr(values, "name", None)),
+                         name="count")
+    return {c: int(v) for c, v in zip(cats, cast(npt.NDArray[np.int64], noisy))}
 
 
 # ------------------------------------------------------------------ bounds estimation
 
-def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
-                    largest=2.0 ** 40, rng=None, budget=None):
+def estimate_bounds(values: npt.ArrayLike, *, epsilon: PrivacyParam, quantile: float = 0.99,
+                    smallest: float = 2.0 ** -10, largest: float = 2.0 ** 40, rng: Any = None,
+                    budget: Any = None, label: str | None = None) -> Bounds:
     """**Spends budget**: private clamping bounds for :func:`sum`/:func:`mean` when you
     have none, by the exponential mechanism on a public log-scale grid.
 
@@ -386,7 +474,10 @@ def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
         The public grid: ``0`` and ``±2^k`` for every power of two from ``smallest`` to
         ``largest`` (rounded outward to powers of two).
     rng, budget
-        As everywhere; ``budget`` is charged ``(epsilon, 0)`` once before any draw.
+        As everywhere; ``budget`` (None: the active budget, if any) is charged
+        ``(epsilon, 0)`` once before any draw.
+    label : str, optional
+        Recorded with the charge (default ``"estimate_bounds"``).
 
     Returns
     -------
@@ -431,7 +522,7 @@ def estimate_bounds(values, *, epsilon, quantile=0.99, smallest=2.0 ** -10,
     pos = [math.ldexp(1.0, k) for k in range(k0, k1 + 1)]
     grid = np.array([-p for p in reversed(pos)] + [0.0] + pos)
     lo_q, hi_q = _quantiles(values, [1.0 - quantile, quantile], grid[0], grid[-1], epsilon,
-                            grid, rng, budget, "estimate_bounds")
+                            grid, rng, budget, _label(label, "estimate_bounds"))
     if not lo_q < hi_q:
         i = int(np.searchsorted(grid, hi_q))
         if i + 1 < grid.size:

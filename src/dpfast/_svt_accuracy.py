@@ -14,9 +14,12 @@ factor ``(K + 1) g / sensitivity`` plus one grid step ``g`` (with the default gr
 relative 2**-20 and a 2**-20 sensitivity); see :mod:`dpfast.sparse`.
 """
 
+from __future__ import annotations
+
 import math
 
 from . import _validation as _v
+from ._typing import PrivacyParam, Real
 
 __all__ = [
     "above_threshold_alpha", "above_threshold_epsilon",
@@ -29,25 +32,25 @@ _SQRT512 = math.sqrt(512.0)
 _LN2 = math.log(2.0)
 
 
-def _k_beta(k, beta):
+def _k_beta(k: int, beta: Real) -> tuple[int, float]:
     k = _v.integer("k", k, minimum=1)
     return k, _beta(beta)
 
 
-def _beta(beta):
+def _beta(beta: Real) -> float:
     return _v.open_probability("beta", beta)
 
 
-def _alpha(alpha):
+def _alpha(alpha: Real) -> float:
     return _v.positive("alpha", alpha)
 
 
-def _at_constant(k, beta):
+def _at_constant(k: int, beta: float) -> float:
     # Thm 3.24: alpha = 8 (ln k + ln(2/beta)) / eps
     return 8.0 * (math.log(k) + math.log(2.0 / beta))
 
 
-def _sparse_constant(k, beta, c, delta):
+def _sparse_constant(k: int, beta: float, c: int, delta: float) -> float:
     # Thm 3.26: 8c (ln k + ln(2c/beta)) / eps (delta = 0);
     #           (ln k + ln(2c/beta)) sqrt(512 c ln(1/delta)) / eps (delta > 0)
     lead = math.log(k) + math.log(2.0 * c / beta)
@@ -56,7 +59,7 @@ def _sparse_constant(k, beta, c, delta):
     return lead * math.sqrt(512.0 * c * -math.log(delta))
 
 
-def _numeric_constant(k, beta, c, delta):
+def _numeric_constant(k: int, beta: float, c: int, delta: float) -> float:
     # Thm 3.28: 9c (ln k + ln(4c/beta)) / eps (delta = 0).
     # delta > 0 as printed: (ln k + ln(4c/beta)) sqrt(c ln(2/delta)) (sqrt(512) + 1) / eps.
     # Erratum: that is only the Sparse part's error (Thm 3.26 with eps1 and beta/2).  The c
@@ -73,7 +76,9 @@ def _numeric_constant(k, beta, c, delta):
     return max(lead, laplace) * math.sqrt(c * (_LN2 - math.log(delta))) * (_SQRT512 + 1.0)
 
 
-def above_threshold_alpha(k, beta, *, epsilon, sensitivity=1.0):
+def above_threshold_alpha(
+    k: int, beta: Real, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+) -> float:
     """Error α at which AboveThreshold is (α, β)-accurate over k queries (Thm 3.24).
 
     Parameters
@@ -106,7 +111,7 @@ def above_threshold_alpha(k, beta, *, epsilon, sensitivity=1.0):
     return _at_constant(k, beta) * sens / eps
 
 
-def above_threshold_epsilon(k, beta, *, alpha, sensitivity=1.0):
+def above_threshold_epsilon(k: int, beta: Real, *, alpha: Real, sensitivity: Real = 1.0) -> float:
     """The ε at which AboveThreshold's Thm 3.24 error over k queries is ``alpha``.
 
     Parameters
@@ -134,13 +139,14 @@ def above_threshold_epsilon(k, beta, *, alpha, sensitivity=1.0):
     return _at_constant(k, beta) * sens / a
 
 
-def _c_delta(cutoff, delta):
+def _c_delta(cutoff: int, delta: PrivacyParam) -> tuple[int, float]:
     c = _v.integer("cutoff", cutoff, minimum=1)
     d = _v.delta(delta)
     return c, d
 
 
-def sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0):
+def sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyParam,
+                 delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
     """Error α at which Sparse is (α, β)-accurate over k queries (Thm 3.26).
 
     Returns ``8 c Δ (ln k + ln(2c/β)) / ε`` for δ = 0, else
@@ -158,7 +164,8 @@ def sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0):
     return _sparse_constant(k, beta, c, d) * sens / eps
 
 
-def sparse_epsilon(k, beta, *, cutoff, alpha, delta=0.0, sensitivity=1.0):
+def sparse_epsilon(k: int, beta: Real, *, cutoff: int, alpha: Real, delta: PrivacyParam = 0.0,
+                   sensitivity: Real = 1.0) -> float:
     """The ε at which Sparse's Thm 3.26 error over k queries is ``alpha``: the inverse of
     :func:`sparse_alpha` (the bound is proportional to 1/ε), same parameters with
     ``alpha`` > 0 in place of ``epsilon``.
@@ -174,7 +181,8 @@ def sparse_epsilon(k, beta, *, cutoff, alpha, delta=0.0, sensitivity=1.0):
     return _sparse_constant(k, beta, c, d) * sens / a
 
 
-def numeric_sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0):
+def numeric_sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyParam,
+                         delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
     """Error α at which NumericSparse is (α, β)-accurate over k queries (Thm 3.28).
 
     Returns ``9 c Δ (ln k + ln(4c/β)) / ε`` for δ = 0, else
@@ -201,7 +209,8 @@ def numeric_sparse_alpha(k, beta, *, cutoff, epsilon, delta=0.0, sensitivity=1.0
     return _numeric_constant(k, beta, c, d) * sens / eps
 
 
-def numeric_sparse_epsilon(k, beta, *, cutoff, alpha, delta=0.0, sensitivity=1.0):
+def numeric_sparse_epsilon(k: int, beta: Real, *, cutoff: int, alpha: Real,
+                           delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
     """The ε at which NumericSparse's Thm 3.28 error over k queries is ``alpha``: the
     inverse of :func:`numeric_sparse_alpha` (with its δ > 0 correction), same parameters
     with ``alpha`` > 0 in place of ``epsilon``.

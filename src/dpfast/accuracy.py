@@ -18,6 +18,8 @@ for delta > 0, see dpfast._svt_accuracy).  Hoeffding, "Probability inequalities 
 random variables", JASA 1963 (randomized response).
 """
 
+from __future__ import annotations
+
 import math
 from statistics import NormalDist
 
@@ -31,6 +33,7 @@ from ._svt_accuracy import (  # noqa: F401  (sparse vector bounds, Thm 3.24, 3.2
     sparse_alpha,
     sparse_epsilon,
 )
+from ._typing import PrivacyParam, Real
 
 __all__ = [
     "laplace_error", "laplace_epsilon",
@@ -45,11 +48,11 @@ __all__ = [
 ]
 
 
-def _beta(beta):
+def _beta(beta: Real) -> float:
     return _v.open_probability("beta", beta)
 
 
-def _count(name, value):
+def _count(name: str, value: int) -> int:
     # at most 2**62 (reports, coordinates, codes): beyond it float(n) loses meaning and
     # 10**400 would overflow the arithmetic below
     return _v.integer(name, value, minimum=1, maximum=2 ** 62)
@@ -57,7 +60,9 @@ def _count(name, value):
 
 # ---------------------------------------------------------------- Laplace
 
-def laplace_error(epsilon, *, beta, sensitivity=1.0, k=1):
+def laplace_error(
+    epsilon: PrivacyParam, *, beta: Real, sensitivity: Real = 1.0, k: int = 1,
+) -> float:
     """``alpha = ln(k/beta) Delta/epsilon``: the Laplace mechanism on k coordinates
     (noise scale ``Delta/epsilon`` each) has ``P[max_i |y_i - f_i(x)| >= alpha] <= beta``.
 
@@ -72,7 +77,7 @@ def laplace_error(epsilon, *, beta, sensitivity=1.0, k=1):
     return math.log(k / beta) * sensitivity / epsilon
 
 
-def laplace_epsilon(alpha, *, beta, sensitivity=1.0, k=1):
+def laplace_epsilon(alpha: Real, *, beta: Real, sensitivity: Real = 1.0, k: int = 1) -> float:
     """The smallest epsilon with :func:`laplace_error` ``<= alpha``:
     ``epsilon = ln(k/beta) Delta/alpha``."""
     alpha = _v.positive("alpha", alpha)
@@ -84,14 +89,15 @@ def laplace_epsilon(alpha, *, beta, sensitivity=1.0, k=1):
 
 # ---------------------------------------------------------------- exponential mechanism
 
-def _em_scale(epsilon, sensitivity, monotonic):
+def _em_scale(epsilon: float, sensitivity: float, monotonic: bool) -> float:
     if not isinstance(monotonic, bool):
         raise TypeError(f"monotonic must be a bool; got {type(monotonic).__name__}")
     return (1.0 if monotonic else 2.0) * sensitivity / epsilon
 
 
-def exponential_mechanism_error(epsilon, *, n_candidates, beta, sensitivity=1.0,
-                                n_optimal=1, monotonic=False):
+def exponential_mechanism_error(epsilon: PrivacyParam, *, n_candidates: int, beta: Real,
+                                sensitivity: Real = 1.0, n_optimal: int = 1,
+                                monotonic: bool = False) -> float:
     """``alpha = (2 Delta/epsilon)(ln(|R|/|R_OPT|) + ln(1/beta))``: the exponential mechanism's
     output has ``P[u(out) <= OPT - alpha] <= beta``.
 
@@ -110,8 +116,9 @@ def exponential_mechanism_error(epsilon, *, n_candidates, beta, sensitivity=1.0,
                                                          + math.log(1.0 / beta))
 
 
-def exponential_mechanism_epsilon(alpha, *, n_candidates, beta, sensitivity=1.0,
-                                  n_optimal=1, monotonic=False):
+def exponential_mechanism_epsilon(alpha: Real, *, n_candidates: int, beta: Real,
+                                  sensitivity: Real = 1.0, n_optimal: int = 1,
+                                  monotonic: bool = False) -> float:
     """The smallest epsilon with :func:`exponential_mechanism_error` ``<= alpha``:
     ``epsilon = (2 Delta/alpha)(ln(|R|/|R_OPT|) + ln(1/beta))``."""
     alpha = _v.positive("alpha", alpha)
@@ -125,8 +132,10 @@ def exponential_mechanism_epsilon(alpha, *, n_candidates, beta, sensitivity=1.0,
 
 # ---------------------------------------------------------------- report noisy max
 
-def report_noisy_max_error(epsilon, *, n_candidates, beta, sensitivity=1.0, monotonic=False,
-                           noise="laplace"):
+def report_noisy_max_error(
+    epsilon: PrivacyParam, *, n_candidates: int, beta: Real, sensitivity: Real = 1.0,
+    monotonic: bool = False, noise: str = "laplace",
+) -> float:
     """Error of report noisy max: ``P[u(out) <= OPT - alpha] <= beta`` with noise scale
     ``b = 2 Delta/epsilon`` (``Delta/epsilon`` monotone) and
 
@@ -145,8 +154,9 @@ def report_noisy_max_error(epsilon, *, n_candidates, beta, sensitivity=1.0, mono
     return (2.0 if noise == "laplace" else 1.0) * b * math.log(m / beta)
 
 
-def report_noisy_max_epsilon(alpha, *, n_candidates, beta, sensitivity=1.0, monotonic=False,
-                             noise="laplace"):
+def report_noisy_max_epsilon(alpha: Real, *, n_candidates: int, beta: Real,
+                             sensitivity: Real = 1.0, monotonic: bool = False,
+                             noise: str = "laplace") -> float:
     """The smallest epsilon with :func:`report_noisy_max_error` ``<= alpha``."""
     alpha = _v.positive("alpha", alpha)
     beta = _beta(beta)
@@ -159,12 +169,12 @@ def report_noisy_max_epsilon(alpha, *, n_candidates, beta, sensitivity=1.0, mono
 
 # ---------------------------------------------------------------- Gaussian
 
-def _z(beta, k):
+def _z(beta: float, k: int) -> float:
     """The Gaussian quantile with two-sided tail beta/k: P[|N(0,1)| >= z] = beta/k."""
     return NormalDist().inv_cdf(1.0 - beta / (2.0 * k))
 
 
-def gaussian_error(sigma, *, beta, k=1):
+def gaussian_error(sigma: Real, *, beta: Real, k: int = 1) -> float:
     """``alpha = sigma z_{1 - beta/(2k)}``: k coordinates of N(0, sigma^2) noise have
     ``P[max_i |Y_i| >= alpha] <= beta`` (the exact two-sided normal tail per coordinate and a
     union bound; equality for k = 1)."""
@@ -174,7 +184,7 @@ def gaussian_error(sigma, *, beta, k=1):
     return sigma * _z(beta, k)
 
 
-def gaussian_sigma(alpha, *, beta, k=1):
+def gaussian_sigma(alpha: Real, *, beta: Real, k: int = 1) -> float:
     """The largest sigma with :func:`gaussian_error` ``<= alpha``."""
     alpha = _v.positive("alpha", alpha)
     beta = _beta(beta)
@@ -182,11 +192,12 @@ def gaussian_sigma(alpha, *, beta, k=1):
     return alpha / _z(beta, k)
 
 
-def _classic_c(delta):
+def _classic_c(delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
-def gaussian_mechanism_error(epsilon, *, delta, beta, l2_sensitivity=1.0, k=1):
+def gaussian_mechanism_error(epsilon: PrivacyParam, *, delta: PrivacyParam, beta: Real,
+                             l2_sensitivity: float = 1.0, k: int = 1) -> float:
     """Error of the classic Gaussian mechanism of Thm 3.22,
     ``sigma = sqrt(2 ln(1.25/delta)) Delta_2/epsilon`` (valid for ``epsilon < 1``), as
     :func:`gaussian_error` of that sigma."""
@@ -199,7 +210,8 @@ def gaussian_mechanism_error(epsilon, *, delta, beta, l2_sensitivity=1.0, k=1):
     return gaussian_error(_classic_c(delta) * l2 / epsilon, beta=beta, k=k)
 
 
-def gaussian_mechanism_epsilon(alpha, *, delta, beta, l2_sensitivity=1.0, k=1):
+def gaussian_mechanism_epsilon(alpha: Real, *, delta: PrivacyParam, beta: Real,
+                               l2_sensitivity: float = 1.0, k: int = 1) -> float:
     """The smallest epsilon with :func:`gaussian_mechanism_error` ``<= alpha``; raises if
     it is not below 1 (Thm 3.22 covers only ``epsilon < 1``: use the analytic calibration)."""
     sigma = gaussian_sigma(alpha, beta=beta, k=k)
@@ -216,11 +228,11 @@ def gaussian_mechanism_epsilon(alpha, *, delta, beta, l2_sensitivity=1.0, k=1):
 
 # ---------------------------------------------------------------- randomized response
 
-def _rr_t(n, beta, k):
+def _rr_t(n: int, beta: float, k: int) -> float:
     return math.sqrt(math.log(2.0 * (1 if k == 2 else k) / beta) / (2.0 * n))
 
 
-def randomized_response_error(epsilon, *, n, beta, k=2):
+def randomized_response_error(epsilon: PrivacyParam, *, n: int, beta: Real, k: int = 2) -> float:
     """``alpha``: the unbiased randomized-response estimates from n reports are all within
     alpha of the true frequencies with probability ``>= 1 - beta``.
 
@@ -244,7 +256,7 @@ def randomized_response_error(epsilon, *, n, beta, k=2):
     return alpha
 
 
-def randomized_response_epsilon(alpha, *, n, beta, k=2):
+def randomized_response_epsilon(alpha: Real, *, n: int, beta: Real, k: int = 2) -> float:
     """The smallest epsilon with :func:`randomized_response_error` ``<= alpha``:
     ``epsilon = ln((1 + c (k - 1))/(1 - c))`` with ``c = t/alpha`` (``2 atanh(c)`` for
     k = 2); raises if ``c >= 1`` (no epsilon reaches alpha with n reports)."""

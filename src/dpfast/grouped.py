@@ -10,16 +10,28 @@ privately* so that a key present only in one unit's records is not revealed.
 Every bound is a public argument; nothing is computed from the data to calibrate noise.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, NoReturn, cast, overload
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from . import _core
 from . import _validation as _v
-from ._errors import PrivacyParameterError
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._calibration import gaussian_sigma
+from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["grouped_release", "partition_selection_probability"]
 
@@ -35,7 +47,7 @@ _DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4
 
 # ------------------------------------------------------------------ partition selection
 
-def _exp_lower_dyadic(epsilon):
+def _exp_lower_dyadic(epsilon: Fraction) -> int | None:
     """An integer E with E / 2^60 <= e^epsilon (and E >= 2^60): a lower bound on e^eps.
 
     libm's exp is within a few ulps (2^-50 relative is far more than any libm's error);
@@ -46,10 +58,10 @@ def _exp_lower_dyadic(epsilon):
     return max(math.floor(math.ldexp(x, _SEL_EXP_BITS)), 1 << _SEL_EXP_BITS)
 
 
-_TABLES = {}
+_TABLES: dict[tuple[Fraction, Fraction], npt.NDArray[np.uint64]] = {}
 
 
-def _selection_table(epsilon, delta):
+def _selection_table(epsilon: Fraction, delta: Fraction) -> npt.NDArray[np.uint64]:
     """uint64 thresholds T[0..N) of the optimal (epsilon, delta) partition-selection rule.
 
     A partition with ``n`` contributing units is kept with probability ``T[n] / 2^64`` for
@@ -95,15 +107,18 @@ def _selection_table(epsilon, delta):
     return table
 
 
-def _too_long(epsilon, delta):
+def _too_long(epsilon: Fraction, delta: Fraction) -> NoReturn:
     raise PrivacyParameterError(
         f"partition selection with epsilon per partition {float(epsilon):.3g} and delta per "
         f"partition {float(delta):.3g} would need more than {_SEL_MAX_TABLE} units in a "
         "partition to release it: increase epsilon or delta")
 
 
-def _exact(name, value, allow_zero=False):
-    """A validated privacy parameter as an exact Fraction (of the float the user gave)."""
+def _exact(name: str, value: PrivacyParam, allow_zero: bool = False) -> Fraction:
+    """A validated privacy parameter as an exact Fraction: a Fraction as given, any other
+    value (a float meaning its decimal, a Decimal) as the float at or below it that
+    _validation.epsilon/delta hand to calibrations; the budget is charged the caller's
+    own value (decimal parameters, docs/accounting.md)."""
     if isinstance(value, Fraction):
         v = value
         if not (0 <= v if allow_zero else 0 < v) or (name == "delta" and not v < 1):
@@ -114,7 +129,19 @@ def _exact(name, value, allow_zero=False):
     return Fraction(_v.epsilon(value, name))
 
 
-def partition_selection_probability(units, *, epsilon, delta, max_partitions=1):
+@overload
+def partition_selection_probability(
+    units: int | np.integer[Any], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    max_partitions: int = ...,
+) -> float: ...
+@overload
+def partition_selection_probability(
+    units: npt.NDArray[Any] | Sequence[int], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    max_partitions: int = ...,
+) -> npt.NDArray[np.float64]: ...
+def partition_selection_probability(
+    units: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam, max_partitions: int = 1,
+) -> float | npt.NDArray[np.float64]:
     """The probability that a partition with ``units`` contributing privacy units is
     released by the private partition selection of :func:`grouped_release`.
 
@@ -151,12 +178,12 @@ def partition_selection_probability(units, *, epsilon, delta, max_partitions=1):
 
 # ------------------------------------------------------------------ data plumbing
 
-def _is_pandas(x):
+def _is_pandas(x: object) -> bool:
     mod = type(x).__module__
     return mod == "pandas" or mod.startswith("pandas.")
 
 
-def _column(data, name, what):
+def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
     """An input column as a 1-d numpy array (from a data frame / mapping, or array-like)."""
     if data is not None:
         try:
@@ -173,13 +200,15 @@ def _column(data, name, what):
     return arr
 
 
-def _check_key_dtype(arr, what):
+def _check_key_dtype(arr: npt.NDArray[Any], what: str) -> None:
     if arr.dtype.kind not in "iubUSOMm":
         raise TypeError(f"{what} must hold integers, strings, bytes, datetimes or hashable "
                         f"objects; got dtype {arr.dtype}")
 
 
-def _factorize(arr, what, need_uniques=True):
+def _factorize(
+    arr: npt.NDArray[Any], what: str, need_uniques: bool = True,
+) -> tuple[npt.NDArray[Any] | None, npt.NDArray[np.int64], int]:
     """(uniques or None, int64 codes, number of codes): dense codes of the entries.
 
     The codes only group records; uniques (sorted where the type allows) are the
@@ -193,7 +222,7 @@ def _factorize(arr, what, need_uniques=True):
             uniq = np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype) if need_uniques else None
             return uniq, codes, hi - lo + 1
     if arr.dtype.kind == "O":
-        table = {}
+        table: dict[Any, int] = {}
         try:
             codes = np.fromiter((table.setdefault(x, len(table)) for x in arr.tolist()),
                                 dtype=np.int64, count=n)
@@ -213,13 +242,15 @@ def _factorize(arr, what, need_uniques=True):
     return (uniq if need_uniques else None), codes.astype(np.int64, copy=False).ravel(), uniq.size
 
 
-def _object_array(items):
+def _object_array(items: Sequence[object]) -> npt.NDArray[np.object_]:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
 
 
-def _public_codes(public, uniq, codes):
+def _public_codes(
+    public: npt.ArrayLike, uniq: npt.NDArray[Any], codes: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]:
     """Map record codes (into ``uniq``) to positions in the public key list (-1: absent)."""
     pub = np.asarray(public)
     if pub.dtype.kind == "O" or uniq.dtype.kind == "O" or pub.dtype.kind != uniq.dtype.kind:
@@ -237,7 +268,7 @@ def _public_codes(public, uniq, codes):
     return pos[codes] if codes.size else codes
 
 
-def _public_list(public):
+def _public_list(public: npt.ArrayLike) -> npt.NDArray[Any]:
     pub = np.asarray(public)
     if pub.ndim != 1:
         raise ValueError(f"public_partitions must be one-dimensional; got shape {pub.shape}")
@@ -256,14 +287,14 @@ def _public_list(public):
 
 # ------------------------------------------------------------------ planning
 
-def _down(x):
+def _down(x: Fraction | float) -> float:
     """The largest double <= the exact rational x (a budget share rounds down, so the
     shares never add up to more than the total)."""
     f = float(x)
     return f if Fraction(f) <= Fraction(x) else math.nextafter(f, -math.inf)
 
 
-def _up(x):
+def _up(x: Fraction | float) -> float:
     """The smallest double >= the exact rational or float x (sensitivities round up)."""
     f = float(x)
     return f if Fraction(f) >= Fraction(x) else math.nextafter(f, math.inf)
@@ -271,7 +302,7 @@ def _up(x):
 
 
 
-def _statistics(statistics):
+def _statistics(statistics: str | Sequence[str]) -> tuple[str, ...]:
     if isinstance(statistics, str):
         statistics = (statistics,)
     try:
@@ -290,7 +321,8 @@ def _statistics(statistics):
 class _Plan:
     """Every public quantity of a grouped release, computed before any data is read."""
 
-    def __init__(self, stats, epsilon, delta, l0, linf, lo, hi, noise, private_sel):
+    def __init__(self, stats: tuple[str, ...], epsilon: Fraction, delta: Fraction, l0: int,
+                 linf: int, lo: float, hi: float, noise: str, private_sel: bool):
         self.stats = stats
         self.l0, self.linf = l0, linf
         self.lo, self.hi = lo, hi
@@ -323,7 +355,8 @@ class _Plan:
                 raise PrivacyParameterError(
                     "delta must be > 0 when the partition keys are not public (private "
                     "partition selection); or give public_partitions")
-            self.table = _selection_table(self.eps_each / l0, self.sel_delta / l0)
+            self.table: npt.NDArray[np.uint64] | None = _selection_table(
+                self.eps_each / l0, self.sel_delta / l0)
         else:
             self.table = None
         self.epsilon = epsilon
@@ -349,14 +382,15 @@ class _Plan:
         for name in q:
             self._check_noise(name)
 
-    def _scale(self, per_contribution):
+    def _scale(self, per_contribution: float) -> float:
         """The noise scale (Laplace b or Gaussian sigma) for this per-record bound."""
         if self.noise == "laplace":
             return self.l0 * self.linf * per_contribution / self.eps_f
-        return gaussian_sigma(self.eps_f, self.delta_f,
-                              _up(math.sqrt(self.l0) * self.linf * per_contribution))
+        sigma: float = gaussian_sigma(self.eps_f, self.delta_f,
+                                      _up(math.sqrt(self.l0) * self.linf * per_contribution))
+        return sigma
 
-    def _sens(self, per_contribution):
+    def _sens(self, per_contribution: int) -> float:
         """l1 (Laplace) or l2 (Gaussian) sensitivity of a per-partition vector whose
         entries each move by <= linf * per_contribution, in <= l0 partitions."""
         exact = Fraction(self.linf) * Fraction(per_contribution)
@@ -365,7 +399,7 @@ class _Plan:
         # sqrt is correctly rounded, so one step up bounds sqrt(L0) from above
         return _up(Fraction(math.nextafter(math.sqrt(self.l0), math.inf)) * exact)
 
-    def _check_noise(self, name):
+    def _check_noise(self, name: str) -> None:
         """Prepare the exact sampler now (public parameters only), so that parameters
         it cannot serve are refused before the budget is charged."""
         from . import mechanisms as m
@@ -377,22 +411,32 @@ class _Plan:
                     self.eps_f, self.delta_f, self.sens[name], d,
                     "analytic")) ** 2)
 
-    def release(self, name, ints, rng):
+    def release(
+        self, name: str, ints: npt.NDArray[np.int64], rng: BitGenerator,
+    ) -> npt.NDArray[np.int64]:
         from . import mechanisms
         if self.noise == "laplace":
-            return mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
-                                                sensitivity=self.sens[name], rng=rng)
-        return mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
-                                             delta=self.delta_f,
-                                             l2_sensitivity=self.sens[name], rng=rng)
+            noisy = mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
+                                                 sensitivity=self.sens[name], rng=rng,
+                                                 budget=NO_BUDGET)  # charged as a whole
+        else:
+            noisy = mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
+                                                  delta=self.delta_f,
+                                                  l2_sensitivity=self.sens[name], rng=rng,
+                                                  budget=NO_BUDGET)
+        return cast(npt.NDArray[np.int64], noisy)
 
 
 # ------------------------------------------------------------------ the release
 
-def grouped_release(data=None, *, units, keys, values=None, statistics=("count",),
-                    epsilon, delta=0.0, max_partitions, max_contributions=1, lower=None,
-                    upper=None, public_partitions=None, noise="laplace", rng=None,
-                    budget=None):
+def grouped_release(
+    data: Any = None, *, units: Any, keys: Any, values: Any = None,
+    statistics: str | Sequence[str] = ("count",), epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
+    max_partitions: int, max_contributions: int = 1, lower: Real | None = None,
+    upper: Real | None = None, public_partitions: npt.ArrayLike | None = None,
+    noise: str = "laplace", rng: RngLike = None, budget: SupportsSpend | None = None,
+    label: str | None = None,
+) -> dict[str, npt.NDArray[Any]] | pd.DataFrame:
     """Count, sum and/or mean per partition, with per-unit contribution bounding.
 
     Parameters
@@ -434,7 +478,10 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
         Drives the contribution sampling, the selection and the noise.
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged once, ``(epsilon, delta used)``, after validation and before the data is
-        read.
+        read.  None: the active budget (``with b.active():``), if any;
+        ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default ``"grouped_release"``).
 
     Returns
     -------
@@ -510,8 +557,10 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
     linf = _v.integer("max_contributions", max_contributions, minimum=1, maximum=_MAX_BOUND)
     noise = _v.choice("noise", noise, ("laplace", "gaussian"))
+    budget = _v.budget(budget)
+    label = _label(label, "grouped_release")
     need_values = "sum" in stats or "mean" in stats
-    lo = hi = None
+    lo = hi = 0.0                   # (used only with values: sum and mean)
     if need_values:
         if lower is None or upper is None or values is None:
             raise TypeError("sum and mean need values= and the public bounds lower=, upper=")
@@ -533,17 +582,18 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     if n > _MAX_RECORDS:
         raise ValueError(f"at most {_MAX_RECORDS} records per call")
     as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if budget is not None:
         # the caller's own objects where the whole of them is spent (exact as given)
         budget.spend(epsilon, delta if plan.delta == dl else (
-            plan.delta if plan.delta else 0.0), label="grouped_release")
+            plan.delta if plan.delta else 0.0), label=label)
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
     kuniq, kcodes, n_keys = _factorize(key_arr, "keys")
     shuffle_keys = n_keys < 0
     n_keys = abs(n_keys)
+    assert kuniq is not None        # (need_uniques)
     if pub is not None:
         kcodes = _public_codes(pub, kuniq, kcodes)
         kuniq, n_keys = pub, pub.size
@@ -557,6 +607,7 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
         np.ascontiguousarray(ucodes), n_units, np.ascontiguousarray(kcodes), n_keys, vals,
         grid, l0, linf, pub is None, gen)
     if pub is None:
+        assert nunits is not None and plan.table is not None     # (private selection)
         idx = np.flatnonzero(_core.select_partitions(nunits, plan.table, gen))
         if shuffle_keys:
             idx = idx[np.argsort(gen.random_raw(idx.size) if idx.size else idx)]
@@ -566,9 +617,11 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
     if "count" in plan.quantities:
         noisy_count = plan.release("count", count[idx], gen)
     if "sum" in plan.quantities:
+        assert plan.grid is not None and qsum is not None         # (values were given)
         step = plan.grid[0]
         out_sum = plan.release("sum", qsum[idx], gen).astype(np.float64) * step
     if "nsum" in plan.quantities:
+        assert plan.grid is not None and qsum is not None         # (values were given)
         step, qlo, qhi = plan.grid
         half = 2 * qsum[idx] - count[idx] * (qlo + qhi)      # exact half-steps (int64)
         nsum = plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0)
@@ -579,8 +632,7 @@ def grouped_release(data=None, *, units, keys, values=None, statistics=("count",
         mean = np.where(c >= 1.0, mean, mid)
         out_sum = nsum + mid * c
     for s in stats:
-        out[s] = {"count": lambda: noisy_count, "sum": lambda: out_sum,
-                  "mean": lambda: mean}[s]()
+        out[s] = noisy_count if s == "count" else out_sum if s == "sum" else mean
     if as_pandas:
         import pandas as pd
         name = keys if (data is not None and isinstance(keys, (str, numbers.Integral))) else "key"

@@ -11,7 +11,17 @@ mechanism here:
   are released on a power-of-two grid chosen from public parameters only (Mironov 2012),
   so their low-order bits carry no information about the input;
 * with ``mode="fast"`` adds continuous floating-point noise instead: the simulation path,
-  not safe against floating-point attacks, never the default.
+  not safe against floating-point attacks, never the default;
+* warns (:class:`dpfast.InsecureRandomnessWarning`, once per calling line) when it runs
+  with predictable randomness: ``mode="fast"``, a seeded or keyed ChaCha20, or any numpy
+  BitGenerator/Generator other than a ``Generator(ChaCha20())`` keyed by the OS.
+
+Budgets: ``budget=`` is charged when given; without it, the active budget of an enclosing
+``with budget.active():`` block is charged (:mod:`dpfast._active`; thread- and task-local);
+``budget=dpfast.NO_BUDGET`` charges nothing.  With neither, nothing is charged: calling a
+mechanism without a budget is allowed, and then **you account for it** (compose the
+releases yourself, e.g. with :mod:`dpfast.accounting`).  ``label=`` (a str, default the
+mechanism's name) is recorded with the charge in the budget's ledger.
 
 The grid release of a float x is ``fl(g * (round(x / g) + Z))`` with ``g = 2^k``.
 Rounding moves each coordinate by at most g/2, so two neighbours' rounded values differ by
@@ -22,16 +32,26 @@ to, and why the secure noise is a hair (relative ``d g / sensitivity``, about
 sum to a double is post-processing of the integer ``round(x/g) + Z``.
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
+from . import _insecure
 from . import _parallel
 from . import _validation as _v
 from . import random as _random
+from ._active import current_or_none as _active_budget
+from ._active import label as _label
+from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from ._calibration import (
     classic_gaussian_sigma,
     discrete_gaussian_sigma,
@@ -59,12 +79,18 @@ _GAUSS_MAX_STEPS = 2 ** 26
 _RATIONAL_BITS = 56
 _INF = math.inf
 # (epsilon, sensitivity) -> grid plan of a scalar release; bounded like an lru_cache.
-_SCALAR_LAPLACE_PLANS = {}
+_SCALAR_LAPLACE_PLANS: dict[tuple[float, float], tuple[int, Any]] = {}
+
+#: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
+#: the input's shape otherwise.
+Released = Union[int, float, npt.NDArray[np.int64], npt.NDArray[np.float64]]
+#: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
+Rng = Union[None, np.random.BitGenerator, np.random.Generator]
 
 
 # ------------------------------------------------------------------ helpers
 
-def _as_data(value):
+def _as_data(value: object) -> tuple[bool, Any, bool]:
     """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
 
     Conversion is exact or refused by type (``_validation.real_data``): integers beyond
@@ -82,13 +108,13 @@ def _as_data(value):
     if kind == "i":
         return True, (int(arr) if scalar else arr), scalar
     if not np.isfinite(arr).all():
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             "value must be finite everywhere (NaN and +-inf are outside every sensitivity "
             "bound; the offending value is not shown: it is private)")
     return False, (float(arr) if scalar else arr), scalar
 
 
-def _as_float(integer, data, scalar):
+def _as_float(integer: bool, data: Any, scalar: bool) -> Any:
     """The fast path works in doubles: integers clamped to +-2**53 first (exact)."""
     if not integer:
         return data
@@ -97,17 +123,17 @@ def _as_float(integer, data, scalar):
     return np.clip(data, -_v.EXACT_INT, _v.EXACT_INT).astype(np.float64)
 
 
-def _granularity(value):
+def _granularity(value: object) -> float | None:
     """Validated before any cached plan sees it (lru_cache would take True for 1)."""
     return None if value is None else _v.positive("granularity", value)
 
 
-def _ceil_rational(q):
+def _ceil_rational(q: Fraction) -> tuple[int, int]:
     """(num, den) with num/den >= q exactly, den a power of two, num < 2^56: a noise
     scale rounded up (more noise is always safe)."""
     top = math.ceil(q)
     if top >= 2 ** _RATIONAL_BITS:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"the noise parameter {_v.show(q)} is too large to sample exactly (at most 2^56 "
             "steps): use a larger epsilon or a smaller sensitivity")
     den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
@@ -115,10 +141,10 @@ def _ceil_rational(q):
     return num, den
 
 
-def _grid_exponent(scale, bits, granularity):
+def _grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
     """k with 2^k the grid: from public parameters only, never from the data."""
     if not scale < _INF:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"the noise scale {scale!r} is outside the range of doubles: use a larger "
             "epsilon or a smaller sensitivity")
     if granularity is None:
@@ -128,42 +154,47 @@ def _grid_exponent(scale, bits, granularity):
     else:
         k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
     if not -1000 <= k <= 1000:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
             "[2^-1000, 2^1000]")
     return k
 
 
-def _positive(name, value):
+def _positive(name: str, value: object) -> float:
     """_validation.positive, with the common case (a finite positive float) inlined: a
     scalar release is called millions of times."""
     if type(value) is float and 0.0 < value < _INF:
         return value
-    return _v.positive(name, value)
+    checked: float = _v.positive(name, value)
+    return checked
 
 
-def _mode(mode):
-    return mode if mode == "secure" else _v.choice("mode", mode, _MODES)
+def _mode(mode: object) -> str:
+    """mode= of a mechanism that runs now: ``"fast"`` warns (InsecureRandomnessWarning)."""
+    return _insecure.mode(mode, _MODES)
 
 
 @functools.lru_cache(maxsize=256)
-def _dlap(num, den):
+def _dlap(num: int, den: int) -> Any:
     """The prepared exact discrete Laplace sampler of scale num/den (public)."""
     return _core.DiscreteLaplaceExact(num, den)
 
 
 @functools.lru_cache(maxsize=64)
-def _dgauss(num, den):
+def _dgauss(num: int, den: int) -> Any:
     """The prepared exact discrete Gaussian sampler of sigma^2 = num/den (public)."""
     return _core.DiscreteGaussianExact(num, den)
 
 
-def _charge(budget, epsilon, delta, label):
+def _charge(budget: Any, epsilon: float, delta: float, label: str) -> None:
+    """Charge the budget that ``_v.budget`` resolved (None: nothing; never resolved
+    again, which would find the active budget a second time)."""
     if budget is not None:
-        _v.budget(budget).spend(epsilon, delta, label=label)
+        budget.spend(epsilon, delta, label=label)
 
 
-def _release(apply, data, gen, scalar, nworkers):
+def _release(apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool,
+             nworkers: int) -> Any:
     """apply(data, rng) -> noisy data; a vector of 2**18 values or more is released in
     chunks on nworkers threads, with the same values for any thread count (_parallel)."""
     if not scalar:
@@ -173,35 +204,36 @@ def _release(apply, data, gen, scalar, nworkers):
     return apply(data, gen)
 
 
-def _shape_like(result, data, scalar):
+def _shape_like(result: Any, data: Any, scalar: bool) -> Released:
     if scalar:
-        return result
-    return result.reshape(np.shape(data))
+        return cast(Released, result)
+    return cast(Released, result.reshape(np.shape(data)))
 
 
 @functools.lru_cache(maxsize=512)
-def _laplace_grid_plan(epsilon, sensitivity, d, granularity):
+def _laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
+                       granularity: float | None) -> tuple[int, Any]:
     b = sensitivity / epsilon
     k = _grid_exponent(b, _LAPLACE_GRID_BITS, granularity)
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > _LAPLACE_MAX_STEPS:
         if granularity is None:     # the rounding term d / epsilon alone is too large
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"epsilon must be at least d * 2^-44 for the secure float path ({d} "
                 f"coordinate(s)); got {epsilon!r}")
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
             f"for scale {b!r}")
     return k, _dlap(*_ceil_rational(steps))
 
 
 @functools.lru_cache(maxsize=512)
-def _laplace_int_plan(epsilon, sensitivity):
+def _laplace_int_plan(epsilon: float, sensitivity: float) -> Any:
     return _dlap(*_ceil_rational(Fraction(sensitivity) / Fraction(epsilon)))
 
 
-def _sqrt_ceil(d):
+def _sqrt_ceil(d: int) -> int:
     r = math.isqrt(d)
     return r if r * r == d else r + 1
 
@@ -213,17 +245,18 @@ _GAUSS_EPS_CAP = 2.0 ** 40
 
 
 @functools.lru_cache(maxsize=512)
-def _gauss_sigma(epsilon, delta, l2, d, calibration):
+def _gauss_sigma(epsilon: float, delta: float, l2: float, d: int, calibration: str) -> float:
     """sigma for N_Z noise on integers with l2 sensitivity l2 (proved in _calibration)."""
     epsilon = min(epsilon, _GAUSS_EPS_CAP)
-    s = discrete_gaussian_sigma(epsilon, delta, l2, d)
+    s: float = discrete_gaussian_sigma(epsilon, delta, l2, d)
     if calibration == "classic":
         s = max(s, classic_gaussian_sigma(epsilon, delta, l2))
     return s
 
 
 @functools.lru_cache(maxsize=512)
-def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
+def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibration: str,
+                     granularity: float | None) -> tuple[int, Any]:
     k = _grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
                        _GAUSS_GRID_BITS, granularity)
     # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
@@ -241,7 +274,7 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
     except (OverflowError, ZeroDivisionError):   # a grid so fine that sigma overflows
         sigma = _INF
     if not sigma <= _GAUSS_MAX_STEPS << extra:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
     sigma = math.ceil(sigma)
     return k, _dgauss(sigma * sigma, 1)
@@ -249,8 +282,10 @@ def _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity):
 
 # ------------------------------------------------------------------ Laplace
 
-def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                      granularity=None, budget=None, workers=None):
+def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1.0,
+                      rng: Rng = None, mode: str = "secure", granularity: float | None = None,
+                      budget: Any = None, workers: int | None = None,
+                      label: str | None = None) -> Released:
     """Release ``value`` with Laplace-type noise: epsilon-DP.
 
     Parameters
@@ -265,7 +300,8 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     sensitivity : float > 0
         The l1 sensitivity of f over add/remove neighbours (for the whole vector).
     rng : None, ChaCha20, numpy BitGenerator or Generator
-        ``None``: the calling thread's OS-keyed ChaCha20.
+        ``None``: the calling thread's OS-keyed ChaCha20.  Anything predictable (a seeded
+        ChaCha20, a numpy generator) works and warns (``InsecureRandomnessWarning``).
     mode : {"secure", "fast"}
         ``"secure"`` (default): integers get exact discrete Laplace noise of scale
         ``sensitivity / epsilon`` (the geometric mechanism); floats are released on a
@@ -275,8 +311,9 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
     granularity : float > 0, optional
         Secure float path only: the grid is the largest power of two <= granularity
         (a public choice; at least 2^-44 of the noise scale).
-    budget : object with ``spend(epsilon, delta, *, label)``, optional
-        Charged ``(epsilon, 0)`` before any noise is drawn.
+    budget : object with ``spend(epsilon, delta, *, label)``, or ``NO_BUDGET``, optional
+        Charged ``(epsilon, 0)`` before any noise is drawn.  None: the active budget
+        (``with b.active():``) if there is one, else nothing (you account for it).
     workers : None or int >= 1
         Threads for a vector of at least 2**18 values (None: all cores, or the environment
         variable ``DPFAST_WORKERS``; 1: the calling thread only); the release is the same
@@ -284,6 +321,8 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         between two slices (or chunks) and raises ``KeyboardInterrupt``: nothing is
         returned, and ``budget`` stays charged (as for any call that raises after
         charging).
+    label : str, optional
+        Recorded with the charge (default ``"laplace_mechanism"``).
 
     Returns
     -------
@@ -323,43 +362,51 @@ def laplace_mechanism(value, *, epsilon, sensitivity=1.0, rng=None, mode="secure
         if plan is None:
             if len(_SCALAR_LAPLACE_PLANS) >= 1024:
                 _SCALAR_LAPLACE_PLANS.clear()
+            # calibrated at the float <= the decimal epsilon means (_validation.epsilon);
+            # the budget below charges that decimal
             plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _laplace_grid_plan(
-                epsilon, sensitivity, 1, None)
-        gen = _core.resolve_rng(rng)
-        if budget is not None:
-            _v.budget(budget).spend(epsilon, 0.0, label="laplace_mechanism")
-        return _core.grid_release(plan[1], value, plan[0], gen)
-    epsilon = _positive("epsilon", epsilon)
+                _v.epsilon(epsilon), sensitivity, 1, None)
+        lab = "laplace_mechanism" if label is None else _label(label, "laplace_mechanism")
+        gen = _core.secure_rng(rng)
+        charged = _active_budget() if budget is None else _v.budget(budget)
+        if charged is not None:
+            charged.spend(epsilon, 0.0, label=lab)
+        return cast(float, _core.grid_release(plan[1], value, plan[0], gen))
+    epsilon = _v.epsilon(epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
     nworkers = _parallel.workers(workers)
     granularity = _granularity(granularity)
     budget = _v.budget(budget)
+    label = _label(label, "laplace_mechanism")
     integer, data, scalar = _as_data(value)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if mode == "fast":
         scale = sensitivity / epsilon
         if not 0.0 < scale < _INF:
-            raise _v.PrivacyParameterError(
+            raise PrivacyParameterError(
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
                 "range of doubles")
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, 0.0, "laplace_mechanism")
-        return data + _random.laplace(scale, None if scalar else data.shape, rng=gen,
-                                      workers=nworkers)
+        _charge(budget, epsilon, 0.0, label)
+        return cast(Released, data + _random.laplace(scale=scale,
+                                                     size=None if scalar else data.shape,
+                                                     rng=gen, workers=nworkers))
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
-        _charge(budget, epsilon, 0.0, "laplace_mechanism")
+        _charge(budget, epsilon, 0.0, label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
-    _charge(budget, epsilon, 0.0, "laplace_mechanism")
+    _charge(budget, epsilon, 0.0, label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
 
-def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None):
+def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1,
+                        rng: Rng = None, budget: Any = None,
+                        label: str | None = None) -> Released:
     """Integer release with exact two-sided geometric (discrete Laplace) noise.
 
     ``P[Z = z] ∝ exp(-|z| epsilon / sensitivity)``: epsilon-DP for integer-valued f
@@ -368,7 +415,8 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
     int or an integer array; the result is int (or int64 array) of the same shape.
     Integers beyond int64 are clamped to it and the noisy result saturates at the int64
     range (docs/security-model.md): no value ever raises.  Charges ``budget`` (epsilon, 0)
-    before drawing.  Same as ``laplace_mechanism`` on integer input.
+    before drawing (the active budget when ``budget`` is None; ``label`` default
+    ``"laplace_mechanism"``).  Same as ``laplace_mechanism`` on integer input.
     """
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
@@ -376,13 +424,16 @@ def geometric_mechanism(value, *, epsilon, sensitivity=1, rng=None, budget=None)
     if not integer:
         raise TypeError("geometric_mechanism takes integers; use laplace_mechanism for floats")
     return laplace_mechanism(data, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
-                             budget=budget)
+                             budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ Gaussian
 
-def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration="analytic",
-                       rng=None, mode="secure", granularity=None, budget=None, workers=None):
+def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
+                       l2_sensitivity: float = 1.0, calibration: str = "analytic",
+                       rng: Rng = None, mode: str = "secure", granularity: float | None = None,
+                       budget: Any = None, workers: int | None = None,
+                       label: str | None = None) -> Released:
     """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP.
 
     Parameters
@@ -396,6 +447,8 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
         How sigma is chosen: see :func:`gaussian_sigma`.
     rng, budget, workers
         As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
+    label : str, optional
+        Recorded with the charge (default ``"gaussian_mechanism"``).
     mode : {"secure", "fast"}
         ``"secure"``: exact discrete Gaussian noise (on integers directly, on floats in
         steps of a power-of-two grid of about ``2^-24 sigma``, finer by up to 2^-6 for
@@ -437,41 +490,46 @@ def gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1.0, calibration
     nworkers = _parallel.workers(workers)
     granularity = _granularity(granularity)
     budget = _v.budget(budget)
+    label = _label(label, "gaussian_mechanism")
     integer, data, scalar = _as_data(value)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     d = 1 if scalar else max(data.size, 1)
     if mode == "fast":
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, delta, "gaussian_mechanism")
-        return data + _random.gaussian(sigma, None if scalar else data.shape, rng=gen,
-                                       workers=nworkers)
+        _charge(budget, epsilon, delta, label)
+        return cast(Released, data + _random.normal(scale=sigma,
+                                                    size=None if scalar else data.shape,
+                                                    rng=gen, workers=nworkers))
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        _charge(budget, epsilon, delta, "gaussian_mechanism")
+        _charge(budget, epsilon, delta, label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    _charge(budget, epsilon, delta, "gaussian_mechanism")
+    _charge(budget, epsilon, delta, label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
 
-def discrete_gaussian_mechanism(value, *, epsilon, delta, l2_sensitivity=1, rng=None,
-                                budget=None):
+def discrete_gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
+                                l2_sensitivity: float = 1, rng: Rng = None,
+                                budget: Any = None, label: str | None = None) -> Released:
     """Integer release with exact discrete Gaussian noise: (epsilon, delta)-DP.
 
     sigma is the smallest value proved for the discrete Gaussian (see
     :func:`gaussian_mechanism`, secure path); the sampler is exact (Canonne, Kamath &
-    Steinke 2020, Algorithm 3).  ``value`` must be an int or integer array.
+    Steinke 2020, Algorithm 3).  ``value`` must be an int or integer array.  ``budget``
+    and ``label`` as in :func:`gaussian_mechanism`.
     """
     integer, data, _ = _as_data(value)
     if not integer:
         raise TypeError("discrete_gaussian_mechanism takes integers; use gaussian_mechanism "
                         "for floats")
     return gaussian_mechanism(data, epsilon=epsilon, delta=delta,
-                              l2_sensitivity=l2_sensitivity, rng=rng, budget=budget)
+                              l2_sensitivity=l2_sensitivity, rng=rng, budget=budget,
+                              label=label)
 
 
 # dpfast.mechanisms is the one place to find every mechanism: the selection mechanisms

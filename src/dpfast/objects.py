@@ -8,11 +8,12 @@ per public scale), and :meth:`release` draws with exactly the function's law and
 function's validation of the data.  Nothing that depends on the data is cached: only
 public parameters and, for vectors, the public number of coordinates.
 
-A scalar release with ``rng=None``, no budget and no ``workers`` (a finite ``float``; an
-``int`` for :class:`DiscreteLaplace`) goes through ``dpfast._core.ScalarPlan``: the
-prepared sampler and grid as C values and one C call, drawing from a per-thread OS-keyed
-ChaCha20 that only this path uses (so it takes no lock).  Same law as the function; any
-other value, ``rng``, ``budget`` or ``workers`` takes the general path.
+A scalar release with ``rng=None``, no budget (none given, none active), no ``label``
+and no ``workers`` (a finite ``float``; an ``int`` for :class:`DiscreteLaplace`) goes
+through ``dpfast._core.ScalarPlan``: the prepared sampler and grid as C values and one C
+call, drawing from a per-thread OS-keyed ChaCha20 that only this path uses (so it takes
+no lock).  Same law as the function; any other value, ``rng``, budget, ``label`` or
+``workers`` takes the general path.
 
 >>> import dpfast
 >>> from dpfast.objects import Laplace
@@ -26,7 +27,9 @@ other value, ``rng``, ``budget`` or ``workers`` takes the general path.
 Privacy
 -------
 Each release is charged to ``budget`` with the object's cost (:attr:`privacy_cost`)
-before any noise is drawn; a refused charge draws nothing.  A zCDP
+before any noise is drawn; a refused charge draws nothing.  Without ``budget=`` the active
+budget (``with b.active():``) is charged, if any; ``label=`` names the charge (default:
+the function's name, e.g. ``"laplace_mechanism"``).  A zCDP
 :class:`~dpfast.accounting.PrivacyBudget` is charged the Gaussian objects' rho (with
 ``spend_rho``), the exponential mechanism's ``epsilon^2/8`` (bounded range) and
 ``epsilon^2/2`` for the other pure-DP objects.  :meth:`describe` gives a
@@ -52,7 +55,7 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, cast
 
 import numpy.typing as npt
 from numpy.random import BitGenerator, Generator
@@ -65,6 +68,9 @@ from . import randomized_response as _rr
 from . import selection as _sel
 from .accounting import pld as _pld
 from .accounting.zcdp import zcdp_to_dp
+from ._active import NO_BUDGET
+from ._active import current_or_none as _active_budget
+from ._active import label as _label
 from ._errors import PrivacyParameterError
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
@@ -98,14 +104,14 @@ class PrivacyCost(NamedTuple):
 
 
 def _up(q: Fraction) -> float:
-    """A Fraction as the nearest float at or above it."""
-    f = float(q)
-    return math.nextafter(f, _INF) if Fraction(f) < q else f
+    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
+    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
+    return _v.decimal_up(Fraction(q))
 
 
 def _pure_cost(epsilon: float) -> PrivacyCost:
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return PrivacyCost(epsilon, 0.0, _up(Fraction(epsilon) ** 2 / 2))
+    return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
 
 
 def _interval(half_width: float, value: float) -> tuple[float, float]:
@@ -203,9 +209,9 @@ class Laplace(_LaplaceFamily):
 
     def __init__(self, epsilon: float, sensitivity: float = 1.0, *, mode: str = "secure",
                  granularity: float | None = None) -> None:
-        self.epsilon = _m._positive("epsilon", epsilon)
+        self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
-        self.mode = _m._mode(mode)
+        self.mode = _v.choice("mode", mode, _m._MODES)   # a fast release warns when it runs
         self.granularity = _m._granularity(granularity)
         self.scale = self.sensitivity / self.epsilon
         if not 0.0 < self.scale < _INF:
@@ -234,11 +240,12 @@ class Laplace(_LaplaceFamily):
         return _pld.pure_dp(self.epsilon)
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None) -> Any:
+                workers: int | None = None, label: str | None = None) -> Any:
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
-        parameters: same law, same validation of ``value``, ``budget`` charged
-        ``(epsilon, 0)`` before drawing."""
-        if budget is None and rng is None and workers is None and self._fast is not None:
+        parameters: same law, same validation of ``value``, ``budget`` (or the active
+        budget) charged ``(epsilon, 0)`` with ``label`` before drawing."""
+        if (rng is None and budget is None and workers is None and label is None
+                and self._fast is not None and _active_budget() is None):
             # the prepared plan on the thread's private stream (_core.ScalarPlan); None
             # when value is not a finite float, which the general path below handles
             y = self._fast.grid(value)
@@ -251,14 +258,17 @@ class Laplace(_LaplaceFamily):
             # ignores it
             _parallel.workers(workers)
             k, sampler = self._plan
-            if budget is None:
-                return _core.grid_release(sampler, value, k, rng)   # resolves rng itself
-            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
-            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            if rng is None and budget is None and label is None and _active_budget() is None:
+                return _core.grid_release(sampler, value, k, None)
+            lab = _label(label, "laplace_mechanism")
+            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            charged = _v.budget(budget)
+            if charged is not None:
+                charged.spend(self.epsilon, 0.0, label=lab)
             return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
-                                    budget=budget, workers=workers)
+                                    budget=budget, workers=workers, label=label)
 
 
 class DiscreteLaplace(_LaplaceFamily):
@@ -316,20 +326,23 @@ class DiscreteLaplace(_LaplaceFamily):
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None) -> Any:
+                budget: _Budget | None = None, label: str | None = None) -> Any:
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
-        if budget is None and rng is None:
+        if rng is None and budget is None and label is None and _active_budget() is None:
             y = self._fast.integer(value)     # None unless value is an int within int64
             if y is not None:
                 return y
         if type(value) is int:
-            if budget is None:
-                return _core.int_release(self._sampler, _v._clamp_int(value), rng)
-            gen = _core.resolve_rng(rng)       # a bad rng never spends privacy
-            _v.budget(budget).spend(self.epsilon, 0.0, label="laplace_mechanism")
+            if rng is None and budget is None and label is None and _active_budget() is None:
+                return _core.int_release(self._sampler, _v._clamp_int(value), None)
+            lab = _label(label, "laplace_mechanism")
+            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            charged = _v.budget(budget)
+            if charged is not None:
+                charged.spend(self.epsilon, 0.0, label=lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
-                                      rng=rng, budget=budget)
+                                      rng=rng, budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ Gaussian
@@ -404,6 +417,8 @@ class Gaussian(_NoiseBound):
 
     __slots__ = ("epsilon", "delta", "rho", "sensitivity", "sigma", "calibration",
                  "_form", "_rho_x", "_scalar", "_fast")
+    epsilon: float | None
+    delta: float | None
     _repr = ("epsilon", "delta", "rho", "sensitivity")
 
     def __init__(self, epsilon: float | None = None, delta: float | None = None,
@@ -431,13 +446,15 @@ class Gaussian(_NoiseBound):
             self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
         else:
             if rho is not None:
-                self._rho_x = Fraction(_v.positive("rho", rho))
+                # the exact rho (a decimal parameter): the plans are exact in it
+                self._rho_x = _v.epsilon(rho, "rho").exact
             else:
                 s = _v.positive("sigma", sigma)
                 self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
             self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
-            self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
-            self.epsilon = None if delta is None else zcdp_to_dp(_up(self._rho_x), self.delta)
+            dl = None if delta is None else _v.delta(delta, allow_zero=False)
+            self.delta = dl
+            self.epsilon = None if dl is None else zcdp_to_dp(_v.float_up(self._rho_x), dl)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)
@@ -455,7 +472,7 @@ class Gaussian(_NoiseBound):
                                              self.calibration, None)
             steps = Fraction(self.sensitivity) / Fraction(2) ** k + _m._sqrt_ceil(d)
         num, den = sampler.sigma2
-        return steps * steps * den / (2 * num)
+        return Fraction(steps * steps * den, 2 * num)
 
     @property
     def variance(self) -> float:
@@ -469,58 +486,67 @@ class Gaussian(_NoiseBound):
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def _charge(self, budget: _Budget | None, rho_x: Fraction) -> None:
+    def _charge(self, budget: Any, rho_x: Fraction, label: str) -> None:
+        """Charge the budget ``_v.budget`` resolved (None: nothing)."""
         if budget is None:
             return
         if _is_zcdp(budget):
-            budget.spend_rho(rho_x, label="gaussian_mechanism")
+            budget.spend_rho(rho_x, label=label)
             return
         if self.epsilon is None:
             raise PrivacyParameterError(
                 "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
                 "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
                 "(epsilon, delta)")
-        _v.budget(budget).spend(self.epsilon, self.delta, label="gaussian_mechanism")
+        budget.spend(self.epsilon, self.delta, label=label)
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None) -> Any:
+                workers: int | None = None, label: str | None = None) -> Any:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
-        ``budget`` is charged before drawing."""
-        if budget is None and rng is None and workers is None:
+        ``budget`` (or the active budget) is charged with ``label`` (default
+        ``"gaussian_mechanism"``) before drawing."""
+        if (rng is None and budget is None and workers is None and label is None
+                and _active_budget() is None):
             # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
             # plan, the same C calls the function makes (None for any other value)
             y = self._fast.grid(value)
             if y is not None:
                 return y
-        if type(value) is float and value - value == 0.0 and budget is None \
-                and workers is None:
+        if (type(value) is float and value - value == 0.0 and rng is None and budget is None
+                and workers is None and label is None and _active_budget() is None):
+            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
+            # plan, the same call the function makes
             k, sampler = self._scalar
-            return _core.grid_release(sampler, value, k, rng)
+            return _core.grid_release(sampler, value, k, None)
         nworkers = _parallel.workers(workers)
         budget = _v.budget(budget)
+        label = _label(label, "gaussian_mechanism")
         integer, data, scalar = _m._as_data(value)      # validates the data first
-        gen = _core.resolve_rng(rng)                      # a bad rng never spends privacy
+        gen = _core.secure_rng(rng)                       # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
             if integer:
                 sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
-                self._charge(budget, self._rho_x)
+                self._charge(budget, self._rho_x, label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
             k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
-            self._charge(budget, self._rho_x)
+            self._charge(budget, self._rho_x, label)
             return _m._shape_like(_m._release(
                 lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
                 nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
-        self._charge(budget, rho_x)
-        return _m.gaussian_mechanism(data, epsilon=self.epsilon, delta=self.delta,
+        self._charge(budget, rho_x, label)
+        # the epsilon/delta form: both were given
+        return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
+                                     delta=cast(float, self.delta),
                                      l2_sensitivity=self.sensitivity,
-                                     calibration=self.calibration, rng=gen, workers=workers)
+                                     calibration=self.calibration, rng=gen, workers=workers,
+                                     budget=NO_BUDGET)
 
 
 
@@ -575,7 +601,7 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0, _up(Fraction(self.epsilon) ** 2 / 8))
+        return PrivacyCost(self.epsilon, 0.0, _up(_v.charged(self.epsilon) ** 2 / 8))
 
     def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
@@ -593,12 +619,12 @@ class ExponentialMechanism(_Mechanism):
         return _pld.pure_dp(self.epsilon)
 
     def release(self, scores: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None) -> int:
+                budget: _Budget | None = None, label: str | None = None) -> int:
         """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
         return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
                                           sensitivity=self.sensitivity,
                                           monotonic=self.monotonic, rng=rng, mode=self.mode,
-                                          budget=budget)
+                                          budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ randomized response
@@ -662,9 +688,11 @@ class RandomizedResponse(_Mechanism):
         """The accountant's k-ary randomized response at epsilon."""
         return _pld.randomized_response(self.epsilon, self.k)
 
-    def release(self, truth: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None) -> Any:
+    def release(self, truth: Any, *, rng: _Rng = None, budget: _Budget | None = None,
+                label: str | None = None) -> Any:
         """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
         if self.k == 2:
-            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget)
-        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget)
+            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget,
+                                           label=label)
+        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget,
+                                 label=label)

@@ -45,8 +45,12 @@ Laws and privacy maps
 Every draw uses dpfast's per-thread OS-keyed ChaCha20.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Callable
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -55,12 +59,17 @@ from . import _validation as _v
 from . import mechanisms as _mech
 from . import random as _random
 from . import selection as _sel
+from ._active import NO_BUDGET
 from ._errors import DPFastError
+from ._typing import Real
 from .randomized_response import randomized_response as _rr
 from .compat import require
 
 _dp_mod = require("opendp.mod", "opendp")
 import opendp.prelude as dp  # noqa: E402
+
+if TYPE_CHECKING:
+    from opendp.mod import Domain, Measure, Measurement, Metric
 
 __all__ = [
     "make_laplace", "make_discrete_laplace", "make_gaussian", "make_discrete_gaussian",
@@ -74,7 +83,7 @@ _INT_RANGES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u3
 _FEATURES = ("contrib", "honest-but-curious")
 
 
-def _require_features():
+def _require_features() -> None:
     missing = [f for f in _FEATURES if f not in _dp_mod.GLOBAL_FEATURES]
     if missing:
         raise DPFastError(
@@ -86,24 +95,24 @@ def _require_features():
             "(dpfast never does)")
 
 
-def _up(q):
+def _up(q: Fraction) -> float:
     """The smallest double >= the exact rational q (a bound promised to OpenDP)."""
     f = float(q)
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
-def _space(input_domain):
+def _space(input_domain: Any) -> tuple[str, bool, int | None]:
     """(element type name, is_vector, size or None) of an atom or vector domain."""
     if hasattr(input_domain, "element_domain"):
         return str(input_domain.element_domain.carrier_type), True, input_domain.size
     return str(input_domain.carrier_type), False, None
 
 
-def _output_type(elem, vector):
+def _output_type(elem: str, vector: bool) -> str:
     return f"Vec<{elem}>" if vector else elem
 
 
-def _int_caster(elem, vector):
+def _int_caster(elem: str, vector: bool) -> Callable[[Any], Any]:
     """Post-processing back into the carrier type: saturate at its range."""
     bits = _INT_RANGES[elem]
     lo, hi = (0, 2 ** bits - 1) if elem.startswith("u") else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
@@ -113,17 +122,19 @@ def _int_caster(elem, vector):
     return lambda z: min(max(int(z), lo), hi)
 
 
-def _scale(name, scale):
+def _scale(name: str, scale: Real) -> float:
     return _v.positive(name, scale)
 
 
-def _user(input_domain, input_metric, output_measure, function, privacy_map, elem, vector):
+def _user(input_domain: Any, input_metric: Any, output_measure: Any,
+          function: Callable[[Any], Any], privacy_map: Callable[[Any], float], elem: str,
+          vector: bool) -> Measurement:
     _require_features()
     return dp.m.make_user_measurement(input_domain, input_metric, output_measure, function,
                                       privacy_map, TO=_output_type(elem, vector))
 
 
-def _float_n(elem, vector, size, what):
+def _float_n(elem: str, vector: bool, size: int | None, what: str) -> int:
     if not vector:
         return 1
     if size is None:
@@ -134,23 +145,26 @@ def _float_n(elem, vector, size, what):
     return int(size)
 
 
-def _grid_function(sampler, k, vector):
+def _grid_function(sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact, k: int,
+                   vector: bool) -> Callable[[Any], Any]:
     """The release function of a float measurement: grid release with a prepared sampler."""
-    def function(x):
+    def function(x: Any) -> Any:
         return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x, k, None)
     return function
 
 
-def _int_function(sampler, elem, vector):
+def _int_function(sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact, elem: str,
+                  vector: bool) -> Callable[[Any], Any]:
     """The release function of an integer measurement: exact noise, saturated to the type."""
     cast = _int_caster(elem, vector)
 
-    def function(x):
+    def function(x: Any) -> Any:
         return cast(_core.int_release(sampler, np.asarray(x, np.int64) if vector else x, None))
     return function
 
 
-def _prologue(builtin, input_domain, input_metric, scale, k):
+def _prologue(builtin: Callable[..., Any], input_domain: Any, input_metric: Any, scale: Real,
+              k: None) -> tuple[float, str, bool, int | None]:
     """Checks common to the noise constructors; returns (scale, element type, is_vector,
     size).  OpenDP's own constructor validates the domain/metric pair as it would."""
     _require_features()
@@ -161,7 +175,8 @@ def _prologue(builtin, input_domain, input_metric, scale, k):
     return (scale,) + _space(input_domain)
 
 
-def _integers_only(ctor, input_domain, input_metric, scale):
+def _integers_only(ctor: Callable[..., Measurement], input_domain: Any, input_metric: Any,
+                   scale: Real) -> Measurement:
     elem, _, _ = _space(input_domain)
     if elem not in _INT_RANGES:
         raise TypeError(f"{ctor.__name__.replace('make_', 'make_discrete_')} needs an "
@@ -171,7 +186,9 @@ def _integers_only(ctor, input_domain, input_metric, scale):
 
 # ------------------------------------------------------------------ Laplace
 
-def make_laplace(input_domain, input_metric, scale, k=None):
+def make_laplace(
+    input_domain: Domain, input_metric: Metric, scale: Real, k: None = None,
+) -> Measurement:
     """Laplace noise (discrete Laplace on integers) of ``scale``: a max-divergence
     measurement, as ``opendp.measurements.make_laplace``.
 
@@ -212,7 +229,7 @@ def make_laplace(input_domain, input_metric, scale, k=None):
         function = _int_function(_random._dlap_exact(num, den), elem, vector)
         inv = 1 / Fraction(scale)
 
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             return _up(Fraction(d_in) * inv)
     else:
         n = _float_n(elem, vector, size, "make_laplace")
@@ -222,20 +239,22 @@ def make_laplace(input_domain, input_metric, scale, k=None):
         inv = 1 / Fraction(scale)
         function = _grid_function(sampler, kk, vector)
 
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             d = Fraction(d_in)
             return _up((d + slack) * inv) if d > 0 else 0.0
     return _user(input_domain, input_metric, measure, function, privacy_map, elem, vector)
 
 
-def make_discrete_laplace(input_domain, input_metric, scale):
+def make_discrete_laplace(input_domain: Domain, input_metric: Metric, scale: Real) -> Measurement:
     """:func:`make_laplace` restricted to integer domains (the geometric mechanism)."""
     return _integers_only(make_laplace, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ Gaussian
 
-def make_gaussian(input_domain, input_metric, scale, k=None):
+def make_gaussian(
+    input_domain: Domain, input_metric: Metric, scale: Real, k: None = None,
+) -> Measurement:
     """Gaussian noise (discrete Gaussian on integers) of standard deviation ``scale``: a
     zero-concentrated-divergence measurement, as ``opendp.measurements.make_gaussian``.
 
@@ -268,7 +287,7 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
         function = _int_function(_random._dgauss_exact(*_random._sigma_rational(scale)),
                                  elem, vector)
 
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             return _up(Fraction(d_in) ** 2 * half_inv_var)
     else:
         n = _float_n(elem, vector, size, "make_gaussian")
@@ -278,20 +297,21 @@ def make_gaussian(input_domain, input_metric, scale, k=None):
         slack = _mech._sqrt_ceil(n) * Fraction(2) ** kk
         function = _grid_function(sampler, kk, vector)
 
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             d = Fraction(d_in)
             return _up((d + slack) ** 2 * half_inv_var) if d > 0 else 0.0
     return _user(input_domain, input_metric, measure, function, privacy_map, elem, vector)
 
 
-def make_discrete_gaussian(input_domain, input_metric, scale):
+def make_discrete_gaussian(input_domain: Domain, input_metric: Metric, scale: Real) -> Measurement:
     """:func:`make_gaussian` restricted to integer domains."""
     return _integers_only(make_gaussian, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ selection
 
-def make_noisy_max(input_domain, input_metric, output_measure, scale, negate=False):
+def make_noisy_max(input_domain: Domain, input_metric: Metric, output_measure: Measure,
+                   scale: Real, negate: bool = False) -> Measurement:
     """Index of the largest noisy score, as ``opendp.measurements.make_noisy_max``.
 
     Parameters
@@ -333,22 +353,26 @@ def make_noisy_max(input_domain, input_metric, output_measure, scale, negate=Fal
     sign = -1 if negate else 1
     factor = Fraction(1 if monotonic else 2) / Fraction(scale)
 
-    def function(x):
+    def function(x: Any) -> int:
         scores = np.asarray(x, np.int64 if elem in _INT_RANGES else np.float64)
-        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic)
+        # OpenDP's privacy map accounts for the measurement: never dpfast's active budget
+        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic,
+                      budget=NO_BUDGET)
 
     if pure:
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             return _up(Fraction(d_in) * factor)
     else:
-        def privacy_map(d_in):
+        def privacy_map(d_in: Any) -> float:
             return _up((Fraction(d_in) * factor) ** 2 / 8)
     _require_features()
     return dp.m.make_user_measurement(input_domain, input_metric, output_measure, function,
                                       privacy_map, TO="usize")
 
 
-def make_randomized_response_bool(input_domain, input_metric, prob):
+def make_randomized_response_bool(
+    input_domain: Domain, input_metric: Metric, prob: Real,
+) -> Measurement:
     """Report a boolean truthfully with probability ``prob``, as
     ``opendp.measurements.make_randomized_response_bool`` (partial-able form).
 
@@ -378,13 +402,13 @@ def make_randomized_response_bool(input_domain, input_metric, prob):
         eps = math.nextafter(eps, math.inf) if eps > 0.0 else eps
 
     if eps == 0.0:
-        def function(x):
+        def function(x: Any) -> bool:
             return bool(_random.bernoulli(Fraction(1, 2)))
     else:
-        def function(x):
-            return bool(_rr(bool(x), epsilon=eps))
+        def function(x: Any) -> bool:
+            return bool(_rr(bool(x), epsilon=eps, budget=NO_BUDGET))
 
-    def privacy_map(d_in):
+    def privacy_map(d_in: Any) -> float:
         return eps if d_in > 0 else 0.0
     _require_features()
     return dp.m.make_user_measurement(input_domain, input_metric, dp.max_divergence(),
@@ -395,7 +419,7 @@ CONSTRUCTORS = (make_laplace, make_discrete_laplace, make_gaussian, make_discret
                 make_noisy_max, make_randomized_response_bool)
 
 
-def register(prefix="dpfast_"):
+def register(prefix: str = "dpfast_") -> list[str]:
     """Register the constructors in OpenDP's Context API as ``<prefix><name>``, e.g.
     ``ctx.query().clamp(...).sum().dpfast_laplace(scale)`` (``scale`` may be omitted: the
     Context searches for it).  Returns the registered names."""

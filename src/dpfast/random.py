@@ -4,11 +4,39 @@
 Every sampler takes ``rng=``: ``None`` (that default), a ``ChaCha20``, any numpy
 ``BitGenerator`` or a numpy ``Generator``.
 
-The continuous samplers here (``uniform``, ``laplace``, ``gaussian``, ``exponential``,
+The continuous samplers here (``uniform``, ``laplace``, ``normal``, ``exponential``,
 ``gumbel``) are the fast *simulation* path: ordinary floating-point noise, which leaks
 through the low bits of its results (Mironov 2012).  They are never a mechanism's
 default; the mechanisms in :mod:`dpfast.mechanisms` use the exact, grid-based path
 unless asked for ``mode="fast"``.
+
+numpy's conventions
+-------------------
+The continuous samplers take numpy's arguments in numpy's order
+(``numpy.random.Generator``): ``uniform(low, high, size)``, ``laplace(loc, scale, size)``,
+``normal(loc, scale, size)``, ``exponential(scale, size)``, ``gumbel(loc, scale, size)``;
+array-valued parameters broadcast against each other and against ``size`` as in numpy.
+Differences from numpy, all on the side of refusing:
+
+* parameters must be finite (numpy lets ``loc=inf`` or ``nan`` through and returns
+  NaN/inf), and types that cannot be converted to float64 exactly (``np.longdouble``,
+  complex, object arrays, bool) raise ``TypeError``;
+* a scale of 0 is allowed, as in numpy, and returns ``loc`` exactly (no noise): these
+  are plain samplers.  A *mechanism* with no noise is not private, so every mechanism
+  of dpfast refuses a zero scale;
+* ``gaussian(sigma, size)``, the former name of ``normal`` with the scale first, is
+  deprecated: it keeps its old meaning (``gaussian(2.0, 5)`` is five draws of N(0, 4))
+  and warns, so no old call changes meaning silently.
+
+The other samplers have no numpy twin of the same parameters, so dpfast's own
+parameterisation (a DP noise *scale*) is used and documented on each: ``geometric(scale)``
+counts failures k >= 0 with ``P(k) = (1 - q) q**k``, ``q = exp(-1/scale)`` (numpy's
+``geometric(p)`` counts trials >= 1: it is ``1 + geometric(scale)`` with ``p = 1 - q``);
+``discrete_laplace(scale)`` is scipy's ``dlaplace(a)`` with ``a = 1/scale``;
+``discrete_gaussian`` and ``bernoulli_exp`` have no numpy or scipy sampler;
+``bernoulli(p)`` is numpy's ``binomial(1, p)``; ``gamma(shape, scale, size)`` and
+``laplace_truncated(loc, scale, ...)`` follow numpy's order.  These samplers take scalar
+parameters only, and the exact ones refuse a scale of 0.
 
 The discrete samplers (``bernoulli``, ``bernoulli_exp``, ``geometric``,
 ``discrete_laplace``, ``discrete_gaussian``) take exact rational parameters and are exact
@@ -26,34 +54,55 @@ parameter only; converting a scalar result to a Python int, which is slower outs
 samplers (the default) are not constant time.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 import numbers
+import warnings
+from collections.abc import Callable, Sequence
 from fractions import Fraction
+from typing import Any, SupportsIndex, TypeVar, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from . import _parallel
 from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
+from ._errors import PrivacyParameterError
 
 __all__ = [
     "ChaCha20", "default_rng", "os_entropy",
-    "uniform", "laplace", "gaussian", "exponential", "gumbel",
+    "uniform", "laplace", "normal", "gaussian", "exponential", "gumbel",
     "bernoulli", "bernoulli_exp", "geometric", "discrete_laplace", "discrete_gaussian",
     "constant_time_slack",
 ]
 
+#: What every sampler accepts as ``rng=``.
+Rng = Union[None, ChaCha20, np.random.BitGenerator, np.random.Generator]
+#: An output shape: an int or a sequence of ints.
+Shape = Union[SupportsIndex, Sequence[SupportsIndex]]
+#: numpy's ``size``: None (one value) or a shape.
+Size = Union[None, Shape]
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+#: An exact parameter of the discrete samplers: int, Fraction, (numerator, denominator)
+#: or a float (used at its exact binary value).
+Rational = Union[int, float, Fraction, "tuple[int, int]", numbers.Rational]
+_T = TypeVar("_T")
 
-def _shape(size, out):
-    size = _v.size(size)
+
+def _shape(size: Size, out: FloatArray | None) -> tuple[int, ...] | None:
+    shape: tuple[int, ...] | None = _v.size(size)
     if out is not None:
-        _v.out_array(out, size)
-    return size
+        _v.out_array(out, shape)
+    return shape
 
 
-def _continuous(kind, a, b, size, rng, out, workers):
+def _continuous(kind: int, a: float, b: float, size: tuple[int, ...] | None, rng: Rng,
+                out: FloatArray | None, workers: int | None) -> Any:
     """A continuous fill; n >= 2**18 values without ``out`` go to _parallel (``workers``
     threads, the same values for any thread count)."""
     nworkers = _parallel.workers(workers)
@@ -65,22 +114,138 @@ def _continuous(kind, a, b, size, rng, out, workers):
     return _core.continuous(kind, a, b, size, rng, out)
 
 
-def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
+# ---------------------------------------------------------------- public parameters
+
+def _real(name: str, value: object) -> float:
+    """A scalar parameter (a Python or numpy real, or a 0-d array) as a float, converted
+    exactly: a wider float (np.longdouble), complex or bool is refused by type."""
+    if isinstance(value, float):            # float and np.float64: exact
+        return float(value)
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:               # beyond the doubles: +-inf, refused later
+            return _v._INF if value > 0 else -_v._INF
+    if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype.kind not in "iuf" or value.dtype.itemsize > 8:
+            raise TypeError(f"{name} must be a real number that converts to float64 exactly; "
+                            f"got dtype {value.dtype}")
+        # float16/32/64 convert to a double exactly; an integer keeps its exact value
+        value = float(value) if value.dtype.kind == "f" else int(value)
+    v: float = _v._number(name, value)
+    return v
+
+
+def _finite(name: str, value: object) -> float:
+    v = _real(name, value)
+    if -_v._INF < v < _v._INF:
+        return v
+    _v.finite(name, v)                 # raises, naming the parameter
+    raise AssertionError("unreachable")
+
+
+def _nonnegative(name: str, value: object) -> float:
+    v = _real(name, value)
+    if 0.0 <= v < _v._INF:
+        return v
+    _v.nonnegative(name, v)            # raises, naming the parameter
+    raise AssertionError("unreachable")
+
+
+def _param_array(name: str, value: object, *, nonnegative: bool = False) -> FloatArray:
+    """An array-valued parameter as float64 (finite; >= 0 if asked), converted exactly or
+    refused by type (dpfast._validation.float_array)."""
+    arr: FloatArray = _v.float_array(name, value)
+    if nonnegative and not (arr >= 0.0).all():
+        raise PrivacyParameterError(f"{name} must be >= 0 everywhere; got "
+                                    f"{float(arr[~(arr >= 0.0)].flat[0])!r}")
+    return arr
+
+
+def _broadcast(size: Size, out: FloatArray | None, *params: FloatArray) -> tuple[int, ...]:
+    """numpy's output shape for array parameters: ``size`` if given (the parameters must
+    broadcast to it), else ``out``'s shape, else the parameters' broadcast shape."""
+    shape: tuple[int, ...] | None = _v.size(size)
+    if shape is None:
+        shape = tuple(out.shape) if out is not None else np.broadcast_shapes(
+            *(p.shape for p in params))
+    try:
+        ok = np.broadcast_shapes(shape, *(p.shape for p in params)) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"parameters of shapes {', '.join(str(p.shape) for p in params)} "
+                         f"cannot be broadcast to the output shape {shape}")
+    if out is not None:
+        _v.out_array(out, shape)
+    return shape
+
+
+_SCALAR = (float, int, np.generic)
+
+
+def _scalars(*values: object) -> bool:
+    # numbers first: np.ndim would build an array for each
+    return all(isinstance(v, _SCALAR) or np.ndim(v) == 0 for v in values)  # type: ignore[arg-type]
+
+
+def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng: Rng,
+            out: FloatArray | None, workers: int | None, scale_name: str = "scale") -> Any:
+    """``loc + scale * X`` for X the standard law of ``kind``, with numpy's broadcasting
+    of array-valued ``loc`` and ``scale``."""
+    if (size is None and out is None and type(loc) is float and type(scale) is float
+            and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
+        return loc + _core.continuous(kind, scale, 0.0, None, rng, None)
+    if _scalars(loc, scale):
+        m, s = _finite("loc", loc), _nonnegative(scale_name, scale)
+        shape = _shape(size, out)
+        if shape is None and out is None:
+            return m + float(_core.continuous(kind, s, 0.0, None, rng, None))
+        r = _continuous(kind, s, 0.0, shape, rng, out, workers)
+        if m != 0.0:
+            np.add(r, m, out=r)
+        return r
+    m_a = _param_array("loc", loc)
+    s_a = _param_array(scale_name, scale, nonnegative=True)
+    shape = _broadcast(size, out, m_a, s_a)
+    r = _continuous(kind, 1.0, 0.0, shape, rng, out, workers)
+    np.multiply(r, s_a, out=r)
+    np.add(r, m_a, out=r)
+    return r
+
+
+# ---------------------------------------------------------------- continuous samplers
+
+@overload
+def uniform(low: float = ..., high: float = ..., size: None = ..., *, rng: Rng = ...,
+            out: None = ..., workers: int | None = ...) -> float: ...
+@overload
+def uniform(low: npt.ArrayLike = ..., high: npt.ArrayLike = ..., size: Size = ..., *,
+            rng: Rng = ..., out: FloatArray | None = ...,
+            workers: int | None = ...) -> FloatArray: ...
+def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = None, *,
+            rng: Rng = None, out: FloatArray | None = None,
+            workers: int | None = None) -> Any:
     """Uniform floats on [low, high) with 53 random bits each (simulation path).
 
-    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
-    written) are as in :func:`laplace`.
+    numpy's ``Generator.uniform(low, high, size)``: ``low`` and ``high`` may be arrays,
+    broadcast as in numpy; ``low == high`` returns ``low``.  Both must be finite with
+    ``low <= high`` (numpy accepts ``low > high``; here it is refused).  ``out=``,
+    ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly written)
+    are as in :func:`laplace`.
     """
-    low = _v.finite("low", low)
-    high = _v.finite("high", high)
-    if not low <= high:
-        raise _v.PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
-    if high - low < _v._INF:
-        return _continuous(_core.UNIFORM, low, high - low, _shape(size, out), rng, out, workers)
+    if not _scalars(low, high):
+        return _uniform_arrays(low, high, size, rng, out, workers)
+    lo = _finite("low", low)
+    hi = _finite("high", high)
+    if not lo <= hi:
+        raise PrivacyParameterError(f"high must be >= low; got low={low!r}, high={high!r}")
+    if hi - lo < _v._INF:
+        return _continuous(_core.UNIFORM, lo, hi - lo, _shape(size, out), rng, out, workers)
     # high - low overflows: draw on [low/2, high/2) (exact halves: |low| or |high| is huge,
     # so neither is subnormal) and double, capped below high to keep the interval open
-    top = math.nextafter(high, -_v._INF)
-    r = _continuous(_core.UNIFORM, low / 2.0, high / 2.0 - low / 2.0, _shape(size, out), rng,
+    top = math.nextafter(hi, -_v._INF)
+    r = _continuous(_core.UNIFORM, lo / 2.0, hi / 2.0 - lo / 2.0, _shape(size, out), rng,
                     out, workers)
     if isinstance(r, float):
         return min(2.0 * r, top)
@@ -88,14 +253,55 @@ def uniform(low=0.0, high=1.0, size=None, *, rng=None, out=None, workers=None):
     return np.minimum(r, top, out=r)
 
 
-def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Laplace(0, scale) noise, density ``exp(-|x|/scale) / (2 scale)`` (simulation path).
+def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rng,
+                    out: FloatArray | None, workers: int | None) -> FloatArray:
+    lo, hi = _param_array("low", low), _param_array("high", high)
+    with np.errstate(invalid="ignore"):
+        if not np.all(lo <= hi):
+            raise PrivacyParameterError("high must be >= low everywhere")
+    shape = _broadcast(size, out, lo, hi)
+    u: FloatArray = _continuous(_core.UNIFORM, 0.0, 1.0, shape, rng, out, workers)
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = hi - lo
+        wide = ~np.isfinite(width)
+        if not wide.any():
+            r = lo + width * u
+        else:   # as the scalar path: halves, doubled and kept below high
+            top = np.nextafter(hi, -np.inf)
+            halved = np.minimum(2.0 * (lo / 2.0 + (hi / 2.0 - lo / 2.0) * u), top)
+            r = np.where(wide, halved, lo + np.where(wide, 0.0, width) * u)
+    u[...] = r
+    return u
+
+
+@overload
+def laplace(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
+            out: None = ..., workers: int | None = ...) -> float: ...
+@overload
+def laplace(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
+            rng: Rng = ..., out: FloatArray | None = ...,
+            workers: int | None = ...) -> FloatArray: ...
+def laplace(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
+            rng: Rng = None, out: FloatArray | None = None,
+            workers: int | None = None) -> Any:
+    """Laplace(loc, scale) draws, density ``exp(-|x - loc|/scale) / (2 scale)`` (simulation
+    path).
+
+    numpy's ``Generator.laplace(loc=0.0, scale=1.0, size=None)``: the centre comes first,
+    so ``laplace(0, 1)`` is one draw of the standard law and ``laplace(0, 1, 5)`` five.
+    (Before numpy's order was adopted the signature was ``laplace(scale, size)``: such a
+    call now means ``loc=scale, scale=size``; pass keywords, ``laplace(scale=b, size=n)``,
+    in code that must run on both.)
 
     Parameters
     ----------
-    scale : float, finite and >= 0
+    loc : float or array_like of floats, finite
+    scale : float or array_like of floats, finite and >= 0
+        0 returns ``loc`` exactly (numpy's convention for a plain sampler; a *mechanism*
+        with scale 0 would not be private, and dpfast's mechanisms refuse it).
     size : int or tuple of ints, optional
-        Output shape; ``None`` (and no ``out``) returns one float.
+        Output shape; ``None`` (and no ``out``) returns one float for scalar parameters,
+        and the broadcast shape of array parameters.
     rng : None, ChaCha20, numpy BitGenerator or Generator
     out : float64 ndarray, optional
         Written in place and returned.  A fill stops on Ctrl-C between two slices of
@@ -107,42 +313,87 @@ def laplace(scale=1.0, size=None, *, rng=None, out=None, workers=None):
         variable ``DPFAST_WORKERS``; 1: the calling thread only).  Such a fill is drawn
         from sub-streams of ``rng`` and is the same for every thread count (see
         ``dpfast._parallel``); the other samplers here take the same argument.
+
+    Returns
+    -------
+    float or ndarray of float64
     """
-    if type(scale) is not float or not 0.0 <= scale < _v._INF:
-        scale = _v.nonnegative("scale", scale)
-    if size is None and out is None:
-        return _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
-    return _continuous(_core.LAPLACE, scale, 0.0, _shape(size, out), rng, out, workers)
+    if (size is None and out is None and type(loc) is float and type(scale) is float
+            and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
+        # the scalar call of simulations and benchmarks, without the general checks
+        return loc + _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
+    return _affine(_core.LAPLACE, loc, scale, size, rng, out, workers)
 
 
-def gaussian(sigma=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Normal(0, sigma**2) noise (ziggurat; simulation path).
+@overload
+def normal(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
+           out: None = ..., workers: int | None = ...) -> float: ...
+@overload
+def normal(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
+           rng: Rng = ..., out: FloatArray | None = ...,
+           workers: int | None = ...) -> FloatArray: ...
+def normal(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
+           rng: Rng = None, out: FloatArray | None = None,
+           workers: int | None = None) -> Any:
+    """Normal(loc, scale**2) draws (ziggurat; simulation path).
 
+    numpy's ``Generator.normal(loc=0.0, scale=1.0, size=None)``: ``scale`` is the standard
+    deviation, ``loc`` the mean; array parameters broadcast; scale 0 returns ``loc``.
     ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
     written) are as in :func:`laplace`.
     """
-    sigma = _v.nonnegative("sigma", sigma)
-    return _continuous(_core.NORMAL, sigma, 0.0, _shape(size, out), rng, out, workers)
+    return _affine(_core.NORMAL, loc, scale, size, rng, out, workers)
 
 
-def exponential(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Exponential noise with mean ``scale`` (ziggurat; simulation path).
+def gaussian(sigma: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
+             out: FloatArray | None = None, workers: int | None = None) -> Any:
+    """Deprecated: ``normal(0.0, sigma, size)``.  Normal(0, sigma**2) draws.
 
-    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
-    written) are as in :func:`laplace`.
+    Kept with its old meaning (standard deviation first, then size) so that no existing
+    call changes meaning; it emits a ``DeprecationWarning``.  It is not an alias of
+    :func:`normal`, whose first positional argument is the mean.
     """
-    scale = _v.nonnegative("scale", scale)
-    return _continuous(_core.EXPONENTIAL, scale, 0.0, _shape(size, out), rng, out, workers)
+    warnings.warn("dpfast.random.gaussian(sigma, size) is deprecated; use "
+                  "dpfast.random.normal(0.0, sigma, size) (numpy's order: loc, scale, size)",
+                  DeprecationWarning, stacklevel=2)
+    return _affine(_core.NORMAL, 0.0, sigma, size, rng, out, workers, scale_name="sigma")
 
 
-def gumbel(scale=1.0, size=None, *, rng=None, out=None, workers=None):
-    """Gumbel(0, scale) noise, CDF exp(-exp(-x/scale)) (simulation path).
+@overload
+def exponential(scale: float = ..., size: None = ..., *, rng: Rng = ..., out: None = ...,
+                workers: int | None = ...) -> float: ...
+@overload
+def exponential(scale: npt.ArrayLike = ..., size: Size = ..., *, rng: Rng = ...,
+                out: FloatArray | None = ..., workers: int | None = ...) -> FloatArray: ...
+def exponential(scale: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
+                out: FloatArray | None = None,
+                workers: int | None = None) -> Any:
+    """Exponential draws with mean ``scale`` (ziggurat; simulation path).
 
-    ``out=``, ``workers=`` and an interrupted fill (``KeyboardInterrupt``, ``out`` partly
-    written) are as in :func:`laplace`.
+    numpy's ``Generator.exponential(scale=1.0, size=None)``; ``scale`` may be an array;
+    scale 0 returns 0.  ``out=``, ``workers=`` and an interrupted fill
+    (``KeyboardInterrupt``, ``out`` partly written) are as in :func:`laplace`.
     """
-    scale = _v.nonnegative("scale", scale)
-    return _continuous(_core.GUMBEL, scale, 0.0, _shape(size, out), rng, out, workers)
+    return _affine(_core.EXPONENTIAL, 0.0, scale, size, rng, out, workers)
+
+
+@overload
+def gumbel(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
+           out: None = ..., workers: int | None = ...) -> float: ...
+@overload
+def gumbel(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
+           rng: Rng = ..., out: FloatArray | None = ...,
+           workers: int | None = ...) -> FloatArray: ...
+def gumbel(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
+           rng: Rng = None, out: FloatArray | None = None,
+           workers: int | None = None) -> Any:
+    """Gumbel(loc, scale) draws, CDF ``exp(-exp(-(x - loc)/scale))`` (simulation path).
+
+    numpy's ``Generator.gumbel(loc=0.0, scale=1.0, size=None)``; array parameters
+    broadcast; scale 0 returns ``loc``.  ``out=``, ``workers=`` and an interrupted fill
+    (``KeyboardInterrupt``, ``out`` partly written) are as in :func:`laplace`.
+    """
+    return _affine(_core.GUMBEL, loc, scale, size, rng, out, workers)
 
 
 # ---------------------------------------------------------------- discrete samplers
@@ -150,7 +401,7 @@ def gumbel(scale=1.0, size=None, *, rng=None, out=None, workers=None):
 _U64 = (1 << 64) - 1
 
 
-def _exact(name, value, *, allow_zero=False):
+def _exact(name: str, value: object, *, allow_zero: bool = False) -> Fraction:
     """``value`` as an exact ``Fraction`` >= 0 (> 0 unless ``allow_zero``).
 
     Accepts an int, a ``Fraction`` (any ``numbers.Rational``), a ``(numerator, denominator)``
@@ -168,18 +419,18 @@ def _exact(name, value, *, allow_zero=False):
     elif isinstance(value, numbers.Integral):
         frac = Fraction(int(value))
     elif isinstance(value, numbers.Rational):
-        frac = Fraction(value.numerator, value.denominator)
+        frac = Fraction(int(value.numerator), int(value.denominator))
     else:
         # floats and other reals: one helper checks type, NaN, infinity and sign
         v = (_v.nonnegative if allow_zero else _v.positive)(name, value)
         return Fraction(v)
     if frac < 0 or (frac == 0 and not allow_zero):
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
     return frac
 
 
-def _farey_neighbours(x, max_den):
+def _farey_neighbours(x: Fraction, max_den: int) -> tuple[Fraction, Fraction]:
     """The fractions just below and just above x (x >= 0 not representable with
     denominator <= max_den) among those with denominator <= max_den: the last
     continued-fraction convergent of x within the bound, and the best semiconvergent on
@@ -198,7 +449,7 @@ def _farey_neighbours(x, max_den):
     return (f1, f2) if f1 <= f2 else (f2, f1)
 
 
-def _fit_up(name, frac):
+def _fit_up(name: str, frac: Fraction) -> tuple[int, int]:
     """(num, den), both in [1, 2**64 - 1], with num/den >= frac: exact when frac fits,
     else the smallest such fraction (for a noise scale or variance: more noise, never less
     privacy).  The relative increase is below max(frac, 1/frac) / (2**64 - 1)."""
@@ -206,7 +457,7 @@ def _fit_up(name, frac):
     if n <= _U64 and d <= _U64:
         return n, d
     if frac > _U64:
-        raise _v.PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
+        raise PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
     if frac < 1:                      # the denominator bound binds
         up = _farey_neighbours(frac, _U64)[1]
     else:                             # the numerator bound binds: round 1/frac down
@@ -216,14 +467,14 @@ def _fit_up(name, frac):
     return up.numerator, up.denominator
 
 
-def _cached(convert):
+def _cached(convert: Callable[[Any], _T]) -> Callable[[Any], _T]:
     """Memoise a validated conversion of one public parameter.  typed=True keeps 1, 1.0,
     True and np.float64(1) apart (so a bool is never accepted from the cache); a value
     that cannot be hashed, or fails validation, goes through the uncached conversion,
     which raises the proper error."""
     memo = functools.lru_cache(maxsize=256, typed=True)(convert)
 
-    def wrapper(value):
+    def wrapper(value: Any) -> _T:
         try:
             return memo(value)
         except TypeError:
@@ -239,32 +490,32 @@ _MAX_SCALE = 2 ** 56
 
 
 @_cached
-def _scale_rational(scale):
+def _scale_rational(scale: Any) -> tuple[int, int]:
     return _fit_up("scale", _exact("scale", scale))
 
 
-def _exact_scale_rational(scale):
+def _exact_scale_rational(scale: Any) -> tuple[int, int]:
     """The scale of the exact geometric / discrete Laplace samplers, at most 2**56."""
     num, den = _scale_rational(scale)
     if num > den * _MAX_SCALE:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"scale must be at most 2**56 (beyond it a draw leaves int64 with non-negligible "
             f"probability); got {_v.show(Fraction(num, den))}")
     return num, den
 
 
 @_cached
-def _sigma_rational(sigma):
+def _sigma_rational(sigma: Any) -> tuple[int, int]:
     s = _exact("sigma", sigma)
     return _fit_up("sigma**2", s * s)
 
 
 @_cached
-def _sigma2_only_rational(sigma2):
+def _sigma2_only_rational(sigma2: Any) -> tuple[int, int]:
     return _fit_up("sigma2", _exact("sigma2", sigma2))
 
 
-def _sigma2_rational(sigma, sigma2):
+def _sigma2_rational(sigma: Any, sigma2: Any) -> tuple[int, int]:
     if (sigma is None) == (sigma2 is None):
         raise TypeError("give exactly one of sigma and sigma2")
     if sigma2 is not None:
@@ -273,56 +524,60 @@ def _sigma2_rational(sigma, sigma2):
 
 
 @_cached
-def _p_rational(p):
+def _p_rational(p: Any) -> Fraction:
     frac = _exact("p", p, allow_zero=True)
     if frac > 1:
-        raise _v.PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
+        raise PrivacyParameterError(f"p must be in [0, 1]; got {p!r}")
     return frac
 
 
 @_cached
-def _gamma_rational(gamma):
+def _gamma_rational(gamma: Any) -> Fraction:
     return _exact("gamma", gamma, allow_zero=True)
 
 
 @functools.lru_cache(maxsize=64)
-def _dlap_ct(num, den):
+def _dlap_ct(num: int, den: int) -> Any:
     try:
         return _core.DiscreteLaplaceCT(num, den)
-    except (OverflowError, _v.PrivacyParameterError):
-        raise _v.PrivacyParameterError(
+    except (OverflowError, PrivacyParameterError):
+        raise PrivacyParameterError(
             f"scale must be <= 2**62/45 (about 1.02e17) for constant_time=True; got {num}/{den}"
         ) from None
 
 
 @functools.lru_cache(maxsize=64)
-def _dlap_exact(num, den):
+def _dlap_exact(num: int, den: int) -> Any:
     return _core.DiscreteLaplaceExact(num, den)
 
 
 @functools.lru_cache(maxsize=64)
-def _dgauss_exact(num, den):
+def _dgauss_exact(num: int, den: int) -> Any:
     return _core.DiscreteGaussianExact(num, den)
 
 
 @functools.lru_cache(maxsize=64)
-def _dgauss_ct(num, den):
+def _dgauss_ct(num: int, den: int) -> Any:
     try:
         return _core.DiscreteGaussianCT(num, den)
-    except (OverflowError, _v.PrivacyParameterError):
-        raise _v.PrivacyParameterError(
+    except (OverflowError, PrivacyParameterError):
+        raise PrivacyParameterError(
             f"sigma**2 = {num}/{den} needs a table of more than {_core.DGAUSS_CT_MAX} entries; "
             "constant_time=True supports sigma up to about 410") from None
 
 
-def _big_ok(name, frac):
+def _big_ok(name: str, frac: Fraction) -> None:
     if max(frac.numerator.bit_length(), frac.denominator.bit_length()) > _core.BIG_MAX_BITS:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"{name} must have a numerator and denominator of at most {_core.BIG_MAX_BITS} bits; "
             f"got {frac}")
 
 
-def bernoulli(p, size=None, *, rng=None):
+@overload
+def bernoulli(p: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
+@overload
+def bernoulli(p: Rational, size: Shape, *, rng: Rng = ...) -> IntArray: ...
+def bernoulli(p: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(p) draws: 1 with probability p, else 0.
 
     Parameters
@@ -356,7 +611,11 @@ def bernoulli(p, size=None, *, rng=None):
     return _core.discrete_big(_core.BERNOULLI, frac.numerator, frac.denominator, size, rng)
 
 
-def bernoulli_exp(gamma, size=None, *, rng=None):
+@overload
+def bernoulli_exp(gamma: Rational, size: None = ..., *, rng: Rng = ...) -> int: ...
+@overload
+def bernoulli_exp(gamma: Rational, size: Shape, *, rng: Rng = ...) -> IntArray: ...
+def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> Any:
     """Exact Bernoulli(exp(-gamma)) draws for a rational gamma >= 0.
 
     Parameters
@@ -389,7 +648,14 @@ def bernoulli_exp(gamma, size=None, *, rng=None):
     return _core.discrete_big(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
 
 
-def geometric(scale, size=None, *, rng=None, constant_time=False):
+@overload
+def geometric(scale: Rational, size: None = ..., *, rng: Rng = ...,
+              constant_time: bool = ...) -> int: ...
+@overload
+def geometric(scale: Rational, size: Shape, *,
+              rng: Rng = ..., constant_time: bool = ...) -> IntArray: ...
+def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
+              constant_time: bool = False) -> Any:
     """Geometric integers k >= 0 with P(k) = (1 - q) q**k, q = exp(-1/scale).
 
     This is the one-sided discrete Laplace (the magnitude of the two-sided one).
@@ -445,7 +711,14 @@ def geometric(scale, size=None, *, rng=None, constant_time=False):
     return _dlap_exact(num, den).draw(True, size, rng)
 
 
-def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers=None):
+@overload
+def discrete_laplace(scale: Rational, size: None = ..., *, rng: Rng = ...,
+                     constant_time: bool = ..., workers: int | None = ...) -> int: ...
+@overload
+def discrete_laplace(scale: Rational, size: Shape, *, rng: Rng = ...,
+                     constant_time: bool = ..., workers: int | None = ...) -> IntArray: ...
+def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
+                     constant_time: bool = False, workers: int | None = None) -> Any:
     """Discrete Laplace noise: integers x with ``P(x) ∝ exp(-|x|/scale)``.
 
     ``P(x) = (1 - q)/(1 + q) q**|x|`` with q = exp(-1/scale).  Adding it to an integer query
@@ -513,8 +786,17 @@ def discrete_laplace(scale, size=None, *, rng=None, constant_time=False, workers
     return sampler.draw(False, size, rng)
 
 
-def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, sigma2=None,
-                      workers=None):
+@overload
+def discrete_gaussian(sigma: Rational | None = ..., size: None = ..., *, rng: Rng = ...,
+                      constant_time: bool = ..., sigma2: Rational | None = ...,
+                      workers: int | None = ...) -> int: ...
+@overload
+def discrete_gaussian(sigma: Rational | None = ..., *, size: Shape,
+                      rng: Rng = ..., constant_time: bool = ...,
+                      sigma2: Rational | None = ..., workers: int | None = ...) -> IntArray: ...
+def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: Rng = None,
+                      constant_time: bool = False, sigma2: Rational | None = None,
+                      workers: int | None = None) -> Any:
     """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
 
     Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
@@ -579,7 +861,8 @@ def discrete_gaussian(sigma=None, size=None, *, rng=None, constant_time=False, s
     return sampler.draw(size, rng)
 
 
-def constant_time_slack(sampler, param=None, *, sigma2=None):
+def constant_time_slack(sampler: str, param: Rational | None = None, *,
+                        sigma2: Rational | None = None) -> float:
     """Certified slack of a constant-time sampler: an upper bound on the total variation
     distance between one draw and the exact law.
 
@@ -606,11 +889,11 @@ def constant_time_slack(sampler, param=None, *, sigma2=None):
     """
     sampler = _v.choice("sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian"))
     if sampler == "discrete_gaussian":
-        return _dgauss_ct(*_sigma2_rational(param, sigma2)).slack
+        return float(_dgauss_ct(*_sigma2_rational(param, sigma2)).slack)
     if sigma2 is not None:
         raise TypeError(f"sigma2 applies only to discrete_gaussian, not {sampler}")
     t = _dlap_ct(*_scale_rational(param))
-    return t.slack if sampler == "discrete_laplace" else t.slack_geometric
+    return float(t.slack if sampler == "discrete_laplace" else t.slack_geometric)
 
 
 # ---------------------------------------------------------------- samplers for the drop-in
@@ -623,15 +906,16 @@ __all__ += ["laplace_truncated", "gamma", "uniform_full_precision"]
 _BOUNDED_GRID_BITS = 40
 
 
-def _bound(name, value):
-    v = _v._number(name, value)
+def _bound(name: str, value: object) -> float:
+    v: float = _v._number(name, value)
     if v != v:
-        raise _v.PrivacyParameterError(f"{name} must not be NaN; got {value!r}")
+        raise PrivacyParameterError(f"{name} must not be NaN; got {value!r}")
     return v
 
 
 @functools.lru_cache(maxsize=256)
-def _bounded_grid(scale, lower, upper, granularity):
+def _bounded_grid(scale: float, lower: float, upper: float,
+                  granularity: float | None) -> tuple[int, Any]:
     """(k, prepared sampler or None) of the secure bounded-domain Laplace: public only."""
     width = upper - lower
     top = max((abs(b) for b in (lower, upper) if abs(b) < _v._INF), default=0.0)
@@ -645,19 +929,21 @@ def _bounded_grid(scale, lower, upper, granularity):
         k = min(k, math.frexp(width)[1] - 1)                # at least one grid point inside
     k = max(k, k_range)
     if not -1000 <= k <= 1000 or (width < _v._INF and math.ldexp(1.0, k) > width):
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"the bounds [{lower!r}, {upper!r}] and scale {scale!r} admit no power-of-two "
             "grid in [2^-1000, 2^1000] with a point inside the domain")
     steps = Fraction(scale) / Fraction(2) ** k
     if steps > 2 ** 56:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"scale {scale!r} is more than 2^56 grid steps of 2^{k}; the domain "
             f"[{lower!r}, {upper!r}] forces a finer grid than this scale can be sampled on")
     return k, _dlap_exact(*_fit_up("scale", steps))
 
 
-def laplace_truncated(loc, scale, lower=-math.inf, upper=math.inf, size=None, *, rng=None,
-                      mode="secure", granularity=None):
+def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf,
+                      upper: float = math.inf, size: Size = None, *, rng: Rng = None,
+                      mode: str = "secure",
+                      granularity: float | None = None) -> Any:
     """Bounded-domain Laplace: Laplace(loc, scale) conditioned on [lower, upper].
 
     The density on the domain is proportional to ``exp(-|y - loc| / scale)`` (the law of
@@ -719,20 +1005,21 @@ def laplace_truncated(loc, scale, lower=-math.inf, upper=math.inf, size=None, *,
     lower = _bound("lower", lower)
     upper = _bound("upper", upper)
     if not lower <= upper or lower == _v._INF or upper == -_v._INF:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"need lower <= upper with lower < inf and upper > -inf; got lower={lower!r}, "
             f"upper={upper!r}")
     mode = _v.choice("mode", mode, ("secure", "fast"))
     if granularity is not None:
         granularity = _v.positive("granularity", granularity)
-    size = _v.size(size)
-    scalar = np.ndim(loc) == 0 and size is None
+    shape: tuple[int, ...] | None = _v.size(size)
+    scalar = np.ndim(loc) == 0 and shape is None
+    x: float | npt.NDArray[np.float64]
     if scalar:
         x = _v.finite("loc", loc)
     else:
         x = _v.float_array("loc", loc)
-        if size is not None:
-            x = np.broadcast_to(x, size)
+        if shape is not None:
+            x = np.broadcast_to(x, shape)
     gen = _core.resolve_rng(rng)
     x = min(max(x, lower), upper) if scalar else np.clip(x, lower, upper)
     if scale == 0.0 or lower == upper:
@@ -743,7 +1030,13 @@ def laplace_truncated(loc, scale, lower=-math.inf, upper=math.inf, size=None, *,
     return _core.laplace_bounded(sampler, x, k, lower, upper, scale, gen)
 
 
-def gamma(shape, scale=1.0, size=None, *, rng=None):
+@overload
+def gamma(shape: float, scale: float = ..., size: None = ..., *, rng: Rng = ...) -> float: ...
+@overload
+def gamma(shape: float, scale: float = ..., *, size: Shape,
+          rng: Rng = ...) -> FloatArray: ...
+def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
+          rng: Rng = None) -> Any:
     """Gamma(shape, scale) draws, density x**(shape-1) exp(-x/scale) / (Γ(shape) scale**shape).
 
     Simulation path (floating point; Marsaglia & Tsang 2000, with the U**(1/shape) boost
@@ -767,7 +1060,11 @@ def gamma(shape, scale=1.0, size=None, *, rng=None):
     return _core.gamma(shape, scale, _v.size(size), rng)
 
 
-def uniform_full_precision(size=None, *, rng=None):
+@overload
+def uniform_full_precision(size: None = ..., *, rng: Rng = ...) -> float: ...
+@overload
+def uniform_full_precision(size: Shape, *, rng: Rng = ...) -> FloatArray: ...
+def uniform_full_precision(size: Size = None, *, rng: Rng = None) -> Any:
     """Uniform draws on [0, 1) in which every double is reachable.
 
     The uniform real U rounded down to the double below it: P[result = x] is the gap from

@@ -35,15 +35,24 @@ DP; disjoint inputs compose in parallel), and a budget is charged epsilon once p
 one person contributes several entries, their privacy loss adds up (Thm 3.16).
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from collections.abc import Sequence
 from decimal import Decimal, localcontext
+from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import BoolArray, F64Array, I64Array, PrivacyParam, RngLike, SupportsSpend
+
+_Scalar = bool | int | np.bool_ | np.integer[Any]
 
 __all__ = [
     "coin_response", "randomized_response", "kary_response",
@@ -58,7 +67,7 @@ _COIN_FLIP = 2 ** 62                   # Claim 3.5: the truth is flipped with pr
 # ~20 us, and both arguments are public and already validated (a float and an int, so
 # the cache key is exact).
 @functools.lru_cache(maxsize=1024)
-def _flip_threshold(epsilon, k):
+def _flip_threshold(epsilon: float, k: int) -> int | None:
     """The certified integer t >= 2^64 (k-1)/(e^eps + k - 1), or None when it would reach
     the uniform report (then every code is reported with probability 1/k)."""
     # q decreases in epsilon, so evaluating it at min(epsilon, 1000) can only raise t:
@@ -73,7 +82,7 @@ def _flip_threshold(epsilon, k):
     return None if t >= cap else t
 
 
-def response_probabilities(epsilon, k=2):
+def response_probabilities(epsilon: PrivacyParam, k: int = 2) -> tuple[float, float]:
     """The exact probabilities of the report that dpfast uses for ``epsilon`` and ``k``.
 
     Parameters
@@ -95,19 +104,21 @@ def response_probabilities(epsilon, k=2):
     return _probs(_flip_threshold(epsilon, k), k)
 
 
-def _probs(t, k):
+def _probs(t: int | None, k: int) -> tuple[float, float]:
     if t is None:
         return 1.0 / k, 1.0 / k
     q = t / _TWO64
     return 1.0 - q, q / (k - 1)
 
 
-def _charge(budget, epsilon, label):
+def _charge(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
-def _truth_bits(truth):
+def _truth_bits(truth: npt.ArrayLike) -> tuple[npt.NDArray[np.uint8], bool]:
     """Booleans (or integers) as a C-contiguous uint8 array of 0/1, and whether it was a
     scalar.  The truth is private, so its values never raise: a nonzero integer counts as
     true (a fixed map of one answer to one answer, which leaves the guarantee unchanged)."""
@@ -121,12 +132,22 @@ def _truth_bits(truth):
     return np.ascontiguousarray(arr != 0, dtype=np.uint8), arr.ndim == 0
 
 
-def _as_output(bits, scalar):
+def _as_output(bits: npt.NDArray[np.uint8], scalar: bool) -> bool | BoolArray:
     out = bits.view(np.bool_)
     return bool(out.reshape(())) if scalar else out
 
 
-def coin_response(truth, *, rng=None, budget=None):
+@overload
+def coin_response(truth: _Scalar, *, rng: RngLike = ...,
+                  budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> bool: ...
+@overload
+def coin_response(truth: npt.NDArray[Any] | Sequence[Any], *, rng: RngLike = ...,
+                  budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> BoolArray: ...
+def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
+                  budget: SupportsSpend | None = None,
+                  label: str | None = None) -> bool | BoolArray:
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
     second coin and answer "yes" on heads, "no" on tails.
 
@@ -137,6 +158,9 @@ def coin_response(truth, *, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``ln 3`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -157,13 +181,24 @@ def coin_response(truth, *, rng=None, budget=None):
     ----------
     Warner, "Randomized response", JASA 1965.  Dwork & Roth 2014, Sec. 3.2, Claim 3.5.
     """
+    label = _label(label, "coin_response")
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, math.log(3.0), "coin_response")
+    gen = _core.secure_rng(rng)
+    _charge(budget, math.log(3.0), label)
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
-def randomized_response(truth, *, epsilon, rng=None, budget=None):
+@overload
+def randomized_response(truth: _Scalar, *, epsilon: PrivacyParam, rng: RngLike = ...,
+                        budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> bool: ...
+@overload
+def randomized_response(truth: npt.NDArray[Any] | Sequence[Any], *, epsilon: PrivacyParam,
+                        rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> BoolArray: ...
+def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: RngLike = None,
+                        budget: SupportsSpend | None = None,
+                  label: str | None = None) -> bool | BoolArray:
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
 
     Parameters
@@ -174,6 +209,9 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -198,15 +236,26 @@ def randomized_response(truth, *, epsilon, rng=None, budget=None):
     ----------
     Warner 1965.  Dwork & Roth 2014, Sec. 3.2.
     """
+    label = _label(label, "randomized_response")
     epsilon = _v.epsilon(epsilon)
     bits, scalar = _truth_bits(truth)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, 2)
-    _charge(budget, epsilon, "randomized_response")
+    _charge(budget, epsilon, label)
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
-def kary_response(values, k, *, epsilon, rng=None, budget=None):
+@overload
+def kary_response(values: int | np.integer[Any], k: int, *, epsilon: PrivacyParam,
+                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> int: ...
+@overload
+def kary_response(values: npt.NDArray[Any] | Sequence[Any], k: int, *, epsilon: PrivacyParam,
+                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
+                  label: str | None = ...) -> I64Array: ...
+def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: RngLike = None,
+                  budget: SupportsSpend | None = None,
+                  label: str | None = None) -> int | I64Array:
     """k-ary randomized response on integer category codes ``0 .. k-1``.
 
     Each code is reported truthfully with probability ``e^eps/(e^eps + k - 1)``, else as one
@@ -224,6 +273,9 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn.
+        None: the active budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -248,6 +300,7 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     Privacy", NeurIPS 2014 (k-ary RR).  Lemire, "Fast Random Integer Generation in an
     Interval", ACM TOMACS 2019.
     """
+    label = _label(label, "kary_response")
     epsilon = _v.epsilon(epsilon)
     k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
     arr = np.asarray(values)
@@ -260,21 +313,22 @@ def kary_response(values, k, *, epsilon, rng=None, budget=None):
     if arr.dtype.kind == "u":
         arr = np.minimum(arr, np.uint64(k - 1))
     codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, k)
-    _charge(budget, epsilon, "kary_response")
-    out = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
+    _charge(budget, epsilon, label)
+    out: I64Array = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
     return int(out.reshape(())) if scalar else out
 
 
-def _counts_n(responses):
+def _counts_n(responses: npt.ArrayLike) -> tuple[npt.NDArray[Any], int]:
     arr = np.asarray(responses)
     if arr.size == 0:
         raise ValueError("responses must not be empty")
     return arr, arr.size
 
 
-def estimate_proportion(responses, *, epsilon=None, coins=False):
+def estimate_proportion(responses: npt.ArrayLike, *, epsilon: PrivacyParam | None = None,
+                        coins: bool = False) -> tuple[float, float]:
     """Unbiased estimate of the true proportion of ``True`` from binary reports.
 
     Parameters
@@ -322,7 +376,8 @@ def estimate_proportion(responses, *, epsilon=None, coins=False):
     return est, var
 
 
-def estimate_frequencies(responses, k, *, epsilon):
+def estimate_frequencies(responses: npt.ArrayLike, k: int, *,
+                         epsilon: PrivacyParam) -> tuple[F64Array, F64Array]:
     """Unbiased estimates of the true category frequencies from k-ary reports.
 
     Parameters

@@ -13,7 +13,11 @@ rounding of the data enters the released value (Mironov 2012); the rounding is c
 the sensitivity.  ``mode="fast"`` uses float Laplace noise (simulation only).
 
 Each function charges ``budget.spend(epsilon, 0.0, label=...)`` once, after validation and
-before any noise is drawn.
+before any noise is drawn: ``budget=`` if given, else the active budget of an enclosing
+``with b.active():`` (none: nothing is charged, and you account for the release;
+``budget=dpfast.NO_BUDGET``: nothing even inside such a block).  ``label=`` names the
+charge (default: the function's name).  A predictable ``rng`` or ``mode="fast"`` warns
+(``dpfast.InsecureRandomnessWarning``).
 
 Non-finite records (one policy for every release; docs/security-model.md)
 --------------------------------------------------------------------------
@@ -28,16 +32,39 @@ out-of-range value, ``quantile`` ranks it above / below every candidate, and
 ``count`` counts records, whatever they hold.  Data whose *type* cannot be converted to
 float64 exactly (np.longdouble, object, Decimal) raises ``TypeError``; integers beyond
 2**53 are clamped to ±2**53 (within every bound such a release can use exactly).
+
+numpy's ``axis=``, pandas in and out
+------------------------------------
+``sum``, ``mean``, ``quantile``, ``quantiles``, ``variance`` and ``std`` take ``axis=``
+as numpy's reductions do: ``axis=None`` (default) treats every value as one record (a 2-d
+array is flattened, as by ``np.sum(a)``); ``axis=0`` treats the rows as the records and
+releases one statistic per column (``np.sum(a, axis=0)``), ``axis=1`` one per row.  A
+record then contributes to every statistic, so the releases *compose* (not parallel
+composition): ``epsilon`` is the total of the call, split evenly (each column gets
+``epsilon / k``, rounded down) and charged once.  pandas data keeps its labels: a
+DataFrame with ``axis=0`` gives a Series indexed by its columns, with ``axis=1`` one
+indexed by its index; a Series gives what an array gives (several ``quantiles``: a
+Series indexed by the levels, named as the input).  pandas is imported only when the data
+is a pandas object (module ``dpfast._axes``).
 """
+
+from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 
+from . import _axes
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam
 from .selection import _common as _sel_common
 
 __all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "quantiles",
@@ -45,64 +72,73 @@ __all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "
            "partition_selection_probability"]
 
 _builtin_sum = sum
+FloatArray = npt.NDArray[np.float64]
 _SUM_GRID_BITS = 30            # value grid: 2^-30 of the clamping bound (at least)
 _Q_BITS = 16                   # quantile levels are rounded to multiples of 2^-16
 _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 GiB already
 
 
-def _mode(mode):
-    return _v.choice("mode", mode, ("secure", "fast"))
+def _mode(mode: str) -> str:
+    return _insecure.mode(mode)
 
 
-def _charge(budget, epsilon, label):
+def _charge(budget: Any, epsilon: float, label: str) -> None:
+    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
-def _mech():
+def _mech() -> Any:
     from . import mechanisms
     return mechanisms
 
 
-def _int_release(value, epsilon, sensitivity, rng, mode):
+def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode: str) -> Any:
     """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
     m = _mech()
     if mode == "secure":
-        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng)
+        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
+                                     budget=NO_BUDGET)      # the release charged its cost
     return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
-                               if not np.isscalar(value) else float(value),
-                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast")
+                               if not np.isscalar(value) else float(cast(Any, value)),
+                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast",
+                               budget=NO_BUDGET)
 
 
 
 
-def _values(values):
+def _values(values: npt.ArrayLike) -> FloatArray:
     """The records as a 1-d float64 array, NaN records dropped (module docstring)."""
-    arr = _v.float_data("values", values).ravel()
+    arr: FloatArray = (_axes.pandas_floats("values", values) if _axes.is_pandas(values)
+                       else _v.float_data("values", values)).ravel()
     keep = ~np.isnan(arr)
     return arr if keep.all() else arr[keep]
 
 
-def _value_grid(lo, hi):
+def _value_grid(lo: float, hi: float) -> tuple[float, int, int]:
     """Public grid 2^j <= max(|lo|, |hi|) 2^-30, and the bounds rounded outward to it (so
     qlo <= qhi even for bounds closer than one step)."""
     _, e = math.frexp(max(abs(lo), abs(hi)))
     j = e - 1 - _SUM_GRID_BITS
     step = math.ldexp(1.0, j)
     if step == 0.0:
-        raise _v.PrivacyParameterError(
+        raise PrivacyParameterError(
             f"bounds [{lo!r}, {hi!r}] are too close to 0 for the value grid (2^-1074)")
     qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
     return step, qlo, qhi
 
 
-def _grid_ints(arr, lo, hi, step, qlo, qhi):
+def _grid_ints(arr: FloatArray, lo: float, hi: float, step: float, qlo: int,
+               qhi: int) -> npt.NDArray[np.int64]:
     """Clamp to [lo, hi], round to the grid, keep within [qlo, qhi] (grid steps, int64)."""
     q = np.rint(np.clip(arr, lo, hi) / step)
-    return np.clip(q, qlo, qhi).astype(np.int64)
+    ints: npt.NDArray[np.int64] = np.clip(q, qlo, qhi).astype(np.int64)
+    return ints
 
 
-def count(data, *, epsilon, rng=None, mode="secure", budget=None):
+def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "secure",
+          budget: Any = None, label: str | None = None) -> int | float:
     """The number of records in ``data`` (``len(data)``), with noise.
 
     Parameters
@@ -113,6 +149,10 @@ def count(data, *, epsilon, rng=None, mode="secure", budget=None):
     rng : None, ChaCha20, numpy BitGenerator or Generator
     mode : {"secure", "fast"}
     budget : object with ``spend(epsilon, delta, *, label)``, optional
+        Charged ``(epsilon, 0)`` before any noise; None: the active budget
+        (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -136,28 +176,44 @@ def count(data, *, epsilon, rng=None, mode="secure", budget=None):
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "count")
     n = len(data)
-    gen = _core.resolve_rng(rng)
-    _charge(budget, epsilon, "count")
-    return _int_release(int(n), epsilon, 1, gen, mode)
+    gen = _core.secure_rng(rng)
+    _charge(budget, epsilon, label)
+    noisy: int | float = _int_release(int(n), epsilon, 1, gen, mode)
+    return noisy
 
 
-def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+@overload
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+        axis: None = ..., rng: Any = ..., mode: str = ...,
+        budget: Any = ..., label: str | None = ...) -> float: ...
+@overload
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
+        rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
+def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+        axis: int | None = None, rng: Any = None, mode: str = "secure",
+        budget: Any = None, label: str | None = None) -> Any:
     """The sum of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
     ----------
-    values : array_like of real
+    values : array_like of real, pandas Series or DataFrame
         One value per record (NaN records are dropped, ±inf clamped: module docstring).
     lower, upper : float
         Public clamping bounds, ``lower < upper``; never take them from the data.
     epsilon : float
-    rng, mode, budget
-        As in :func:`count`.
+        Total for the call: with ``axis=``, each of the k sums gets ``epsilon / k``.
+    axis : None or int
+        ``None``: every value is a record.  ``0``: rows are records, one sum per column
+        (a DataFrame gives a Series indexed by its columns); ``1``: one sum per row.
+        See the module docstring (the per-column sums compose).
+    rng, mode, budget, label
+        As in :func:`count`; ``budget`` is charged ``(epsilon, 0)`` once.
 
     Returns
     -------
-    float
+    float, or with ``axis=`` an ndarray (a Series for a DataFrame) of floats
 
     Privacy
     -------
@@ -179,25 +235,38 @@ def sum(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
     ----------
     Dwork & Roth 2014, Thm 3.6.  Mironov, CCS 2012.
     """
+    if axis is not None or _axes.is_pandas(values):
+        return _axes.along(sum, values, axis, epsilon=epsilon, budget=budget, rng=rng,
+                           label=label, lower=lower, upper=upper, mode=mode)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "sum")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     if mode == "fast":
-        _charge(budget, epsilon, "sum")
+        _charge(budget, epsilon, label)
         clamped = np.clip(arr, lo, hi)
         return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
                                   gen, "fast"))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
-    _charge(budget, epsilon, "sum")
+    _charge(budget, epsilon, label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
     return float(Fraction(noisy) * Fraction(step))
 
 
-def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None):
+@overload
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+         axis: None = ..., rng: Any = ..., mode: str = ...,
+         budget: Any = ..., label: str | None = ...) -> float: ...
+@overload
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
+         rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
+def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
+         axis: int | None = None, rng: Any = None, mode: str = "secure",
+         budget: Any = None, label: str | None = None) -> Any:
     """The mean of the values clamped to ``[lower, upper]``, with noise.
 
     Half of epsilon releases the count, half the sum of the values centred at the middle
@@ -205,17 +274,20 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
 
     Parameters
     ----------
-    values : array_like of real
+    values : array_like of real, pandas Series or DataFrame
     lower, upper : float
         Public clamping bounds.
     epsilon : float
-        Total; ``epsilon/2`` each for the count and the centred sum.
-    rng, mode, budget
+        Total; ``epsilon/2`` each for the count and the centred sum (with ``axis=``, each
+        of the k means gets ``epsilon / k``).
+    axis : None or int
+        As in :func:`sum`: ``axis=0`` gives one mean per column.
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
     -------
-    float
+    float, or with ``axis=`` an ndarray (a Series for a DataFrame) of floats
         In ``[lower, upper]``; the middle of the bounds if the noisy count is below 1.
 
     Privacy
@@ -234,21 +306,28 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     ----------
     Dwork & Roth 2014, Thm 3.6, 3.14.
     """
+    if axis is not None or _axes.is_pandas(values):
+        return _axes.along(mean, values, axis, epsilon=epsilon, budget=budget, rng=rng,
+                           label=label, lower=lower, upper=upper, mode=mode)
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "mean")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
-    _charge(budget, epsilon, "mean")
+    _charge(budget, epsilon, label)
     half = epsilon / 2.0
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
+    centre: float | Fraction
+    s_noisy: float | Fraction
     if mode == "fast":
         centre = lo / 2.0 + hi / 2.0
-        s = math.fsum(np.clip(arr, lo, hi) - centre)
+        s = math.fsum(np.clip(arr, lo, hi) - float(centre))
         s_noisy = float(_int_release(s, half, (hi - lo) / 2.0, gen, "fast"))
         n_noisy = float(n_noisy)
     else:
+        assert grid is not None
         step, qlo, qhi = grid
         q = _grid_ints(arr, lo, hi, step, qlo, qhi)
         # 2 q_i - (qlo + qhi) is an integer in [-(qhi - qlo), qhi - qlo]: exact half-steps
@@ -262,7 +341,9 @@ def mean(values, *, lower, upper, epsilon, rng=None, mode="secure", budget=None)
     return float(min(max(float(centre + s_noisy / n_noisy), lo), hi))
 
 
-def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", budget=None):
+def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: PrivacyParam,
+              range: tuple[float, float] | None = None, rng: Any = None, mode: str = "secure",
+              budget: Any = None, label: str | None = None) -> tuple[Any, FloatArray]:
     """Counts of the values in public bins, with noise on every bin.
 
     Parameters
@@ -276,7 +357,7 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     epsilon : float
     range : (float, float), optional
         Required when ``bins`` is an int; public.
-    rng, mode, budget
+    rng, mode, budget, label
         As in :func:`count`.
 
     Returns
@@ -301,6 +382,8 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
     """
     epsilon = _v.epsilon(epsilon)
     mode = _mode(mode)
+    label = _label(label, "histogram")
+    edges: FloatArray
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
         if range is None:
@@ -321,20 +404,30 @@ def histogram(values, bins, *, epsilon, range=None, rng=None, mode="secure", bud
         if edges.size > _MAX_BINS + 1:
             raise PrivacyParameterError(f"bins must have at most 2**28 bins; got {edges.size - 1}")
     arr = _values(values)
-    gen = _core.resolve_rng(rng)
+    gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
-    _charge(budget, epsilon, "histogram")   # after the work that can fail, before any noise
+    _charge(budget, epsilon, label)   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 
-def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mode="secure",
-             budget=None):
+@overload
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
+             candidates: int | npt.ArrayLike = ..., axis: None = ..., rng: Any = ...,
+             mode: str = ..., budget: Any = ..., label: str | None = ...) -> float: ...
+@overload
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
+             candidates: int | npt.ArrayLike = ..., axis: int, rng: Any = ...,
+             mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
+def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
+             candidates: int | npt.ArrayLike = 1025, axis: int | None = None,
+             rng: Any = None, mode: str = "secure", budget: Any = None,
+             label: str | None = None) -> Any:
     """A q-quantile of the values, chosen by the exponential mechanism among public
     candidates.
 
     Parameters
     ----------
-    values : array_like of real
+    values : array_like of real, pandas Series or DataFrame
         One value per record (NaN records dropped, ±inf ranked beyond every candidate).
     q : float
         Quantile level in [0, 1]; rounded to a multiple of 2^-16 (public).
@@ -344,12 +437,14 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     candidates : int or array_like of float
         Number of evenly spaced candidates in ``[lower, upper]`` (default 1025), or the
         candidate values themselves (public, sorted or not).
-    rng, mode, budget
+    axis : None or int
+        As in :func:`sum`: ``axis=0`` gives one quantile per column (``epsilon / k`` each).
+    rng, mode, budget, label
         As in :func:`count`; ``mode`` is the exponential mechanism's.
 
     Returns
     -------
-    float
+    float, or with ``axis=`` an ndarray (a Series for a DataFrame) of floats
         One of the candidates.
 
     Privacy
@@ -373,10 +468,15 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     Smith, "Privacy-preserving statistical estimation with optimal convergence rates",
     STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
+    if axis is not None or _axes.is_pandas(values):
+        return _axes.along(quantile, values, axis, epsilon=epsilon, budget=budget, rng=rng,
+                           label=label, q=q, lower=lower, upper=upper, candidates=candidates,
+                           mode=mode)
     epsilon = _v.epsilon(epsilon)
     level = _v.probability("q", q)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
+    label = _label(label, "quantile")
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
         cand = np.linspace(lo, hi, k) if k > 1 else np.array([(lo + hi) / 2.0])
@@ -394,10 +494,10 @@ def quantile(values, q, *, lower, upper, epsilon, candidates=1025, rng=None, mod
     scores = -np.abs((b - a) * less - a * greater)
     scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
                                                             rng, mode)
-    _charge(budget, epsilon, "quantile")
+    _charge(budget, epsilon, label)
     from .selection import exponential_mechanism
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
-                                mode=mode)
+                                mode=mode, budget=NO_BUDGET)   # charged above
     return float(cand[idx])
 
 

@@ -26,20 +26,35 @@ Modes
 
 Budget
 ------
-Every function takes ``budget=None``.  If given, ``budget.spend(epsilon_total, 0.0,
-label=...)`` is called after the arguments are validated and before anything is drawn; if
-it raises (e.g. ``BudgetExceededError``) nothing is drawn.
+Every function takes ``budget=None``.  If given (or, when it is None, if a budget is
+active: ``with b.active():``), ``budget.spend(epsilon_total, 0.0, label=...)`` is called
+after the arguments are validated and before anything is drawn; if it raises (e.g.
+``BudgetExceededError``) nothing is drawn.  ``label=`` names the charge (default: the
+function's name); ``budget=dpfast.NO_BUDGET`` charges nothing.  Without any budget nothing
+is charged and you account for the release.  A predictable ``rng`` (seeded ChaCha20, numpy
+generator) or ``mode="fast"`` warns (``dpfast.InsecureRandomnessWarning``).
 """
+
+from __future__ import annotations
 
 import functools
 import math
 from fractions import Fraction
+from typing import Literal, cast, overload
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import NO_BUDGET
+from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
+
+_Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
 
 __all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k"]
 
@@ -52,18 +67,19 @@ _MAX_GAMMA = 2 ** 62                 # larger gammas are clamped (smaller gamma:
 
 # ---------------------------------------------------------------- validation helpers
 
-def _flag(name, value):
+def _flag(name: str, value: object) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be a bool; got {type(value).__name__} {value!r}")
 
 
-def _scores(scores, mode):
+def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
     """The scores as a 1-d C-contiguous float64 or int64 array (a copy only when needed).
 
     Integer scores stay integer on the secure path (exact, no grid); the fast path works in
     float64.  Empty, NaN or infinite scores are rejected here, before any budget is
     charged."""
+    arr: _Scores
     kind, arr = _v.real_data("scores", scores)
     if arr.ndim != 1:
         raise ValueError(f"scores must be one-dimensional; got shape {arr.shape}")
@@ -77,7 +93,8 @@ def _scores(scores, mode):
         arr = np.ascontiguousarray(arr, dtype=np.int64)
     else:
         if kind == "i":
-            arr = np.clip(arr, -_v.EXACT_INT, _v.EXACT_INT)   # exact in float64
+            # exact in float64
+            arr = np.clip(arr, -_v.EXACT_INT, _v.EXACT_INT).astype(np.int64, copy=False)
         arr = np.ascontiguousarray(arr, dtype=np.float64)
         if _core.scores_argmax(arr) < 0:
             raise PrivacyParameterError(
@@ -86,22 +103,15 @@ def _scores(scores, mode):
     return arr
 
 
-def _sum_up(a, b):
-    """fl(a + b) rounded up: the charge must bound the exact sum (Knuth's TwoSum gives
-    the rounding error of the addition exactly)."""
-    s = a + b
-    t = s - a
-    err = (a - (s - t)) + (b - t)
-    return math.nextafter(s, math.inf) if err > 0.0 else s
-
-
-def _charge(budget, epsilon, label):
-    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``)."""
+def _charge(budget: SupportsSpend | None, epsilon: float | Fraction, label: str) -> None:
+    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``).
+    ``budget`` is the caller's argument, resolved here once (None: the active budget)."""
+    budget = _v.budget(budget)
     if budget is not None:
-        _v.budget(budget).spend(epsilon, 0.0, label=label)
+        budget.spend(epsilon, 0.0, label=label)
 
 
-def _charge_bounded_range(budget, epsilon, label):
+def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
     """_charge for an epsilon-bounded-range mechanism: rho = epsilon^2/8 on a zCDP budget.
 
     The exponential mechanism (and Gumbel-max, its law) is epsilon-BR: between neighbours
@@ -111,14 +121,15 @@ def _charge_bounded_range(budget, epsilon, label):
     mechanism.  Permute-and-flip and exponential- or Laplace-noise noisy max are not known
     to be BR and keep epsilon^2/2 (charged by ``spend``; OpenDP under-reported them,
     opendp#2911).  rho is exact: a Fraction."""
+    budget = _v.budget(budget)
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
-        budget.spend_rho(Fraction(epsilon) ** 2 / 8, label=label)
-    else:
-        _charge(budget, epsilon, label)
+        getattr(budget, "spend_rho")(_v.charged(epsilon) ** 2 / 8, label=label)
+    elif budget is not None:
+        budget.spend(epsilon, 0.0, label=label)
 
 
-def _dyadic_floor(gamma):
+def _dyadic_floor(gamma: Fraction) -> tuple[int, int]:
     """The largest g / 2**s <= gamma with g < 2**63 and 0 <= s <= 63 (exact).
 
     Rounding gamma *down* only makes the mechanism more private."""
@@ -132,7 +143,8 @@ def _dyadic_floor(gamma):
 
 
 @functools.lru_cache(maxsize=256)
-def _grid(epsilon, sensitivity, monotonic, integer, rounds=1):
+def _grid(epsilon: float, sensitivity: float, monotonic: bool, integer: bool,
+          rounds: int = 1) -> tuple[float, int, int]:
     """Public parameters ``(inv_grid, g, s)`` of the secure paths; depend on no data.
 
     Privacy.  Let ``v_i`` be the score in grid units (``u_i / G``; ``u_i`` itself for integer
@@ -172,26 +184,32 @@ def _grid(epsilon, sensitivity, monotonic, integer, rounds=1):
     return inv_grid, g, s
 
 
-def _fast_gamma(epsilon, sensitivity, monotonic, rounds=1):
+def _fast_gamma(epsilon: float, sensitivity: float, monotonic: bool, rounds: int = 1) -> float:
     """epsilon/(2 Delta) per round (epsilon/Delta when monotone), clamped to a finite value."""
     gamma = epsilon / (rounds * sensitivity * (1.0 if monotonic else 2.0))
     return min(gamma, 1e300) if gamma > 0.0 else 5e-324
 
 
-def _common(scores, epsilon, sensitivity, monotonic, rng, mode):
-    epsilon = _v.epsilon(epsilon)
-    sensitivity = _v.positive("sensitivity", sensitivity)
-    monotonic = _flag("monotonic", monotonic)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+def _common(
+    scores: npt.ArrayLike, epsilon: PrivacyParam, sensitivity: Real, monotonic: bool,
+    rng: RngLike, mode: str,
+) -> tuple[_Scores, float, float, bool, str, BitGenerator]:
+    eps = _v.epsilon(epsilon)
+    sens = _v.positive("sensitivity", sensitivity)
+    mono = _flag("monotonic", monotonic)
+    mode = _insecure.mode(mode)
     arr = _scores(scores, mode)
-    rng = _core.resolve_rng(rng)
-    return arr, epsilon, sensitivity, monotonic, mode, rng
+    bg = _core.secure_rng(rng)
+    return arr, eps, sens, mono, mode, bg
 
 
 # ---------------------------------------------------------------- mechanisms
 
-def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
-                          mode="secure", budget=None):
+def exponential_mechanism(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
+    budget: SupportsSpend | None = None, label: str | None = None,
+) -> int:
     """Choose candidate ``i`` with probability proportional to
     ``exp(epsilon * scores[i] / (2 * sensitivity))`` (``/ sensitivity`` when monotonic).
 
@@ -214,7 +232,10 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     budget : object with ``spend(epsilon, delta, *, label)``, optional
         Charged ``epsilon`` before anything is drawn; a zCDP
         :class:`~dpfast.accounting.PrivacyBudget` is charged ``rho = epsilon**2/8``
-        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.
+        (bounded range, Cesar & Rogers 2021), not ``epsilon**2/2``.  None: the active
+        budget (``with b.active():``), if any; ``NO_BUDGET``: nothing.
+    label : str, optional
+        Recorded with the charge (default: the function's name).
 
     Returns
     -------
@@ -251,18 +272,20 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, monotonic=False, 
     Differential Privacy", NeurIPS 2020.  Mironov, "On Significance of the Least
     Significant Bits for Differential Privacy", CCS 2012.
     """
+    label = _label(label, "exponential_mechanism")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+        _charge_bounded_range(budget, epsilon, label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    _charge_bounded_range(budget, epsilon, "exponential_mechanism")
+    _charge_bounded_range(budget, epsilon, label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
-def _noise_grid(epsilon, sensitivity, monotonic, arr):
+def _noise_grid(epsilon: float, sensitivity: float, monotonic: bool,
+                arr: _Scores) -> tuple[float, int, int]:
     inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
     if Fraction(g, 2 ** s) < _MIN_NOISE_GAMMA:
         raise PrivacyParameterError(
@@ -272,9 +295,33 @@ def _noise_grid(epsilon, sensitivity, monotonic, arr):
     return inv_grid, g, s
 
 
-def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise="laplace",
-                     return_value=False, value_epsilon=None, rng=None, mode="secure",
-                     budget=None):
+@overload
+def report_noisy_max(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
+    monotonic: bool = ..., noise: str = ..., return_value: Literal[False] = ...,
+    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
+) -> int: ...
+@overload
+def report_noisy_max(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
+    monotonic: bool = ..., noise: str = ..., return_value: Literal[True],
+    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
+) -> tuple[int, float]: ...
+@overload
+def report_noisy_max(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
+    monotonic: bool = ..., noise: str = ..., return_value: bool,
+    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
+    budget: SupportsSpend | None = ..., label: str | None = ...,
+) -> int | tuple[int, float]: ...
+def report_noisy_max(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    monotonic: bool = False, noise: str = "laplace", return_value: bool = False,
+    value_epsilon: PrivacyParam | None = None, rng: RngLike = None, mode: str = "secure",
+    budget: SupportsSpend | None = None, label: str | None = None,
+) -> int | tuple[int, float]:
     """Add independent noise to every score and report the index of the largest.
 
     Parameters
@@ -335,38 +382,36 @@ def report_noisy_max(scores, *, epsilon, sensitivity=1.0, monotonic=False, noise
     Xiao, Zhang, "The Permute-and-Flip Mechanism is Identical to Report-Noisy-Max with
     Exponential Noise", 2021.
     """
+    label = _label(label, "report_noisy_max")
     if isinstance(noise, str) and noise == "gaussian":
         raise PrivacyParameterError(
             "noise must be 'laplace' or 'exponential'; report noisy max with Gaussian noise is "
             "not epsilon-DP (Dwork & Roth, Sec. 3.5.3); got 'gaussian'")
     noise = _v.choice("noise", noise, ("laplace", "exponential"))
     return_value = _flag("return_value", return_value)
-    if value_epsilon is not None:
-        value_epsilon = _v.epsilon(value_epsilon, "value_epsilon")
-    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
-                                                         monotonic, rng, mode)
+    v_eps = _v.epsilon(value_epsilon, "value_epsilon") if value_epsilon is not None else None
+    arr, eps, sens, mono, mode, bg = _common(scores, epsilon, sensitivity, monotonic, rng, mode)
+    value_eps = v_eps if v_eps is not None else eps
     kind = _core.SEL_LAPLACE if noise == "laplace" else _core.SEL_EXPONENTIAL
-    if return_value and value_epsilon is None:
-        value_epsilon = epsilon
     # plan everything first: nothing is charged for parameters that fail
-    grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    gamma = _fast_gamma(epsilon, sensitivity, monotonic) if mode == "fast" else None
+    grid = _noise_grid(eps, sens, mono, arr) if mode == "secure" else None
+    gamma = _fast_gamma(eps, sens, mono) if mode == "fast" else 0.0
     if return_value:
-        _plan_value_release(value_epsilon, sensitivity, arr.dtype == np.int64, mode)
-    total = _sum_up(epsilon, value_epsilon) if return_value else epsilon
-    _charge(budget, total, "report_noisy_max")
-    if mode == "secure":
-        idx = int(_core.noisy_max_secure(arr, *grid, kind, rng))
+        _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
+    total: float | Fraction = _v.charged(eps) + _v.charged(value_eps) if return_value else eps
+    _charge(budget, total, label)
+    if grid is not None:
+        idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
-        idx = int(_core.noisy_max_fast(arr, gamma, kind, rng))
+        idx = int(_core.noisy_max_fast(arr, gamma, kind, bg))
     if not return_value:
         return idx
     score = int(arr[idx]) if arr.dtype == np.int64 else float(arr[idx])
-    value = _release_value(score, value_epsilon, sensitivity, rng, mode)
+    value = _release_value(score, value_eps, sens, bg, mode)
     return idx, value
 
 
-def _plan_value_release(epsilon, sensitivity, integer, mode):
+def _plan_value_release(epsilon: float, sensitivity: float, integer: bool, mode: str) -> None:
     """Raise now (before any charge) if the value release below would refuse its scale."""
     from . import mechanisms
 
@@ -380,16 +425,22 @@ def _plan_value_release(epsilon, sensitivity, integer, mode):
         mechanisms._laplace_grid_plan(epsilon, sensitivity, 1, None)
 
 
-def _release_value(value, epsilon, sensitivity, rng, mode):
+def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGenerator,
+                   mode: str) -> float:
     """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
     the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
     from .mechanisms import laplace_mechanism
-    return laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
-                             mode=mode)
+    released = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
+                                        rng=rng, mode=mode,
+                                        budget=NO_BUDGET)   # charged with the selection
+    return cast(float, released)
 
 
-def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=None,
-                     mode="secure", budget=None):
+def permute_and_flip(
+    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
+    budget: SupportsSpend | None = None, label: str | None = None,
+) -> int:
     """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random
     order and stop at candidate ``r`` with probability
     ``exp(epsilon (u_r - max u) / (2 Delta))`` (``/ Delta`` when monotonic).
@@ -404,7 +455,7 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
 
     Parameters
     ----------
-    scores, epsilon, sensitivity, monotonic, rng, mode, budget
+    scores, epsilon, sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -431,18 +482,22 @@ def permute_and_flip(scores, *, epsilon, sensitivity=1.0, monotonic=False, rng=N
     selection", NeurIPS 2020.  Ding et al., "The Permute-and-Flip Mechanism is Identical to
     Report-Noisy-Max with Exponential Noise", 2021.
     """
+    label = _label(label, "permute_and_flip")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    _charge(budget, epsilon, "permute_and_flip")
-    if mode == "secure":
+    _charge(budget, epsilon, label)
+    if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
                                     _core.SEL_EXPONENTIAL, rng))
 
 
-def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mode="secure",
-          budget=None):
+def top_k(
+    scores: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
+    budget: SupportsSpend | None = None, label: str | None = None,
+) -> I64Array:
     """The indices of k distinct candidates chosen by k rounds of the exponential mechanism
     ("peeling"), each with ``epsilon / k``, best first.
 
@@ -453,7 +508,7 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
         1 <= k <= m.
     epsilon : float
         Total privacy parameter; each round uses ``epsilon / k``.
-    sensitivity, monotonic, rng, mode, budget
+    sensitivity, monotonic, rng, mode, budget, label
         As in :func:`exponential_mechanism`.
 
     Returns
@@ -484,11 +539,12 @@ def top_k(scores, k, *, epsilon, sensitivity=1.0, monotonic=False, rng=None, mod
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
+    label = _label(label, "top_k")
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
-        _charge(budget, epsilon, "top_k")
+        _charge(budget, epsilon, label)
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
-    _charge(budget, epsilon, "top_k")
+    _charge(budget, epsilon, label)
     return _core.topk_fast(arr, gamma, k, rng)

@@ -32,13 +32,22 @@ value.  They live in a C struct that no attribute, ``repr`` or pickle reaches; t
 streams refuse to be pickled or copied.  No answer is ever given after the cutoff.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _core
+from . import _insecure
 from . import _validation as _v
+from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 
@@ -57,7 +66,7 @@ _LN2 = math.log(2.0)
 
 # ------------------------------------------------------------------ calibration
 
-def _sparse_sigma(cutoff, epsilon, delta):
+def _sparse_sigma(cutoff: int, epsilon: float, delta: float) -> Fraction:
     """Algorithm 2's sigma in units of the sensitivity: 2c/eps (delta = 0) or
     sqrt(32 c ln(1/delta))/eps.  Exact (a Fraction) when delta = 0, else a float rounded
     up by _MARGIN."""
@@ -67,7 +76,7 @@ def _sparse_sigma(cutoff, epsilon, delta):
     return Fraction(_finite_scale(sigma))
 
 
-def _composition_holds(k, eps_each, log_inv_delta, target):
+def _composition_holds(k: int, eps_each: float, log_inv_delta: float, target: float) -> bool:
     """Whether k eps_each-DP mechanisms compose to target-DP with failure delta' (given as
     ln(1/delta'), finite even for subnormal delta'), by basic composition (Thm 3.16) or
     advanced composition (Thm 3.20)."""
@@ -79,7 +88,8 @@ def _composition_holds(k, eps_each, log_inv_delta, target):
     return min(basic, advanced) <= target * (1 - 1e-12)
 
 
-def _check_advanced(name, cutoff, eps_each, log_inv_delta, target):
+def _check_advanced(name: str, cutoff: int, eps_each: float, log_inv_delta: float,
+                    target: float) -> None:
     # Thm 3.25's proof applies Thm 3.20 with eps' = eps / sqrt(8 c ln(1/delta)), whose
     # second-order term c eps'(e^eps' - 1) is not always below eps/2: for large eps and
     # cutoff the book's claim fails.  Refuse those parameters instead of over-claiming.
@@ -92,7 +102,8 @@ def _check_advanced(name, cutoff, eps_each, log_inv_delta, target):
 
 
 @functools.lru_cache(maxsize=256)
-def _calibration(kind, epsilon, delta, cutoff):
+def _calibration(kind: str, epsilon: float, delta: float,
+                 cutoff: int) -> tuple[Fraction, Fraction | None]:
     sigma, sigma_value = _calibration_exact(kind, epsilon, delta, cutoff)
     # the scales are used as doubles too (fast path, inversion parameter): a subnormal
     # epsilon must give a clear error, not an OverflowError
@@ -102,7 +113,8 @@ def _calibration(kind, epsilon, delta, cutoff):
     return sigma, sigma_value
 
 
-def _calibration_exact(kind, epsilon, delta, cutoff):
+def _calibration_exact(kind: str, epsilon: float, delta: float,
+                       cutoff: int) -> tuple[Fraction, Fraction | None]:
     """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
     Algorithms 1-3 (cached: public parameters only).
 
@@ -121,6 +133,8 @@ def _calibration_exact(kind, epsilon, delta, cutoff):
                             -math.log(delta), epsilon)
         return _sparse_sigma(cutoff, epsilon, delta), None
     # Algorithm 3, Thm 3.27: Sparse(eps1, delta/2) + c Laplace releases (eps - eps1, delta/2)
+    eps1: Fraction | float
+    eps2: Fraction | float
     if delta == 0.0:
         eps1 = Fraction(epsilon) * 8 / 9
         eps2 = Fraction(epsilon) * 2 / 9
@@ -136,14 +150,14 @@ def _calibration_exact(kind, epsilon, delta, cutoff):
             Fraction(_finite_scale(root / eps2 * (1 + _MARGIN))))
 
 
-def _finite_scale(sigma):
+def _finite_scale(sigma: float) -> float:
     if not sigma < math.inf:
         raise PrivacyParameterError(
             "epsilon is too small: the noise scale overflows a double; use a larger epsilon")
     return sigma
 
 
-def _dyadic_up(x):
+def _dyadic_up(x: Fraction) -> tuple[int, int]:
     """The least num/2**k >= x with num < 2**62 and k <= 63, as (num, den) in lowest
     terms (the exact samplers take a 64-bit rational scale)."""
     x = Fraction(x)
@@ -160,7 +174,7 @@ def _dyadic_up(x):
     return f.numerator, f.denominator
 
 
-def _inv_l(k_grid, sigma):
+def _inv_l(k_grid: int, sigma: Fraction) -> float:
     """Query-noise parameter of the secure inversion (see csrc/sparse.c): the query noise
     is certified for sensitivity K + 1 grid steps; we need (2K+2) ln2 / inv_l + 2^-64 <=
     eps'/2 = 1/sigma, i.e. inv_l >= (2K+2) ln2 sigma / (1 - 2^-64 sigma)."""
@@ -171,7 +185,8 @@ def _inv_l(k_grid, sigma):
     return (2 * k_grid + 2) * math.log(2.0) * s / denom * (1 + _MARGIN)
 
 
-def _grid(sensitivity, sigma, granularity):
+def _grid(sensitivity: float, sigma: Fraction,
+          granularity: float | None) -> tuple[float, int, float]:
     """(g, K, inv_l): the grid, the sensitivity in grid steps, the query-noise parameter."""
     delta_f = Fraction(sensitivity)
     if granularity is not None:
@@ -205,7 +220,9 @@ def _grid(sensitivity, sigma, granularity):
 
 
 @functools.lru_cache(maxsize=256)
-def _secure_scales(sensitivity, sigma, sigma_value, granularity):
+def _secure_scales(
+    sensitivity: float, sigma: Fraction, sigma_value: Fraction | None, granularity: float | None,
+) -> tuple[float, int, float, tuple[int, int], tuple[int, int]]:
     """(g, K, inv_l, threshold scale, value scale) of the secure path, from public
     parameters only (cached: exact rational arithmetic is the slow part of a constructor,
     and streams are often re-created with the same parameters)."""
@@ -216,7 +233,7 @@ def _secure_scales(sensitivity, sigma, sigma_value, granularity):
     return g, k_grid, inv_l, thr, val
 
 
-def _granularity(value, mode):
+def _granularity(value: Real | None, mode: str) -> float | None:
     if value is None:
         return None
     if mode != "secure":
@@ -230,17 +247,15 @@ def _granularity(value, mode):
     return g
 
 
-def _value_range(value):
+def _value_range(value: Real | None) -> float | None:
     if value is None:
         return None
     return _v.positive("value_range", value)
 
 
-def _budget(budget):
-    if budget is not None and not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
-    return budget
+def _budget(budget: SupportsSpend | None) -> SupportsSpend | None:
+    """The budget the stream charges: resolved once (None: the active budget, if any)."""
+    return _v.budget(budget)
 
 
 # ------------------------------------------------------------------ the streams
@@ -249,45 +264,55 @@ class _SVTBase(_core._SVTStream):
     __slots__ = ("_threshold", "_epsilon", "_delta", "_sensitivity", "_cutoff", "_mode",
                  "_grid", "_constant_time", "_cost", "_noise", "_value_range")
 
-    def _setup_with_cutoff(self, kind, threshold, cutoff, epsilon, delta, sensitivity, rng,
-                           mode, budget, granularity, constant_time, value_range=None):
+    def _setup_with_cutoff(
+        self, kind: str, threshold: Real, cutoff: int, epsilon: PrivacyParam,
+        delta: PrivacyParam, sensitivity: Real, rng: RngLike, mode: str,
+        budget: SupportsSpend | None, granularity: Real | None, constant_time: bool,
+        value_range: Real | None = None, label: str | None = None,
+    ) -> None:
         """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
         _setup."""
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
         cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+        label = _label(label, f"{kind}(cutoff={cutoff})")
         delta = _v.delta(delta)
         sigma, sigma_value = _calibration(kind, epsilon, delta, cutoff)
         self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=f"{kind}(cutoff={cutoff})",
-                    value_range=value_range)
+                    sigma_value=sigma_value, label=label, value_range=value_range)
 
-    def _setup(self, *, threshold, epsilon, delta, cutoff, sensitivity, rng, mode, budget,
-               granularity, constant_time, sigma, sigma_value, label, value_range=None):
+    def _setup(
+        self, *, threshold: float, epsilon: float, delta: float, cutoff: int,
+        sensitivity: float, rng: RngLike, mode: str, budget: SupportsSpend | None,
+        granularity: float | None, constant_time: bool, sigma: Fraction,
+        sigma_value: Fraction | None, label: str, value_range: Real | None = None,
+    ) -> None:
         """Configure the C stream, charge the budget, then draw the first threshold.
 
         ``sigma``: Algorithm 2's sigma for the threshold (query noise 2 sigma);
         ``sigma_value``: NumericSparse's sigma(eps2) for released values, or None.
         All in units of the sensitivity."""
         numeric = sigma_value is not None
-        value_range = _value_range(value_range)
+        noise: dict[str, Any]
+        vrange = _value_range(value_range)
+        rng = _core.secure_rng(rng)          # warns for a predictable generator
         if mode == "secure":
             g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
                                                         granularity)
-            if value_range is not None and not value_range < _core.SVT_VALUE_LIMIT * g:
+            if vrange is not None and not vrange < _core.SVT_VALUE_LIMIT * g:
                 if granularity is not None:
                     raise PrivacyParameterError(
-                        f"value_range={value_range!r} exceeds the range 2**61 * granularity = "
+                        f"value_range={vrange!r} exceeds the range 2**61 * granularity = "
                         f"{_core.SVT_VALUE_LIMIT * g!r} of the secure grid; pass a larger "
                         "granularity= or omit it")
                 # the finest power-of-two grid whose 2**61 steps cover the range (public)
-                coarse = math.ldexp(1.0, math.frexp(value_range / _core.SVT_VALUE_LIMIT)[1])
+                coarse = math.ldexp(1.0, math.frexp(vrange / _core.SVT_VALUE_LIMIT)[1])
                 g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
                                                             coarse)
             # without value_range the secure path clamps to its grid's range
-            effective_range = (value_range if value_range is not None
+            effective_range = (vrange if vrange is not None
                                else math.nextafter(_core.SVT_VALUE_LIMIT * g, 0.0))
             slack_thr, slack_val = self._configure_secure(
                 rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
@@ -301,16 +326,17 @@ class _SVTBase(_core._SVTStream):
             extra = (min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * total * (1 + _MARGIN))
                      if total else 0.0)
         else:
-            g = None
+            g_fast: float | None = None
             s = float(sigma) * sensitivity * (1 + _MARGIN)
-            sv = float(sigma_value) * sensitivity * (1 + _MARGIN) if numeric else 0.0
+            sv = (float(sigma_value) * sensitivity * (1 + _MARGIN)
+                  if sigma_value is not None else 0.0)
             self._configure_fast(rng, cutoff, numeric, threshold, s, 2.0 * s, sv)
             noise = {"threshold_scale": s, "query_scale": 2.0 * s,
                      "value_scale": sv if numeric else None}
             extra = 0.0
-            effective_range = value_range if value_range is not None else math.inf
-        if value_range is not None:
-            self._set_value_range(value_range)
+            effective_range = vrange if vrange is not None else math.inf
+        if vrange is not None:
+            self._set_value_range(vrange)
         # (configuring succeeds once only, so these are set once only)
         self._value_range = effective_range
         self._threshold = threshold
@@ -320,39 +346,79 @@ class _SVTBase(_core._SVTStream):
         self._cutoff = cutoff
         self._mode = mode
         self._constant_time = constant_time
-        self._grid = g
+        self._grid = g if mode == "secure" else g_fast
         self._noise = noise
-        self._cost = (epsilon, delta + extra)
+        # exact: the caller's delta plus the sampler's slack (a float bound, at its value)
+        self._cost = (epsilon, _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta)
         if budget is not None:
             # the whole cost, before any noise is drawn; raising here leaves nothing drawn
             budget.spend(self._cost[0], self._cost[1], label=label)
         self._start()
 
+    _threshold: float
+    _epsilon: float
+    _delta: float
+    _sensitivity: float
+    _cutoff: int
+    _mode: str
+    _grid: float | None
+    _constant_time: bool
+    _cost: tuple[float, float]
+    _noise: dict[str, Any]
+    _value_range: float
+
     # read-only public parameters
-    threshold = property(lambda self: self._threshold, doc="The public threshold T.")
-    epsilon = property(lambda self: self._epsilon, doc="The privacy parameter epsilon.")
-    delta = property(lambda self: self._delta, doc="The privacy parameter delta as given.")
-    sensitivity = property(lambda self: self._sensitivity, doc="Sensitivity of each query.")
-    cutoff = property(lambda self: self._cutoff, doc="Positive answers before the halt.")
-    mode = property(lambda self: self._mode, doc="'secure' or 'fast'.")
-    granularity = property(lambda self: self._grid,
-                           doc="The secure grid step g (a power of two), None in fast mode.")
-    value_range = property(
-        lambda self: self._value_range,
-        doc="Query values are clamped to [-value_range, value_range] before they are "
-            "compared (and, for NumericSparse, released): the ``value_range=`` given, or "
-            "on the secure path the grid's range (just below 2**61 * granularity; about "
-            "2.2e12 at sensitivity 1), or inf in fast mode.  Public: it depends on the "
-            "parameters only.")
+    @property
+    def threshold(self) -> float:
+        """The public threshold T."""
+        return self._threshold
 
     @property
-    def privacy_cost(self):
+    def epsilon(self) -> float:
+        """The privacy parameter epsilon."""
+        return self._epsilon
+
+    @property
+    def delta(self) -> float:
+        """The privacy parameter delta as given."""
+        return self._delta
+
+    @property
+    def sensitivity(self) -> float:
+        """Sensitivity of each query."""
+        return self._sensitivity
+
+    @property
+    def cutoff(self) -> int:
+        """Positive answers before the halt."""
+        return self._cutoff
+
+    @property
+    def mode(self) -> str:
+        """'secure' or 'fast'."""
+        return self._mode
+
+    @property
+    def granularity(self) -> float | None:
+        """The secure grid step g (a power of two), None in fast mode."""
+        return self._grid
+
+    @property
+    def value_range(self) -> float:
+        """Query values are clamped to [-value_range, value_range] before they are
+        compared (and, for NumericSparse, released): the ``value_range=`` given, or on the
+        secure path the grid's range (just below 2**61 * granularity; about 2.2e12 at
+        sensitivity 1), or inf in fast mode.  Public: it depends on the parameters only."""
+        return self._value_range
+
+    @property
+    def privacy_cost(self) -> tuple[float, float]:
         """(epsilon, delta) of the whole stream, however many queries it answers; on the
         secure path with ``constant_time=True`` delta includes the sampler's certified
         slack."""
         return self._cost
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = f", cutoff={self._cutoff}" if type(self) is not AboveThreshold else ""
         return (f"{type(self).__name__}(threshold={self._threshold!r}{extra}, "
                 f"epsilon={self._epsilon!r}, delta={self._delta!r}, mode={self._mode!r}, "
@@ -360,11 +426,14 @@ class _SVTBase(_core._SVTStream):
                 f"halted={self.halted})")
 
 
-def _common(threshold, epsilon, sensitivity, mode, constant_time, granularity, budget):
+def _common(
+    threshold: Real, epsilon: PrivacyParam, sensitivity: Real, mode: str, constant_time: bool,
+    granularity: Real | None, budget: SupportsSpend | None,
+) -> tuple[float, float, float, str, float | None, SupportsSpend | None]:
     threshold = _v.finite("threshold", threshold)
     epsilon = _v.epsilon(epsilon)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
+    mode = _insecure.mode(mode)
     if not isinstance(constant_time, bool):
         raise TypeError(f"constant_time must be a bool; got {type(constant_time).__name__}")
     if constant_time and mode != "secure":
@@ -463,7 +532,8 @@ class AboveThreshold(_SVTBase):
     mode : {"secure", "fast"}
         ``"fast"`` is a simulation path that is not floating-point safe.
     budget : object with ``spend(epsilon, delta, *, label=None)``, optional
-        Charged with :attr:`privacy_cost` once, before any noise is drawn.
+        Charged with :attr:`privacy_cost` once, before any noise is drawn.  None: the
+        active budget (``with b.active():``), if any; ``dpfast.NO_BUDGET``: nothing.
     granularity : float, optional
         Secure grid step g, a power of two.
     constant_time : bool, default False
@@ -474,6 +544,8 @@ class AboveThreshold(_SVTBase):
         coarsened, if needed, so that its range (2**61 steps) covers R.  Default: the
         secure grid's own range (about ``2.2e12 * sensitivity``), no clamp in fast mode.
         The value in force is :attr:`value_range`.
+    label : str, optional
+        Recorded with the charge (default ``"AboveThreshold"``).
 
     Privacy
     -------
@@ -503,15 +575,25 @@ class AboveThreshold(_SVTBase):
     """
     __slots__ = ()
 
-    def __init__(self, threshold, *, epsilon, sensitivity=1.0, rng=None, mode="secure",
-                 budget=None, granularity=None, constant_time=False, value_range=None):
+    if TYPE_CHECKING:
+        def feed(self, values: npt.ArrayLike,
+                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]: ...
+        def step(self, value: Real, threshold: Real | None = None) -> bool: ...
+
+    def __init__(
+        self, threshold: Real, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+        rng: RngLike = None, mode: str = "secure", budget: SupportsSpend | None = None,
+        granularity: Real | None = None, constant_time: bool = False,
+        value_range: Real | None = None, label: str | None = None,
+    ) -> None:
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
             threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+        label = _label(label, "AboveThreshold")
         sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
         self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
                     sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
                     granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label="AboveThreshold", value_range=value_range)
+                    sigma_value=None, label=label, value_range=value_range)
 
 
 class Sparse(_SVTBase):
@@ -534,6 +616,8 @@ class Sparse(_SVTBase):
         In [0, 1).
     sensitivity, rng, mode, budget, granularity, constant_time, value_range
         As for :class:`AboveThreshold`.
+    label : str, optional
+        Recorded with the charge (default ``"Sparse(cutoff=c)"``).
 
     Privacy
     -------
@@ -555,11 +639,19 @@ class Sparse(_SVTBase):
     """
     __slots__ = ()
 
-    def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
-                 mode="secure", budget=None, granularity=None, constant_time=False,
-                 value_range=None):
+    if TYPE_CHECKING:
+        def feed(self, values: npt.ArrayLike,
+                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]: ...
+        def step(self, value: Real, threshold: Real | None = None) -> bool: ...
+
+    def __init__(
+        self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
+        sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
+        budget: SupportsSpend | None = None, granularity: Real | None = None,
+        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
+    ) -> None:
         self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time, value_range)
+                                mode, budget, granularity, constant_time, value_range, label)
 
 
 class NumericSparse(_SVTBase):
@@ -580,8 +672,8 @@ class NumericSparse(_SVTBase):
     ----------
     threshold, cutoff, epsilon, delta, sensitivity, rng, mode, budget, granularity
         As for :class:`Sparse`.
-    constant_time, value_range
-        As for :class:`Sparse`.  Query values -- and so the released values, up to their
+    constant_time, value_range, label
+        As for :class:`Sparse` (default label ``"NumericSparse(cutoff=c)"``).  Query values -- and so the released values, up to their
         noise -- are clamped to ``[-value_range, value_range]``; on the secure path the
         default range is the grid's (just below ``2**61 * granularity``, about
         ``2.2e12`` at sensitivity 1: a true 1e13 comes back near 2.2e12).  Pass a larger
@@ -615,9 +707,17 @@ class NumericSparse(_SVTBase):
     """
     __slots__ = ()
 
-    def __init__(self, threshold, *, cutoff, epsilon, delta=0.0, sensitivity=1.0, rng=None,
-                 mode="secure", budget=None, granularity=None, constant_time=False,
-                 value_range=None):
+    if TYPE_CHECKING:
+        def feed(self, values: npt.ArrayLike,
+                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]: ...
+        def step(self, value: Real, threshold: Real | None = None) -> float: ...
+
+    def __init__(
+        self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
+        sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
+        budget: SupportsSpend | None = None, granularity: Real | None = None,
+        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
+    ) -> None:
         self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
                                 sensitivity, rng, mode, budget, granularity, constant_time,
-                                value_range)
+                                value_range, label)

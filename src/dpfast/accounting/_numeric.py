@@ -5,9 +5,12 @@ dependency).  Every helper rounds on the side its caller names.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
@@ -26,7 +29,7 @@ _KOV_K_MAX = 10**7
 _TINY = 2.0**-1000  # below this, results are subnormal-adjacent: add absolute ulps too
 
 
-def _up(x, slack=_CLOSED_FORM_SLACK):
+def _up(x: float, slack: float = _CLOSED_FORM_SLACK) -> float:
     """Round a nonnegative float result up by a relative ``slack`` (never down).
 
     Near the subnormal range a relative slack rounds away to nothing while each
@@ -38,7 +41,9 @@ def _up(x, slack=_CLOSED_FORM_SLACK):
     return math.nextafter(x + abs(x) * slack, _INF)
 
 
-def _up_array(a, slack=_CLOSED_FORM_SLACK):
+def _up_array(
+    a: npt.NDArray[np.float64], slack: float = _CLOSED_FORM_SLACK,
+) -> npt.NDArray[np.float64]:
     """Elementwise :func:`_up` of a float64 array of nonnegative values (zeros stay zero)."""
     a = np.asarray(a, dtype=np.float64)
     out = a + np.abs(a) * slack
@@ -47,7 +52,7 @@ def _up_array(a, slack=_CLOSED_FORM_SLACK):
     return np.where(a == 0.0, 0.0, out)
 
 
-def _finite(name, value):
+def _finite(name: str, value: float) -> float:
     """A result promised finite: refuse (by the public parameters) rather than return inf/NaN."""
     if -_INF < value < _INF:
         return value
@@ -56,20 +61,20 @@ def _finite(name, value):
         "use less extreme values (the exact value exceeds the range of doubles)")
 
 
-def _positive_floor(x):
+def _positive_floor(x: float) -> float:
     """A bound that is positive in exact arithmetic but underflowed to 0 becomes the
     smallest positive float, which is still an upper bound."""
     return x if x > 0.0 else math.ulp(0.0)
 
 
-def _down(x, slack=_CLOSED_FORM_SLACK):
+def _down(x: float, slack: float = _CLOSED_FORM_SLACK) -> float:
     """Round a nonnegative float down by a relative ``slack``, never below 0."""
     if x <= 0.0:
         return 0.0
     return max(0.0, math.nextafter(x - x * slack, 0.0))
 
 
-def _fraction_to_float_up(f):
+def _fraction_to_float_up(f: Fraction) -> float:
     """The smallest float >= the rational ``f`` (float() rounds to nearest)."""
     x = float(f)
     if Fraction(x) < f:
@@ -77,7 +82,7 @@ def _fraction_to_float_up(f):
     return x
 
 
-def _fraction_to_float_down(f):
+def _fraction_to_float_down(f: Fraction) -> float:
     """The largest float <= the rational ``f``."""
     x = float(f)
     if Fraction(x) > f:
@@ -85,7 +90,7 @@ def _fraction_to_float_down(f):
     return x
 
 
-def _fsum_up(values):
+def _fsum_up(values: Iterable[float]) -> float:
     """An upward-rounded sum of floats: math.fsum is correctly rounded to nearest;
     the sign of the (again exactly summed) residual tells which side it fell on."""
     try:
@@ -98,7 +103,7 @@ def _fsum_up(values):
     return math.nextafter(s, _INF) if residual > 0.0 else s
 
 
-def _sum_up(arr):
+def _sum_up(arr: npt.NDArray[np.float64]) -> float:
     """An upward-rounded sum of a float64 array of nonnegative values.
 
     Up to 2**14 terms: :func:`_fsum_up` (the exact sum, rounded up).  Beyond that,
@@ -117,7 +122,7 @@ def _sum_up(arr):
     return math.nextafter(s + 2.0 * gamma * s, _INF)  # terms are >= 0: sum |x| = s (x2 for its own rounding)
 
 
-def _logsumexp(a):
+def _logsumexp(a: npt.ArrayLike) -> float:
     """log(sum(exp(a))) of a 1-D float array, without overflow; -inf for no mass."""
     a = np.asarray(a, dtype=np.float64)
     if a.size == 0:
@@ -128,14 +133,17 @@ def _logsumexp(a):
     return m + math.log(float(np.sum(np.exp(a - m))))
 
 
-def _log1mexp(x):
+def _log1mexp(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """log(1 - e^x) for x <= 0, accurate near 0 and far below it (Maechler 2012)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out: npt.NDArray[np.float64] = np.where(x > -math.log(2.0), np.log(-np.expm1(x)),
+                                                np.log1p(-np.exp(x)))
+    return out
 
 
-def _real_sequence(name, values, *, minimum_exclusive=None):
+def _real_sequence(name: str, values: Iterable[Any] | npt.NDArray[Any], *,
+                   minimum_exclusive: float | None = None) -> npt.NDArray[np.float64]:
     """Validate a sequence of nonnegative finite reals; return a float64 array.
 
     A numpy array is checked vectorised; any other iterable element by element with
@@ -165,7 +173,9 @@ def _real_sequence(name, values, *, minimum_exclusive=None):
     return np.asarray(out, dtype=np.float64)
 
 
-def _delta_sequence(name, values, n):
+def _delta_sequence(
+    name: str, values: Iterable[Any] | npt.NDArray[Any] | None, n: int,
+) -> npt.NDArray[np.float64]:
     if values is None:
         return np.zeros(n)
     arr = _real_sequence(name, values)
@@ -176,6 +186,6 @@ def _delta_sequence(name, values, n):
     return arr
 
 
-def _open_delta(name, value):
+def _open_delta(name: str, value: object) -> float:
     """A probability in (0, 1): advanced composition needs ln(1/delta') finite."""
     return _v.delta(value, name, allow_zero=False)

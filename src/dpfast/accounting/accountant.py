@@ -5,9 +5,15 @@ for k releases on the tightest method.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from . import pld as _pld
 from ._numeric import _finite, _up
 from .composition import basic_composition
@@ -19,7 +25,7 @@ from .zcdp import zcdp_delta, zcdp_to_dp
 METHODS = ("pld", "gdp", "rdp", "zcdp", "optimal", "basic")
 
 
-def _pure_epsilon(m):
+def _pure_epsilon(m: _pld.Mechanism) -> float | None:
     """The pure-DP epsilon of a mechanism, or None (Gaussian noise is not pure DP)."""
     k, p = m.kind, m.params
     if k == "laplace" and p[2] == 1.0:
@@ -27,11 +33,12 @@ def _pure_epsilon(m):
     if k == "discrete_laplace":
         return _up(p[1] / p[0])
     if k == "randomized_response":
-        return p[0]
+        eps: float = p[0]
+        return eps
     return None
 
 
-def _rho(m):
+def _rho(m: _pld.Mechanism) -> float | None:
     """zCDP rho of a mechanism without subsampling (Bun & Steinke 2016 Prop. 1.4, 1.6;
     Canonne, Kamath & Steinke 2020 Thm 14 for the discrete Gaussian)."""
     k, p = m.kind, m.params
@@ -42,6 +49,13 @@ def _rho(m):
     if eps is None:
         return None
     return _up(0.5 * eps * eps)
+
+
+def _known(eps: float | None) -> float:
+    # each method admits only mechanisms it can account for (Accountant._check): pure-DP
+    # ones for "optimal", those with a zCDP rho for "zcdp"
+    assert eps is not None
+    return eps
 
 
 class Accountant:
@@ -76,47 +90,59 @@ class Accountant:
     order of the compose calls does not change any answer.
     """
 
-    def __init__(self, method="pld", *, grid_step=None):
+    def __init__(self, method: str = "pld", *, grid_step: Real | None = None) -> None:
         self.method = _v.choice("method", method, METHODS)
         if grid_step is not None:
             grid_step = _v.positive("grid_step", grid_step)
         self.grid_step = grid_step
-        self._items = []
-        self._cache = None
+        self._items: list[tuple[_pld.Mechanism, int]] = []
+        self._cache: _pld.ComposedPLD | None = None
+        # compose's check-then-append, and _pld's compute-then-cache, must not interleave
+        # with another thread's compose: a PLD of fewer mechanisms cached after a compose
+        # invalidated it would under-report epsilon (docs/threads.md).
+        self._lock = threading.Lock()
 
     # -------------------------------------------------------------- recording
-    def compose(self, mechanism, count=1):
+    def compose(self, mechanism: _pld.Mechanism, count: int = 1) -> Accountant:
         """Record ``count`` runs of a :class:`dpfast.accounting.pld.Mechanism`."""
         if not isinstance(mechanism, _pld.Mechanism):
             raise TypeError(f"mechanism must be a dpfast.accounting Mechanism; got {type(mechanism).__name__}")
         count = _v.integer("count", count, minimum=1)
-        self._check(mechanism)
-        self._items.append((mechanism, count))
-        self._cache = None
+        with self._lock:
+            self._check(mechanism)
+            self._items.append((mechanism, count))
+            self._cache = None
         return self
 
-    def compose_gaussian(self, sigma, sensitivity=1.0, count=1, sampling_rate=1.0):
+    def compose_gaussian(self, sigma: Real, sensitivity: Real = 1.0, count: int = 1,
+                         sampling_rate: Real = 1.0) -> Accountant:
         """Record ``count`` Gaussian mechanisms N(0, sigma^2) of l2 sensitivity ``sensitivity``,
         each on a Poisson subsample with rate ``sampling_rate`` (1: no subsampling)."""
         return self.compose(_pld.gaussian(sigma, sensitivity, sampling_rate), count)
 
-    def compose_laplace(self, scale, sensitivity=1.0, count=1, sampling_rate=1.0):
+    def compose_laplace(self, scale: Real, sensitivity: Real = 1.0, count: int = 1,
+                        sampling_rate: Real = 1.0) -> Accountant:
         """Record ``count`` Laplace mechanisms with this scale and l1 sensitivity."""
         return self.compose(_pld.laplace(scale, sensitivity, sampling_rate), count)
 
-    def compose_discrete_laplace(self, scale, sensitivity=1, count=1):
+    def compose_discrete_laplace(
+        self, scale: Real, sensitivity: int = 1, count: int = 1,
+    ) -> Accountant:
         """Record ``count`` discrete Laplace mechanisms ``P(x) ∝ exp(-|x|/scale)``."""
         return self.compose(_pld.discrete_laplace(scale, sensitivity), count)
 
-    def compose_discrete_gaussian(self, sigma, sensitivity=1, count=1):
+    def compose_discrete_gaussian(
+        self, sigma: Real, sensitivity: int = 1, count: int = 1,
+    ) -> Accountant:
         """Record ``count`` discrete Gaussian mechanisms N_Z(0, sigma^2) (their own curve)."""
         return self.compose(_pld.discrete_gaussian(sigma, sensitivity), count)
 
-    def compose_randomized_response(self, epsilon, categories=2, count=1):
+    def compose_randomized_response(self, epsilon: PrivacyParam, categories: int = 2,
+                                    count: int = 1) -> Accountant:
         """Record ``count`` k-ary randomized responses with parameter epsilon."""
         return self.compose(_pld.randomized_response(epsilon, categories), count)
 
-    def compose_pure_dp(self, epsilon, count=1):
+    def compose_pure_dp(self, epsilon: PrivacyParam, count: int = 1) -> Accountant:
         """Record ``count`` epsilon-DP mechanisms of any kind (the exponential mechanism,
         permute-and-flip, report-noisy-max...), accounted by the binary randomized response
         that dominates every epsilon-DP mechanism."""
@@ -125,7 +151,7 @@ class Accountant:
     compose_exponential_mechanism = compose_pure_dp
     compose_permute_and_flip = compose_pure_dp
 
-    def _check(self, m):
+    def _check(self, m: _pld.Mechanism) -> None:
         method = self.method
         if method == "pld":
             return
@@ -151,15 +177,16 @@ class Accountant:
                     "homogeneous composition); use method='pld'")
 
     # -------------------------------------------------------------- queries
-    def _pld(self):
-        if self._cache is None:
-            self._cache = _pld.compose(self._items, grid_step=self.grid_step)
-        return self._cache
+    def _pld(self) -> _pld.ComposedPLD:
+        with self._lock:
+            if self._cache is None:
+                self._cache = _pld.compose(list(self._items), grid_step=self.grid_step)
+            return self._cache
 
-    def _count(self):
+    def _count(self) -> int:
         return sum(c for _, c in self._items)
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: PrivacyParam) -> float:
         """An upper bound on the epsilon of the composition at ``delta`` in (0, 1)."""
         delta = _v.delta(delta, allow_zero=False)
         if not self._items:
@@ -175,10 +202,11 @@ class Accountant:
             return rdp_to_dp(DEFAULT_RDP_ORDERS, self._rdp(), delta)[0]
         eps = [(_pure_epsilon(m), c) for m, c in self._items]
         if method == "optimal":
-            return optimal_composition(eps[0][0], 0.0, self._count(), delta)[0]
-        return basic_composition([e for e, c in eps for _ in range(c)])[0]
+            return optimal_composition(_known(eps[0][0]), 0.0, self._count(), delta)[0]
+        total: float = basic_composition([e for e, c in eps for _ in range(c)])[0]
+        return total
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: PrivacyParam) -> float:
         """An upper bound on the delta of the composition at ``epsilon`` >= 0."""
         epsilon = _v.nonnegative("epsilon", epsilon)
         if not self._items:
@@ -195,22 +223,22 @@ class Accountant:
             return self._rdp_delta(epsilon)
         eps = [(_pure_epsilon(m), c) for m, c in self._items]
         if method == "optimal":
-            return optimal_composition_delta(eps[0][0], 0.0, self._count(), epsilon)
+            return optimal_composition_delta(_known(eps[0][0]), 0.0, self._count(), epsilon)
         total = basic_composition([e for e, c in eps for _ in range(c)])[0]
         return 0.0 if epsilon >= total else 1.0
 
-    def _mu(self):
+    def _mu(self) -> float:
         mus = []
         for m, c in self._items:
             sigma, sens, _ = m.params
             mus.append(_finite("mu", _up(sens / sigma) * math.sqrt(c) * (1.0 + 2.0**-50)))
         return gdp_compose(mus)
 
-    def _total_rho(self):
-        return _finite("rho", _up(math.fsum(c * _rho(m) for m, c in self._items), 2.0**-50))
+    def _total_rho(self) -> float:
+        return _finite("rho", _up(math.fsum(c * _known(_rho(m)) for m, c in self._items), 2.0**-50))
 
-    def _rdp(self):
-        total = 0.0
+    def _rdp(self) -> npt.NDArray[np.float64]:
+        total = np.zeros_like(DEFAULT_RDP_ORDERS)
         for m, c in self._items:
             eps = _pure_epsilon(m)
             if m.kind == "laplace":
@@ -225,7 +253,7 @@ class Accountant:
             total = total + c * curve
         return total * (1.0 + 2.0**-48)
 
-    def _rdp_delta(self, epsilon):
+    def _rdp_delta(self, epsilon: float) -> float:
         # delta = min_alpha exp((alpha-1)(rdp - eps)) (1-1/alpha)^alpha / (alpha-1)
         # (Canonne, Kamath & Steinke 2020, Prop. 12), rounded up.
         import numpy as np
@@ -235,15 +263,16 @@ class Accountant:
         best = float(np.min(log_d))
         return min(1.0, max(math.ulp(0.0), _up(math.exp(min(best, 0.0)), 2.0**-40 + 1e-14 * abs(best))))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Accountant(method={self.method!r}, mechanisms={self._items!r})"
 
 
-def _calibrate(make, epsilon, delta, count, lo, hi):
+def _calibrate(make: Callable[[float], _pld.Mechanism], epsilon: float, delta: float, count: int,
+               lo: float, hi: float) -> float:
     """Smallest noise parameter x (to 1e-7 relative: finer than the PLD's own accuracy;
     the safe end of the bracket) with the PLD epsilon of ``count`` runs of make(x) at
     ``delta`` <= ``epsilon``; epsilon decreases in x."""
-    def ok(x):
+    def ok(x: float) -> bool:
         try:
             return _pld.compose([(make(x), count)]).epsilon(delta) <= epsilon
         except PrivacyParameterError:
@@ -265,7 +294,8 @@ def _calibrate(make, epsilon, delta, count, lo, hi):
     return hi
 
 
-def calibrate_gaussian(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1.0):
+def calibrate_gaussian(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1,
+                       sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> float:
     """The smallest safe sigma for ``count`` Gaussian releases to be (epsilon, delta)-DP.
 
     Parameters
@@ -306,7 +336,8 @@ def calibrate_gaussian(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1
                       max(guess / 4.0, sensitivity / 40.0), max(guess, sensitivity / 20.0))
 
 
-def calibrate_laplace(epsilon, delta, count=1, sensitivity=1.0, sampling_rate=1.0):
+def calibrate_laplace(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1,
+                      sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> float:
     """The smallest safe Laplace scale for ``count`` releases to be (epsilon, delta)-DP,
     by the PLD accountant (delta = 0: the basic bound count * sensitivity / epsilon, which
     is exact for pure DP).

@@ -9,45 +9,59 @@ memory; the durable stores of :mod:`dpfast.ledger` keep it in a database row and
 same :class:`Filter` inside their transaction, so there is one implementation of each
 filter.
 
-Exact amounts are kept *scaled*: an amount x is held as x * 2**1074, which is a Python
-``int`` for every float (a float is a multiple of 2**-1074) and a :class:`~fractions.Fraction`
-only for the rare non-dyadic rational a caller passes (``Fraction(1, 3)``).  Ints add and
-compare an order of magnitude faster than Fractions, and mixed sums stay exact.
+Amounts are decimal (:func:`dpfast._validation.exact`): a float charge means the decimal
+it prints as, so ten charges of 0.1 add up to exactly 1.  They are kept *scaled*: an
+amount x is held as x * UNIT with UNIT = 2**1074 * 5**340, a Python ``int`` for every
+decimal of up to 340 places (every float's repr, whose exponent is >= -324 with at most
+17 digits) and for every float's binary value (a multiple of 2**-1074, used for the
+rounded-up terms of the advanced filter); a :class:`~fractions.Fraction` only for the
+rare other rational a caller passes (``Fraction(1, 3)``).  Ints add and compare an order
+of magnitude faster than Fractions, and mixed sums stay exact.  Ledgers written before
+this rule (unit 2**1074) are read by :func:`legacy_state`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-import numbers
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
-from typing import NamedTuple
-
-import numpy as np
+from typing import Any, NamedTuple, NoReturn, TypeAlias, cast
 
 from .. import _validation as _v
+from .._active import activate as _activate
 from .._errors import BudgetExceededError, PrivacyParameterError
-from ._numeric import _fraction_to_float_down, _fraction_to_float_up, _up
+from ._numeric import _up
 from .zcdp import zcdp_budget
 
 _INF = math.inf
+#: An exact amount times UNIT (an int in the common case) and a filter's state/cost tuple.
+Scaled: TypeAlias = "int | Fraction"
+State: TypeAlias = "tuple[Scaled, ...]"
+#: A validated charge: exact (epsilon, delta, rho), rho None outside "zcdp".
+Amounts: TypeAlias = "tuple[Fraction, Fraction, Fraction | None]"
 _SHIFT = 1074  # 2**-1074 is the smallest positive float: every float is an integer multiple
-_ONE = 1 << _SHIFT
+_DECIMALS = 340  # every float's repr has at most 340 decimal places (5e-324, 17 digits)
+#: The unit of the scaled state: its inverse is a multiple of 2**-1074 and of 10**-340.
+UNIT: int = (1 << _SHIFT) * 5 ** _DECIMALS
+#: Ledgers written with unit 2**1074 (schema 1, before decimal amounts): multiply by this.
+LEGACY_FACTOR: int = 5 ** _DECIMALS
 _MAX = Fraction(sys.float_info.max)
 # A drift term eps (e^eps - 1) too large for a float: stands for +inf.  Its value 2**1025
 # exceeds every representable epsilon cap, so the advanced branch never admits again, and
 # a rollback subtracts exactly what was added.
-_DRIFT_INF = 1 << (1025 + _SHIFT)
+_DRIFT_INF: int = (1 << 1025) * UNIT
 
 # Bumped in every forked child: an in-memory budget refuses to charge in a process other
 # than the one that created it (each copy would otherwise spend the whole budget).
 _FORK = [0]
 
 
-def _after_fork():
+def _after_fork() -> None:
     _FORK[0] += 1
 
 
@@ -55,7 +69,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def fork_generation():
+def fork_generation() -> int:
     """How many forks separate this process from the one that imported dpfast (0 there)."""
     return _FORK[0]
 
@@ -78,14 +92,14 @@ class LedgerEntry(NamedTuple):
     line has ``epsilon == delta == 0.0`` and its cost in ``rho``.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index (public API)
     label: str | None
     epsilon: float
     delta: float
     rho: float | None
     status: str
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
@@ -111,64 +125,80 @@ _RULES = {
 }
 
 
-def exact_amount(name, value, rule="nonnegative"):
+def exact_amount(name: str, value: object, rule: str = "nonnegative") -> tuple[float, Fraction]:
     """Validate a public privacy amount; return ``(float, exact)``.
 
-    ``exact`` is the value itself when it is a float (every float is exact) and a
-    :class:`~fractions.Fraction` otherwise.  The range is checked on the *exact* value,
-    so ``Fraction(-1, 10**400)`` (which rounds to -0.0) is refused, not credited.
-    Types that a float cannot hold exactly (``np.longdouble``) are refused by type.
+    ``exact`` is the :class:`~fractions.Fraction` the amount means
+    (:func:`dpfast._validation.exact`: a float is the decimal it prints as; ints,
+    Fractions and Decimals are exact); ``float`` is the nearest float, for display.
+    The range is checked on the *exact* value, so ``Fraction(-1, 10**400)`` (which rounds
+    to -0.0) is refused, not credited.  Types that cannot be converted exactly
+    (``np.longdouble``) are refused by type.
     """
     text, open_low, below_one = _RULES[rule]
-    if type(value) is float:
-        if (0.0 < value if open_low else 0.0 <= value) and value < (1.0 if below_one else _INF):
-            return value, value
-        raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
-    if isinstance(value, np.floating) and value.dtype.itemsize > 8:
-        raise TypeError(f"{name} must convert exactly to a float or Fraction; got {value.dtype}")
-    if isinstance(value, numbers.Integral):
-        x = Fraction(int(value))
-    elif isinstance(value, numbers.Rational):
-        x = Fraction(value.numerator, value.denominator)
-    else:
-        f = float(value)  # float32 and float64 scalars convert exactly
-        return exact_amount(name, f, rule)
-    ok = (x > 0 if open_low else x >= 0) and x <= _MAX and (x < 1 if below_one else True)
-    if not ok:
+    x = _v.exact(name, value)
+    if x is None or not ((x > 0 if open_low else x >= 0) and x <= _MAX
+                         and (x < 1 if below_one else True)):
         raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
     return float(x), x
 
 
-def scale(x):
-    """``x * 2**1074`` exactly: an int for a float or any dyadic rational, else a Fraction."""
-    if type(x) is float:
+def scale(x: Fraction | float) -> int | Fraction:
+    """``x * UNIT`` exactly: an int for a decimal of <= 340 places or a dyadic rational,
+    else a Fraction.  A float is taken at its *binary* value: only the filter's own
+    rounded-up terms are floats here (amounts arrive as Fractions)."""
+    if isinstance(x, float):
         n, d = x.as_integer_ratio()
-        return n << (_SHIFT + 1 - d.bit_length())
-    x = Fraction(x) * _ONE
-    return x.numerator if x.denominator == 1 else x
+        return (n * UNIT) // d           # d is a power of two <= 2**1074: exact
+    q = Fraction(x)
+    n, r = divmod(q.numerator * UNIT, q.denominator)
+    return n if r == 0 else Fraction(q.numerator * UNIT, q.denominator)
 
 
-def unscale(s, power=1):
-    """The Fraction ``s / 2**(1074 power)`` (the inverse of :func:`scale`)."""
-    return Fraction(s) / (_ONE ** power)
+_SCALED: dict[float, Scaled] = {}
 
 
-def _float_up(f):
-    """The smallest float >= the rational ``f``; +inf beyond the largest float."""
-    return _INF if f > _MAX else _fraction_to_float_up(f)
+def _scaled_float(x: float) -> Scaled:
+    """scale() of the decimal a float charge means, cached (a budget sees few distinct
+    charges, and scaling is the slow part of a charge)."""
+    s = scale(_v.decimal_of(x))
+    if len(_SCALED) >= 4096:
+        _SCALED.clear()
+    _SCALED[x] = s
+    return s
 
 
-def _label(label):
+def unscale(s: int | Fraction, power: int = 1) -> Fraction:
+    """The Fraction ``s / UNIT**power`` (the inverse of :func:`scale`)."""
+    return Fraction(s) / int(UNIT ** power)
+
+
+def legacy_state(state: tuple[int | Fraction, ...]) -> tuple[int | Fraction, ...]:
+    """A state (or cost) read from a ledger of schema 1, in units of 2**-1074 (2**-2148 for
+    the squares of an "advanced" state), converted to :data:`UNIT` exactly."""
+    powers = (1, 1, 2, 1) if len(state) == 4 else (1,) * len(state)
+    return tuple(_norm(s * LEGACY_FACTOR ** p) for s, p in zip(state, powers, strict=True))
+
+
+def _norm(s: int | Fraction) -> int | Fraction:
+    return s.numerator if type(s) is Fraction and s.denominator == 1 else s
+
+
+def _float_up(f: Fraction) -> float:
+    """The smallest float >= the rational ``f`` (its binary value); +inf beyond the largest float."""
+    return _v.float_up(f)
+
+
+def _label(label: object) -> str | None:
     if label is not None and not isinstance(label, str):
         raise TypeError(f"label must be a str or None; got {type(label).__name__} {label!r}")
     return label
 
 
-def _drift_scaled(eps):
-    """eps (e^eps - 1) rounded up, scaled; expm1 and the product are each within 1 ulp."""
-    e = float(eps)
+def _drift_scaled(eps: Fraction) -> int | Fraction:
+    """eps (e^eps - 1) rounded up, scaled; expm1 and the product are each within 1 ulp,
+    and eps is rounded up to a float first (the term grows with eps)."""
+    e = _v.float_up(Fraction(eps))
     if e > 709.0:  # expm1 overflows at ~709.78; the product even earlier: treat as +inf
         return _DRIFT_INF
     t = e * math.expm1(e)
@@ -192,13 +222,25 @@ class Filter:
 
     __slots__ = ("composition", "epsilon", "delta", "delta_prime", "rho", "params",
                  "_eps_cap", "_delta_cap", "_rho_cap", "_two_log_inv", "admit")
+    composition: str
+    epsilon: float | None
+    delta: float | None
+    delta_prime: float | None
+    rho: float | None
+    params: dict[str, Any]
+    _eps_cap: Scaled
+    _delta_cap: Scaled
+    _rho_cap: Scaled
+    _two_log_inv: float
+    admit: Callable[[State, State], State | None]
 
-    def __init__(self, epsilon=None, delta=0.0, composition="basic", *, delta_prime=None,
-                 rho=None):
+    def __init__(self, epsilon: object = None, delta: object = 0.0, composition: str = "basic", *,
+                 delta_prime: object = None, rho: object = None) -> None:
         self.composition = _v.choice("composition", composition, ("basic", "advanced", "zcdp"))
         self.epsilon = self.delta = self.delta_prime = self.rho = None
-        self._two_log_inv = None
-        self._eps_cap = self._delta_cap = self._rho_cap = None
+        # caps that do not apply to this rule stay 0 (never read)
+        self._two_log_inv = 0.0
+        self._eps_cap = self._delta_cap = self._rho_cap = 0
         # The exact parameters as given: what a durable store keeps to rebuild this filter.
         self.params = {"composition": self.composition, "epsilon": None, "delta": None,
                        "delta_prime": None, "rho": None}
@@ -230,11 +272,13 @@ class Filter:
             raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
         self.params.update(delta=dlt_x, delta_prime=dp_x)
         self._delta_cap = scale(dlt_x) - scale(dp_x)  # delta' is set aside
-        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact).
-        self._two_log_inv = _up(2.0 * -math.log(self.delta_prime))
+        # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact; delta'
+        # rounded down to a float first, which only makes ln(1/delta') larger).
+        self._two_log_inv = _up(2.0 * -math.log(_v.float_down(dp_x)))
         self.admit = self._admit_advanced
 
-    def _init_zcdp(self, epsilon, delta, delta_prime, rho):
+    def _init_zcdp(self, epsilon: object, delta: object, delta_prime: object,
+                   rho: object) -> None:
         if delta_prime is not None:
             raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
                                         f"{delta_prime!r}")
@@ -249,14 +293,16 @@ class Filter:
                 raise PrivacyParameterError("a zcdp budget needs rho, or epsilon and delta; got neither")
             self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
             self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
-            self.rho = zcdp_budget(self.epsilon, self.delta)
-            rho_x = self.rho
+            # the rho of the (epsilon, delta) target grows with both: compute it from the
+            # floats at or below the exact values
+            self.rho = zcdp_budget(_v.float_down(eps_x), _v.float_down(dlt_x))
+            rho_x = Fraction(self.rho)
             self.params.update(epsilon=eps_x, delta=dlt_x)
         self.params["rho"] = rho_x
         self._rho_cap = scale(rho_x)
 
     @classmethod
-    def from_params(cls, params):
+    def from_params(cls, params: Mapping[str, Any]) -> Filter:
         """Rebuild a filter from :attr:`params` (exact values), as a store does.  A zcdp
         filter given (epsilon, delta) keeps the stored rho rather than recomputing it."""
         p = {k: (None if v is None else Fraction(v)) for k, v in params.items() if k != "composition"}
@@ -272,11 +318,12 @@ class Filter:
 
     # -- charges
 
-    def zero(self):
+    def zero(self) -> State:
         """The state of a budget with nothing spent."""
         return {"basic": (0, 0), "advanced": (0, 0, 0, 0), "zcdp": (0,)}[self.composition]
 
-    def convert(self, epsilon, delta, rho):
+    def convert(self, epsilon: object, delta: object, rho: object,
+                ) -> tuple[float, float, float | None, Amounts]:
         """Validate one charge: ``(eps_f, delta_f, rho_f, (eps_x, delta_x, rho_x))`` with
         floats for display and exact values (``rho_x`` is None outside "zcdp")."""
         if rho is not None:
@@ -284,7 +331,7 @@ class Filter:
                 raise ValueError("spend_rho/reserve_rho need composition='zcdp'; this budget is "
                                  f"{self.composition!r}")
             rho_f, rho_x = exact_amount("rho", rho, "nonnegative")
-            return 0.0, 0.0, rho_f, (0.0, 0.0, rho_x)
+            return 0.0, 0.0, rho_f, (Fraction(0), Fraction(0), rho_x)
         eps_f, eps_x = exact_amount("epsilon", epsilon, "nonnegative")
         dlt_f, dlt_x = exact_amount("delta", delta, "delta")
         if self.composition == "zcdp":
@@ -294,36 +341,36 @@ class Filter:
                     f"mechanism is epsilon^2/2-zCDP); got {delta!r}; use spend_rho for other mechanisms"
                 )
             rho_x = Fraction(eps_x) ** 2 / 2
-            return eps_f, 0.0, _float_up(rho_x), (eps_x, dlt_x, rho_x)
+            return eps_f, 0.0, _v.decimal_up(rho_x), (eps_x, dlt_x, rho_x)
         return eps_f, dlt_f, None, (eps_x, dlt_x, None)
 
-    def cost(self, amounts):
+    def cost(self, amounts: Amounts) -> State:
         """The increment of the state for exact ``(eps, delta, rho)``."""
         eps, dlt, rho = amounts
         if self.composition == "basic":
             return (scale(eps), scale(dlt))
         if self.composition == "zcdp":
-            return (scale(rho),)
+            return (scale(cast(Fraction, rho)),)   # convert() sets rho in "zcdp" mode
         e = scale(eps)
-        return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by 2**2148
+        return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by UNIT**2
 
     @staticmethod
-    def add(state, cost, sign=1):
+    def add(state: State, cost: State, sign: int = 1) -> State:
         """The state plus (sign=1) or minus (sign=-1) a cost."""
         return tuple(s + sign * c for s, c in zip(state, cost, strict=True))
 
-    def _admit_basic(self, state, cost):
+    def _admit_basic(self, state: State, cost: State) -> State | None:
         e = state[0] + cost[0]
         d = state[1] + cost[1]
         if e <= self._eps_cap and d <= self._delta_cap:
             return (e, d)
         return None
 
-    def _admit_zcdp(self, state, cost):
+    def _admit_zcdp(self, state: State, cost: State) -> State | None:
         r = state[0] + cost[0]
         return (r,) if r <= self._rho_cap else None
 
-    def _admit_advanced(self, state, cost):
+    def _admit_advanced(self, state: State, cost: State) -> State | None:
         new = self.add(state, cost)
         if new[1] > self._delta_cap:
             return None
@@ -331,11 +378,11 @@ class Filter:
             return new
         return None
 
-    def admits(self, state):
+    def admits(self, state: State) -> bool:
         """Whether a state is within the caps (the check :meth:`admit` makes)."""
         return self.admit(state, (0,) * len(state)) is not None
 
-    def _advanced_bound(self, sq, drift):
+    def _advanced_bound(self, sq: Scaled, drift: Scaled) -> Scaled:
         """Upper bound on sqrt(2 ln(1/delta') sum eps_i^2) + sum drift, scaled; a value
         above every cap when a float step overflows."""
         inner = _up(self._two_log_inv * _float_up(unscale(sq, 2)))
@@ -345,27 +392,30 @@ class Filter:
 
     # -- reports
 
-    def spent(self, state):
+    def spent(self, state: State) -> PrivacyAmount:
         """The composed total of a state, rounded up (see :attr:`PrivacyBudget.spent`)."""
         if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _float_up(unscale(state[0])))
+            return PrivacyAmount(None, None, _v.decimal_up(unscale(state[0])))
+        eps, dlt = self._spent_scaled(state)
+        return PrivacyAmount(_v.decimal_up(unscale(eps)), _v.decimal_up(unscale(dlt)), None)
+
+    def _spent_scaled(self, state: State) -> tuple[Scaled, Scaled]:
         eps, dlt = state[0], state[1]
         if self.composition == "advanced" and state[2] > 0:
             adv = self._advanced_bound(state[2], state[3])
             if adv < eps:  # the advanced bound is the better one: it costs delta'
                 eps, dlt = adv, dlt + scale(self.params["delta_prime"])
-        return PrivacyAmount(_float_up(unscale(eps)), _float_up(unscale(dlt)), None)
+        return eps, dlt
 
-    def remaining(self, state):
-        """The caps minus :meth:`spent`, rounded down."""
+    def remaining(self, state: State) -> PrivacyAmount:
+        """The caps minus :meth:`spent`, rounded down (exact when it is a short decimal)."""
         if self.composition == "zcdp":
-            return PrivacyAmount(None, None, _fraction_to_float_down(max(Fraction(0), unscale(self._rho_cap - state[0]))))
-        spent = self.spent(state)
-        eps = max(Fraction(0), unscale(self._eps_cap) - Fraction(spent.epsilon))
+            return PrivacyAmount(None, None, _v.decimal_down(max(Fraction(0), unscale(self._rho_cap - state[0]))))
+        eps = max(Fraction(0), unscale(self._eps_cap - self._spent_scaled(state)[0]))
         dlt = max(Fraction(0), unscale(self._delta_cap - state[1]))  # delta' already set aside
-        return PrivacyAmount(_fraction_to_float_down(eps), _fraction_to_float_down(dlt), None)
+        return PrivacyAmount(_v.decimal_down(eps), _v.decimal_down(dlt), None)
 
-    def describe(self):
+    def describe(self) -> str:
         if self.composition == "zcdp":
             return f"rho={self.rho!r}"
         text = f"epsilon={self.epsilon!r}, delta={self.delta!r}"
@@ -383,9 +433,10 @@ class PrivacyBudget:
 
     Parameters
     ----------
-    epsilon : float or Fraction, optional
-        Total epsilon > 0 ("basic", "advanced"; "zcdp" when ``rho`` is not given).
-    delta : float or Fraction, default 0.0
+    epsilon : float, int, Fraction or Decimal, optional
+        Total epsilon > 0 ("basic", "advanced"; "zcdp" when ``rho`` is not given), read
+        as a decimal (see "Decimal parameters" below).
+    delta : float, int, Fraction or Decimal, default 0.0
         Total delta in [0, 1) ("basic"), in (0, 1) ("advanced", or "zcdp" given epsilon).
     composition : {"basic", "advanced", "zcdp"}, default "basic"
         How charges are added up; see Privacy.
@@ -430,12 +481,19 @@ class PrivacyBudget:
       ``rho = zcdp_budget(epsilon, delta)`` (tight conversion of Canonne, Kamath &
       Steinke 2020), so the interaction is also (epsilon, delta)-DP.
 
-    Arithmetic is exact: every amount is kept as the :class:`~fractions.Fraction` of the
-    float (or Fraction) passed in.  A float such as 1e-4 is slightly larger than 1/10^4,
-    so 10,000 charges of ``1e-4`` exceed a budget of ``1.0`` and the 10,000th is refused;
-    pass ``Fraction(1, 10_000)`` to charge exactly a ten-thousandth.  Reserved amounts
-    count as spent until rolled back.  Every method takes one lock, so concurrent
-    charges can never overspend.
+    **Decimal parameters.**  Every amount (caps and charges) means the decimal the caller
+    wrote: a float is the decimal it prints as, ``Fraction(repr(x))`` (the float 0.1 is
+    exactly one tenth here, not its binary value 0.1000000000000000055...); an ``int``,
+    :class:`~fractions.Fraction` or :class:`~decimal.Decimal` is exact; a numpy float32
+    is the decimal numpy prints for it (``np.float32(0.1)`` is one tenth); np.longdouble
+    is refused by type.  Arithmetic on those values is exact, so ten charges of ``0.1``
+    fill ``PrivacyBudget(1.0)`` exactly and an eleventh is refused, and 0.1 + 0.2 fills
+    0.3.  This is sound because every dpfast mechanism calibrates its noise with the
+    largest float at or below the decimal (more noise), so it is DP for the decimal it
+    is charged.  :attr:`spent` and :attr:`remaining` are floats that print as the exact
+    totals whenever those are short decimals (rounded up, respectively down, otherwise).
+    Reserved amounts count as spent until rolled back.  Every method takes one lock, so
+    concurrent charges can never overspend.
 
     An in-memory budget belongs to the process that created it: a copy in a forked
     child refuses every charge (:class:`~dpfast.BudgetExceededError`), and pickling or
@@ -471,13 +529,14 @@ class PrivacyBudget:
     PrivacyAmount(epsilon=0.25, delta=0.0, rho=None)
     """
 
-    def __init__(self, epsilon=None, delta=0.0, composition="basic", *, delta_prime=None, rho=None):
+    def __init__(self, epsilon: object = None, delta: object = 0.0, composition: str = "basic", *,
+                 delta_prime: object = None, rho: object = None) -> None:
         self._init_filter(Filter(epsilon, delta, composition, delta_prime=delta_prime, rho=rho))
         self._state = self._filter.zero()
         self._ledger: list[LedgerEntry] = []
         self._active: dict[int, Reservation] = {}
 
-    def _init_filter(self, filt):
+    def _init_filter(self, filt: Filter) -> None:
         self._filter = filt
         self.composition = filt.composition
         self.epsilon, self.delta = filt.epsilon, filt.delta
@@ -487,7 +546,7 @@ class PrivacyBudget:
         # spend's inlined path is the memory store's "basic" filter only
         self._fast = type(self) is PrivacyBudget and filt.composition == "basic"
 
-    def _check_process(self):
+    def _check_process(self) -> None:
         # Each forked copy of an in-memory budget would spend the whole remaining budget
         # (a review saw 4 workers and the parent spend epsilon = 5 from a budget of 1).
         if self._fork_gen != _FORK[0]:
@@ -496,7 +555,7 @@ class PrivacyBudget:
                 "spends (every copy would spend the same budget); use a shared ledger, "
                 "dpfast.ledger.open('sqlite:///path.db').budget(key, ...), in every process")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:   # always raises: not picklable
         raise TypeError(
             "an in-memory PrivacyBudget cannot be pickled or copied: the copy would spend "
             "the same budget again; share a ledger-backed budget (dpfast.ledger), which "
@@ -504,7 +563,8 @@ class PrivacyBudget:
 
     # ---- charging (memory store) -----------------------------------------------------------
 
-    def _admit(self, epsilon, delta, rho, label, status):
+    def _admit(self, epsilon: object, delta: object, rho: object, label: str | None,
+               status: str) -> LedgerEntry | Reservation:
         if self._fork_gen != _FORK[0]:
             self._check_process()
         filt = self._filter
@@ -520,21 +580,23 @@ class PrivacyBudget:
             entry = LedgerEntry(len(self._ledger), label, eps_f, dlt_f, rho_f, status)
             self._ledger.append(entry)
             if status == "reserved":
-                entry = Reservation(entry.index, label, eps_f, dlt_f, rho_f, (self, cost))
-                self._active[entry.index] = entry
+                held = Reservation(entry.index, label, eps_f, dlt_f, rho_f, (self, cost))
+                self._active[entry.index] = held
+                return held
         return entry
 
-    def _refusal(self, eps_f, dlt_f, rho_f, is_rho, label):
+    def _refusal(self, eps_f: float, dlt_f: float, rho_f: float | None, is_rho: bool,
+                 label: str | None) -> BudgetExceededError:
         what = f"rho={rho_f!r}" if is_rho else f"epsilon={eps_f!r}, delta={dlt_f!r}"
         return BudgetExceededError(
             f"charge ({what}, label={label!r}) refused: it would exceed the budget; "
             f"remaining {self._filter.remaining(self._state)}")
 
-    def _snapshot(self):
+    def _snapshot(self) -> State:
         with self._lock:
             return self._state
 
-    def _settle(self, reservation, status):
+    def _settle(self, reservation: Reservation, status: str) -> LedgerEntry:
         if not isinstance(reservation, Reservation):
             raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
         owner = reservation._owner
@@ -550,13 +612,32 @@ class PrivacyBudget:
                 )
             if status == "rolled_back":
                 self._state = Filter.add(self._state, cost, -1)
-            entry = self._ledger[reservation.index]._replace(status=status)
+            entry = cast(LedgerEntry, self._ledger[reservation.index]._replace(status=status))
             self._ledger[reservation.index] = entry
             return entry
 
     # ---- public API --------------------------------------------------------------------
 
-    def spend(self, epsilon, delta=0.0, *, label=None):
+    def active(self) -> contextlib.AbstractContextManager[PrivacyBudget]:
+        """``with budget.active(): ...``: every mechanism called in the block without
+        ``budget=`` charges this budget (an explicit ``budget=`` still wins;
+        ``budget=dpfast.NO_BUDGET`` charges nothing).  Local to the thread and asyncio
+        task (a :class:`contextvars.ContextVar`): a new thread does not inherit it.
+        Blocks nest; leaving one restores the outer budget.  See :mod:`dpfast._active`.
+
+        >>> from dpfast.accounting import PrivacyBudget
+        >>> from dpfast.mechanisms import laplace_mechanism
+        >>> budget = PrivacyBudget(1.0)
+        >>> with budget.active():
+        ...     y = laplace_mechanism(42, epsilon=0.25)
+        >>> budget.spent.epsilon
+        0.25
+        """
+        return _activate(self)
+
+
+    def spend(self, epsilon: object, delta: object = 0.0, *,
+              label: str | None = None) -> LedgerEntry:
         """Charge an (epsilon, delta)-DP mechanism before it runs.
 
         Parameters
@@ -590,11 +671,11 @@ class PrivacyBudget:
                 and 0.0 <= epsilon < _INF and 0.0 <= delta < 1.0 and self._fork_gen == _FORK[0]
                 and (label is None or type(label) is str)):
             # The common charge, inlined (the same steps as _admit with Filter.cost and
-            # Filter._admit_basic): floats are exact multiples of 2**-1074.
-            n, d = epsilon.as_integer_ratio()
-            ce = n << (_SHIFT + 1 - d.bit_length())
-            n, d = delta.as_integer_ratio()
-            cd = n << (_SHIFT + 1 - d.bit_length())
+            # Filter._admit_basic): each float charges the decimal it prints as.
+            ce = _SCALED.get(epsilon)
+            if ce is None:
+                ce = _scaled_float(epsilon)
+            cd = (_SCALED.get(delta) or _scaled_float(delta)) if delta else 0
             filt = self._filter
             with self._lock:
                 e, dl = self._state
@@ -605,9 +686,10 @@ class PrivacyBudget:
                     entry = LedgerEntry(len(self._ledger), label, epsilon, delta, None, "spent")
                     self._ledger.append(entry)
                     return entry
-        return self._admit(epsilon, delta, None, label, "spent")
+        return cast(LedgerEntry, self._admit(epsilon, delta, None, label, "spent"))
 
-    def spend_parallel(self, charges, *, label=None):
+    def spend_parallel(self, charges: Iterable[object], *,
+                       label: str | None = None) -> LedgerEntry:
         """Charge releases on *disjoint* parts of the data once, at their maximum cost.
 
         Parameters
@@ -686,7 +768,7 @@ class PrivacyBudget:
         dlt_max = max(dlt, key=lambda t: t[0])[1]
         return self.spend(eps_max, dlt_max, label=label)
 
-    def spend_rho(self, rho, *, label=None):
+    def spend_rho(self, rho: object, *, label: str | None = None) -> LedgerEntry:
         """Charge a rho-zCDP mechanism ("zcdp" mode only).
 
         Parameters
@@ -711,9 +793,10 @@ class PrivacyBudget:
         -------
         Bun & Steinke 2016 Lemma 1.7 (the rhos add up), as a Renyi filter.
         """
-        return self._admit(None, 0.0, rho, label, "spent")
+        return cast(LedgerEntry, self._admit(None, 0.0, rho, label, "spent"))
 
-    def reserve(self, epsilon, delta=0.0, *, label=None):
+    def reserve(self, epsilon: object, delta: object = 0.0, *,
+                label: str | None = None) -> Reservation:
         """Hold a charge now; settle it later with :meth:`commit` or :meth:`rollback`.
 
         Parameters
@@ -735,13 +818,13 @@ class PrivacyBudget:
         A reservation counts as spent until it is rolled back.  Roll back only a charge
         whose mechanism released nothing (e.g. it failed before drawing noise).
         """
-        return self._admit(epsilon, delta, None, label, "reserved")
+        return cast(Reservation, self._admit(epsilon, delta, None, label, "reserved"))
 
-    def reserve_rho(self, rho, *, label=None):
+    def reserve_rho(self, rho: object, *, label: str | None = None) -> Reservation:
         """Like :meth:`reserve` for a rho-zCDP charge ("zcdp" mode only)."""
-        return self._admit(None, 0.0, rho, label, "reserved")
+        return cast(Reservation, self._admit(None, 0.0, rho, label, "reserved"))
 
-    def commit(self, reservation):
+    def commit(self, reservation: Reservation) -> LedgerEntry:
         """Turn a reservation into a permanent charge.
 
         Parameters
@@ -763,7 +846,7 @@ class PrivacyBudget:
         """
         return self._settle(reservation, "committed")
 
-    def rollback(self, reservation):
+    def rollback(self, reservation: Reservation) -> LedgerEntry:
         """Release a reservation whose mechanism released nothing.
 
         Parameters
@@ -788,7 +871,7 @@ class PrivacyBudget:
         """
         return self._settle(reservation, "rolled_back")
 
-    def can_spend(self, epsilon, delta=0.0):
+    def can_spend(self, epsilon: object, delta: object = 0.0) -> bool:
         """Whether :meth:`spend` with these arguments would succeed right now.
 
         Parameters
@@ -805,13 +888,13 @@ class PrivacyBudget:
         *_, amounts = self._filter.convert(epsilon, delta, None)
         return self._filter.admit(self._snapshot(), self._filter.cost(amounts)) is not None
 
-    def can_spend_rho(self, rho):
+    def can_spend_rho(self, rho: object) -> bool:
         """Whether :meth:`spend_rho` would succeed right now ("zcdp" mode)."""
         *_, amounts = self._filter.convert(None, 0.0, rho)
         return self._filter.admit(self._snapshot(), self._filter.cost(amounts)) is not None
 
     @property
-    def spent(self):
+    def spent(self) -> PrivacyAmount:
         """The composed total of all non-rolled-back charges, rounded up.
 
         "basic": (sum eps_i, sum delta_i).  "advanced": (min(sum eps_i, advanced bound),
@@ -819,17 +902,17 @@ class PrivacyBudget:
         return self._filter.spent(self._snapshot())
 
     @property
-    def remaining(self):
+    def remaining(self) -> PrivacyAmount:
         """Budget minus :attr:`spent`, rounded down.  In "advanced" mode epsilon is not
         additive: use :meth:`can_spend` to test a charge.  ``delta`` excludes delta_prime."""
         return self._filter.remaining(self._snapshot())
 
     @property
-    def ledger(self):
+    def ledger(self) -> list[LedgerEntry]:
         """A copy of the ledger: a list of immutable :class:`LedgerEntry`, oldest first."""
         with self._lock:
             return list(self._ledger)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"{type(self).__name__}({self._filter.describe()}, "
                 f"composition={self.composition!r}, spent={self.spent})")

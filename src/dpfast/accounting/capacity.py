@@ -8,15 +8,17 @@ than those functions (or :class:`~dpfast.accounting.PrivacyBudget`) would admit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
-from ._numeric import _fraction_to_float_down
+from .._typing import PrivacyParam, Real
+from ._numeric import _KOV_K_MAX, _fraction_to_float_down
 from .accountant import Accountant
 from .budget import _float_up, exact_amount
 from .composition import advanced_composition
-from .optimal import _KOV_K_MAX, optimal_composition_delta
+from .optimal import optimal_composition_delta
 from .pld import compose as _pld_compose
 from .pld import pure_dp as _pld_pure_dp
 from .zcdp import gaussian_zcdp, zcdp_budget
@@ -28,7 +30,7 @@ MAX_RELEASES_GAUSSIAN_METHODS = ("gdp", "zcdp", "rdp", "pld")
 _SEARCH_K_MAX = 2**53
 
 
-def _largest(fits, k_max, hint=None):
+def _largest(fits: Callable[[int], bool], k_max: int, hint: float | None = None) -> int | None:
     """The largest k in [0, k_max] with fits(k), for a predicate that is true up to some
     k and false after (k = 0 always fits); None if k_max itself fits.
 
@@ -65,7 +67,8 @@ def _largest(fits, k_max, hint=None):
     return lo
 
 
-def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
+def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyParam,
+                 delta: PrivacyParam = 0.0, *, method: str = "basic") -> int:
     """The largest number k of (epsilon0, delta0)-DP releases whose composition is
     (epsilon, delta)-DP by a given composition method.
 
@@ -177,17 +180,18 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
     # The zCDP count (a closed form) is within a factor ~1.5 of the searched answers: a start.
     hint = _zcdp_count(eps, dlt, eps0_x * eps0_x / 2) if dlt0_x == 0 else None
     if method == "advanced":
-        def fits(k):
+        def fits(k: int) -> bool:
             rest = dlt_x - k * dlt0_x
             if not rest > 0:
                 return False
             delta_prime = _fraction_to_float_down(rest)
             if not delta_prime > 0.0:
                 return False
-            return advanced_composition(eps0, dlt0, k, delta_prime).epsilon <= eps
+            eps_k: float = advanced_composition(eps0, dlt0, k, delta_prime).epsilon
+            return eps_k <= eps
         return _search(fits, _SEARCH_K_MAX, hint, method)
     if method == "optimal":
-        def fits(k):
+        def fits(k: int) -> bool:
             return optimal_composition_delta(eps0, dlt0, k, eps) <= dlt
         return _search(fits, _KOV_K_MAX, hint, method)
     # pld: the PLD of pure-DP releases is within ~1e-4 of the exact (optimal) count,
@@ -198,13 +202,13 @@ def max_releases(epsilon0, delta0, epsilon, delta=0.0, *, method="basic"):
         pass
     mech = _pld_pure_dp(eps0)
 
-    def fits(k):
+    def fits_pld(k: int) -> bool:
         return _pld_compose([(mech, k)]).delta(eps) <= dlt
     # Each evaluation costs seconds at k ~ 1e7; beyond, "zcdp" or "advanced" answer at once.
-    return _search(fits, _KOV_K_MAX, hint, method)
+    return _search(fits_pld, _KOV_K_MAX, hint, method)
 
 
-def _zcdp_count(epsilon, delta, rho0):
+def _zcdp_count(epsilon: float, delta: float, rho0: float | Fraction) -> int:
     """floor(zcdp_budget(epsilon, delta) / rho0) exactly; 0 when delta = 0 (rho-zCDP with
     rho > 0 is never (epsilon, 0)-DP)."""
     if delta == 0.0:
@@ -212,7 +216,7 @@ def _zcdp_count(epsilon, delta, rho0):
     return int(Fraction(zcdp_budget(epsilon, delta)) // Fraction(rho0))
 
 
-def _search(fits, k_max, hint, method):
+def _search(fits: Callable[[int], bool], k_max: int, hint: float | None, method: str) -> int:
     k = _largest(fits, k_max, hint)
     if k is None:
         raise PrivacyParameterError(
@@ -221,7 +225,8 @@ def _search(fits, k_max, hint, method):
     return k
 
 
-def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
+def max_releases_gaussian(sigma: Real, sensitivity: Real, epsilon: PrivacyParam,
+                          delta: PrivacyParam, *, method: str = "gdp") -> int:
     """The largest number k of Gaussian releases N(0, sigma^2) of l2 sensitivity
     ``sensitivity`` whose composition is (epsilon, delta)-DP.
 
@@ -283,13 +288,14 @@ def max_releases_gaussian(sigma, sensitivity, epsilon, delta, *, method="gdp"):
     if method == "pld":  # within ~1e-4 of the exact Gaussian-DP count: start there
         hint = max_releases_gaussian(sigma, sensitivity, epsilon, delta, method="gdp")
 
-    def fits(k):
+    def fits(k: int) -> bool:
         acc = Accountant(method).compose_gaussian(sigma, sensitivity, count=k)
         return acc.delta(epsilon) <= delta
     return _search(fits, _SEARCH_K_MAX, hint, method)
 
 
-def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basic"):
+def max_releases_laplace(scale: Real, sensitivity: Real, epsilon: PrivacyParam,
+                         delta: PrivacyParam = 0.0, *, method: str = "basic") -> int:
     """The largest number k of Laplace releases of this scale and l1 sensitivity whose
     composition is (epsilon, delta)-DP.
 
@@ -339,6 +345,6 @@ def max_releases_laplace(scale, sensitivity, epsilon, delta=0.0, *, method="basi
     except PrivacyParameterError:
         hint = None
 
-    def fits(k):
+    def fits(k: int) -> bool:
         return Accountant("pld").compose_laplace(scale, sensitivity, count=k).delta(eps) <= dlt
     return _search(fits, _SEARCH_K_MAX, hint, method)

@@ -1,27 +1,41 @@
 """Basic and advanced composition of (epsilon, delta)-DP mechanisms and the product mechanism
 (Dwork & Roth Thm 3.16, 3.20, Cor. 3.21; the product mechanism's Thm 4 of the lecture notes on
 private multiplicative weights, as corrected).
+
+Decimal parameters (docs/accounting.md, "Decimal privacy parameters"): every epsilon and
+delta given here means its exact value (a float the decimal it prints as, ``Fraction(repr(x))``;
+ints, Fractions and Decimals exactly).  Results are floats that mean their decimal too:
+
+* a sum (:func:`basic_composition`, every ``delta`` total) is computed exactly and
+  returned as the smallest float whose decimal is >= it, so it is *exact* whenever the
+  exact value prints as a float (ten 0.1 give 1.0; a delta' passed in comes back as
+  given); ``basic_composition(..., exact=True)`` returns the Fractions themselves;
+* a bound computed in floating point (square roots, exponentials) is evaluated at the
+  inputs rounded to the safe side and rounded up so that both its binary value and its
+  decimal are >= the exact bound.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from ._numeric import (
     _INF,
-    _delta_sequence,
-    _finite,
     _down,
-    _open_delta,
+    _finite,
     _real_sequence,
     _sum_up,
     _up,
 )
+from .budget import exact_amount
 
 
 class EpsilonDelta(NamedTuple):
@@ -34,20 +48,86 @@ class EpsilonDelta(NamedTuple):
     delta: float
 
 
-def basic_composition(epsilons, deltas=None):
+class ExactEpsilonDelta(NamedTuple):
+    """An (epsilon, delta)-DP guarantee in exact rationals (``basic_composition(..., exact=True)``)."""
+
+    epsilon: Fraction
+    delta: Fraction
+
+
+#: Past this many distinct values in an array, basic_composition bounds the exact sum with
+#: the next float above each value (>= its decimal) instead of summing Fractions.
+_EXACT_DISTINCT_MAX = 1 << 16
+
+
+def _amount_sequence(name: str, values: object) -> list[Fraction] | npt.NDArray[np.float64]:
+    """The exact values of a sequence of privacy amounts >= 0: a list of Fractions, or
+    for a numpy array its float64 values (each meaning its decimal)."""
+    if isinstance(values, np.ndarray):
+        return _real_sequence(name, values)
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of real numbers; got {type(values).__name__}")
+    out = []
+    for i, v in enumerate(values):
+        x = _v.exact(f"{name}[{i}]", v)
+        if x is None or not x >= 0:
+            raise PrivacyParameterError(f"{name}[{i}] must be finite and >= 0; got {v!r}")
+        out.append(x)
+    return out
+
+
+def _exact_sum(values: list[Fraction] | npt.NDArray[np.float64], *, exact: bool) -> Fraction:
+    """The exact sum of an amount sequence (an array summed by its distinct values); for a
+    large array of many distinct values and ``exact`` false, an upper bound instead."""
+    if isinstance(values, list):
+        return sum(values, Fraction(0))
+    uniq, counts = np.unique(values, return_counts=True)
+    if exact or uniq.shape[0] <= _EXACT_DISTINCT_MAX:
+        return sum((_v.decimal_of(float(u)) * int(c) for u, c in zip(uniq, counts, strict=True)),
+                   Fraction(0))
+    # each float's decimal lies in its rounding interval, below the next float up
+    return Fraction(_sum_up(np.where(values > 0.0, np.nextafter(values, _INF), 0.0)))
+
+
+def _bound(x: float) -> float:
+    """A float bound >= x (a binary float) in both readings: its binary value and its decimal."""
+    return x if not x < _INF or _v.decimal_of(x) >= x else math.nextafter(x, _INF)
+
+
+def _exact_param(name: str, value: object, rule: str) -> Fraction:
+    """One exact parameter with the rule of :func:`dpfast.accounting.budget.exact_amount`."""
+    return exact_amount(name, value, rule)[1]
+
+
+@overload
+def basic_composition(epsilons: object, deltas: object = ..., *,
+                      exact: Literal[False] = ...) -> EpsilonDelta: ...
+@overload
+def basic_composition(epsilons: object, deltas: object = ..., *,
+                      exact: Literal[True]) -> ExactEpsilonDelta: ...
+
+
+def basic_composition(epsilons: object, deltas: object = None, *,
+                      exact: bool = False) -> EpsilonDelta | ExactEpsilonDelta:
     """Basic composition: the epsilons add up and so do the deltas.
 
     Parameters
     ----------
-    epsilons : sequence of float
-        The epsilon_i >= 0 of the k mechanisms (any iterable or a 1-D array).
+    epsilons : sequence of float, int, Fraction or Decimal
+        The epsilon_i >= 0 of the k mechanisms (any iterable or a 1-D array); each means
+        its exact value (a float the decimal it prints as).
     deltas : sequence of float, optional
         Their delta_i in [0, 1); ``None`` means all zero.
+    exact : bool, default False
+        Return the exact sums as Fractions (:class:`ExactEpsilonDelta`).
 
     Returns
     -------
-    EpsilonDelta
-        ``(epsilon, delta) = (sum(epsilons), sum(deltas))``, both rounded up.  A delta >= 1 is vacuous.
+    EpsilonDelta or ExactEpsilonDelta
+        ``(epsilon, delta) = (sum(epsilons), sum(deltas))``, summed exactly; as floats,
+        each is the smallest float whose decimal is >= the exact sum, so it is exact
+        when the sum prints as a float (``basic_composition([0.1] * 10)`` is
+        ``(1.0, 0.0)``).  A delta >= 1 is vacuous.
 
     Privacy
     -------
@@ -62,12 +142,26 @@ def basic_composition(epsilons, deltas=None):
     ----------
     C. Dwork, A. Roth, *The Algorithmic Foundations of Differential Privacy*, 2014, §3.5.
     """
-    eps = _real_sequence("epsilons", epsilons)
-    dels = _delta_sequence("deltas", deltas, eps.shape[0])
-    return EpsilonDelta(_finite("sum(epsilons)", _sum_up(eps)), _sum_up(dels))
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be a bool; got {type(exact).__name__} {exact!r}")
+    eps = _amount_sequence("epsilons", epsilons)
+    n = len(eps)
+    if deltas is None:
+        dels: list[Fraction] | npt.NDArray[np.float64] = []
+    else:
+        dels = _amount_sequence("deltas", deltas)
+        if len(dels) != n:
+            raise PrivacyParameterError(f"deltas must have the same length as epsilons ({n}); got {len(dels)}")
+        if any(d >= 1 for d in dels):
+            bad = next(d for d in dels if d >= 1)
+            raise PrivacyParameterError(f"deltas must be in [0, 1) everywhere; got {float(bad)!r}")
+    eps_x, dlt_x = _exact_sum(eps, exact=exact), _exact_sum(dels, exact=exact)
+    if exact:
+        return ExactEpsilonDelta(eps_x, dlt_x)
+    return EpsilonDelta(_finite("sum(epsilons)", _v.decimal_up(eps_x)), _v.decimal_up(dlt_x))
 
 
-def _advanced_epsilon(eps, k, log_inv_delta_prime):
+def _advanced_epsilon(eps: float, k: int, log_inv_delta_prime: float) -> float:
     # Dwork & Roth Thm 3.20 / DRV Thm 3.3: sqrt(2 k ln(1/delta')) eps + k eps (e^eps - 1).
     # expm1 keeps e^eps - 1 accurate for the tiny per-step epsilons this is used with.
     # Past the float range the bound is vacuous: +inf, which callers refuse or compare.
@@ -76,7 +170,7 @@ def _advanced_epsilon(eps, k, log_inv_delta_prime):
     return math.sqrt(2.0 * k * log_inv_delta_prime) * eps + k * eps * math.expm1(eps)
 
 
-def advanced_composition(epsilon, delta, k, delta_prime):
+def advanced_composition(epsilon: object, delta: object, k: int, delta_prime: object) -> EpsilonDelta:
     """Advanced composition of k (epsilon, delta)-DP mechanisms.
 
     Parameters
@@ -93,8 +187,10 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     Returns
     -------
     EpsilonDelta
-        ``(epsilon', delta_total)``: epsilon' = sqrt(2 k ln(1/delta')) epsilon + k epsilon (e^epsilon - 1) and
-        delta_total = k delta + delta', both rounded up.
+        ``(epsilon', delta_total)``: epsilon' = sqrt(2 k ln(1/delta')) epsilon + k epsilon (e^epsilon - 1),
+        evaluated at epsilon rounded up and delta' rounded down and rounded up;
+        delta_total = k delta + delta' summed exactly (so ``delta=0`` returns delta'
+        as given), both as floats whose decimal is >= the exact value.
 
     Privacy
     -------
@@ -110,15 +206,20 @@ def advanced_composition(epsilon, delta, k, delta_prime):
     C. Dwork, G. Rothblum, S. Vadhan, "Boosting and Differential Privacy", FOCS 2010.
     C. Dwork, A. Roth, *The Algorithmic Foundations of Differential Privacy*, 2014, §3.5.2.
     """
-    epsilon = _v.nonnegative("epsilon", epsilon)
-    delta = _v.delta(delta)
+    eps_x = _exact_param("epsilon", epsilon, "nonnegative")
+    dlt_x = _exact_param("delta", delta, "delta")
     k = _v.integer("k", k, minimum=1)
-    delta_prime = _open_delta("delta_prime", delta_prime)
-    eps_total = _finite("epsilon'", _advanced_epsilon(epsilon, k, -math.log(delta_prime)))
-    return EpsilonDelta(_up(eps_total), _up(k * delta + delta_prime))
+    dp_x = _exact_param("delta_prime", delta_prime, "delta_open")
+    # epsilon' grows with epsilon and with ln(1/delta'): evaluate at the floats on that side
+    dp = _v.float_down(dp_x)
+    if not dp > 0.0:
+        raise PrivacyParameterError(f"delta_prime must be in (0, 1); got {delta_prime!r}")
+    eps_total = _finite("epsilon'", _advanced_epsilon(_v.float_up(eps_x), k, -math.log(dp)))
+    return EpsilonDelta(_bound(_up(eps_total)), _v.decimal_up(k * dlt_x + dp_x))
 
 
-def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
+def heterogeneous_advanced_composition(epsilons: object, deltas: object,
+                                       delta_prime: object) -> EpsilonDelta:
     """Advanced composition of mechanisms with different (epsilon_i, delta_i).
 
     Parameters
@@ -134,7 +235,8 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
     -------
     EpsilonDelta
         ``(epsilon', delta_total)``: epsilon' = sqrt(2 ln(1/delta') sum epsilon_i^2) + sum epsilon_i (e^epsilon_i - 1),
-        delta_total = sum delta_i + delta'; rounded up.
+        at each epsilon_i rounded up and delta' rounded down, rounded up;
+        delta_total = sum delta_i + delta' summed exactly (see :func:`advanced_composition`).
 
     Privacy
     -------
@@ -154,19 +256,34 @@ def heterogeneous_advanced_composition(epsilons, deltas, delta_prime):
     P. Kairouz, S. Oh, P. Viswanath, "The Composition Theorem for Differential
     Privacy", ICML 2015 (heterogeneous bounds, Thm 3.5).
     """
-    eps = _real_sequence("epsilons", epsilons)
-    if eps.shape[0] == 0:
+    exact_eps = _amount_sequence("epsilons", epsilons)
+    if len(exact_eps) == 0:
         raise PrivacyParameterError("epsilons must hold at least one value; got an empty sequence")
-    dels = _delta_sequence("deltas", deltas, eps.shape[0])
-    delta_prime = _open_delta("delta_prime", delta_prime)
+    if isinstance(exact_eps, list):
+        eps = np.array([_v.float_up(x) for x in exact_eps], dtype=np.float64)
+    else:  # a float's decimal is below the next float up
+        eps = np.where(exact_eps > 0.0, np.nextafter(exact_eps, _INF), 0.0)
+    dels = [] if deltas is None else _amount_sequence("deltas", deltas)
+    if deltas is not None and len(dels) != len(exact_eps):
+        raise PrivacyParameterError(
+            f"deltas must have the same length as epsilons ({len(exact_eps)}); got {len(dels)}")
+    if any(d >= 1 for d in dels):
+        raise PrivacyParameterError("deltas must be in [0, 1) everywhere; got "
+                                    f"{float(next(d for d in dels if d >= 1))!r}")
+    dp_x = _exact_param("delta_prime", delta_prime, "delta_open")
+    dp = _v.float_down(dp_x)
+    if not dp > 0.0:
+        raise PrivacyParameterError(f"delta_prime must be in (0, 1); got {delta_prime!r}")
     with np.errstate(over="ignore", invalid="ignore"):
         sq = _sum_up(eps * eps)
         drift = _sum_up(eps * np.expm1(eps))
-    eps_total = _finite("epsilon'", math.sqrt(2.0 * -math.log(delta_prime) * sq) + drift)
-    return EpsilonDelta(_up(eps_total), _up(_sum_up(dels) + delta_prime))
+    eps_total = _finite("epsilon'", math.sqrt(2.0 * -math.log(dp) * sq) + drift)
+    return EpsilonDelta(_bound(_up(eps_total)),
+                        _v.decimal_up(_exact_sum(dels, exact=False) + dp_x))
 
 
-def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exact"):
+def advanced_composition_per_step(epsilon_total: object, delta_prime: object, k: int, *,
+                                  method: str = "exact") -> float:
     """The per-step epsilon that k-fold advanced composition turns into epsilon_total.
 
     Parameters
@@ -190,7 +307,8 @@ def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exac
     Returns
     -------
     float
-        The per-step epsilon.
+        The per-step epsilon, read as the decimal it prints as (the way a mechanism or a
+        budget reads it): that decimal, rounded up, composes to <= ``epsilon_total``.
 
     Privacy
     -------
@@ -207,14 +325,16 @@ def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exac
     ----------
     C. Dwork, A. Roth, 2014, Thm 3.20, Cor. 3.21, Example 3.7.
     """
-    epsilon_total = _v.positive("epsilon_total", epsilon_total)
-    delta_prime = _open_delta("delta_prime", delta_prime)
+    # Amounts: floats at or below the exact values (a lower target, a larger ln(1/delta'))
+    epsilon_total = _v.epsilon(epsilon_total, "epsilon_total")
+    delta_prime = _v.delta(delta_prime, "delta_prime", allow_zero=False)
     k = _v.integer("k", k, minimum=1)
     method = _v.choice("method", method, ("exact", "closed_form"))
     log_inv = -math.log(delta_prime)
 
-    def composed(e):
-        return _up(_advanced_epsilon(e, k, log_inv))
+    def composed(e: float) -> float:
+        # the returned float is read as its decimal: compose that, rounded up to a float
+        return _up(_advanced_epsilon(_v.float_up(_v.decimal_of(e)), k, log_inv))
 
     if method == "closed_form":
         if not epsilon_total < 1.0:
@@ -250,7 +370,7 @@ def advanced_composition_per_step(epsilon_total, delta_prime, k, *, method="exac
 
 # Largest epsilon with e^eps - 1 <= 2 eps (the positive root of e^x = 1 + 2x), computed
 # by Newton's method at import and rounded down.
-def _product_threshold():
+def _product_threshold() -> float:
     x = 1.25
     for _ in range(60):
         x_new = x - (math.expm1(x) - 2.0 * x) / (math.exp(x) - 2.0)
@@ -267,7 +387,7 @@ def _product_threshold():
 PRODUCT_MECHANISM_EPSILON_MAX = _product_threshold()  # ~1.2564312
 
 
-def product_mechanism_privacy(epsilon, k, *, simplified=False):
+def product_mechanism_privacy(epsilon: object, k: int, *, simplified: bool = False) -> EpsilonDelta:
     """Privacy of the k-fold product of an epsilon-DP mechanism (product mechanism, corrected).
 
     Parameters
@@ -307,7 +427,10 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
     mechanism) and its proof.  C. Dwork, G. Rothblum, S. Vadhan, FOCS 2010, Thm III.3.
     C. Dwork, A. Roth, 2014, Thm 3.20.
     """
-    epsilon = _v.positive("epsilon", epsilon)
+    # every term grows with epsilon except delta' = e^(-k eps^2/2): evaluating all of them
+    # at epsilon rounded up is the (valid) statement for an epsilon_up-DP mechanism
+    eps_x = _exact_param("epsilon", epsilon, "positive")
+    epsilon = _v.float_up(eps_x)
     k = _v.integer("k", k, minimum=1)
     if not isinstance(simplified, bool):
         raise TypeError(f"simplified must be a bool; got {type(simplified).__name__} {simplified!r}")
@@ -324,4 +447,4 @@ def product_mechanism_privacy(epsilon, k, *, simplified=False):
                 f"simplification; got {epsilon!r}"
             )
         eps_total = 3.0 * k * epsilon * epsilon
-    return EpsilonDelta(_up(eps_total), _up(delta_prime))
+    return EpsilonDelta(_bound(_up(eps_total)), _bound(_up(delta_prime)))

@@ -7,15 +7,17 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam
 from ._numeric import _INF
 
 _DIST_TOL = 1e-9
 
 
-def _distribution(name, values):
+def _distribution(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     arr = _v.float_array(name, values)
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise PrivacyParameterError(f"{name} must be a non-empty 1-D array of probabilities; got shape {arr.shape}")
@@ -27,7 +29,9 @@ def _distribution(name, values):
     return arr
 
 
-def _pair(p, q):
+def _pair(
+    p: npt.ArrayLike, q: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     p = _distribution("p", p)
     q = _distribution("q", q)
     if p.shape != q.shape:
@@ -35,7 +39,7 @@ def _pair(p, q):
     return p, q
 
 
-def kl_divergence(p, q):
+def kl_divergence(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     """KL divergence D(P || Q) = sum_y P(y) ln(P(y)/Q(y)) of two finite distributions.
 
     Parameters
@@ -63,7 +67,7 @@ def kl_divergence(p, q):
     return max(0.0, math.fsum((p[s] * (np.log(p[s]) - np.log(q[s]))).tolist()))
 
 
-def max_divergence(p, q):
+def max_divergence(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     """Max divergence D_inf(P || Q) = max_{S in Supp P} ln(P(S)/Q(S)).
 
     Parameters
@@ -94,7 +98,7 @@ def max_divergence(p, q):
     return float(np.max(np.log(p[s]) - np.log(q[s])))
 
 
-def approximate_max_divergence(p, q, delta):
+def approximate_max_divergence(p: npt.ArrayLike, q: npt.ArrayLike, delta: PrivacyParam) -> float:
     """delta-approximate max divergence, computed exactly on a finite support.
 
     D_inf^delta(P || Q) = max over S in Supp(P) with P(S) > delta of
@@ -147,7 +151,7 @@ def approximate_max_divergence(p, q, delta):
     return float(np.max(vals)) if vals.size else -_INF
 
 
-def hockey_stick_divergence(p, q, epsilon):
+def hockey_stick_divergence(p: npt.ArrayLike, q: npt.ArrayLike, epsilon: PrivacyParam) -> float:
     """max_S P(S) - e^epsilon Q(S) = sum_y (P(y) - e^epsilon Q(y))_+.
 
     Parameters
@@ -180,7 +184,7 @@ def hockey_stick_divergence(p, q, epsilon):
     return max(0.0, math.fsum(np.maximum(p - scaled, 0.0).tolist()))
 
 
-def statistical_distance(p, q):
+def statistical_distance(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     """Statistical (total variation) distance ``max_S |P(S) - Q(S)| = (1/2) sum |P - Q|``.
 
     Parameters
@@ -214,7 +218,9 @@ class KLBoundCheck(NamedTuple):
     holds: bool
 
 
-def check_kl_bound(p, q, epsilon=None):
+def check_kl_bound(
+    p: npt.ArrayLike, q: npt.ArrayLike, epsilon: PrivacyParam | None = None,
+) -> KLBoundCheck:
     """Check Dwork & Roth Lemma 3.18 on a pair of finite distributions.
 
     If D_inf(P||Q) <= epsilon and D_inf(Q||P) <= epsilon then D(P||Q) <= epsilon (e^epsilon - 1).

@@ -12,9 +12,11 @@ the tightest accountant there is.  Subsampled Gaussians are *not* GDP with a clo
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from ._numeric import _CLOSED_FORM_SLACK, _INF, _finite, _real_sequence, _sum_up, _up
 
 _SQRT2 = math.sqrt(2.0)
@@ -24,7 +26,7 @@ _LN_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _ERFC_SLACK = 16.0 * _CLOSED_FORM_SLACK
 
 
-def _log_phi_bounds(x):
+def _log_phi_bounds(x: float) -> tuple[float, float]:
     """(lower, upper) bounds on ln Phi(x), the standard normal CDF.
 
     erfc while Phi(x) > 1e-300 (relative error within _ERFC_SLACK); below, Gordon's
@@ -40,7 +42,7 @@ def _log_phi_bounds(x):
     return lo - 1e-15 * abs(lo), hi + 1e-15 * abs(hi)
 
 
-def _gdp_delta_up(mu, epsilon):
+def _gdp_delta_up(mu: float, epsilon: float) -> float:
     """An upper bound on delta(epsilon) of N(0,1) vs N(mu,1), mu > 0:
     Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang 2018, Thm 8;
     Dong, Roth & Su 2022, Cor. 2.13).  The first term is bounded above and the
@@ -58,7 +60,7 @@ def _gdp_delta_up(mu, epsilon):
     return min(1.0, math.nextafter(d + 4.0 * _CLOSED_FORM_SLACK * first, _INF))
 
 
-def gaussian_gdp(sigma, sensitivity=1.0):
+def gaussian_gdp(sigma: Real, sensitivity: Real = 1.0) -> float:
     """mu of the Gaussian mechanism: mu = Delta_2 / sigma.
 
     Parameters
@@ -88,7 +90,7 @@ def gaussian_gdp(sigma, sensitivity=1.0):
     return _up(mu) if mu > 0.0 else math.ulp(0.0)
 
 
-def gdp_compose(mus):
+def gdp_compose(mus: Iterable[Real]) -> float:
     """Composition of GDP mechanisms: mu = sqrt(sum mu_i^2).
 
     Parameters
@@ -121,7 +123,7 @@ def gdp_compose(mus):
     return _finite("mu", _up(top * math.sqrt(s)))
 
 
-def gdp_delta(mu, epsilon):
+def gdp_delta(mu: Real, epsilon: PrivacyParam) -> float:
     """delta(epsilon) of a mu-GDP mechanism (exact curve, rounded up).
 
     Parameters
@@ -153,7 +155,7 @@ def gdp_delta(mu, epsilon):
     return _gdp_delta_up(mu, epsilon)
 
 
-def gdp_to_dp(mu, delta):
+def gdp_to_dp(mu: Real, delta: PrivacyParam) -> float:
     """The smallest epsilon at which a mu-GDP mechanism is (epsilon, delta)-DP.
 
     Parameters
@@ -199,7 +201,7 @@ def gdp_to_dp(mu, delta):
     return hi
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: PrivacyParam, delta: PrivacyParam) -> float:
     """The largest mu for which mu-GDP implies (epsilon, delta)-DP (rounded down).
 
     Parameters
@@ -246,7 +248,9 @@ def gdp_mu(epsilon, delta):
     return lo
 
 
-def gdp_sigma(epsilon, delta, count=1, sensitivity=1.0):
+def gdp_sigma(
+    epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1, sensitivity: Real = 1.0,
+) -> float:
     """The smallest sigma such that ``count`` Gaussian releases are (epsilon, delta)-DP.
 
     Parameters

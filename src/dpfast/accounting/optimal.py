@@ -7,10 +7,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
-from .composition import EpsilonDelta
+from .._typing import PrivacyParam
 from ._numeric import _INF, _KOV_K_MAX, _SUM_SLACK, _finite, _log1mexp, _logsumexp, _up
+from .composition import EpsilonDelta
 
 # Stirling-series remainder delta(n) = ln n! - [(n + 1/2) ln n - n + ln(2 pi)/2] for
 # n = 0..15 from math.lgamma (delta(0) is unused: x = 0 and x = n are handled apart).
@@ -20,7 +22,7 @@ _STIRLERR_TABLE = np.array(
 )
 
 
-def _stirlerr(n):
+def _stirlerr(n: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """delta(n) for a float array of integers n >= 1 (Loader 2000, eq. 2)."""
     n = np.asarray(n, dtype=np.float64)
     out = np.empty_like(n)
@@ -36,7 +38,7 @@ def _stirlerr(n):
     return out
 
 
-def _bd0(x, m):
+def _bd0(x: npt.ArrayLike, m: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """x ln(x/m) + m - x, computed without cancellation near x = m (Loader 2000)."""
     x = np.asarray(x, dtype=np.float64)
     m = np.broadcast_to(np.asarray(m, dtype=np.float64), x.shape)
@@ -66,7 +68,9 @@ def _bd0(x, m):
     return out
 
 
-def _binomial_logpmf(n, x, log_p, log_q):
+def _binomial_logpmf(
+    n: int, x: npt.ArrayLike, log_p: float, log_q: float,
+) -> npt.NDArray[np.float64]:
     """ln Pr[Bin(n, p) = x] for an integer array x in [0, n], with p = e^log_p.
 
     Loader's saddle-point form: ln C(n,x) p^x q^(n-x) =
@@ -98,7 +102,7 @@ def _binomial_logpmf(n, x, log_p, log_q):
     return out
 
 
-def _binomial_kl(x, log_s, log_1ms):
+def _binomial_kl(x: float, log_s: float, log_1ms: float) -> float:
     """KL(x || s) of two Bernoulli laws, x in [0, 1], given ln s and ln(1 - s).
 
     Logarithms, not s itself: for epsilon > ~745, s = 1/(1 + e^eps) underflows to 0."""
@@ -124,7 +128,7 @@ class _KOVTerms:
     ``pruned``).  For k = 1e6 this keeps ~1e4 of the 5e5 terms.
     """
 
-    def __init__(self, epsilon, k, log_threshold):
+    def __init__(self, epsilon: float, k: int, log_threshold: float) -> None:
         self.epsilon = epsilon
         self.k = k
         log_1ms = -math.log1p(math.exp(-epsilon))  # ln(1 - s) = -ln(1 + e^-eps)
@@ -168,7 +172,7 @@ class _KOVTerms:
         # exact loss exceeds, dropping a positive term (delta too small below a breakpoint).
         self.loss = np.nextafter((k - 2.0 * self.ell) * epsilon, _INF)  # decreasing, > 0
 
-    def log_delta(self, eps_g):
+    def log_delta(self, eps_g: float) -> float:
         """ln of an upper bound on delta_hom(eps_g): the kept terms plus the pruned bound.
 
         Every kept term is positive, so the sum has no cancellation; -expm1 keeps the
@@ -181,7 +185,7 @@ class _KOVTerms:
             total = _logsumexp(terms)
         return float(np.logaddexp(total, self.log_pruned))
 
-    def solve(self, log_target):
+    def solve(self, log_target: float) -> float:
         """Smallest eps_g >= 0 with the bound of :meth:`log_delta` <= e^log_target."""
         k, eps = self.k, self.epsilon
         if log_target == -_INF:
@@ -236,7 +240,7 @@ class _KOVTerms:
         return eps_g
 
 
-def _kov_args(epsilon, delta, k):
+def _kov_args(epsilon: PrivacyParam, delta: PrivacyParam, k: int) -> tuple[float, float, int]:
     epsilon = _v.positive("epsilon", epsilon)
     delta = _v.delta(delta)
     k = _v.integer("k", k, minimum=1, maximum=_KOV_K_MAX)
@@ -245,7 +249,8 @@ def _kov_args(epsilon, delta, k):
     return epsilon, delta, k
 
 
-def optimal_composition(epsilon, delta, k, delta_prime):
+def optimal_composition(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
+                        delta_prime: PrivacyParam) -> EpsilonDelta:
     """Exact optimal homogeneous composition (Kairouz, Oh & Viswanath 2015).
 
     Parameters
@@ -306,7 +311,8 @@ def optimal_composition(epsilon, delta, k, delta_prime):
     return EpsilonDelta(_up(eps_g), _up(delta_g))
 
 
-def optimal_composition_delta(epsilon, delta, k, epsilon_total):
+def optimal_composition_delta(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
+                              epsilon_total: PrivacyParam) -> float:
     """The exact composed delta at a given total epsilon (the forward map of KOV Thm 3.3).
 
     Parameters

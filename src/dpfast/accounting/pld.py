@@ -54,12 +54,16 @@ Characteristic Function", AISTATS 2022.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from ._numeric import _CLOSED_FORM_SLACK, _INF, _finite
 from ._numeric import _up as _up_slack
 
@@ -70,15 +74,18 @@ _TAIL_TARGET = 1e-30  # window: mass lost above it or wrapped from below it
 _MAX_GRID = 1 << 22
 _SQRT2 = math.sqrt(2.0)
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
+_F = npt.NDArray[np.float64]
+#: A mixture of shifted base laws: (weight, shift) pairs.
+_Mixture = tuple[tuple[float, float], ...]
 
 
-def _erfc(x):
+def _erfc(x: npt.ArrayLike) -> _F:
     return np.asarray(_ERFC(np.asarray(x, dtype=np.float64)), dtype=np.float64)
 
 
 # ------------------------------------------------------------------ base noise laws
 
-def _gauss_tails(x):
+def _gauss_tails(x: npt.ArrayLike) -> tuple[_F, _F]:
     """(lower, upper) = (Phi(x), 1 - Phi(x)).  One erfc per point: the tail on the far
     side of the median, to a few ulps relative; the other is 1 minus it (absolute
     accuracy), which is all the callers use it for (see _edge_masses)."""
@@ -88,7 +95,7 @@ def _gauss_tails(x):
     return np.where(neg, far, 1.0 - far), np.where(neg, 1.0 - far, far)
 
 
-def _laplace_tails(x):
+def _laplace_tails(x: npt.ArrayLike) -> tuple[_F, _F]:
     """(lower, upper) tails of Lap(0, 1): e^x/2 for x < 0 and e^-x/2 for x >= 0."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore"):
@@ -100,7 +107,7 @@ def _laplace_tails(x):
 _TAILS = {"gauss": _gauss_tails, "laplace": _laplace_tails}
 
 
-def _edge_masses(kind, x):
+def _edge_masses(kind: str, x: _F) -> tuple[_F, _F]:
     """Masses of the intervals (x[i], x[i+1]] under the base law, and absolute bounds on
     their errors; the tails are evaluated once per edge.
 
@@ -118,7 +125,7 @@ def _edge_masses(kind, x):
     return np.maximum(mass, 0.0), err
 
 
-def _mixture_mass(kind, components, x):
+def _mixture_mass(kind: str, components: _Mixture, x: _F) -> tuple[_F, _F]:
     mass = np.zeros(x.size - 1)
     err = np.zeros(x.size - 1)
     for w, shift in components:
@@ -128,9 +135,10 @@ def _mixture_mass(kind, components, x):
     return mass, err
 
 
-def _mixture_cdf_up(kind, components, x):
+def _mixture_cdf_up(kind: str, components: _Mixture, x: npt.ArrayLike) -> tuple[Any, Any]:
     """Upper bounds on P(X <= x) and P(X > x) under a mixture."""
-    lo_total, up_total = 0.0, 0.0
+    lo_total: Any = 0.0
+    up_total: Any = 0.0
     for w, shift in components:
         lo, up = _TAILS[kind](np.asarray(x, dtype=np.float64) - shift)
         lo_total = lo_total + w * lo
@@ -140,7 +148,7 @@ def _mixture_cdf_up(kind, components, x):
 
 # ------------------------------------------------------------------ subsampling maps
 
-def _logsub(t, q):
+def _logsub(t: npt.ArrayLike, q: float) -> _F:
     """ln(1 - q + q e^t): the privacy loss after Poisson subsampling at rate q of a loss t
     (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022, Prop. 30), without overflow."""
     t = np.asarray(t, dtype=np.float64)
@@ -149,10 +157,11 @@ def _logsub(t, q):
     with np.errstate(over="ignore", under="ignore", divide="ignore"):
         big = t + np.log(q + (1.0 - q) * np.exp(-np.maximum(t, 0.0)))
         small = np.log1p(q * np.expm1(np.minimum(t, 0.0)))
-    return np.where(t > 0.0, big, small)
+    result: npt.NDArray[np.float64] = np.where(t > 0.0, big, small)
+    return result
 
 
-def _invlogsub(ell, q):
+def _invlogsub(ell: npt.ArrayLike, q: float) -> _F:
     """The t with _logsub(t, q) = ell, for ell in (ln(1 - q), inf)."""
     ell = np.asarray(ell, dtype=np.float64)
     if q == 1.0:
@@ -160,7 +169,8 @@ def _invlogsub(ell, q):
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         big = ell - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-np.maximum(ell, 0.0)))
         small = np.log1p(np.expm1(np.minimum(ell, 0.0)) / q)
-    return np.where(ell > 0.0, big, small)
+    result: npt.NDArray[np.float64] = np.where(ell > 0.0, big, small)
+    return result
 
 
 # ------------------------------------------------------------------ one direction of a mechanism
@@ -171,12 +181,12 @@ class _Piece:
     P and Q mixtures of shifted base laws (weights, shifts)."""
 
     kind: str
-    P: tuple
-    Q: tuple
+    P: _Mixture
+    Q: _Mixture
     x_lo: float
     x_hi: float
-    loss: object
-    inv: object
+    loss: Callable[[_F], _F]
+    inv: Callable[[_F], _F]
     tails: bool = True  # False: the mass beyond [x_lo, x_hi] is given as atoms
 
 
@@ -186,9 +196,9 @@ class _Law:
     a proxy of the loss variance (for the grid choice) and whether the law is the same in
     both directions."""
 
-    pieces: tuple
-    atom_loss: np.ndarray
-    atom_mass: np.ndarray
+    pieces: tuple[_Piece, ...]
+    atom_loss: _F
+    atom_mass: _F
     var: float
 
 
@@ -197,11 +207,11 @@ class _Discrete:
     """A dominating loss law on the grid: mass[i] at loss (start + i) h, inf_mass at +inf."""
 
     start: int
-    mass: np.ndarray
+    mass: _F
     inf_mass: float
 
 
-def _split(ell, mass, h, out, start):
+def _split(ell: _F, mass: _F, h: float, out: _F, start: int) -> None:
     """Add atoms (loss ell, P-mass) to ``out`` (grid from index ``start``), splitting each
     between its grid neighbours so that E[e^-L] is kept (Doroshenko et al. 2022).
     Each loss is first raised by 4 ulps: the float it was computed as (a log1p, a
@@ -219,7 +229,7 @@ def _split(ell, mass, h, out, start):
     np.add.at(out, idx + 1, mass * (1.0 - w_lo))
 
 
-def _discretise(law, h):
+def _discretise(law: _Law, h: float) -> _Discrete:
     """A dominating law on the grid of step h (see the module docstring)."""
     lows, highs = [], []
     for p in law.pieces:
@@ -246,7 +256,7 @@ def _discretise(law, h):
     return _Discrete(start, out, min(1.0, inf_mass))
 
 
-def _discretise_piece(p, h, out, start):
+def _discretise_piece(p: _Piece, h: float, out: _F, start: int) -> float:
     """Add the piece's buckets to ``out``; return its mass sent to +inf."""
     l_lo = float(p.loss(np.array([p.x_lo]))[0])
     l_hi = float(p.loss(np.array([p.x_hi]))[0])
@@ -281,7 +291,7 @@ def _discretise_piece(p, h, out, start):
 
 # ------------------------------------------------------------------ mechanisms
 
-def _gaussian_laws(mu, q):
+def _gaussian_laws(mu: float, q: float) -> list[_Law]:
     """Directions of the (Poisson-subsampled) Gaussian mechanism with mu = Delta/sigma:
     remove: P = (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1); add: the reverse pair, written
     in the mirrored coordinate so that the loss increases (Zhu, Dong & Wang 2022, §6;
@@ -304,7 +314,7 @@ def _gaussian_laws(mu, q):
     return laws
 
 
-def _laplace_laws(s, q):
+def _laplace_laws(s: float, q: float) -> list[_Law]:
     """Directions of the (Poisson-subsampled) Laplace mechanism with s = Delta/b, in units
     of the noise scale.  Base loss |x| - |x - s| for Lap(s) against Lap(0): atoms at -s
     (x <= 0) and s (x >= s), linear in between."""
@@ -331,7 +341,7 @@ def _laplace_laws(s, q):
     return laws
 
 
-def _rr_law(epsilon, k):
+def _rr_law(epsilon: float, k: int) -> _Law:
     """k-ary randomized response with epsilon (truth kept w.p. e^eps/(e^eps + k - 1)): the
     worst pair of inputs gives losses +eps, 0 (k - 2 outputs) and -eps."""
     z = 1.0 + (k - 1) * math.exp(-epsilon)  # (e^eps + k - 1)/e^eps
@@ -342,7 +352,7 @@ def _rr_law(epsilon, k):
     return _Law((), loss[keep], mass[keep], epsilon * epsilon)
 
 
-def _discrete_laplace_law(scale, shift):
+def _discrete_laplace_law(scale: float, shift: int) -> _Law:
     """Discrete Laplace P(x) = (1-r)/(1+r) r^|x|, r = e^(-1/scale), shift Delta (integer):
     P = shift + Y, Q = Y; loss (|x| - |x - Delta|)/scale takes Delta + 1 values."""
     r = math.exp(-1.0 / scale)
@@ -356,7 +366,7 @@ def _discrete_laplace_law(scale, shift):
     return _Law((), loss, mass * (1.0 + 4 * _MASS_SLACK), (shift / scale) ** 2)
 
 
-def _discrete_gaussian_law(sigma, shift):
+def _discrete_gaussian_law(sigma: float, shift: int) -> _Law:
     """Discrete Gaussian N_Z(0, sigma^2) with integer shift Delta: P = Delta + Y, Q = Y,
     loss (2 x Delta - Delta^2)/(2 sigma^2) at each integer x (Canonne, Kamath & Steinke
     2020, the exact curve of their Thm 7 as a PLD).  Truncated at |y| <= K: the upper tail
@@ -390,9 +400,9 @@ class Mechanism:
     composed by powering (repeated squaring in the frequency domain)."""
 
     kind: str
-    params: tuple
+    params: tuple[Any, ...]
 
-    def laws(self):
+    def laws(self) -> list[_Law]:
         k, p = self.kind, self.params
         if k == "gaussian":
             sigma, sens, q = p
@@ -409,25 +419,25 @@ class Mechanism:
         raise AssertionError(k)
 
     @property
-    def symmetric(self):
+    def symmetric(self) -> bool:
         return self.kind not in ("gaussian", "laplace") or self.params[2] == 1.0
 
 
-def _at_most(name, value, limit):
+def _at_most(name: str, value: float, limit: float) -> float:
     """Refuse a public ratio past which the loss leaves the range the grid can hold."""
     if value > limit:
         raise PrivacyParameterError(f"{name} must be <= {limit:g} for PLD accounting; got {value!r}")
     return value
 
 
-def _rate(sampling_rate):
+def _rate(sampling_rate: Real) -> float:
     q = _v.probability("sampling_rate", sampling_rate)
     if q == 0.0:
         raise PrivacyParameterError("sampling_rate must be in (0, 1]; got 0.0")
     return q
 
 
-def gaussian(sigma, sensitivity=1.0, sampling_rate=1.0):
+def gaussian(sigma: Real, sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> Mechanism:
     """The Gaussian mechanism N(0, sigma^2) on a query of l2 sensitivity ``sensitivity``,
     optionally on a Poisson subsample with rate ``sampling_rate`` (add/remove neighbours)."""
     sigma = _v.positive("sigma", sigma)
@@ -436,7 +446,7 @@ def gaussian(sigma, sensitivity=1.0, sampling_rate=1.0):
     return Mechanism("gaussian", (sigma, sensitivity, _rate(sampling_rate)))
 
 
-def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
+def laplace(scale: Real, sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> Mechanism:
     """The Laplace mechanism Lap(scale) on a query of l1 sensitivity ``sensitivity``,
     optionally on a Poisson subsample with rate ``sampling_rate``."""
     scale = _v.positive("scale", scale)
@@ -445,7 +455,7 @@ def laplace(scale, sensitivity=1.0, sampling_rate=1.0):
     return Mechanism("laplace", (scale, sensitivity, _rate(sampling_rate)))
 
 
-def discrete_laplace(scale, sensitivity=1):
+def discrete_laplace(scale: Real, sensitivity: int = 1) -> Mechanism:
     """Discrete Laplace noise ``P(x) ∝ exp(-|x|/scale)`` on an integer query of sensitivity
     ``sensitivity`` (an integer, at most 10**6)."""
     scale = _v.positive("scale", scale)
@@ -454,7 +464,7 @@ def discrete_laplace(scale, sensitivity=1):
     return Mechanism("discrete_laplace", (scale, sensitivity))
 
 
-def discrete_gaussian(sigma, sensitivity=1):
+def discrete_gaussian(sigma: Real, sensitivity: int = 1) -> Mechanism:
     """Discrete Gaussian noise N_Z(0, sigma^2) on an integer query of (integer)
     sensitivity ``sensitivity``: its own exact privacy curve, not the continuous one."""
     sigma = _v.positive("sigma", sigma)
@@ -465,7 +475,7 @@ def discrete_gaussian(sigma, sensitivity=1):
     return Mechanism("discrete_gaussian", (sigma, sensitivity))
 
 
-def randomized_response(epsilon, categories=2):
+def randomized_response(epsilon: PrivacyParam, categories: int = 2) -> Mechanism:
     """k-ary randomized response with parameter epsilon (the truth is kept with
     probability e^eps / (e^eps + k - 1)); its exact privacy curve."""
     epsilon = _v.positive("epsilon", epsilon)
@@ -474,7 +484,7 @@ def randomized_response(epsilon, categories=2):
     return Mechanism("randomized_response", (epsilon, categories))
 
 
-def pure_dp(epsilon):
+def pure_dp(epsilon: PrivacyParam) -> Mechanism:
     """Any epsilon-DP mechanism, e.g. the exponential mechanism or permute-and-flip at
     epsilon: accounted as binary randomized response, whose privacy region contains that
     of every epsilon-DP mechanism (Kairouz, Oh & Viswanath 2015, Thm 2.1 / Murtagh &
@@ -486,7 +496,7 @@ def pure_dp(epsilon):
 
 # ------------------------------------------------------------------ composition
 
-def _grid_step(items, grid_step):
+def _grid_step(items: Sequence[tuple[Mechanism, int]], grid_step: Real | None) -> float:
     """h = 2^-m.  Given: rounded down to a power of two.  Default: the connect-the-dots
     spread adds at most h^2/4 of variance per mechanism, kept below ~2e-5 of the composed
     variance (epsilon within ~1e-5 relative of the exact curve on the test grid); capped
@@ -501,7 +511,7 @@ def _grid_step(items, grid_step):
     return 2.0 ** math.floor(math.log2(h))
 
 
-def _log_mgf(d, h, t):
+def _log_mgf(d: _Discrete, h: float, t: _F) -> _F:
     """Upper bounds on ln sum_i mass_i e^(t (start+i) h) for each t (finite part only).
 
     The masses are pooled in at most 1024 blocks, each placed at its largest loss for
@@ -523,7 +533,8 @@ def _log_mgf(d, h, t):
     ell = np.where(t[:, None] > 0.0, last[None, :], first[None, :])
     e = lm[None, :] + t[:, None] * ell
     mx = e.max(axis=1)
-    return mx + np.log(np.sum(np.exp(e - mx[:, None]), axis=1))
+    result: npt.NDArray[np.float64] = mx + np.log(np.sum(np.exp(e - mx[:, None]), axis=1))
+    return result
 
 
 class ComposedPLD:
@@ -532,15 +543,15 @@ class ComposedPLD:
     Build it with :func:`compose`.  :meth:`delta` and :meth:`epsilon` are upper bounds of
     the exact values (see the module docstring)."""
 
-    def __init__(self, h, dirs):
+    def __init__(self, h: float, dirs: list[_Direction]) -> None:
         self._h = h
         self._dirs = dirs  # _Direction objects
 
     @property
-    def grid_step(self):
+    def grid_step(self) -> float:
         return self._h
 
-    def _mass_for(self, d, epsilon):
+    def _mass_for(self, d: _Direction, epsilon: float) -> _F:
         """The masses to use at epsilon: the tilted refinement from the threshold on,
         where the FFT noise floor stops being negligible against delta (a grid point
         fixed by the untilted masses alone, so answers never depend on earlier queries,
@@ -551,11 +562,13 @@ class ComposedPLD:
             d.threshold = self._refine_threshold(d)
         return d.refined_mass() if epsilon >= d.threshold * self._h else d.mass0
 
-    def _refine_threshold(self, d):
+    def _refine_threshold(self, d: _Direction) -> float:
         h, start, n = self._h, d.start, d.mass0.size
 
-        def noisy(j):  # noise floor above loss j h vs 1e-3 of the untilted delta there
-            return d.err_suffix[min(max(j - start + 1, 0), n)] > 1e-3 * self._delta_eval(d, d.mass0, j * h)
+        def noisy(j: int) -> bool:  # noise floor above loss j h vs 1e-3 of the untilted delta there
+            result: bool = (d.err_suffix[min(max(j - start + 1, 0), n)]
+                            > 1e-3 * self._delta_eval(d, d.mass0, j * h))
+            return result
 
         # The last entry is noise against a delta of (nearly) nothing but the inf mass;
         # if even there the floor is negligible, it is everywhere.
@@ -570,10 +583,10 @@ class ComposedPLD:
                 lo = mid
         return hi
 
-    def _delta_dir(self, d, epsilon):
+    def _delta_dir(self, d: _Direction, epsilon: float) -> float:
         return self._delta_eval(d, self._mass_for(d, epsilon), epsilon)
 
-    def _delta_eval(self, d, mass, epsilon):
+    def _delta_eval(self, d: _Direction, mass: _F, epsilon: float) -> float:
         start, inf_mass, extra = d.start, d.inf_mass, d.extra
         h = self._h
         if epsilon >= (start + mass.size) * h:  # no finite loss above epsilon
@@ -594,17 +607,17 @@ class ComposedPLD:
         s = s * (1.0 + (130 + math.log2(m.size + 1)) * 2 * _U) + inf_mass + extra
         return min(1.0, math.nextafter(s, _INF))
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: PrivacyParam) -> float:
         """An upper bound on the composed delta at ``epsilon`` (max over both directions)."""
         epsilon = _v.nonnegative("epsilon", epsilon)
         return max(self._delta_dir(d, epsilon) for d in self._dirs)
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: PrivacyParam) -> float:
         """The smallest epsilon >= 0 at which :meth:`delta` is <= ``delta`` (rounded up)."""
         delta = _v.delta(delta, allow_zero=False)
         return max(self._epsilon_dir(d, delta) for d in self._dirs)
 
-    def _epsilon_dir(self, d, delta):
+    def _epsilon_dir(self, d: _Direction, delta: float) -> float:
         h = self._h
         if self._delta_dir(d, 0.0) <= delta:
             return 0.0
@@ -624,12 +637,12 @@ class ComposedPLD:
             thr = d.threshold
             if thr != _INF:
                 if self._delta_eval(d, d.mass0, thr * h) <= delta:
-                    hi = max(thr, lo + 1)  # below the threshold: untilted masses only
+                    hi = max(int(thr), lo + 1)  # below the threshold: untilted masses only
                 else:
                     mass = d.refined_mass()
                     if self._delta_eval(d, mass, thr * h) <= delta:
                         return max(thr * h, 0.0)  # delta drops past the target right there
-                    lo = thr
+                    lo = int(thr)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self._delta_eval(d, mass, mid * h) <= delta:
@@ -647,20 +660,22 @@ class ComposedPLD:
         with np.errstate(under="ignore"):
             t = float(np.sum(m * np.exp(-np.arange(m.size) * h))) * (1.0 - n_sum - 8 * _U)
         for _ in range(200):
-            mid = 0.5 * (a + b)
-            if not a < mid < b:
+            x = 0.5 * (a + b)
+            if not a < x < b:
                 break
-            val = s0 - math.exp(mid - hi * h) * t * (1.0 - 4 * _U) + floor_mass
+            val = s0 - math.exp(x - hi * h) * t * (1.0 - 4 * _U) + floor_mass
             if val <= delta:
-                b = mid
+                b = x
             else:
-                a = mid
+                a = x
         while self._delta_eval(d, mass, b) > delta:  # the direct evaluation has the last word
             b = math.nextafter(b + 1e-12 * b, _INF)
         return b
 
 
-def compose(mechanisms, *, grid_step=None):
+def compose(
+    mechanisms: Iterable[tuple[Mechanism, int]], *, grid_step: Real | None = None,
+) -> ComposedPLD:
     """Compose mechanisms by PLD.
 
     Parameters
@@ -688,7 +703,7 @@ def compose(mechanisms, *, grid_step=None):
     ----------
     Koskela et al. 2020/2021; Doroshenko et al. 2022; Zhu, Dong & Wang 2022.
     """
-    grouped = {}
+    grouped: dict[Mechanism, int] = {}
     for m, c in mechanisms:
         if not isinstance(m, Mechanism):
             raise TypeError(f"mechanisms must hold Mechanism objects; got {type(m).__name__}")
@@ -710,26 +725,30 @@ def compose(mechanisms, *, grid_step=None):
     items = sorted(grouped.items(), key=lambda mc: repr(mc[0]))
     h = _grid_step(items, grid_step)
     # remove-direction laws, and add-direction laws (the same for symmetric mechanisms)
-    per_mech = []
+    per_mech: list[tuple[_Discrete, _Discrete, int]] = []
     for m, c in items:
         laws = m.laws()
         ds = [_discretise(law, h) for law in laws]
         per_mech.append((ds[0], ds[-1], c))
-    dirs = []
+    dirs: list[_Direction] = []
     for which in (0, 1):
         if which == 1 and all(m.symmetric for m, _ in items):
             dirs.append(dirs[0])
             break
-        dirs.append(_compose_direction([(pm[which], pm[2]) for pm in per_mech], h))
+        dirs.append(_compose_direction([(add if which else rem, c) for rem, add, c in per_mech],
+                                       h))
     return ComposedPLD(h, dirs)
 
 
-def _cgf(parts, h, t):
+def _cgf(parts: Sequence[tuple[_Discrete, int]], h: float, t: _F) -> _F:
     """ln of the composed finite part's moment generating function at each t."""
-    return sum(c * _log_mgf(d, h, t) for d, c in parts)
+    total: _F = np.zeros(np.shape(t))
+    for d, c in parts:
+        total = total + c * _log_mgf(d, h, t)
+    return total
 
 
-def _compose_direction(parts, h):
+def _compose_direction(parts: Sequence[tuple[_Discrete, int]], h: float) -> _Direction:
     """Compose one direction: (start index, masses (upper bounds), inf mass, extra delta)."""
     log_keep = 0.0
     smin = smax = 0
@@ -792,17 +811,19 @@ class _Direction:
     exponentially tilted compositions, only when a query finds the noise floor matters
     (small deltas): each entry keeps the estimate with the smallest error bound."""
 
-    def __init__(self, start, val, err, inf_mass, extra, job):
+    def __init__(self, start: int, val: _F, err: _F, inf_mass: float, extra: float,
+                 job: dict[str, Any] | None) -> None:
         self.start, self.inf_mass, self.extra, self.job = start, inf_mass, extra, job
         self._val, self._err = val, err
         self.mass0 = val + err
         # err_suffix[i]: the most the noise floor adds above entry i - 1
         self.err_suffix = np.append(np.cumsum(err[::-1])[::-1], 0.0)
-        self.threshold = None
-        self._refined = None
+        self.threshold: float | None = None
+        self._refined: _F | None = None
 
-    def refined_mass(self):
+    def refined_mass(self) -> _F:
         if self._refined is None:
+            assert self.job is not None  # refined only when there is a tilted job
             val, err = self._val, self._err
             for theta in self.job["thetas"][1:]:
                 v, e = _tilted_estimate(self.job, theta)
@@ -814,11 +835,11 @@ class _Direction:
         return self._refined
 
     @property
-    def mass(self):
+    def mass(self) -> _F:
         return self.mass0
 
 
-def _power(f, c):
+def _power(f: npt.NDArray[np.complex128], c: int) -> npt.NDArray[np.complex128]:
     """f**c elementwise by repeated squaring (k identical mechanisms: log2 k products)."""
     result = None
     while c:
@@ -827,18 +848,21 @@ def _power(f, c):
         c >>= 1
         if c:
             f = f * f
+    assert result is not None  # c >= 1
     return result
 
 
-def _fold(a, size):
+def _fold(a: _F, size: int) -> _F:
     """a as a cyclic array of length size (entries i and i + size add up)."""
     if a.size <= size:
         return np.concatenate([a, np.zeros(size - a.size)])
     pad = (-a.size) % size
-    return np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
+    result: npt.NDArray[np.float64] = (
+        np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0))
+    return result
 
 
-def _good_size(n):
+def _good_size(n: int) -> int:
     """The smallest 2^a 3^b 5^c >= max(n, 16): lengths numpy's FFT handles fast."""
     n = max(n, 16)
     best = 1 << math.ceil(math.log2(n))
@@ -855,12 +879,12 @@ def _good_size(n):
     return best
 
 
-def _fft_size(n, size):
+def _fft_size(n: int, size: int) -> int:
     """A fast transform length >= n, or the ring size when n exceeds it."""
     return size if n >= size else _good_size(n)
 
 
-def _self_compose(m, c, size):
+def _self_compose(m: _F, c: int, size: int) -> _F:
     """The c-fold convolution of m: exact (linear) while it fits in the ring, cyclic mod
     size beyond (mass folded back is nonnegative: pessimistic, see the module docstring)."""
     if c == 1:
@@ -871,7 +895,7 @@ def _self_compose(m, c, size):
     return out[:n] if n <= L else out
 
 
-def _product_tree(arrays, size):
+def _product_tree(arrays: list[_F], size: int) -> _F:
     """Convolve all arrays pairwise (smallest first), each product at the smallest FFT
     length that holds it: O(total support log) instead of one ring-size FFT per part."""
     arrays = sorted(arrays, key=lambda a: a.size)
@@ -889,7 +913,7 @@ def _product_tree(arrays, size):
     return arrays[0]
 
 
-def _tilted_estimate(job, theta):
+def _tilted_estimate(job: dict[str, Any], theta: float) -> tuple[_F, _F]:
     """Compose the parts tilted by e^(theta l), untilt: (values, error bounds) per entry."""
     parts, h, A, size, top, smax, ts = (job[k] for k in ("parts", "h", "A", "size", "top", "smax", "ts"))
     ell = (A + np.arange(size)) * h
@@ -914,6 +938,7 @@ def _tilted_estimate(job, theta):
         for m, c in arrays:
             f = _power(np.fft.rfft(_fold(m, size)), c)
             prod = f if prod is None else prod * f
+        assert prod is not None
         spec = np.fft.irfft(prod, size)
     else:
         # many: a product tree keeps most transforms short

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from ._numeric import _CLOSED_FORM_SLACK, _finite, _positive_floor, _real_sequence, _up, _up_array
 
 DEFAULT_RDP_ORDERS = np.array(
@@ -28,12 +31,12 @@ class RDPConversion(NamedTuple):
     order: float
 
 
-def _as_sequence(values):
+def _as_sequence(values: object) -> Any:
     """A lone number becomes a one-element list; anything else is left to validation."""
     return [values] if isinstance(values, numbers.Number) else values
 
 
-def _orders(orders):
+def _orders(orders: Real | Iterable[Real] | npt.NDArray[Any] | None) -> npt.NDArray[np.float64]:
     if orders is None:
         return DEFAULT_RDP_ORDERS
     arr = _real_sequence("orders", _as_sequence(orders), minimum_exclusive=1.0)
@@ -42,7 +45,8 @@ def _orders(orders):
     return arr
 
 
-def rdp_gaussian(sigma, orders=None, sensitivity=1.0):
+def rdp_gaussian(sigma: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+                 sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
     """RDP curve of the Gaussian mechanism: epsilon(alpha) = alpha Delta^2 / (2 sigma^2).
 
     Parameters
@@ -81,7 +85,8 @@ def rdp_gaussian(sigma, orders=None, sensitivity=1.0):
     return out
 
 
-def rdp_laplace(scale, orders=None, sensitivity=1.0):
+def rdp_laplace(scale: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+                sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
     """RDP curve of the Laplace mechanism.
 
     Parameters
@@ -134,7 +139,7 @@ def rdp_laplace(scale, orders=None, sensitivity=1.0):
     return np.where(out > 0.0, out, math.ulp(0.0))
 
 
-def _expm1_minus_x(x):
+def _expm1_minus_x(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """e^x - 1 - x for |x| <= 1 (elementwise), without cancellation: its Taylor series
     sum_{n>=2} x^n/n!, summed to below 2^-60 relative (24 terms at |x| = 1)."""
     x = np.asarray(x, dtype=np.float64)
@@ -143,10 +148,11 @@ def _expm1_minus_x(x):
     for n in range(3, 28):
         term = term * x / n
         total = total + term
-    return total
+    result: npt.NDArray[np.float64] = total
+    return result
 
 
-def rdp_compose(*curves):
+def rdp_compose(*curves: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Compose RDP mechanisms evaluated on the same orders: the curves add up.
 
     Parameters
@@ -175,10 +181,12 @@ def rdp_compose(*curves):
     for i, arr in enumerate(arrays):
         if arr.shape[0] != n:
             raise PrivacyParameterError(f"curves[{i}] must have {n} orders like curves[0]; got {arr.shape[0]}")
-    return np.sum(np.vstack(arrays), axis=0)
+    result: npt.NDArray[np.float64] = np.sum(np.vstack(arrays), axis=0)
+    return result
 
 
-def rdp_to_dp(orders, rdp, delta, *, method="tight"):
+def rdp_to_dp(orders: Iterable[Real] | npt.NDArray[Any], rdp: Iterable[Real] | npt.NDArray[Any],
+              delta: PrivacyParam, *, method: str = "tight") -> RDPConversion:
     """Convert an RDP curve to (epsilon, delta)-DP, optimising over the orders.
 
     Parameters

@@ -5,12 +5,17 @@ for the tight conversion).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy.typing as npt
 
 from .. import _validation as _v
+from .._typing import PrivacyParam, Real
 from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
 
 
-def gaussian_zcdp(sigma, sensitivity=1.0):
+def gaussian_zcdp(sigma: Real, sensitivity: Real = 1.0) -> float:
     """zCDP of the Gaussian mechanism: rho = Delta_2^2 / (2 sigma^2).
 
     Parameters
@@ -42,7 +47,7 @@ def gaussian_zcdp(sigma, sensitivity=1.0):
     return _positive_floor(_up(_finite("rho", 0.5 * ratio * ratio)))
 
 
-def pure_dp_to_zcdp(epsilon):
+def pure_dp_to_zcdp(epsilon: PrivacyParam) -> float:
     """rho = epsilon^2 / 2 for an epsilon-DP mechanism.
 
     Parameters
@@ -68,7 +73,7 @@ def pure_dp_to_zcdp(epsilon):
     return rho if epsilon == 0.0 else _positive_floor(rho)
 
 
-def zcdp_compose(rhos):
+def zcdp_compose(rhos: Iterable[Real] | npt.NDArray[Any]) -> float:
     """Composition of zCDP mechanisms: the rhos add up.
 
     Parameters
@@ -97,7 +102,7 @@ def zcdp_compose(rhos):
     return _finite("sum(rhos)", _sum_up(arr))
 
 
-def _zcdp_tight_epsilon(rho, log_inv_delta):
+def _zcdp_tight_epsilon(rho: float, log_inv_delta: float) -> float:
     """min over alpha > 1 of alpha rho + (L - ln alpha)/(alpha - 1) + ln(1 - 1/alpha).
 
     d/dalpha of that expression is rho - (L - ln alpha)/(alpha-1)^2, which is negative
@@ -130,7 +135,7 @@ def _zcdp_tight_epsilon(rho, log_inv_delta):
     return best
 
 
-def zcdp_to_dp(rho, delta, *, method="tight"):
+def zcdp_to_dp(rho: Real, delta: PrivacyParam, *, method: str = "tight") -> float:
     """Convert rho-zCDP to (epsilon, delta)-DP.
 
     Parameters
@@ -178,7 +183,7 @@ def zcdp_to_dp(rho, delta, *, method="tight"):
     return _up(_finite("epsilon", max(0.0, eps)), 2.0**-44)
 
 
-def _zcdp_tight_log_delta(rho, epsilon):
+def _zcdp_tight_log_delta(rho: float, epsilon: float) -> float:
     """ln of inf_{alpha>1} exp((alpha-1)(alpha rho - eps)) (1 - 1/alpha)^(alpha-1) / alpha.
 
     The exponent is convex in alpha; its derivative (2 alpha - 1) rho - eps + ln(1 - 1/alpha)
@@ -206,7 +211,7 @@ def _zcdp_tight_log_delta(rho, epsilon):
     return best
 
 
-def zcdp_delta(rho, epsilon, *, method="tight"):
+def zcdp_delta(rho: Real, epsilon: PrivacyParam, *, method: str = "tight") -> float:
     """The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP.
 
     Parameters
@@ -252,7 +257,7 @@ def zcdp_delta(rho, epsilon, *, method="tight"):
     return min(1.0, _positive_floor(_up(math.exp(min(max(log_d, -746.0), 0.0)), slack)))
 
 
-def zcdp_budget(epsilon, delta, *, method="tight"):
+def zcdp_budget(epsilon: PrivacyParam, delta: PrivacyParam, *, method: str = "tight") -> float:
     """The largest rho whose conversion to (epsilon, delta)-DP meets the target.
 
     Parameters

@@ -11,8 +11,12 @@ docs/backends.md says what each routes, what it does not, and how it is tested.
 Importing this package imports none of them.
 """
 
+from __future__ import annotations
 
-def require(module, extra):
+from types import ModuleType
+
+
+def require(module: str, extra: str) -> ModuleType:
     """Import ``module`` or raise ImportError naming the dpfast extra that installs it."""
     import importlib
 

@@ -79,20 +79,27 @@ restores exactly what was rebound.  Both are idempotent and serialised by a lock
 is process-wide: objects created while patched keep their dpfast class after unpatching.
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
 import secrets
 import sys
 import threading
+from collections.abc import Iterator
 from fractions import Fraction
+from types import ModuleType
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _plans, require
 from .. import _core
 from .. import random as _random
 from .. import randomized_response as _rr
 from .. import selection as _sel
+from .._active import NO_BUDGET
 from ..random import ChaCha20
 
 require("diffprivlib", "diffprivlib")
@@ -115,7 +122,7 @@ _INF = math.inf
 
 # ------------------------------------------------------------------ random_state -> dpfast
 
-def _keyed_stream(rs):
+def _keyed_stream(rs: np.random.RandomState | np.random.Generator) -> ChaCha20:
     """A reproducible ChaCha20 keyed by four 32-bit words drawn from the RandomState (or
     numpy Generator)."""
     draw = rs.integers if isinstance(rs, np.random.Generator) else rs.randint
@@ -123,7 +130,7 @@ def _keyed_stream(rs):
     return ChaCha20(b"dpfast.compat.diffprivlib" + words.tobytes())
 
 
-def _stream_of(src):
+def _stream_of(src: object) -> ChaCha20 | None:
     """The dpfast generator for a diffprivlib random source (None: the thread's CSPRNG)."""
     if src is None or isinstance(src, secrets.SystemRandom) or src is np.random.mtrand._rand:
         return None
@@ -134,7 +141,7 @@ def _stream_of(src):
     raise ValueError(f"{src!r} cannot be used to seed a dpfast stream")
 
 
-def _rng(mech):
+def _rng(mech: Any) -> ChaCha20 | None:
     """The mechanism's dpfast generator, derived once per random source (see module doc)."""
     src = mech._rng
     if type(src) is secrets.SystemRandom:
@@ -149,11 +156,11 @@ def _rng(mech):
 
 # ------------------------------------------------------------------ releases
 
-def _laplace_plan(scale, sensitivity):
+def _laplace_plan(scale: float, sensitivity: float | None) -> tuple[int, Any]:
     return _plans.laplace(scale, sensitivity)
 
 
-def _laplace_release(mech, value, scale, sensitivity):
+def _laplace_release(mech: Any, value: float, scale: float, sensitivity: float | None) -> float:
     x = float(value)
     if scale == 0.0 or not -_INF < x < _INF:
         return x                     # diffprivlib returns value (+/- 0 noise, inf stays inf)
@@ -170,7 +177,7 @@ _grid_add = _plans.grid_add
 class Laplace(_dm.Laplace):
     __doc__ = _dm.Laplace.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         denom = self.epsilon - (math.log1p(-self.delta) if self.delta < 1 else -_INF)
         return _laplace_release(self, value, self.sensitivity / denom, self.sensitivity)
@@ -179,7 +186,7 @@ class Laplace(_dm.Laplace):
 class LaplaceTruncated(_dm.LaplaceTruncated, Laplace):
     __doc__ = _dm.LaplaceTruncated.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         return self._truncate(Laplace.randomise(self, value))
 
@@ -187,12 +194,12 @@ class LaplaceTruncated(_dm.LaplaceTruncated, Laplace):
 class LaplaceFolded(_dm.LaplaceFolded, Laplace):
     __doc__ = _dm.LaplaceFolded.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         return self._fold(Laplace.randomise(self, value))
 
 
-def _bounded_domain_scale(mech):
+def _bounded_domain_scale(mech: Any) -> tuple[float, float | None]:
     """diffprivlib's bounded-domain scale search at sensitivity + g (module docstring)."""
     key = (mech.epsilon, mech.delta, mech.sensitivity, mech.lower, mech.upper)
     cached = mech.__dict__.get("_dpfast_bd")
@@ -201,6 +208,7 @@ def _bounded_domain_scale(mech):
     if mech._scale is None:
         mech._scale = mech._find_scale()
     scale = mech._scale
+    plan: tuple[float, float | None]
     if scale == 0.0:
         plan = (0.0, None)
     else:
@@ -216,7 +224,7 @@ def _bounded_domain_scale(mech):
 class LaplaceBoundedDomain(_dm.LaplaceBoundedDomain, LaplaceTruncated):
     __doc__ = _dm.LaplaceBoundedDomain.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         value = max(min(value, self.upper), self.lower)
         if value != value:
@@ -231,16 +239,17 @@ class LaplaceBoundedDomain(_dm.LaplaceBoundedDomain, LaplaceTruncated):
 class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
     __doc__ = _dm.LaplaceBoundedNoise.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
-        if self._scale is None or self._noise_bound is None:
-            self._scale = self.sensitivity / self.epsilon
-            self._noise_bound = 0 if self._scale == 0 else \
-                self._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
+        this: Any = self        # _scale, _noise_bound: diffprivlib's, None until set
+        if this._scale is None or this._noise_bound is None:
+            this._scale = self.sensitivity / self.epsilon
+            this._noise_bound = 0 if this._scale == 0 else \
+                this._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
         x = float(value)
         if x != x:
             return float("nan")
-        if self._scale == 0 or not -_INF < x < _INF:
+        if this._scale == 0 or not -_INF < x < _INF:
             return x
         key = ("bn", self.epsilon, self.delta, self.sensitivity)
         k, scale, bound = _exact_rational(key, self._noise_plan)
@@ -249,9 +258,10 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
                                       granularity=math.ldexp(1.0, k))
         return _grid_add(x, z, k)
 
-    def _noise_plan(self):
+    def _noise_plan(self) -> tuple[int, float, float]:
         """diffprivlib's scale and noise bound at sensitivity + g, on the grid g."""
-        k = _random._bounded_grid(self._scale, -self._noise_bound, self._noise_bound, None)[0]
+        this: Any = self
+        k = _random._bounded_grid(this._scale, -this._noise_bound, this._noise_bound, None)[0]
         sens = self.sensitivity + math.ldexp(1.0, k)
         scale = sens / self.epsilon
         bound = scale * math.log1p(math.expm1(self.epsilon) / 2 / self.delta)
@@ -263,7 +273,7 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
 class Gaussian(_dm.Gaussian):
     __doc__ = _dm.Gaussian.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         x = float(value)
         sigma = self._scale
@@ -276,14 +286,14 @@ class Gaussian(_dm.Gaussian):
 class GaussianAnalytic(_dm.GaussianAnalytic, Gaussian):
     __doc__ = _dm.GaussianAnalytic.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         return Gaussian.randomise(self, value)
 
 
 class GaussianDiscrete(_dm.GaussianDiscrete):
     __doc__ = _dm.GaussianDiscrete.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: int) -> int:
         self._check_all(value)
         sigma = self._scale
         if sigma == 0:
@@ -295,12 +305,12 @@ class GaussianDiscrete(_dm.GaussianDiscrete):
 
 # ------------------------------------------------------------------ geometric family
 
-def _scale_of(numerator, denominator):
+def _scale_of(numerator: float, denominator: float) -> tuple[int, int]:
     """The exact rational numerator/denominator as the samplers' (num, den), rounded up."""
     return _random._scale_rational(Fraction(numerator) / Fraction(denominator))
 
 
-def _dlap_draw(mech):
+def _dlap_draw(mech: Any) -> int:
     """Exact discrete Laplace of scale sensitivity/epsilon (q = exp(-epsilon/sensitivity))."""
     key = ("dl", mech.epsilon, mech.sensitivity)
     num, den = _exact_rational(key, _scale_of, mech.sensitivity, mech.epsilon)
@@ -310,7 +320,7 @@ def _dlap_draw(mech):
 class Geometric(_dm.Geometric):
     __doc__ = _dm.Geometric.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: int) -> int:
         self._check_all(value)
         if self.sensitivity == 0 or self.epsilon == _INF:
             return int(value)
@@ -320,7 +330,7 @@ class Geometric(_dm.Geometric):
 class GeometricTruncated(_dm.GeometricTruncated, Geometric):
     __doc__ = _dm.GeometricTruncated.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: int) -> int:
         self._check_all(value)
         return int(np.round(self._truncate(Geometric.randomise(self, value))))
 
@@ -328,14 +338,14 @@ class GeometricTruncated(_dm.GeometricTruncated, Geometric):
 class GeometricFolded(_dm.GeometricFolded, Geometric):
     __doc__ = _dm.GeometricFolded.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: int) -> int:
         self._check_all(value)
         return int(np.round(self._fold(Geometric.randomise(self, value))))
 
 
 # ------------------------------------------------------------------ Binary
 
-def _binary_flip(epsilon, delta):
+def _binary_flip(epsilon: float, delta: float) -> tuple[int, int]:
     """(t, 2^63): a flip probability t/2^63 >= diffprivlib's (1 - delta)/(e^eps + 1),
     from randomized response's certified threshold (cached per epsilon), rounded up."""
     if epsilon == _INF:
@@ -351,7 +361,7 @@ def _binary_flip(epsilon, delta):
 class Binary(_dm.Binary):
     __doc__ = _dm.Binary.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: str) -> str:
         self._check_all(value)
         num, den = _exact_rational(("bin", self.epsilon, self.delta), _binary_flip,
                                    self.epsilon, self.delta)
@@ -363,11 +373,11 @@ class Binary(_dm.Binary):
 
 # ------------------------------------------------------------------ selection
 
-def _uniform_index(n, rng):
+def _uniform_index(n: int, rng: ChaCha20 | None) -> int:
     return int(_core.uniform_below(n, None, rng))
 
 
-def _utility_array(mech):
+def _utility_array(mech: Any) -> npt.NDArray[np.float64]:
     """The utilities as a float64 array, converted once per content (public values)."""
     key = tuple(mech.utility)
     cached = mech.__dict__.get("_dpfast_utility")
@@ -376,13 +386,16 @@ def _utility_array(mech):
     return cached[1]
 
 
-def _select(scores, epsilon, sensitivity, monotonic, rng, flip):
+def _select(scores: npt.NDArray[Any], epsilon: float, sensitivity: float, monotonic: bool,
+            rng: ChaCha20 | None, flip: bool) -> int:
     """Index drawn by dpfast's exact exponential mechanism (or permute-and-flip)."""
     fn = _sel.permute_and_flip if flip else _sel.exponential_mechanism
-    return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng)
+    # diffprivlib's own accountant charges its mechanisms: never dpfast's active budget
+    return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng,
+              budget=NO_BUDGET)
 
 
-def _best_only(utility, rng):
+def _best_only(utility: npt.NDArray[Any], rng: ChaCha20 | None) -> int:
     """epsilon = inf or sensitivity = 0: uniform over the maximisers (diffprivlib's law)."""
     u = np.asarray(utility, dtype=float)
     best = np.flatnonzero(np.isclose(u - u.max(), 0))
@@ -392,7 +405,7 @@ def _best_only(utility, rng):
 class Exponential(_dm.Exponential):
     __doc__ = _dm.Exponential.__doc__
 
-    def randomise(self, value=None):
+    def randomise(self, value: None = None) -> Any:
         self._check_all(value)
         rng = _rng(self)
         if not self.sensitivity / self.epsilon > 0:
@@ -404,7 +417,7 @@ class Exponential(_dm.Exponential):
                           False)
         return self.candidates[idx] if self.candidates else idx
 
-    def _measured(self, rng):
+    def _measured(self, rng: ChaCha20 | None) -> int:
         """A base measure m multiplies each weight: exp(eps u/(c D)) m = exp(eps u'/(c D))
         with u' = u + c D ln(m)/eps (public), candidates of measure 0 excluded."""
         m = np.asarray(self.measure, dtype=float)
@@ -417,7 +430,7 @@ class Exponential(_dm.Exponential):
             if np.all(w == w[0]):
                 return int(best[_uniform_index(best.size, rng)])
             return int(best[_sel.exponential_mechanism(
-                np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng)])
+                np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng, budget=NO_BUDGET)])
         c = 2 - self.monotonic
         shifted = u + c * self.sensitivity * np.log(m[keep]) / self.epsilon
         return int(keep[_select(shifted, self.epsilon, self.sensitivity, self.monotonic,
@@ -427,7 +440,7 @@ class Exponential(_dm.Exponential):
 class PermuteAndFlip(_dm.PermuteAndFlip, Exponential):
     __doc__ = _dm.PermuteAndFlip.__doc__
 
-    def randomise(self, value=None):
+    def randomise(self, value: None = None) -> Any:
         self._check_all(value)
         rng = _rng(self)
         if not self.sensitivity / self.epsilon > 0:
@@ -441,7 +454,7 @@ class PermuteAndFlip(_dm.PermuteAndFlip, Exponential):
 class ExponentialCategorical(_dm.ExponentialCategorical):
     __doc__ = _dm.ExponentialCategorical.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: Any) -> Any:
         self._check_all(value)
         targets = list(self._normalising_constant.keys())
         rng = _rng(self)
@@ -454,19 +467,20 @@ class ExponentialCategorical(_dm.ExponentialCategorical):
         # eps u / (2 D'), so D' = f D / 2 with u = -d
         f = 1 if self._balanced_tree else 2
         return targets[_sel.exponential_mechanism(
-            -dist, epsilon=self.epsilon, sensitivity=f * self._sensitivity / 2, rng=rng)]
+            -dist, epsilon=self.epsilon, sensitivity=f * self._sensitivity / 2, rng=rng,
+            budget=NO_BUDGET)]
 
 
 class ExponentialHierarchical(_dm.ExponentialHierarchical, ExponentialCategorical):
     __doc__ = _dm.ExponentialHierarchical.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: Any) -> Any:
         return ExponentialCategorical.randomise(self, value)
 
 
 # ------------------------------------------------------------------ Snapping, Staircase, ...
 
-def _uniform_open(rng):
+def _uniform_open(rng: ChaCha20 | None) -> float:
     """Full-precision uniform on (0, 1) (0 has probability below 2^-1000: redraw)."""
     while True:
         u = _random.uniform_full_precision(rng=rng)
@@ -477,7 +491,7 @@ def _uniform_open(rng):
 class Snapping(_dm.Snapping, LaplaceTruncated):
     __doc__ = _dm.Snapping.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         # diffprivlib's snapping arithmetic (Mironov 2012, section 5.2) with dpfast's
         # full-precision uniform and sign bit
         self._check_all(value)
@@ -496,7 +510,7 @@ class Snapping(_dm.Snapping, LaplaceTruncated):
 class Staircase(_dm.Staircase, Laplace):
     __doc__ = _dm.Staircase.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         # Geng, Kairouz, Oh, Viswanath (2015), as diffprivlib draws it: sign, geometric
         # number of stairs (exact, q = e^-eps), position inside the stair, stair part
         self._check_all(value)
@@ -517,7 +531,7 @@ class Staircase(_dm.Staircase, Laplace):
 class Uniform(_dm.Uniform):
     __doc__ = _dm.Uniform.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: float) -> float:
         self._check_all(value)
         unif_rv = _random.uniform(-1.0, 1.0, rng=_rng(self))
         return value + unif_rv * (self.sensitivity / self.delta / 2)
@@ -526,7 +540,7 @@ class Uniform(_dm.Uniform):
 class Vector(_dm.Vector):
     __doc__ = _dm.Vector.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: Any) -> Any:
         # Chaudhuri, Monteleoni, Sarwate (2011), objective perturbation, as diffprivlib
         # calibrates it: a uniform direction times a Gamma(d, 2 D/eps') norm
         self._check_all(value)
@@ -539,12 +553,12 @@ class Vector(_dm.Vector):
             epsilon_p = self.epsilon / 2
         scale = self.data_sensitivity * 2 / epsilon_p
         rng = _rng(self)
-        direction = _random.gaussian(1.0, self.dimension, rng=rng)
+        direction = _random.normal(scale=1.0, size=self.dimension, rng=rng)
         noisy_norm = _random.gamma(self.dimension, scale, rng=rng) if scale > 0 else 0.0
         noise = direction / np.linalg.norm(direction, 2) * noisy_norm
         n = self.n
 
-        def output_func(*args):
+        def output_func(*args: Any) -> Any:
             input_vec = args[0]
             func = value(*args)
             if isinstance(func, tuple):
@@ -564,7 +578,7 @@ class Vector(_dm.Vector):
 class Bingham(_dm.Bingham):
     __doc__ = _dm.Bingham.__doc__
 
-    def randomise(self, value):
+    def randomise(self, value: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         """An exact draw from the Bingham law diffprivlib targets.
 
         Target on the unit sphere: density ∝ exp(-u'Au) with
@@ -599,7 +613,7 @@ class Bingham(_dm.Bingham):
         log_m = -(dims - b) / 2 + dims / 2 * math.log(dims / b)
         rng = _rng(self)
         while True:
-            y = chol @ _random.gaussian(1.0, dims, rng=rng)
+            y = chol @ _random.normal(scale=1.0, size=dims, rng=rng)
             u = y / np.linalg.norm(y)
             log_ratio = -u @ a @ u + dims / 2 * math.log(u @ omega @ u) - log_m
             if math.log(_uniform_open(rng)) <= min(log_ratio, 0.0):
@@ -608,7 +622,7 @@ class Bingham(_dm.Bingham):
 
 # ------------------------------------------------------------------ bernoulli_neg_exp
 
-def bernoulli_neg_exp(gamma, random_state=None):
+def bernoulli_neg_exp(gamma: float, random_state: Any = None) -> int:
     """One exact Bernoulli(exp(-gamma)) draw (0 or 1), as diffprivlib's, from dpfast.
 
     ``gamma`` is used at its exact binary value (dpfast.random.bernoulli_exp, Canonne,
@@ -635,20 +649,21 @@ del _cls
 
 # ------------------------------------------------------------------ patch / unpatch
 
-_ORIGINALS = {id(getattr(_dm, name)): (getattr(_dm, name), shim)
+_ORIGINALS: dict[int, tuple[Any, Any]] = {id(getattr(_dm, name)): (getattr(_dm, name), shim)
               for name, shim in MECHANISMS.items()}
 _ORIGINALS[id(_dm_base.bernoulli_neg_exp)] = (_dm_base.bernoulli_neg_exp, bernoulli_neg_exp)
 _LOCK = threading.RLock()
-_REBOUND = []          # (module, attribute name, original) of every binding we replaced
+# (module, attribute name, original) of every binding we replaced
+_REBOUND: list[tuple[ModuleType, str, Any]] = []
 _STATE = {"explicit": False, "depth": 0}
 
 
-def _diffprivlib_modules():
+def _diffprivlib_modules() -> list[ModuleType]:
     return [m for name, m in list(sys.modules.items())
             if m is not None and (name == "diffprivlib" or name.startswith("diffprivlib."))]
 
 
-def _apply():
+def _apply() -> int:
     import diffprivlib.models  # noqa: F401  (diffprivlib imports them; be explicit)
     import diffprivlib.tools  # noqa: F401
 
@@ -663,14 +678,14 @@ def _apply():
     return count
 
 
-def _restore():
+def _restore() -> None:
     while _REBOUND:
         module, attr, original = _REBOUND.pop()
         if vars(module).get(attr) is _ORIGINALS[id(original)][1]:
             setattr(module, attr, original)
 
 
-def patch():
+def patch() -> int:
     """Make every loaded diffprivlib module use the dpfast classes (idempotent).
 
     Returns the number of bindings rebound by this call (0 when already patched; a
@@ -680,21 +695,21 @@ def patch():
         return _apply()
 
 
-def unpatch():
+def unpatch() -> None:
     """Restore every binding that :func:`patch` or :func:`patched` replaced (idempotent)."""
     with _LOCK:
         _STATE["explicit"] = False
         _restore()
 
 
-def is_patched():
+def is_patched() -> bool:
     """True while diffprivlib's bindings point at the dpfast classes."""
     with _LOCK:
         return bool(_REBOUND)
 
 
 @contextlib.contextmanager
-def patched():
+def patched() -> Iterator[ModuleType]:
     """Context manager: diffprivlib uses dpfast inside the block.
 
     Nests and overlaps across threads: the bindings are restored when the last open

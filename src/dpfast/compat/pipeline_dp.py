@@ -38,18 +38,24 @@ first time the process imports ``pipeline_dp``, logging once per process.
 ``<dir>/draws-<pid>.txt``.
 """
 
+from __future__ import annotations
+
 import logging
 import math
 import os
 import threading
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _plans, require
 from .. import _core
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
+from .._active import NO_BUDGET
 
 require("pipeline_dp", "pipeline-dp")
 import pipeline_dp  # noqa: E402
@@ -68,7 +74,7 @@ _COUNTS = {"laplace": 0, "gaussian": 0, "keep": 0, "exponential": 0}
 _INF = math.inf
 
 
-def _count(kind, n=1):
+def _count(kind: str, n: int = 1) -> None:
     _COUNTS[kind] += n
     logdir = os.environ.get("DPFAST_PATCH_LOG")
     if logdir:
@@ -76,14 +82,14 @@ def _count(kind, n=1):
             f.write(f"{kind} {n}\n")
 
 
-def draws():
+def draws() -> dict[str, int]:
     """Draws made through dpfast in this process, by kind (a copy)."""
     return dict(_COUNTS)
 
 
 # ------------------------------------------------------------------ additive noise
 
-def _release(plan, value):
+def _release(plan: tuple[int, Any], value: float) -> float:
     k, sampler = plan
     x = 1.0 * value
     if not -_INF < x < _INF:
@@ -91,7 +97,7 @@ def _release(plan, value):
     return _core.grid_release(sampler, x, k, None)
 
 
-def _release_vector(plan, vec):
+def _release_vector(plan: tuple[int, Any], vec: npt.ArrayLike) -> npt.NDArray[np.float64]:
     k, sampler = plan
     return _core.grid_release(sampler, np.asarray(vec, np.float64), k, None)
 
@@ -100,16 +106,16 @@ class _Additive:
     """What the PyDP numerical mechanisms offer PipelineDP; PyDP answers everything else
     (``memory_used``, ``noise_confidence_interval``, ...)."""
 
-    _kind = None
+    _kind: str = ""                  # "laplace" or "gaussian" (subclasses)
 
-    def add_noise(self, value):
+    def add_noise(self, value: float) -> float:
         _count(self._kind)
         return _release(self._plan, value)
 
-    def noised_value_above_threshold(self, value, threshold):
+    def noised_value_above_threshold(self, value: float, threshold: float) -> bool:
         return self.add_noise(value) > threshold
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name == "_pydp":                  # not yet set (copy, unpickling)
             raise AttributeError(name)
         return getattr(self._pydp, name)
@@ -120,14 +126,14 @@ class LaplaceMechanism(_Additive):
 
     _kind = "laplace"
 
-    def __init__(self, epsilon, sensitivity=1.0):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
         self._pydp = _pydp_mech.LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity)
         self.epsilon = self._pydp.epsilon
         self.sensitivity = self._pydp.sensitivity
         self.diversity = self._pydp.diversity
         self._plan = _plans.laplace(self.diversity, self.sensitivity, ceil_grid=True)
 
-    def _add_noise_vector(self, vec):
+    def _add_noise_vector(self, vec: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         # rounding d coordinates moves the vector by up to d g in l1: charged as the
         # sensitivity / d of the plan's per-coordinate charge
         _count("laplace", vec.size)
@@ -142,7 +148,9 @@ class GaussianMechanism(_Additive):
 
     _kind = "gaussian"
 
-    def __init__(self, epsilon, delta, sensitivity=1.0, *, _pydp=None):
+    def __init__(
+        self, epsilon: float, delta: float, sensitivity: float = 1.0, *, _pydp: Any = None,
+    ) -> None:
         self._pydp = _pydp or _pydp_mech.GaussianMechanism(epsilon, delta, sensitivity)
         self.epsilon = self._pydp.epsilon
         self.delta = self._pydp.delta
@@ -152,11 +160,11 @@ class GaussianMechanism(_Additive):
         self._plan = _plans.gauss(self.std, self._charged)
 
     @classmethod
-    def create_from_standard_deviation(cls, std):
+    def create_from_standard_deviation(cls, std: float) -> GaussianMechanism:
         return cls(0.0, 0.0, _pydp=_pydp_mech.GaussianMechanism.create_from_standard_deviation(
             std))
 
-    def _add_noise_vector(self, vec):
+    def _add_noise_vector(self, vec: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         # sqrt(d) g in l2 for d coordinates (ceil of the root, as dpfast.mechanisms)
         _count("gaussian", vec.size)
         charged = self._charged
@@ -168,11 +176,11 @@ class GaussianMechanism(_Additive):
 class _Namespace:
     """A module-like object standing in for a PyDP module alias."""
 
-    def __init__(self, base, **overrides):
+    def __init__(self, base: Any, **overrides: Any) -> None:
         self._base = base
         self.__dict__.update(overrides)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
 
 
@@ -180,7 +188,7 @@ MECHANISMS = _Namespace(_pydp_mech, LaplaceMechanism=LaplaceMechanism,
                         GaussianMechanism=GaussianMechanism)
 
 
-def add_noise_vector(vec, noise_params):
+def add_noise_vector(vec: npt.NDArray[Any], noise_params: Any) -> npt.NDArray[np.float64]:
     """VECTOR_SUM noise in one vectorised release, with PipelineDP's sensitivities."""
     ap = _ap
     l0 = noise_params.l0_sensitivity
@@ -192,7 +200,7 @@ def add_noise_vector(vec, noise_params):
         else:
             raise ValueError(f"Unknown or invalid norm kind {noise_params.norm_kind} for "
                              "Laplace mechanism.")
-        mech = LaplaceMechanism(noise_params.eps, sens)
+        mech: _Additive = LaplaceMechanism(noise_params.eps, sens)
     elif noise_params.noise_kind == ap.NoiseKind.GAUSSIAN:
         if noise_params.norm_kind == ap.NormKind.L2:
             sens = noise_params.max_norm * np.sqrt(l0)
@@ -204,7 +212,9 @@ def add_noise_vector(vec, noise_params):
         mech = GaussianMechanism(noise_params.eps, noise_params.delta, sens)
     else:
         raise ValueError("Unknown noise kind.")
-    return mech._add_noise_vector(np.asarray(vec, np.float64))
+    result: npt.NDArray[np.float64] = getattr(mech, "_add_noise_vector")(
+        np.asarray(vec, np.float64))
+    return result
 
 
 # ------------------------------------------------------------------ partition selection
@@ -212,17 +222,17 @@ def add_noise_vector(vec, noise_params):
 class _Strategy:
     """A PyDP partition-selection strategy whose coins and thresholding noise are dpfast's."""
 
-    def __init__(self, name, pydp, noise):
+    def __init__(self, name: str, pydp: Any, noise: tuple[str, float] | None) -> None:
         self._name = name
         self._pydp = pydp
         self._noise = noise                    # None, ("laplace", b) or ("gaussian", sigma)
 
-    def should_keep(self, n):
+    def should_keep(self, n: int) -> bool:
         _count("keep")
         p = self._pydp.probability_of_keep(n)
         return bool(_random.bernoulli(min(max(p, 0.0), 1.0)))
 
-    def noised_value_if_should_keep(self, n):
+    def noised_value_if_should_keep(self, n: int) -> float | None:
         """n + noise if that reaches PyDP's threshold, else None (thresholding strategies)."""
         if self._noise is None:
             raise AttributeError(f"{self._name} partition selection has no noised value")
@@ -236,11 +246,12 @@ class _Strategy:
         value = _core.grid_release(sampler, float(n), k, None)
         return value if value >= self._pydp.threshold else None
 
-    def __getattr__(self, name):              # probability_of_keep, epsilon, threshold, ...
+    def __getattr__(self, name: str) -> Any:  # probability_of_keep, epsilon, threshold, ...
         return getattr(self._pydp, name)
 
 
-def create_partition_strategy(name, epsilon, delta, max_partitions, pre_threshold=None):
+def create_partition_strategy(name: str, epsilon: float, delta: float, max_partitions: int,
+                              pre_threshold: int | None = None) -> _Strategy:
     args = (name, epsilon, delta, max_partitions) + (
         () if pre_threshold is None else (pre_threshold,))
     pydp = _pydp_ps.create_partition_strategy(*args)
@@ -259,22 +270,23 @@ PARTITION_SELECTION = _Namespace(_pydp_ps, create_partition_strategy=create_part
 
 # ------------------------------------------------------------------ exponential mechanism
 
-def _exponential_apply(self, eps, inputs_to_score_col):
+def _exponential_apply(self: Any, eps: float, inputs_to_score_col: Sequence[Any]) -> Any:
     """PipelineDP's ExponentialMechanism.apply on dpfast's exact exponential mechanism."""
     f = self._scoring_function
     scores = np.array([f.score(k) for k in inputs_to_score_col], dtype=np.float64)
     _count("exponential")
     idx = _sel.exponential_mechanism(scores, epsilon=eps, sensitivity=f.global_sensitivity,
-                                     monotonic=bool(f.is_monotonic))
+                                     monotonic=bool(f.is_monotonic),
+                                     budget=NO_BUDGET)   # PipelineDP accounts for it
     return inputs_to_score_col[idx]
 
 
 # ------------------------------------------------------------------ install
 
-_ORIGINALS = {}
+_ORIGINALS: dict[str, Any] = {}
 
 
-def install():
+def install() -> bool:
     """Route PipelineDP's noise through dpfast in this process (idempotent).  Returns
     True if this call installed it."""
     with _LOCK:
@@ -293,7 +305,7 @@ def install():
     return True
 
 
-def uninstall():
+def uninstall() -> None:
     """Restore PipelineDP's own bindings (idempotent)."""
     with _LOCK:
         if not _ORIGINALS:
@@ -304,7 +316,7 @@ def uninstall():
         _dpc.ExponentialMechanism.apply = _ORIGINALS.pop("apply")
 
 
-def is_installed():
+def is_installed() -> bool:
     return bool(_ORIGINALS)
 
 

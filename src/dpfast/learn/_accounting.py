@@ -12,18 +12,25 @@ Returned epsilons and deltas are bounds, rounded up: each is the float evaluatio
 evaluation.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from fractions import Fraction
+from typing import Any
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, Real
 from ..selection import _grid as _selection_grid
 
 __all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
            "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
 
-FORMULA_VERSION = "BOOSTING-PEOPLE.md 5.3 Theorem G / paper-repaired, dpfast.learn 1"
+# Names the formulas of this module; the value only labels records (a PrivacyCost of an
+# older release keeps whatever string it was built with).
+FORMULA_VERSION = ("dpfast.learn 1: Theorem G and Lemma 6.5' (docs/learn.md, the corrected "
+                   "Dwork, Rothblum & Vadhan 2010 Sec. 6)")
 
 # Weights live in [lambda_t, 1] as doubles (csrc/boost.c); the public bound on
 # -ln(lambda_t) must leave them normal: e^-700 ~ 1e-304.
@@ -31,7 +38,7 @@ _MAX_NEG_LOG_LAMBDA = 700.0
 _MAX_GRID = 1 << 22
 
 
-def _up(x):
+def _up(x: float) -> float:
     """A float bound rounded up by far more than its evaluation error."""
     if x == 0.0:
         return 0.0
@@ -49,7 +56,7 @@ class PrivacyCost:
     """
     epsilon: float
     delta: float
-    breakdown: dict
+    breakdown: dict[str, Any]
     variant: str
     certified: bool
     n_samples: int
@@ -57,7 +64,7 @@ class PrivacyCost:
     formula_version: str = FORMULA_VERSION
 
 
-def amplified_epsilon(sigma, k, eps_b):
+def amplified_epsilon(sigma: float, k: int, eps_b: float) -> float:
     """A(sigma) = k ln(1 + sigma (e^eps_b - 1)) - k ln(1 - sigma (1 - e^-eps_b)):
     the epsilon of a base learner that is eps_b-DP per position of its k-tuple, run on k
     i.i.d. draws from two row distributions at statistical distance <= sigma < 1
@@ -65,20 +72,20 @@ def amplified_epsilon(sigma, k, eps_b):
     return k * (math.log1p(sigma * math.expm1(eps_b)) - math.log1p(sigma * math.expm1(-eps_b)))
 
 
-def amplified_delta(sigma, k, eps_b, delta_b):
+def amplified_delta(sigma: float, k: int, eps_b: float, delta_b: float) -> float:
     """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (Lemma 6.5', docs/learn.md)."""
     if delta_b == 0.0:
         return 0.0
     return delta_b * math.expm1(amplified_epsilon(sigma, k, eps_b)) / math.expm1(eps_b)
 
 
-def smoothness_distance(ell):
+def smoothness_distance(ell: float) -> float:
     """sigma_l = (1/l)(1 + 1/(8(l - 1))): statistical distance over rows between the next
     sampling laws of neighbouring data sets when the capped mass is >= l (the paper's Lemma 6.6 item 3 as corrected, erratum E7)."""
     return (1.0 + 1.0 / (8.0 * (ell - 1.0))) / ell
 
 
-def grid_size_bound(t, m, tau, alpha, c_grid):
+def grid_size_bound(t: int, m: int, tau: float, alpha: float, c_grid: float) -> int:
     """N_t^max, the size of round t's grid for any data:
     ceil((2 alpha + 2 ln m - ln tau + (t - 1)(2 alpha + ln(m/tau))) / ln(1 + c/tau)) + 1,
     from ln U <= ln m, -ln lambda_0 = ln m and ln w_s <= alpha + ln(m/tau).  One more
@@ -87,7 +94,7 @@ def grid_size_bound(t, m, tau, alpha, c_grid):
     return math.ceil(span / math.log1p(c_grid / tau)) + 2
 
 
-def em_tail_exponent(eps_w, ell, c_grid):
+def em_tail_exponent(eps_w: float, ell: float, c_grid: float) -> float:
     """The exponent E with Pr[S(w_t) < l] <= N_t e^-E for dpfast's exact exponential
     mechanism (dpfast.selection, secure mode) over the scores -|S(g) - tau|, Delta = 1.
 
@@ -104,8 +111,11 @@ def em_tail_exponent(eps_w, ell, c_grid):
     return gamma * max((ell - c_grid) * inv_grid - 2.0, 0.0)
 
 
-def _check_common(m, n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
-                  base_epsilon, base_delta, grid_resolution):
+def _check_common(
+    m: int, n_rounds: int, sample_size: int, smoothness: int, eta: Real,
+    epsilon_test: PrivacyParam, epsilon_threshold: PrivacyParam, base_epsilon: PrivacyParam,
+    base_delta: PrivacyParam, grid_resolution: Real,
+) -> tuple[int, int, int, int, float, float, float, float, float, float]:
     m = _v.integer("n_samples", m, minimum=2)
     T = _v.integer("n_rounds", n_rounds, minimum=1)
     k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
@@ -128,10 +138,10 @@ def _check_common(m, n_rounds, sample_size, smoothness, eta, epsilon_test, epsil
     return m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b, c_grid
 
 
-def public_constants(m, T, ell, eta, c_grid):
+def public_constants(m: int, T: int, ell: int, eta: float, c_grid: float) -> tuple[float, float]:
     """alpha, tau and the public bound on -ln(lambda_{T-1}); refuses parameters whose
     weights could underflow (a rule on public numbers only)."""
-    alpha = math.atanh(2.0 * eta)            # spec E2: alpha = (1/2) ln((1+2 eta)/(1-2 eta))
+    alpha = math.atanh(2.0 * eta)    # erratum E2 (docs/learn.md): (1/2) ln((1+2 eta)/(1-2 eta))
     tau = 2.0 * ell
     neg_log_lambda = math.log(m) + max(T - 2, 0) * (2 * alpha + math.log(m / tau))
     if neg_log_lambda > _MAX_NEG_LOG_LAMBDA:
@@ -147,9 +157,12 @@ def public_constants(m, T, ell, eta, c_grid):
     return alpha, tau
 
 
-def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, smoothness,
-                          eta, epsilon_test, epsilon_threshold, base_epsilon, base_delta=0.0,
-                          grid_resolution=1.0, ideal_em=False):
+def boosting_privacy_cost(
+    n_samples: int, *, variant: str = "grid", n_rounds: int, sample_size: int, smoothness: int,
+    eta: Real, epsilon_test: PrivacyParam, epsilon_threshold: PrivacyParam,
+    base_epsilon: PrivacyParam, base_delta: PrivacyParam = 0.0, grid_resolution: Real = 1.0,
+    ideal_em: bool = False,
+) -> PrivacyCost:
     """(epsilon, delta) of one fit, from public parameters only.
 
     Parameters
@@ -218,8 +231,9 @@ def boosting_privacy_cost(n_samples, *, variant="grid", n_rounds, sample_size, s
                        variant == "grid", m)
 
 
-def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoothness=None,
-              eta=0.1, noise_share=0.2, grid_resolution=1.0):
+def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_rounds: int = 15,
+              sample_size: int = 1000, smoothness: int | None = None, eta: Real = 0.1,
+              noise_share: Real = 0.2, grid_resolution: Real = 1.0) -> dict[str, Any]:
     """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
     numbers only (a planner for the ``grid`` variant).
 
@@ -246,7 +260,7 @@ def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoot
         per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)
         room = (1 - share) * epsilon * (1 - 1e-9)
 
-        def spent(eb):
+        def spent(eb: float) -> float:
             return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)
 
         lo, hi = 0.0, 64.0
@@ -260,8 +274,9 @@ def plan_grid(n_samples, epsilon, delta, *, n_rounds=15, sample_size=1000, smoot
                 hi = mid
         if lo <= 0.0:
             continue
-        params = dict(n_rounds=T, sample_size=k, smoothness=ell, eta=eta, epsilon_test=per,
-                      epsilon_threshold=per, base_epsilon=lo, grid_resolution=grid_resolution)
+        params: dict[str, Any] = dict(
+            n_rounds=T, sample_size=k, smoothness=ell, eta=eta, epsilon_test=per,
+            epsilon_threshold=per, base_epsilon=lo, grid_resolution=grid_resolution)
         try:
             cost = boosting_privacy_cost(m, **params)
         except PrivacyParameterError:

@@ -6,12 +6,17 @@ uint64 (values up to 2**64 do not fit int64), long double, complex, object, stri
 pandas extension dtypes are refused with a TypeError that names only the dtype.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 _OK_KINDS = "biuf"
 
 
-def _column(name, col):
+def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
     col = np.asarray(col)
     dt = col.dtype
     if dt.kind not in _OK_KINDS or dt == np.uint64 or (dt.kind == "f" and dt.itemsize > 8):
@@ -24,7 +29,7 @@ def _column(name, col):
     return col
 
 
-def columns(X, n_features=None):
+def columns(X: Any, n_features: int | None = None) -> tuple[list[npt.NDArray[Any]], int]:
     """The feature columns of X (2-d array-like or pandas DataFrame) as 1-d arrays."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):          # a pandas DataFrame
         cols = [_column(f"column {c!r} of X", X[c].to_numpy()) for c in X.columns]
@@ -43,7 +48,7 @@ def columns(X, n_features=None):
     return cols, n
 
 
-def matrix(cols):
+def matrix(cols: list[npt.NDArray[Any]]) -> npt.NDArray[np.float64]:
     """float64 (n, d) matrix of the columns (for learners that take raw rows)."""
     out = np.empty((len(cols[0]), len(cols)), dtype=np.float64)
     for f, c in enumerate(cols):
@@ -55,7 +60,7 @@ def matrix(cols):
     return out
 
 
-def labels(y, classes, n_rows):
+def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDArray[np.int8]:
     """y mapped to int8 +-1 (classes[1] -> +1, every other label -> -1).
 
     The label set is public (``classes``), the labels are private.  Only the shape and

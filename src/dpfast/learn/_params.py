@@ -3,20 +3,25 @@
 own name, ``get_params``/``set_params`` are read from the signature, nested parameters
 use ``outer__inner``."""
 
+from __future__ import annotations
+
 import inspect
+from typing import Any, TypeVar
+
+_Self = TypeVar("_Self", bound="ParamsMixin")
 
 
 class ParamsMixin:
     """get_params / set_params / repr from the constructor's signature."""
 
     @classmethod
-    def _param_names(cls):
+    def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
         return sorted(p.name for p in sig.parameters.values()
                       if p.name != "self" and p.kind != p.VAR_KEYWORD)
 
-    def get_params(self, deep=True):
-        out = {}
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for name in self._param_names():
             value = getattr(self, name)
             if deep and hasattr(value, "get_params") and not isinstance(value, type):
@@ -24,9 +29,9 @@ class ParamsMixin:
             out[name] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self: _Self, **params: Any) -> _Self:
         valid = self._param_names()
-        nested = {}
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in valid:
@@ -36,11 +41,11 @@ class ParamsMixin:
                 nested.setdefault(name, {})[sub] = value
             else:
                 setattr(self, name, value)
-        for name, sub in nested.items():
-            getattr(self, name).set_params(**sub)
+        for name, sub_params in nested.items():
+            getattr(self, name).set_params(**sub_params)
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         sig = inspect.signature(type(self).__init__)
         parts = []
         for name in self._param_names():

@@ -25,7 +25,12 @@ A base learner for :class:`~dpfast.learn.PrivateBoostingClassifier` is any objec
     For scikit-learn style nesting (``base_learner__epsilon``).
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
+
+import numpy.typing as npt
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
@@ -36,7 +41,7 @@ __all__ = ["NEIGHBOURING", "check_base_learner", "encode"]
 NEIGHBOURING = "replace-one-position"
 
 
-def check_base_learner(learner):
+def check_base_learner(learner: Any) -> tuple[float, float]:
     """(epsilon, delta) the learner declares; TypeError/PrivacyParameterError otherwise."""
     if not callable(getattr(learner, "fit_sample", None)):
         raise TypeError(f"base_learner must have fit_sample(Z_k, y_k, rng); "
@@ -48,7 +53,7 @@ def check_base_learner(learner):
     if learner.neighbouring != NEIGHBOURING:
         raise PrivacyParameterError(
             f"base_learner.neighbouring must be {NEIGHBOURING!r} (DP per position of the "
-            f"k-tuple, spec 6.3); got {learner.neighbouring!r}")
+            f"k-tuple, docs/learn.md \"Base learner\"); got {learner.neighbouring!r}")
     eps = _v.epsilon(learner.epsilon, "base_learner.epsilon")
     delta = _v.delta(learner.delta, "base_learner.delta")
     if not math.isfinite(eps):
@@ -56,9 +61,10 @@ def check_base_learner(learner):
     return eps, delta
 
 
-def encode(learner, cols):
+def encode(learner: Any, cols: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
     """The learner's encoding of the feature columns (public, row by row)."""
     enc = getattr(learner, "encode", None)
     if enc is None:
         return _data.matrix(cols)
-    return enc(cols)
+    result: npt.NDArray[Any] = enc(cols)
+    return result

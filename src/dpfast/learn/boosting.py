@@ -11,15 +11,23 @@ default ``variant="grid"`` draws w_t by the exponential mechanism from a public 
 grid ("Theorem G" in docs/learn.md).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+from numpy.random import BitGenerator
 
 from .. import _core
 from .. import _validation as _v
+from .._active import NO_BUDGET
 from .._errors import NotFittedError, PrivacyParameterError
+from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from ..mechanisms import geometric_mechanism, laplace_mechanism
 from ..random import ChaCha20
 from ..selection import exponential_mechanism
@@ -36,7 +44,7 @@ class UncertifiedPrivacyWarning(UserWarning):
     """A fit whose privacy claim has no complete proof (``variant="paper"``)."""
 
 
-class RunRecord(dict):
+class RunRecord(dict[str, Any]):
     """What a fit did: ``rounds_run``, ``stop_reason`` ("test", "max_rounds",
     "cap_out_of_range"), ``privacy_cost``, ``hypotheses`` (one per round),
     ``smoothing_thresholds`` (w_t per reweighting), ``noisy_train_errors`` (the noisy
@@ -46,7 +54,7 @@ class RunRecord(dict):
     __getattr__ = dict.__getitem__
 
 
-def _training_errors(votes, y, tie_break):
+def _training_errors(votes: npt.NDArray[np.int64], y: npt.NDArray[np.int8], tie_break: int) -> int:
     """err_t of Figure 2 step 3 *as corrected* (erratum E1): the number of rows the
     majority vote H_t gets WRONG, a tie (vote 0) counting as ``tie_break`` (a fixed, public rule).
     The printed step 3 counts rows it gets right, which would stop the loop when almost
@@ -55,11 +63,12 @@ def _training_errors(votes, y, tie_break):
     return int(np.count_nonzero(h != y))
 
 
-def _rng(rng):
-    """An int seeds a reproducible ChaCha20 (tests only, not secure)."""
+def _rng(rng: Any) -> BitGenerator:
+    """An int seeds a reproducible ChaCha20 (tests only, not secure: it warns, as any
+    predictable generator does)."""
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
-        return ChaCha20(int(rng))
-    return _core.resolve_rng(rng)
+        rng = ChaCha20(int(rng))
+    return _core.secure_rng(rng)
 
 
 class PrivateBoostingClassifier(ParamsMixin):
@@ -107,6 +116,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         (tests only: anyone with the seed can undo the privacy).
     budget : object with ``spend(epsilon, delta, *, label)`` or None
         Charged the whole ``privacy_cost`` before the data are touched; never refunded.
+        None: the budget active when :meth:`fit` runs (``with b.active():``), if any.
     allow_uncertified : bool
         Must be True for ``variant="paper"``.
     record_nonprivate_diagnostics : bool
@@ -150,11 +160,17 @@ class PrivateBoostingClassifier(ParamsMixin):
     Sec. 6.  docs/learn.md (dpfast's corrections: errata E1-E21, Theorem G).
     """
 
-    def __init__(self, *, variant="grid", n_rounds=15, sample_size=1000, smoothness=None,
-                 eta=0.1, gamma=0.05, epsilon_test=0.02, epsilon_threshold=0.02,
-                 base_learner=None, base_epsilon=0.15, thresholds=None, grid_resolution=1.0,
-                 tie_break=1, classes=(-1, 1), rng=None, budget=None,
-                 allow_uncertified=False, record_nonprivate_diagnostics=False):
+    def __init__(
+        self, *, variant: str = "grid", n_rounds: int = 15, sample_size: int = 1000,
+        smoothness: int | None = None, eta: Real = 0.1, gamma: Real = 0.05,
+        epsilon_test: PrivacyParam = 0.02, epsilon_threshold: PrivacyParam = 0.02,
+        base_learner: Any = None, base_epsilon: PrivacyParam = 0.15,
+        thresholds: Sequence[float] | Sequence[Sequence[float]] | None = None,
+        grid_resolution: Real = 1.0, tie_break: int = 1,
+        classes: tuple[Any, Any] | list[Any] = (-1, 1), rng: RngLike | int = None,
+        budget: SupportsSpend | None = None, allow_uncertified: bool = False,
+        record_nonprivate_diagnostics: bool = False,
+    ) -> None:
         self.variant = variant
         self.n_rounds = n_rounds
         self.sample_size = sample_size
@@ -175,23 +191,23 @@ class PrivateBoostingClassifier(ParamsMixin):
         self.record_nonprivate_diagnostics = record_nonprivate_diagnostics
 
     # ------------------------------------------------------------ planning (public)
-    def _learner(self):
+    def _learner(self) -> Any:
         if self.base_learner is not None:
             return self.base_learner
         return DPStumpLearner(epsilon=self.base_epsilon, thresholds=self.thresholds)
 
-    def _smoothness(self, m):
+    def _smoothness(self, m: int) -> int:
         if self.smoothness is None:
             return max(m // 4, 2)
         return self.smoothness
 
-    def privacy_cost(self, n_samples):
+    def privacy_cost(self, n_samples: int) -> _acc.PrivacyCost:
         """The :class:`~dpfast.learn.PrivacyCost` a fit on ``n_samples`` rows is charged
         (public parameters only; validates them)."""
         variant = _v.choice("variant", self.variant, ("grid", "paper"))
         if variant == "paper" and self.allow_uncertified is not True:
             raise PrivacyParameterError(
-                "variant='paper' has no complete privacy proof (BOOSTING-PEOPLE.md E4: the "
+                "variant='paper' has no complete privacy proof (erratum E4 in docs/learn.md: the "
                 "threshold w_t is not shown to be DP, and a counterexample breaks the "
                 "proof's step); pass allow_uncertified=True to run it for experiments")
         eps_b, delta_b = check_base_learner(self._learner())
@@ -205,7 +221,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             cost = dataclasses.replace(cost, certified=False)
         return cost
 
-    def _check_public(self):
+    def _check_public(self) -> tuple[float, tuple[Any, ...]]:
         g = _v.finite("gamma", self.gamma)
         if not 0.0 < g < 1.0:
             raise PrivacyParameterError(f"gamma must be in (0, 1); got {self.gamma!r}")
@@ -225,7 +241,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         return g, cls
 
     # ------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X: Any, y: Any) -> PrivateBoostingClassifier:
         """Fit on (X, y): validate the schema, charge the budget, then boost.
 
         Returns self."""
@@ -238,14 +254,16 @@ class PrivateBoostingClassifier(ParamsMixin):
             learner.check(len(cols))
         rng = _rng(self.rng)
         if self.variant == "paper":
-            warnings.warn("variant='paper' has no complete privacy proof (spec E4)",
-                          UncertifiedPrivacyWarning, stacklevel=2)
-        # Spec 5.5: the whole a-priori cost, before any data-dependent step; no refund.
-        if self.budget is not None:
+            warnings.warn("variant='paper' has no complete privacy proof (erratum E4, "
+                          "docs/learn.md)", UncertifiedPrivacyWarning, stacklevel=2)
+        # The whole a-priori cost (docs/learn.md, Privacy), before any data-dependent step;
+        # no refund.
+        budget = _v.budget(self.budget)     # None: the active budget at fit time, if any
+        if budget is not None:
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
                 label += f" (variant={self.variant}, UNCERTIFIED)"
-            self.budget.spend(cost.epsilon, cost.delta, label=label)
+            budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
         Z = encode(learner, cols)
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)
@@ -254,7 +272,8 @@ class PrivateBoostingClassifier(ParamsMixin):
         self.privacy_cost_ = cost
         return self
 
-    def _run(self, Z, y, m, learner, rng, gamma, cost):
+    def _run(self, Z: npt.NDArray[Any], y: npt.NDArray[np.int8], m: int, learner: Any,
+             rng: BitGenerator, gamma: float, cost: _acc.PrivacyCost) -> None:
         T, k = self.n_rounds, self.sample_size
         ell = self._smoothness(m)
         alpha = math.atanh(2.0 * float(self.eta))
@@ -267,7 +286,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         diag = bool(self.record_nonprivate_diagnostics)
         v = np.ones(m, dtype=np.float64)      # capped weights, D_t = v / sum(v); v_0 = 1/m ~ 1
         lam, U = 1.0, float(m)                # public bounds on min v and sum v (scale-free
-        votes = np.zeros(m, dtype=np.int64)   # v_0 = 1: S is scale-equivariant, spec 3.3)
+        votes = np.zeros(m, dtype=np.int64)   # v_0 = 1: S is scale-equivariant (docs/learn.md)
         hyps, ws, noisy, capped, errs, masses = [], [], [], [], [], []
         reason = "max_rounds"
         for t in range(1, T + 1):
@@ -282,22 +301,23 @@ class PrivateBoostingClassifier(ParamsMixin):
             err = _training_errors(votes, y, self.tie_break)    # step 3 (E1 fixed)
             if diag:
                 errs.append(err)
-            noisy_err = geometric_mechanism(err, epsilon=eps_test, rng=rng)
+            noisy_err = geometric_mechanism(err, epsilon=eps_test, rng=rng, budget=NO_BUDGET)
             noisy.append(noisy_err / m)
             if noisy_err <= gamma * m / 2.0:
                 reason = "test"
                 break
             c = pred * y                                        # step 4
             a = _core.boost_premultiply(v, c, down, up)
-            if self.variant == "grid":                          # step 5' (spec 3.2)
+            if self.variant == "grid":                          # step 5' (docs/learn.md, Variants)
                 w = self._grid_threshold(a, t, m, tau, alpha, c_grid, ratio, lam, U,
                                          eps_w, rng)
-                # Public updates of the bounds (spec 3.2), nudged to stay bounds after
-                # rounding: lam_t <= min v_t, U_t >= sum v_t.
+                # Public updates of the bounds (docs/learn.md, Variants), nudged to stay
+                # bounds after rounding: lam_t <= min v_t, U_t >= sum v_t.
                 lam = min(1.0, down * lam / w) * (1.0 - 2.0 ** -40)
                 U = min(float(m), up * U / w * (1.0 + 2.0 ** -40))
             else:                                               # step 5 (paper, uncertified)
-                target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng)
+                target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng,
+                                           budget=NO_BUDGET)
                 if target < ell or target >= m:
                     reason = "cap_out_of_range"
                     break
@@ -322,7 +342,9 @@ class PrivateBoostingClassifier(ParamsMixin):
             capped_counts=list(capped) if diag else None)
 
     @staticmethod
-    def _grid_threshold(a, t, m, tau, alpha, c_grid, ratio, lam, U, eps_w, rng):
+    def _grid_threshold(a: npt.NDArray[np.float64], t: int, m: int, tau: float, alpha: float,
+                        c_grid: float, ratio: float, lam: float, U: float, eps_w: float,
+                        rng: BitGenerator) -> float:
         """Step 5' of the grid variant: w_t from the public grid by the exponential
         mechanism with score -|S(g) - tau| (sensitivity 1 under replace-one: only row i's
         term min(a_i/g, 1) in [0, 1] differs)."""
@@ -331,16 +353,17 @@ class PrivateBoostingClassifier(ParamsMixin):
         n_max = _acc.grid_size_bound(t, m, tau, alpha, c_grid)
         grid = _core.boost_grid(g_min, ratio, max(g_max, g_min), n_max)
         S = _core.boost_grid_sums(a, grid)
-        j = exponential_mechanism(-np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng)
+        j = exponential_mechanism(-np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng,
+                                  budget=NO_BUDGET)       # fit charged the whole cost
         return float(grid[j])
 
     # ------------------------------------------------------------ predict
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         if not hasattr(self, "estimators_"):
             raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit first")
 
-    def decision_function(self, X):
+    def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Mean vote (1/t) sum_s h_s(x) in [-1, 1] (not a probability)."""
         self._check_fitted()
         cols, _ = _data.columns(X, self.n_features_in_)
@@ -350,13 +373,14 @@ class PrivateBoostingClassifier(ParamsMixin):
             votes += np.where(np.asarray(h.predict(Z)) > 0, 1, -1)
         return votes / len(self.estimators_)
 
-    def predict(self, X):
+    def predict(self, X: Any) -> npt.NDArray[Any]:
         """Majority vote, a tie going to ``tie_break``, mapped to ``classes_``."""
         d = self.decision_function(X)
         pos = np.where(d > 0, True, np.where(d < 0, False, self.tie_break == 1))
-        return np.where(pos, self.classes_[1], self.classes_[0])
+        result: npt.NDArray[Any] = np.where(pos, self.classes_[1], self.classes_[0])
+        return result
 
-    def score(self, X, y):
+    def score(self, X: Any, y: Any) -> float:
         """Accuracy on (X, y).  On private data this is a NON-PRIVATE release."""
         yt = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y).ravel()
         return float(np.mean(self.predict(X) == yt))

@@ -1,13 +1,20 @@
 """A differentially private decision stump over a public threshold grid
 (Dwork, Rothblum & Vadhan 2010, Sec. 6): the shipped base learner of Boosting for People."""
 
+from __future__ import annotations
+
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _validation as _v
+from .._active import NO_BUDGET
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam, RngLike
 from ..selection import exponential_mechanism
 from ._params import ParamsMixin
 from .base import NEIGHBOURING
@@ -28,12 +35,13 @@ class Stump:
     sign: int
     code: int
 
-    def predict(self, Z):
+    def predict(self, Z: npt.NDArray[Any]) -> npt.NDArray[np.int8]:
         """+-1 (int8) for every row of the encoded features Z."""
         if self.feature < 0:
             return np.full(Z.shape[0], self.sign, dtype=np.int8)
         s = np.int8(self.sign)
-        return np.where(Z[:, self.feature] >= self.code, s, -s)
+        result: npt.NDArray[np.int8] = np.where(Z[:, self.feature] >= self.code, s, -s)
+        return result
 
 
 class DPStumpLearner(ParamsMixin):
@@ -77,19 +85,21 @@ class DPStumpLearner(ParamsMixin):
     neighbouring = NEIGHBOURING
     delta = 0.0
 
-    def __init__(self, *, epsilon=0.15, thresholds=None, include_constant=True):
+    def __init__(self, *, epsilon: PrivacyParam = 0.15,
+                 thresholds: Sequence[float] | Sequence[Sequence[float]] | None = None,
+                 include_constant: bool = True) -> None:
         self.epsilon = epsilon
         self.thresholds = thresholds
         self.include_constant = include_constant
 
     # ------------------------------------------------------------ public plan
-    def _grid(self, d):
+    def _grid(self, d: int) -> list[npt.NDArray[np.float64]]:
         """Sorted unique thresholds per feature (public); clear errors on bad ones."""
         if self.thresholds is None:
             raise PrivacyParameterError(
                 "DPStumpLearner needs thresholds=: public cut points per feature, chosen "
                 "without looking at the data")
-        th = list(self.thresholds)
+        th: list[Any] = list(self.thresholds)
         if th and all(np.ndim(t) == 0 for t in th):
             th = [th] * d
         if len(th) != d:
@@ -103,26 +113,26 @@ class DPStumpLearner(ParamsMixin):
             out.append(np.unique(a))
         return out
 
-    def _candidates(self, grid):
+    def _candidates(
+        self, grid: list[npt.NDArray[np.float64]],
+    ) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
         """(feature, code, sign) of every candidate, in the score vector's order."""
         feats, codes = [], []
         for f, t in enumerate(grid):
             feats.append(np.full(t.size, f))
             codes.append(np.arange(1, t.size + 1))
-        feats = np.concatenate(feats)
-        codes = np.concatenate(codes)
-        return feats, codes
+        return np.concatenate(feats), np.concatenate(codes)
 
-    def check(self, d):
+    def check(self, d: int) -> None:
         """Validate the public plan for d features (before any budget is spent)."""
         self._grid(d)
 
-    def n_candidates(self, d):
+    def n_candidates(self, d: int) -> int:
         n = sum(t.size for t in self._grid(d))
         return 2 * n + (2 if self.include_constant else 0)
 
     # ------------------------------------------------------------ protocol
-    def encode(self, cols):
+    def encode(self, cols: list[npt.NDArray[Any]]) -> npt.NDArray[np.int16]:
         """int16 codes: code(x) = #{theta in thresholds[f] : theta <= x}; NaN -> 0.
 
         Integer columns are compared exactly (x >= theta <=> x >= ceil(theta))."""
@@ -140,7 +150,7 @@ class DPStumpLearner(ParamsMixin):
         self._plan = (grid, *self._candidates(grid))
         return Z
 
-    def scores(self, Z_k, y_k):
+    def scores(self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
         """q(h) for every candidate (int64, the order of :meth:`candidate`), from
         cumulative counts per feature in ``O(k d + sum_f |thresholds_f|)``."""
         grid, feats, codes = self._plan
@@ -166,9 +176,10 @@ class DPStumpLearner(ParamsMixin):
         parts = [q_plus, k - q_plus]
         if self.include_constant:
             parts.append(np.array([n_pos, k - n_pos]))
-        return np.concatenate(parts).astype(np.int64)
+        scores: npt.NDArray[np.int64] = np.concatenate(parts).astype(np.int64)
+        return scores
 
-    def candidate(self, j):
+    def candidate(self, j: int) -> Stump:
         """The stump of index j of the score vector."""
         grid, feats, codes = self._plan
         n = feats.size
@@ -179,9 +190,11 @@ class DPStumpLearner(ParamsMixin):
         f, c = int(feats[j]), int(codes[j])
         return Stump(f, float(grid[f][c - 1]), sign, c)
 
-    def fit_sample(self, Z_k, y_k, rng):
+    def fit_sample(self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8], rng: RngLike) -> Stump:
         """Choose a stump from the k-tuple (Z_k, y_k) (encoded rows, labels in {-1, +1})
         by the exact exponential mechanism with score q and sensitivity 1."""
         eps = _v.epsilon(self.epsilon)
-        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng)
+        # charged as part of the booster's whole cost, never on its own
+        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng,
+                                  budget=NO_BUDGET)
         return self.candidate(j)

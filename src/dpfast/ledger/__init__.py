@@ -29,6 +29,7 @@ schema is versioned (:data:`SCHEMA_VERSION`).  See ``docs/ledger.md``.
 
 from __future__ import annotations
 
+import threading
 import urllib.parse
 
 from ..accounting.budget import fork_generation
@@ -41,7 +42,7 @@ __all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "Ledg
            "SCHEMA_VERSION"]
 
 
-def open(url, *, timeout=30.0):  # noqa: A001 - the natural name, as sqlite3/shelve use it
+def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natural name, as sqlite3/shelve use it
     """Open (creating if needed) the ledger at ``url``.
 
     Parameters
@@ -80,13 +81,15 @@ def open(url, *, timeout=30.0):  # noqa: A001 - the natural name, as sqlite3/she
     raise ValueError(f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://...")
 
 
-_OPENED = {}
+_OPENED: dict[tuple[str, int], Ledger] = {}
+_OPENED_LOCK = threading.Lock()   # two threads unpickling at once still share one Ledger
 
 
-def _reopen_budget(url, key):
+def _reopen_budget(url: str, key: str) -> LedgerBudget:
     """Unpickling a LedgerBudget: reconnect to its store (one Ledger per URL and process)."""
     gen = fork_generation()
-    led = _OPENED.get((url, gen))
-    if led is None:
-        led = _OPENED[(url, gen)] = open(url)
+    with _OPENED_LOCK:
+        led = _OPENED.get((url, gen))
+        if led is None:
+            led = _OPENED[(url, gen)] = open(url)
     return led.budget(key)

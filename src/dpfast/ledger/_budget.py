@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
 from .._errors import BudgetExceededError
 from ..accounting.budget import LedgerEntry, PrivacyBudget, Reservation, _label
+from ._chain import HistoryRow
+
+if TYPE_CHECKING:
+    from ._ledger import Ledger, VerifyReport
 
 _STATUS = {"commit": "committed", "rollback": "rolled_back", "release": "released"}
 
@@ -19,7 +27,7 @@ class LedgerBudget(PrivacyBudget):
     ``memory:`` ledger refuses both, as an in-memory budget does).
     """
 
-    def __init__(self, ledger, key, filt):
+    def __init__(self, ledger: Ledger, key: str, filt: Any) -> None:
         self._init_filter(filt)
         self.ledger_url = ledger.url
         self.key = key
@@ -28,10 +36,16 @@ class LedgerBudget(PrivacyBudget):
 
     # ---- charging --------------------------------------------------------------------
 
-    def _admit(self, epsilon, delta, rho, label, status):
-        return self._admit_many([(epsilon, delta, rho, label)], status)[0]
+    def _admit(
+        self, epsilon: object, delta: object, rho: object, label: str | None, status: str,
+    ) -> LedgerEntry | Reservation:
+        entry: LedgerEntry | Reservation = self._admit_many([(epsilon, delta, rho, label)],
+                                                            status)[0]
+        return entry
 
-    def _admit_many(self, charges, status):
+    def _admit_many(
+        self, charges: Sequence[tuple[object, object, object, str | None]], status: str,
+    ) -> list[Any]:
         filt = self._filter
         prepared, shown = [], []
         kind = "reserve" if status == "reserved" else "spend"
@@ -42,7 +56,7 @@ class LedgerBudget(PrivacyBudget):
             prepared.append((cost, amounts, label, kind))
             shown.append((eps_f, dlt_f, rho_f, rho is not None, label, cost))
 
-        def refusal(state, i):
+        def refusal(state: tuple[int | Fraction, ...], i: int) -> BudgetExceededError:
             eps_f, dlt_f, rho_f, is_rho, label, _ = shown[i]
             what = f"rho={rho_f!r}" if is_rho else f"epsilon={eps_f!r}, delta={dlt_f!r}"
             extra = f" (charge {i + 1} of {len(shown)}; none of them was recorded)" if len(shown) > 1 else ""
@@ -51,7 +65,7 @@ class LedgerBudget(PrivacyBudget):
                 f"exceed the budget{extra}; remaining {filt.remaining(state)}")
 
         seqs = self._store.charge(self.key, filt, prepared, refusal)
-        out = []
+        out: list[Any] = []   # Reservation or LedgerEntry, by status
         for seq, (eps_f, dlt_f, rho_f, _, label, cost) in zip(seqs, shown, strict=True):
             if status == "reserved":
                 out.append(Reservation(seq, label, eps_f, dlt_f, rho_f, (self, cost)))
@@ -59,7 +73,7 @@ class LedgerBudget(PrivacyBudget):
                 out.append(LedgerEntry(seq, label, eps_f, dlt_f, rho_f, "spent"))
         return out
 
-    def spend_many(self, charges):
+    def spend_many(self, charges: Iterable[Sequence[Any]]) -> list[LedgerEntry]:
         """Charge several (epsilon, delta) mechanisms in one transaction, all or none.
 
         Parameters
@@ -93,7 +107,7 @@ class LedgerBudget(PrivacyBudget):
             return []
         return self._admit_many(rows, "spent")
 
-    def _settle(self, reservation, status):
+    def _settle(self, reservation: Reservation, status: str) -> LedgerEntry:
         if not isinstance(reservation, Reservation):
             raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
         owner = reservation._owner
@@ -105,18 +119,18 @@ class LedgerBudget(PrivacyBudget):
         return LedgerEntry(r.seq, r.label, reservation.epsilon, reservation.delta,
                            reservation.rho, status)
 
-    def _snapshot(self):
+    def _snapshot(self) -> tuple[int | Fraction, ...]:
         return self._store.state(self.key)
 
     # ---- the durable record ------------------------------------------------------------
 
-    def history(self):
+    def history(self) -> list[HistoryRow]:
         """The append-only history of this budget, oldest first (a list of
         :class:`~dpfast.ledger.HistoryRow`)."""
         return self._store.history(self.key)[0]
 
     @property
-    def ledger(self):
+    def ledger(self) -> list[LedgerEntry]:
         """The charges in :class:`LedgerEntry` form (as for an in-memory budget): one
         line per "spend" or "reserve" row, its status resolved by later rows."""
         rows = self.history()
@@ -125,21 +139,22 @@ class LedgerBudget(PrivacyBudget):
         for r in rows:
             if r.kind in ("spend", "reserve"):
                 status = "spent" if r.kind == "spend" else settled.get(r.seq, "reserved")
+                assert r.epsilon is not None and r.delta is not None  # (a charge row)
                 out.append(LedgerEntry(r.seq, r.label, float(r.epsilon), float(r.delta),
                                        None if r.rho is None else float(r.rho), status))
         return out
 
-    def open_reservations(self):
+    def open_reservations(self) -> list[HistoryRow]:
         """Reservations not yet committed or rolled back (with the host and process that
         made them): a reservation of a process that died stays counted as spent until an
         operator releases it (:meth:`Ledger.release`)."""
         return open_reservations(self.history())
 
-    def verify(self):
+    def verify(self) -> list[VerifyReport]:
         """Check this budget's hash chain and replay it; see :meth:`Ledger.verify`."""
         return self._owner_ledger.verify(self.key)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         if not self._store.forkable:
             raise TypeError(f"a budget of the {self.ledger_url!r} ledger cannot be pickled: "
                             "it lives in this process's memory; use a sqlite:/// or "
@@ -147,12 +162,12 @@ class LedgerBudget(PrivacyBudget):
         from . import _reopen_budget
         return (_reopen_budget, (self.ledger_url, self.key))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._filter.describe()}, "
                 f"rule={self.composition!r}, spent={self.spent})")
 
 
-def open_reservations(rows):
+def open_reservations(rows: Iterable[HistoryRow]) -> list[HistoryRow]:
     settled = {r.ref for r in rows if r.ref is not None}
     return [r for r in rows if r.kind == "reserve" and r.seq not in settled]
 

@@ -13,7 +13,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any, overload
+
+from ..accounting.budget import legacy_state
 
 GENESIS = "0" * 64
 # Kinds of history rows.  "spend" and "reserve" add their cost to the state; "commit"
@@ -23,7 +27,13 @@ GENESIS = "0" * 64
 KINDS = ("create", "spend", "reserve", "commit", "rollback", "release")
 
 
-def rational(x):
+@overload
+def rational(x: None) -> None: ...
+@overload
+def rational(x: int | float | Fraction | str) -> str: ...
+@overload
+def rational(x: object) -> str | None: ...
+def rational(x: Any) -> str | None:
     """An exact amount as text: "n" or "n/d" (None stays None)."""
     if x is None:
         return None
@@ -35,26 +45,36 @@ def rational(x):
     return str(n) if d == 1 else f"{n}/{d}"
 
 
-def parse_rational(text):
+def parse_rational(text: str | None) -> Fraction | None:
     return None if text is None else Fraction(text)
 
 
-def state_text(state):
+# States and costs are stored in the budget's scaled units (accounting.budget.UNIT),
+# marked with this prefix.  Text without it was written with the unit 2**1074 of schema 1
+# (before decimal amounts) and is converted exactly on reading, so old ledgers keep
+# working and their hash chains still verify (the stored text is never rewritten).
+_UNIT_TAG = "u2:"
+
+
+def state_text(state: tuple[int | Fraction, ...]) -> str:
     """A filter state (scaled ints, or Fractions) as text, exactly."""
-    return ";".join(rational(s) for s in state)
+    if not state:
+        return ""
+    return _UNIT_TAG + ";".join(rational(s) for s in state)
 
 
-def parse_state(text):
+def parse_state(text: str) -> tuple[int | Fraction, ...]:
     if text == "":
         return ()
-    out = []
-    for part in text.split(";"):
+    legacy = not text.startswith(_UNIT_TAG)
+    out: list[int | Fraction] = []
+    for part in (text if legacy else text[len(_UNIT_TAG):]).split(";"):
         if "/" not in part:
             out.append(int(part))
             continue
         f = Fraction(part)
         out.append(f.numerator if f.denominator == 1 else f)
-    return tuple(out)
+    return legacy_state(tuple(out)) if legacy else tuple(out)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -83,13 +103,13 @@ class HistoryRow:
     prev: str
     hash: str
 
-    def fields(self):
+    def fields(self) -> tuple[Any, ...]:
         """The stored text of every column, in schema order (for the database and CSV)."""
         return (self.key, self.seq, self.kind, self.ref, self.label, rational(self.epsilon),
                 rational(self.delta), rational(self.rho), self.cost, self.at, self.host,
                 self.pid, self.note, self.prev, self.hash)
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         names = [f.name for f in dataclasses.fields(self)]
         return dict(zip(names, self.fields()))
 
@@ -97,14 +117,16 @@ class HistoryRow:
 COLUMNS = tuple(f.name for f in dataclasses.fields(HistoryRow))
 
 
-def row_hash(prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note):
+def row_hash(prev: str, key: str, seq: int, kind: str, ref: int | None, label: str | None,
+             eps: str | None, dlt: str | None, rho: str | None, cost: str, at: str, host: str,
+             pid: int, note: str | None) -> str:
     """The chained hash of one row (its stored text, with the previous row's hash)."""
     body = json.dumps([prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
                       separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-def from_stored(values):
+def from_stored(values: Sequence[Any]) -> HistoryRow:
     """A HistoryRow from the stored columns (in :data:`COLUMNS` order)."""
     (key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note, prev, h) = values
     return HistoryRow(key, int(seq), kind, None if ref is None else int(ref), label,

@@ -6,12 +6,17 @@ import dataclasses
 import json
 import os
 import socket
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
 
 from .._errors import PrivacyParameterError
+from .._typing import PrivacyParam
 from ..accounting.budget import Filter
 from . import _chain
 from ._budget import LedgerBudget, open_reservations
-from ._store import LedgerError
+from ._store import LedgerError, SQLStore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,14 +25,14 @@ class VerifyReport:
 
     key: str
     rows: int
-    problems: tuple
+    problems: tuple[str, ...]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.problems
 
 
-def _check_key(key):
+def _check_key(key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"key must be a str; got {type(key).__name__} {key!r}")
     if not 0 < len(key) <= 200 or not key.isprintable():
@@ -35,20 +40,36 @@ def _check_key(key):
     return key
 
 
-def _params_json(filt):
+def _params_json(filt: Filter) -> str:
     return json.dumps({k: _chain.rational(v) if k != "composition" else v
                        for k, v in filt.params.items()}, sort_keys=True)
+
+
+def _legacy_params_json(epsilon: object, delta: object, rule: str, delta_prime: object,
+                        rho: object) -> str | None:
+    """The params a dpfast before decimal parameters stored for these caps (a float at
+    its binary value), so such a budget still opens when its caps are given again; it
+    keeps its stored caps."""
+    def binary(v: Any) -> Any:
+        return Fraction(float(v)) if isinstance(v, (float, np.floating)) else v
+    try:
+        filt = Filter(binary(epsilon), binary(delta), rule, delta_prime=binary(delta_prime),
+                      rho=binary(rho))
+    except (TypeError, ValueError):
+        return None
+    return _params_json(filt)
 
 
 class Ledger:
     """Keyed privacy budgets in one durable store; see :func:`dpfast.ledger.open`."""
 
-    def __init__(self, store):
+    def __init__(self, store: SQLStore) -> None:
         self._store = store
         self.url = store.url
 
-    def budget(self, key, epsilon=None, delta=0.0, rule="basic", *, delta_prime=None, rho=None,
-               create=False):
+    def budget(self, key: str, epsilon: PrivacyParam | None = None, delta: PrivacyParam = 0.0,
+               rule: str = "basic", *, delta_prime: PrivacyParam | None = None,
+               rho: PrivacyParam | None = None, create: bool = False) -> LedgerBudget:
         """Open budget ``key``, or create it (``create=True``) with these caps.
 
         Parameters
@@ -87,16 +108,17 @@ class Ledger:
             stored = self._store.create(key, filt) if create else self._store.params(key)
             if stored is None:
                 raise LedgerError(f"no budget {key!r} in {self.url!r} (pass create=True to create it)")
-            if stored != wanted:
+            if stored != wanted and stored != _legacy_params_json(epsilon, delta, rule,
+                                                                  delta_prime, rho):
                 raise PrivacyParameterError(
                     f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
         return LedgerBudget(self, key, Filter.from_params(json.loads(stored)))
 
-    def keys(self):
+    def keys(self) -> list[str]:
         """The keys of every budget in this ledger, sorted."""
         return [row[0] for row in self._store.keys()]
 
-    def summary(self):
+    def summary(self) -> list[dict[str, Any]]:
         """One dict per budget: key, rule, caps, spent, remaining, rows, open reservations
         and the head hash of its history."""
         out = []
@@ -108,14 +130,14 @@ class Ledger:
                         "rows": int(seq) + 1, "head": head})
         return out
 
-    def history(self, key):
+    def history(self, key: str) -> list[_chain.HistoryRow]:
         """The history of budget ``key`` (a list of :class:`HistoryRow`)."""
         rows, budget = self._store.history(_check_key(key))
         if budget is None:
             raise LedgerError(f"no budget {key!r} in {self.url!r}")
         return rows
 
-    def verify(self, key=None):
+    def verify(self, key: str | None = None) -> list[VerifyReport]:
         """Check the hash chain of each budget's history and replay it.
 
         For each budget: rows are numbered 0, 1, ... without gaps; each row's hash matches
@@ -127,7 +149,7 @@ class Ledger:
         keys = self.keys() if key is None else [_check_key(key)]
         return [self._verify_one(k) for k in keys]
 
-    def _verify_one(self, key):
+    def _verify_one(self, key: str) -> VerifyReport:
         rows, budget = self._store.history(key)
         problems = []
         if budget is None:
@@ -149,13 +171,14 @@ class Ledger:
         if not rows or rows[0].kind != "create" or rows[0].note != params:
             problems.append("the budget's parameters differ from its creation row")
             return VerifyReport(key, len(rows), tuple(problems))
-        filt = Filter.from_params(json.loads(rows[0].note))
+        filt = Filter.from_params(json.loads(params))  # params: the creation row's note
         state = filt.zero()
         reserved, settled = {}, set()
         for r in rows[1:]:
             if r.kind in ("spend", "reserve"):
                 cost = _chain.parse_state(r.cost)
-                if cost != filt.cost((r.epsilon, r.delta, r.rho)):
+                if r.epsilon is None or r.delta is None or \
+                        cost != filt.cost((r.epsilon, r.delta, r.rho)):
                     problems.append(f"row {r.seq}: its cost does not match its amounts")
                 new = filt.admit(state, cost)
                 if new is None:
@@ -177,7 +200,9 @@ class Ledger:
             problems.append("the stored state differs from the replayed history")
         return VerifyReport(key, len(rows), tuple(problems))
 
-    def release(self, key, seq, *, reason, force=False):
+    def release(
+        self, key: str, seq: int, *, reason: str, force: bool = False,
+    ) -> _chain.HistoryRow:
         """Give back an open reservation whose process died (an operator's decision).
 
         A reservation counts as spent until it is committed or rolled back; when the
@@ -197,21 +222,21 @@ class Ledger:
                               "which is still running; it may still commit (use force to override)")
         return self._store.settle(key, seq, "release", note=reason)
 
-    def close(self):
+    def close(self) -> None:
         self._store.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Ledger:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.close()
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Ledger({self.url!r})"
 
 
-def _alive(pid):
+def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:

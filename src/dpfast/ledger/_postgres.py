@@ -5,10 +5,12 @@ committed it, so concurrent charges serialize on the row and never overspend."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._store import LedgerError, SQLStore
 
 
-def _psycopg():
+def _psycopg() -> Any:  # the psycopg module (an optional dependency)
     try:
         import psycopg
     except ImportError as e:  # pragma: no cover - depends on the installed extras
@@ -22,41 +24,39 @@ class PostgresStore(SQLStore):
     for_update = " FOR UPDATE"
     create_lock = "SELECT pg_advisory_xact_lock(hashtextextended(?, 7347861210))"
 
-    def __init__(self, url, *, timeout=30.0):
+    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
         self.timeout = float(timeout)
         self._pg = _psycopg()
         super().__init__(url)
 
-    def sql(self, text):
+    def sql(self, text: str) -> str:
         return text.replace("?", "%s")
 
-    def _connect(self):
+    def _connect(self) -> Any:
         try:
             conn = self._pg.connect(self.url, autocommit=True, connect_timeout=int(self.timeout) or 1)
         except self._pg.Error as e:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {e}") from e
         return conn
 
-    @property
-    def begin_schema(self):
-        # Two processes creating the schema at once: the advisory lock serializes them.
-        return ("BEGIN", "SELECT pg_advisory_xact_lock(7347861209)")
+    # Two processes creating the schema at once: the advisory lock serializes them.
+    begin_schema = ("BEGIN", "SELECT pg_advisory_xact_lock(7347861209)")
 
-    def _translate(self, exc):
+    def _translate(self, exc: BaseException) -> BaseException | None:
         if isinstance(exc, LedgerError):
             return exc
         if not isinstance(exc, self._pg.Error):
             return None
         return LedgerError(f"the PostgreSQL ledger failed: {type(exc).__name__}: {exc}")
 
-    def _broken(self, exc):
+    def _broken(self, exc: BaseException) -> bool:
         conn = self._conn
         return conn is None or conn.closed or conn.broken or isinstance(exc, self._pg.OperationalError)
 
-    def _rollback(self, conn):
+    def _rollback(self, conn: Any) -> None:
         if not conn.closed:
             conn.execute("ROLLBACK")
 
-    def _tables(self, cur):
+    def _tables(self, cur: Any) -> set[str]:
         cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
         return {r[0] for r in cur.fetchall()}

@@ -12,6 +12,8 @@ import os
 import random
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from ._store import LedgerError, SQLStore
 
@@ -19,6 +21,9 @@ _SYNC = ("full", "normal", "extra")
 # SQLite's busy handler waits at most this long per attempt; SQLiteStore._retry loops
 # with short sleeps up to the store's timeout.
 _BUSY_WAIT = 0.002
+
+
+_T = TypeVar("_T")
 
 
 class SQLiteStore(SQLStore):
@@ -29,7 +34,8 @@ class SQLiteStore(SQLStore):
     begin_read = ("BEGIN", "SELECT count(*) FROM sqlite_master")
     begin_schema = "BEGIN IMMEDIATE"
 
-    def __init__(self, path, *, synchronous="full", timeout=30.0, memory=False):
+    def __init__(self, path: str, *, synchronous: str = "full", timeout: float = 30.0,
+                 memory: bool = False) -> None:
         if synchronous not in _SYNC:
             raise ValueError(f"synchronous must be one of {_SYNC}; got {synchronous!r}")
         self.path = path
@@ -42,7 +48,7 @@ class SQLiteStore(SQLStore):
             url = "sqlite:///" + path + ("" if synchronous == "full" else f"?synchronous={synchronous}")
         super().__init__(url)
 
-    def _retry(self, fn):
+    def _retry(self, fn: Callable[[], _T]) -> _T:
         """Call ``fn`` until the database is not locked, for up to ``timeout`` seconds.
 
         SQLite's own busy handler sleeps 1, 2, 5, ... 100 ms between attempts, which
@@ -58,11 +64,11 @@ class SQLiteStore(SQLStore):
                     raise
             time.sleep(random.uniform(0.0001, 0.001))
 
-    def _begin(self, cur, statements):
+    def _begin(self, cur: Any, statements: Sequence[str]) -> None:
         for stmt in statements:
             self._retry(lambda: cur.execute(stmt))
 
-    def _connect(self):
+    def _connect(self) -> sqlite3.Connection:
         try:
             conn = sqlite3.connect(":memory:" if not self.forkable else self.path,
                                    timeout=_BUSY_WAIT, isolation_level=None,
@@ -77,10 +83,12 @@ class SQLiteStore(SQLStore):
             conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         except sqlite3.Error as e:
             conn.close()
-            raise self._translate(e) from e
+            err = self._translate(e)
+            assert err is not None      # (every sqlite3.Error is translated)
+            raise err from e
         return conn
 
-    def _translate(self, exc):
+    def _translate(self, exc: BaseException) -> BaseException | None:
         if isinstance(exc, LedgerError):
             return exc
         if not isinstance(exc, sqlite3.Error):
@@ -96,14 +104,14 @@ class SQLiteStore(SQLStore):
                                f"{self.timeout} s ({text}); the charge was not recorded")
         return LedgerError(f"the SQLite ledger {self.path!r} failed: {type(exc).__name__}: {text}")
 
-    def _rollback(self, conn):
+    def _rollback(self, conn: Any) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
-    def _tables(self, cur):
+    def _tables(self, cur: Any) -> set[str]:
         cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
         return {r[0] for r in cur.fetchall()}
 
 
-def open_path(path, **options):
+def open_path(path: str, **options: Any) -> SQLiteStore:
     return SQLiteStore(os.path.abspath(path), **options)

@@ -21,6 +21,10 @@ import os
 import socket
 import threading
 import weakref
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from types import TracebackType
+from typing import Any, Literal
 
 from .._errors import BudgetExceededError, DPFastError
 from ..accounting.budget import Filter, fork_generation
@@ -66,12 +70,13 @@ MIGRATIONS = {
     ]},
 }
 
+_State = tuple[int | Fraction, ...]
 _HOST = socket.gethostname()
-_STORES = weakref.WeakSet()
-_ABANDONED = []  # connections inherited through fork: kept referenced, never closed here
+_STORES: weakref.WeakSet[SQLStore] = weakref.WeakSet()
+_ABANDONED: list[Any] = []  # connections inherited through fork: kept referenced, never closed here
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     for store in list(_STORES):
         store._lock = threading.RLock()  # a lock held by a thread that did not survive
         if store._conn is not None:
@@ -83,7 +88,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _now():
+def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
@@ -95,36 +100,38 @@ _INSERT_ROW = ("INSERT INTO dpfast_history (" + ", ".join(_chain.COLUMNS) + ") V
 class SQLStore:
     """The shared SQL of the SQLite and PostgreSQL stores (subclasses connect)."""
 
-    dialect = None
-    begin = "BEGIN"  # a transaction that will write (and must lock the budget)
-    begin_read = "BEGIN"
-    begin_schema = "BEGIN"
+    dialect: str = ""  # "sqlite" or "postgresql" (subclasses)
+    # a transaction that will write (and must lock the budget)
+    begin: str | tuple[str, ...] = "BEGIN"
+    begin_read: str | tuple[str, ...] = "BEGIN"
+    begin_schema: str | tuple[str, ...] = "BEGIN"
     for_update = ""
-    create_lock = None  # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
+    # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
+    create_lock: str | None = None
     forkable = True  # False for a store that lives in this process's memory
 
-    def __init__(self, url):
+    def __init__(self, url: str) -> None:
         self.url = url
         self._lock = threading.RLock()
-        self._conn = None
-        self._gen = None
+        self._conn: Any = None
+        self._gen: int | None = None
         _STORES.add(self)
         with self.transaction(schema=True) as cur:
             self._ensure_schema(cur)
 
     # ---- connections and transactions ------------------------------------------------
 
-    def _connect(self):
+    def _connect(self) -> Any:
         raise NotImplementedError
 
-    def _translate(self, exc):
+    def _translate(self, exc: BaseException) -> BaseException | None:
         """A LedgerError for a driver exception (or None to re-raise it unchanged)."""
         raise NotImplementedError
 
-    def sql(self, text):
+    def sql(self, text: str) -> str:
         return text
 
-    def _connection(self):
+    def _connection(self) -> Any:
         if self._gen is not None and self._gen != fork_generation():
             if not self.forkable:
                 raise BudgetExceededError(
@@ -139,21 +146,21 @@ class SQLStore:
             self._gen = fork_generation()
         return self._conn
 
-    def transaction(self, schema=False, read=False):
+    def transaction(self, schema: bool = False, read: bool = False) -> _Transaction:
         return _Transaction(self, schema, read)
 
-    def _rollback(self, conn):
+    def _rollback(self, conn: Any) -> None:
         conn.cursor().execute("ROLLBACK")
 
-    def _begin(self, cur, statements):
+    def _begin(self, cur: Any, statements: Sequence[str]) -> None:
         for stmt in statements:
             cur.execute(stmt)
 
-    def _broken(self, exc):
+    def _broken(self, exc: BaseException) -> bool:
         """Whether the connection is unusable after ``exc`` (then reconnect next time)."""
         return False
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             if self._conn is not None and self._gen == fork_generation():
                 self._conn.close()
@@ -161,10 +168,10 @@ class SQLStore:
 
     # ---- schema ------------------------------------------------------------------------
 
-    def _tables(self, cur):
+    def _tables(self, cur: Any) -> set[str]:
         raise NotImplementedError
 
-    def _ensure_schema(self, cur):
+    def _ensure_schema(self, cur: Any) -> None:
         tables = self._tables(cur)
         if "dpfast_meta" not in tables:
             if tables and self.dialect == "sqlite":
@@ -197,8 +204,10 @@ class SQLStore:
 
     # ---- budgets -----------------------------------------------------------------------
 
-    def _append(self, cur, key, prev_seq, prev_hash, kind, ref=None, label=None,
-                amounts=(None, None, None), cost="", note=None):
+    def _append(self, cur: Any, key: str, prev_seq: int, prev_hash: str, kind: str,
+                ref: int | None = None, label: str | None = None,
+                amounts: tuple[Any, Any, Any] = (None, None, None), cost: str = "",
+                note: str | None = None) -> tuple[int, str]:
         seq = prev_seq + 1
         eps, dlt, rho = (rational(a) for a in amounts)
         at, pid = _now(), os.getpid()
@@ -207,7 +216,7 @@ class SQLStore:
                                             _HOST, pid, note, prev_hash, h))
         return seq, h
 
-    def create(self, key, filt):
+    def create(self, key: str, filt: Filter) -> str:
         """Create budget ``key``; return its stored params (existing ones if it exists)."""
         params = json.dumps({k: rational(v) if k != "composition" else v
                              for k, v in filt.params.items()}, sort_keys=True)
@@ -217,25 +226,27 @@ class SQLStore:
             cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?" + self.for_update), (key,))
             row = cur.fetchone()
             if row is not None:
-                return row[0]
+                result: str = row[0]
+                return result
             seq, h = self._append(cur, key, -1, GENESIS, "create", note=params)
             cur.execute(self.sql("INSERT INTO dpfast_budget (key, params, state, seq, head) "
                                  "VALUES (?, ?, ?, ?, ?)"),
                         (key, params, state_text(filt.zero()), seq, h))
             return params
 
-    def params(self, key):
+    def params(self, key: str) -> str | None:
         with self.transaction(read=True) as cur:
             cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?"), (key,))
             row = cur.fetchone()
         return None if row is None else row[0]
 
-    def keys(self):
+    def keys(self) -> list[tuple[Any, ...]]:
         with self.transaction(read=True) as cur:
             cur.execute("SELECT key, params, state, seq, head FROM dpfast_budget ORDER BY key")
-            return cur.fetchall()
+            result: list[tuple[Any, ...]] = cur.fetchall()
+            return result
 
-    def state(self, key):
+    def state(self, key: str) -> _State:
         with self.transaction(read=True) as cur:
             cur.execute(self.sql("SELECT state FROM dpfast_budget WHERE key = ?"), (key,))
             row = cur.fetchone()
@@ -243,7 +254,7 @@ class SQLStore:
             raise LedgerError(f"no budget {key!r} in {self.url!r}")
         return _chain.parse_state(row[0])
 
-    def _locked_budget(self, cur, key):
+    def _locked_budget(self, cur: Any, key: str) -> tuple[_State, int, str]:
         cur.execute(self.sql("SELECT state, seq, head FROM dpfast_budget WHERE key = ?"
                              + self.for_update), (key,))
         row = cur.fetchone()
@@ -251,11 +262,12 @@ class SQLStore:
             raise LedgerError(f"no budget {key!r} in {self.url!r}")
         return _chain.parse_state(row[0]), int(row[1]), row[2]
 
-    def _save(self, cur, key, state, seq, head):
+    def _save(self, cur: Any, key: str, state: _State, seq: int, head: str) -> None:
         cur.execute(self.sql("UPDATE dpfast_budget SET state = ?, seq = ?, head = ? WHERE key = ?"),
                     (state_text(state), seq, head, key))
 
-    def charge(self, key, filt, charges, refusal):
+    def charge(self, key: str, filt: Filter, charges: Sequence[tuple[Any, Any, str | None, str]],
+               refusal: Callable[[_State, int], BaseException]) -> list[int]:
         """Admit ``charges`` (a list of (cost, amounts, label, kind)) in one transaction,
         all or none; return their seqs.  ``refusal(state, i)`` builds the exception for
         the first inadmissible one (the transaction is then rolled back)."""
@@ -273,7 +285,7 @@ class SQLStore:
             self._save(cur, key, state, seq, head)
             return seqs
 
-    def settle(self, key, ref, kind, note=None):
+    def settle(self, key: str, ref: int, kind: str, note: str | None = None) -> _chain.HistoryRow:
         """Append a commit / rollback / release of reservation ``ref``; return that
         reservation's history row."""
         with self.transaction() as cur:
@@ -294,7 +306,7 @@ class SQLStore:
             self._save(cur, key, state, seq, head)
             return reserved
 
-    def history(self, key):
+    def history(self, key: str) -> tuple[list[_chain.HistoryRow], tuple[Any, ...] | None]:
         with self.transaction(read=True) as cur:
             cur.execute(self.sql(_SELECT_ROW + " WHERE key = ? ORDER BY seq"), (key,))
             rows = [_chain.from_stored(r) for r in cur.fetchall()]
@@ -307,10 +319,10 @@ class _Transaction:
     """``with store.transaction() as cur``: one transaction on this process's connection,
     under the store's lock; driver errors become :class:`LedgerError`."""
 
-    def __init__(self, store, schema=False, read=False):
+    def __init__(self, store: SQLStore, schema: bool = False, read: bool = False) -> None:
         self.store, self.schema, self.read = store, schema, read
 
-    def __enter__(self):
+    def __enter__(self) -> Any:
         store = self.store
         store._lock.acquire()
         try:
@@ -328,14 +340,14 @@ class _Transaction:
             raise err from e
         return self.cur
 
-    def _abort(self):
+    def _abort(self) -> None:
         try:
             if self.store._conn is not None:
                 self.store._rollback(self.store._conn)
         except Exception:
             self.store._conn = None  # unusable: reconnect on the next call
 
-    def _map(self, exc):
+    def _map(self, exc: BaseException) -> BaseException:
         err = self.store._translate(exc)
         if err is not None:
             if self.store._broken(exc):
@@ -343,10 +355,11 @@ class _Transaction:
             return err
         return exc
 
-    def __exit__(self, etype, exc, tb):
+    def __exit__(self, etype: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Literal[False]:
         store = self.store
         try:
-            if etype is not None:
+            if exc is not None:
                 self._abort()
                 err = self._map(exc)
                 if err is not exc:
@@ -356,13 +369,13 @@ class _Transaction:
                 self.cur.execute("COMMIT")
             except BaseException as e:
                 self._abort()
-                err = store._translate(e)
-                if err is None:
+                failure = store._translate(e)
+                if failure is None:
                     raise
                 if store._broken(e):
                     store._conn = None
                 raise LedgerError(
-                    f"the ledger {store.url!r} failed while committing ({err}); the charge may "
+                    f"the ledger {store.url!r} failed while committing ({failure}); the charge may "
                     "or may not be recorded (counted as spent if it was); release nothing "
                     "that depends on it") from e
             return False

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import IO, Any
 
 from .._errors import DPFastError
 from . import _budget, _chain
 from . import open as open_ledger
 
 
-def _amount(text):
+def _amount(text: str) -> float | Fraction:
     """A cap from the command line: a float ("0.5", "1e-6") or an exact "n/d"."""
     try:
         return Fraction(text) if "/" in text else float(text)
@@ -21,7 +24,7 @@ def _amount(text):
         raise SystemExit(f"not a number: {text!r}") from None
 
 
-def add_parser(subparsers):
+def add_parser(subparsers: Any) -> None:
     """Register ``ledger`` and its subcommands on an argparse subparsers object."""
     p = subparsers.add_parser("ledger", help="durable privacy budgets (SQLite, PostgreSQL)",
                               description="Operate a dpfast ledger. URL is sqlite:///path.db "
@@ -54,7 +57,7 @@ def add_parser(subparsers):
     p.set_defaults(func=run)
 
 
-def table(headers, rows, out):
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], out: IO[str]) -> None:
     """Print rows as an aligned text table."""
     cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
@@ -64,11 +67,11 @@ def table(headers, rows, out):
             print("  ".join("-" * w for w in widths), file=out)
 
 
-def _num(x):
+def _num(x: float | Fraction | None) -> str:
     return "" if x is None else f"{float(x):.6g}"
 
 
-def run(args, out=None):
+def run(args: argparse.Namespace, out: IO[str] | None = None) -> int:
     out = out or sys.stdout
     try:
         return _run(args, out)
@@ -77,7 +80,7 @@ def run(args, out=None):
         return 2
 
 
-def _run(args, out):
+def _run(args: argparse.Namespace, out: IO[str]) -> int:
     led = open_ledger(args.url)
     cmd = args.ledger_command
     if cmd == "create":
@@ -86,16 +89,16 @@ def _run(args, out):
         print(f"budget {b.key!r}: {b._filter.describe()}, rule {b.composition}; spent {tuple(b.spent)}", file=out)
         return 0
     if cmd == "show":
-        rows = [s for s in led.summary() if args.key in (None, s["key"])]
-        if args.key is not None and not rows:
+        summaries = [s for s in led.summary() if args.key in (None, s["key"])]
+        if args.key is not None and not summaries:
             print(f"error: no budget {args.key!r}", file=sys.stderr)
             return 2
-        opened = {s["key"]: len(_budget.open_reservations(led.history(s["key"]))) for s in rows}
+        opened = {s["key"]: len(_budget.open_reservations(led.history(s["key"]))) for s in summaries}
         table(["key", "rule", "caps", "spent eps", "spent delta", "spent rho", "left eps", "left delta",
                "left rho", "rows", "open res.", "head"],
               [[s["key"], s["rule"], s["caps"], _num(s["spent"].epsilon), _num(s["spent"].delta),
                 _num(s["spent"].rho), _num(s["remaining"].epsilon), _num(s["remaining"].delta),
-                _num(s["remaining"].rho), s["rows"], opened[s["key"]], s["head"][:16]] for s in rows], out)
+                _num(s["remaining"].rho), s["rows"], opened[s["key"]], s["head"][:16]] for s in summaries], out)
         return 0
     if cmd == "history":
         rows = led.history(args.key)
@@ -122,8 +125,8 @@ def _run(args, out):
                 print(f"  - {p}", file=out)
         return 0 if all(r.ok for r in reports) else 1
     if cmd == "release":
-        r = led.release(args.key, args.seq, reason=args.reason, force=args.force)
-        print(f"released reservation {r.seq} of {args.key!r} (label {r.label!r}, epsilon "
-              f"{_num(r.epsilon)}, process {r.pid} on {r.host})", file=out)
+        row = led.release(args.key, args.seq, reason=args.reason, force=args.force)
+        print(f"released reservation {row.seq} of {args.key!r} (label {row.label!r}, epsilon "
+              f"{_num(row.epsilon)}, process {row.pid} on {row.host})", file=out)
         return 0
     raise AssertionError(cmd)

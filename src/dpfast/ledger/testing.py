@@ -15,9 +15,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
+from typing import Literal
 
 
-def server_bindir():
+def server_bindir() -> str | None:
     """The directory of pg_ctl/initdb: on PATH, else the newest /usr/lib/postgresql/*/bin."""
     found = shutil.which("pg_ctl")
     if found:
@@ -26,10 +28,11 @@ def server_bindir():
     return dirs[-1] if dirs else None
 
 
-def _free_port():
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 class ThrowawayPostgres:
@@ -42,7 +45,7 @@ class ThrowawayPostgres:
     max_connections : int, default 200
     """
 
-    def __init__(self, *, fsync=True, max_connections=200):
+    def __init__(self, *, fsync: bool = True, max_connections: int = 200) -> None:
         bindir = server_bindir()
         if bindir is None:
             raise RuntimeError("no PostgreSQL server binaries (apt-get install postgresql; "
@@ -73,7 +76,7 @@ class ThrowawayPostgres:
             raise
         self.url = f"postgresql://dpfast@127.0.0.1:{self.port}/postgres"
 
-    def _run(self, tool, *args):
+    def _run(self, tool: str, *args: str) -> None:
         cmd = [os.path.join(self._bindir, tool), *args]
         if self._user:
             cmd = ["runuser", "-u", self._user, "--"] + cmd
@@ -82,7 +85,7 @@ class ThrowawayPostgres:
         except subprocess.CalledProcessError as e:
             raise RuntimeError(f"{tool} failed: {e.stderr.strip()}") from e
 
-    def database(self, name):
+    def database(self, name: str) -> str:
         """Create database ``name`` (letters, digits, _) and return its URL."""
         if not name.replace("_", "").isalnum():
             raise ValueError(f"database name must be letters, digits and _; got {name!r}")
@@ -91,21 +94,21 @@ class ThrowawayPostgres:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name
 
-    def stop(self):
+    def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", self._data, "-m", "immediate", "-w", "stop")
         finally:
             shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self):
+    def __enter__(self) -> ThrowawayPostgres:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.stop()
         return False
 
 
-def fork_worker(fn):
+def fork_worker(fn: Callable[[int], object]) -> tuple[int, int]:
     """Run ``fn(w)`` in a forked child that reports lines on the pipe end ``w``; return
     ``(pid, r)``.  The child always leaves with ``os._exit`` (never runs the parent's
     code); an exception is reported as a line starting with "E"."""
@@ -124,7 +127,7 @@ def fork_worker(fn):
     return pid, r
 
 
-def read_lines(fd):
+def read_lines(fd: int) -> list[str]:
     """Everything a worker wrote until it exited (or was killed), as lines; closes ``fd``.
     Lines shorter than PIPE_BUF are written atomically, so a killed worker never leaves
     half a line."""

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import _core
+from .._active import NO_BUDGET
 from .. import mechanisms as _mech
 from .domain import shape64
 
@@ -133,7 +134,8 @@ def one_way_prior(histogram, epsilon, rng, mode):
         _core.rel_reduce(histogram.counts, shp, 1 << a, out)
         parts.append(out)
     noisy = _mech.laplace_mechanism(np.concatenate(parts), epsilon=epsilon,
-                                    sensitivity=float(dom.ndim), rng=rng, mode=mode)
+                                    sensitivity=float(dom.ndim), rng=rng, mode=mode,
+                                    budget=NO_BUDGET)   # charged with the whole mechanism
     dist = None
     pos = 0
     for a in range(dom.ndim):

@@ -6,8 +6,11 @@ import math
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import mechanisms as _mech
+from .._active import NO_BUDGET
+from .._active import label as _label
 from .cost import PrivacyCost, charge, check_budget
 from .workloads import MarginalWorkload
 
@@ -44,14 +47,14 @@ def _prepare(workload, epsilon, n_public, rng, mode, budget):
     _workload(workload)
     epsilon = _v.epsilon(epsilon)
     n_public = _n(n_public)
-    mode = _v.choice("mode", mode, ("secure", "fast"))
-    rng = _core.resolve_rng(rng)
+    mode = _insecure.mode(mode)
+    rng = _core.secure_rng(rng)
     check_budget(budget)
     return epsilon, n_public, mode, rng
 
 
 def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
-                      mode="secure", budget=None):
+                      mode="secure", budget=None, label=None):
     """Every query its own share ``ε/|Q|``: ``Lap(|Q|/ε)`` on each answer.
 
     Privacy
@@ -69,16 +72,16 @@ def laplace_per_query(workload, histogram, *, epsilon, n_public=None, rng=None,
     """
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
-    charge(budget, PrivacyCost(epsilon, 0.0, None), "laplace_per_query")
+    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_per_query"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
-                      mode="secure", budget=None):
+                      mode="secure", budget=None, label=None):
     """Lap(m/ε) on every cell of the m marginals.
 
     Privacy
@@ -96,19 +99,19 @@ def laplace_marginals(workload, histogram, *, epsilon, n_public=None, rng=None,
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     l1, _ = workload.sensitivity()
-    charge(budget, PrivacyCost(epsilon, 0.0, None), "laplace_marginals")
+    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_marginals"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
-                                    mode=mode)
+                                    mode=mode, budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def gaussian_per_query(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
-                       mode="secure", budget=None):
+                       mode="secure", budget=None, label=None):
     """Gaussian noise calibrated to L2 sensitivity ``sqrt(|Q|)`` (each query treated as an
     arbitrary counting query).  (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     return _gaussian(workload, histogram, epsilon, delta, math.sqrt(workload.n_queries),
-                     n_public, rng, mode, budget, "gaussian_per_query")
+                     n_public, rng, mode, budget, _label(label, "gaussian_per_query"))
 
 
 def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budget, label):
@@ -119,14 +122,15 @@ def _gaussian(workload, histogram, epsilon, delta, l2, n_public, rng, mode, budg
     charge(budget, PrivacyCost(epsilon, delta, None), label)
     truth = workload.answer(histogram)
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
-                                     l2_sensitivity=l2, rng=rng, mode=mode)
+                                     l2_sensitivity=l2, rng=rng, mode=mode,
+                                     budget=NO_BUDGET)   # charged above
     return _finish(noisy, n_public)
 
 
 def gaussian_marginals(workload, histogram, *, epsilon, delta, n_public=None, rng=None,
-                       mode="secure", budget=None):
+                       mode="secure", budget=None, label=None):
     """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m).
     (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
     _workload(workload)
     return _gaussian(workload, histogram, epsilon, delta, workload.sensitivity()[1],
-                     n_public, rng, mode, budget, "gaussian_marginals")
+                     n_public, rng, mode, budget, _label(label, "gaussian_marginals"))

@@ -7,11 +7,14 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
 from .. import accounting as _acc
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -90,7 +93,9 @@ class BoostingForQueries:
         Privacy.
     rng, mode, budget
         As elsewhere; ``budget`` is charged :attr:`privacy_cost` in :meth:`run` before
-        the data is read.
+        the data is read (None: the budget active at that moment, if any).
+    label : str, optional
+        Recorded with the charge (default ``"BoostingForQueries(T=..., k=...)"``).
 
     Privacy
     -------
@@ -120,7 +125,8 @@ class BoostingForQueries:
 
     def __init__(self, workload, *, epsilon, n_public, rounds, k, eta=0.2,
                  sample_share=0.2, lam=None, fit_passes=20, init=None, round_to=None,
-                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None):
+                 noise="laplace", delta=0.0, rng=None, mode="secure", budget=None,
+                 label=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -142,9 +148,10 @@ class BoostingForQueries:
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
                                                                   minimum=1)
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"BoostingForQueries(T={self.rounds}, k={self.k})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError("init must be < epsilon")
@@ -230,7 +237,7 @@ class BoostingForQueries:
         if not isinstance(return_weights, bool):
             raise TypeError("return_weights must be a bool")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"BoostingForQueries(T={self.rounds}, k={self.k})")
+        charge(self.budget, cost, self.label)
         wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         truth = wl.answer(histogram)
@@ -283,10 +290,10 @@ class BoostingForQueries:
         if self.noise == "laplace":
             noisy = _mech.laplace_mechanism(truth[distinct], epsilon=self.eps_base,
                                             sensitivity=float(self.k), rng=self.rng,
-                                            mode=self.mode)
+                                            mode=self.mode, budget=NO_BUDGET)  # charged in run
         elif self.mode == "fast":
-            noisy = truth[distinct] + _random.gaussian(math.sqrt(self.sigma2),
-                                                       distinct.size, rng=self.rng)
+            noisy = truth[distinct] + _random.normal(scale=math.sqrt(self.sigma2),
+                                                     size=distinct.size, rng=self.rng)
         else:
             # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14

@@ -2,6 +2,8 @@
 
 from typing import NamedTuple, Optional
 
+from .. import _validation as _v
+
 
 class PrivacyCost(NamedTuple):
     """Whole cost of a mechanism, computed from public parameters before any data is
@@ -20,17 +22,17 @@ class PrivacyCost(NamedTuple):
 
 
 def charge(budget, cost, label):
-    """Charge the whole cost once, before anything is drawn or read."""
-    if budget is None:
-        return
-    if not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
-    budget.spend(cost.epsilon, cost.delta, label=label)
+    """Charge the whole cost once, before anything is drawn or read.  ``budget`` is the
+    caller's argument as given (None: the active budget of ``with b.active():`` at the
+    time of the charge, if any; ``NO_BUDGET``: nothing)."""
+    budget = _v.budget(budget)
+    if budget is not None:
+        budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
 
 
 def check_budget(budget):
-    if budget is not None and not callable(getattr(budget, "spend", None)):
-        raise TypeError("budget must be None or have a spend(epsilon, delta, *, label=None) "
-                        f"method; got {type(budget).__name__}")
+    """Check ``budget=`` at construction and return it as given: a stored None is
+    resolved when the charge is made (:func:`charge`)."""
+    if budget is not None:
+        _v.budget(budget)
     return budget

@@ -8,11 +8,14 @@ import math
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import accounting as _acc
 from .. import random as _random
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import selection as _sel
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
@@ -85,7 +88,10 @@ class MWEM:
     rng, mode
         Randomness and path of every draw (``mode="fast"``: simulation only).
     budget
-        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read.
+        Charged :attr:`privacy_cost` once in :meth:`run`, before the data is read (None:
+        the budget active at that moment, ``with b.active():``, if any).
+    label : str, optional
+        Recorded with the charge (default ``"MWEM(T=..., unit=...)"``).
 
     Privacy
     -------
@@ -117,7 +123,7 @@ class MWEM:
     def __init__(self, workload, *, epsilon, rounds, n_public, unit="group",
                  select="exponential", measure="laplace", delta=0.0, passes=10,
                  output="last", init=None, exclude_measured=True, rng=None, mode="secure",
-                 budget=None):
+                 budget=None, label=None):
         if not isinstance(workload, MarginalWorkload):
             raise TypeError(f"workload must be a MarginalWorkload; got {type(workload).__name__}")
         self.workload = workload
@@ -132,9 +138,10 @@ class MWEM:
         if not isinstance(exclude_measured, bool):
             raise TypeError("exclude_measured must be a bool")
         self.exclude_measured = exclude_measured
-        self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        self.rng = _core.resolve_rng(rng)
+        self.mode = _insecure.mode(mode)
+        self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
+        self.label = _label(label, f"MWEM(T={self.rounds}, unit={self.unit})")
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise _v.PrivacyParameterError(
@@ -183,7 +190,7 @@ class MWEM:
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
         cost = self.privacy_cost
-        charge(self.budget, cost, f"MWEM(T={self.rounds}, unit={self.unit})")
+        charge(self.budget, cost, self.label)
         wl, n, e, rng, mode = self.workload, self.n_public, self.eps_round, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         state = MWState(wl.domain, n, prior)
@@ -222,10 +229,11 @@ class MWEM:
         """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
         if self.measure == "laplace":
             return _mech.laplace_mechanism(values, epsilon=self.eps_round, sensitivity=1.0,
-                                           rng=self.rng, mode=self.mode)
+                                           rng=self.rng, mode=self.mode,
+                                           budget=NO_BUDGET)   # charged in run
         if self.mode == "fast":
-            return values + _random.gaussian(math.sqrt(self.sigma2), values.shape,
-                                             rng=self.rng)
+            return values + _random.normal(scale=math.sqrt(self.sigma2), size=values.shape,
+                                           rng=self.rng)
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
@@ -237,9 +245,11 @@ class MWEM:
         # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
         if self.select == "permute_and_flip":
             return _sel.permute_and_flip(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                         rng=self.rng, mode=self.mode)
+                                         rng=self.rng, mode=self.mode,
+                                         budget=NO_BUDGET)   # charged in run
         return _sel.exponential_mechanism(scores, epsilon=self.eps_round, sensitivity=1.0,
-                                          rng=self.rng, mode=self.mode)
+                                          rng=self.rng, mode=self.mode,
+                                          budget=NO_BUDGET)   # charged in run
 
     def _replay(self, state, wl, sums, times, measured, group, first):
         """The new measurement once, then every measurement passes - 1 times

@@ -7,10 +7,13 @@ import threading
 import numpy as np
 
 from .. import _core
+from .. import _insecure
 from .. import _validation as _v
+from .._active import NO_BUDGET
+from .._active import label as _label
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
-from .cost import PrivacyCost, check_budget
+from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
 
@@ -84,7 +87,7 @@ class _Charge:
         self.budget, self.extra, self.label = budget, extra, label
 
     def spend(self, epsilon, delta=0.0, *, label=None):
-        self.budget.spend(epsilon + self.extra, delta, label=self.label)
+        self.budget.spend(_v.charged(epsilon) + _v.charged(self.extra), delta, label=self.label)
 
 
 class OnlinePMW:
@@ -129,7 +132,9 @@ class OnlinePMW:
         times (post-processing).
     ask_both, clip : bool
     rng, mode : as for :class:`dpfast.sparse.NumericSparse`
-    budget : charged :attr:`privacy_cost` once, before anything is drawn.
+    budget : charged :attr:`privacy_cost` once, before anything is drawn (None: the budget
+        active at construction, ``with b.active():``, if any).
+    label : str, optional; recorded with the charge (default ``"OnlinePMW(cutoff=c)"``).
 
     One object may be shared by threads: each :meth:`answer` (comparisons and update)
     holds the object's lock.
@@ -156,7 +161,8 @@ class OnlinePMW:
 
     def __init__(self, histogram, *, epsilon, n_public, cutoff, threshold=None, tau=None,
                  delta=0.0, step="adaptive", alpha=None, init=None, replay=0,
-                 ask_both=False, clip=True, rng=None, mode="secure", budget=None):
+                 ask_both=False, clip=True, rng=None, mode="secure", budget=None,
+                 label=None):
         if not isinstance(histogram, Histogram):
             raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
         epsilon = _v.epsilon(epsilon)
@@ -180,9 +186,10 @@ class OnlinePMW:
         threshold = _v.finite("threshold", threshold)
         alpha = threshold / (2.0 * n) if alpha is None else _v.positive("alpha", alpha)
         eps_init = None if init is None else _v.epsilon(init, "init")
-        mode = _v.choice("mode", mode, ("secure", "fast"))
-        rng = _core.resolve_rng(rng)
-        check_budget(budget)
+        mode = _insecure.mode(mode)
+        rng = _core.secure_rng(rng)
+        budget = _v.budget(budget)           # resolved once: None -> the active budget
+        label = _label(label, f"OnlinePMW(cutoff={cutoff})")
         self.histogram = histogram
         self.n_public = n
         self.threshold = threshold
@@ -192,8 +199,8 @@ class OnlinePMW:
         self.init = eps_init
         self._rng = rng
         self._mode = mode
-        charger = None if budget is None else _Charge(
-            budget, eps_init or 0.0, f"OnlinePMW(cutoff={cutoff})")
+        charger = NO_BUDGET if budget is None else _Charge(
+            budget, eps_init or 0.0, label)
         # NumericSparse validates (ε, δ, c), then charges (through _Charge, the whole cost
         # including the warm start's), then draws its first threshold noise.
         self._ns = NumericSparse(threshold, cutoff=cutoff, epsilon=epsilon, delta=delta,
@@ -207,7 +214,7 @@ class OnlinePMW:
 
     @classmethod
     def from_accuracy(cls, histogram, *, alpha, beta, epsilon, n_public, n_queries,
-                      delta=0.0, rng=None, mode="secure", budget=None):
+                      delta=0.0, rng=None, mode="secure", budget=None, label=None):
         """The theorem's parameters (Dwork & Roth Alg. 6, Thm 4.14/4.15): c =
         ceil(4 ln|X|/α²), T = (α + α_SV(c)) n (erratum E6: equals 2α n at the fixed point
         and keeps both conditions of Thm 4.10 for α above it), book step η = α/2, uniform
@@ -234,7 +241,7 @@ class OnlinePMW:
                 f"(Thm 4.14/4.15, with c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
         self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
                    threshold=(alpha + a_sv) * n, step="book", alpha=alpha, rng=rng,
-                   mode=mode, budget=budget)
+                   mode=mode, budget=budget, label=label)
         self.guarantee = 3.0 * alpha * n
         return self
 
