@@ -198,3 +198,22 @@ def test_process_id_page_after_a_raw_fork():
     os.waitpid(pid, 0)
     assert data == b"HA"
     assert s.step(-1e6) is False and s.consumed == 4     # the parent's stream goes on
+
+
+def test_active_budget_and_label_take_the_charging_path():
+    # the fast path runs only when nothing is to be charged: an active budget (ctx) or a
+    # label must reach the general path, which charges before drawing
+    from dpfast.accounting import PrivacyBudget
+    lap, dl = Laplace(epsilon=0.25), DiscreteLaplace(epsilon=0.25)
+    gau = Gaussian(epsilon=0.5, delta=1e-6)
+    b = PrivacyBudget(epsilon=10.0, delta=1e-3)
+    with b.active():
+        assert type(lap.release(1.0)) is float
+        assert type(dl.release(4)) is int
+        assert type(gau.release(1.0)) is float
+    assert float(b.spent.epsilon) == pytest.approx(1.0)
+    c = PrivacyBudget(epsilon=1.0)
+    lap.release(1.0, budget=c, label="mine")
+    assert float(c.spent.epsilon) == pytest.approx(0.25)
+    with pytest.raises(TypeError):
+        lap.release(1.0, label=3)
