@@ -73,10 +73,87 @@ static void chacha_input(uint32_t s[16], const uint32_t key[8], const uint32_t n
     QR(x[0], x[5], x[10], x[15]) QR(x[1], x[6], x[11], x[12])  \
     QR(x[2], x[7], x[8], x[13]) QR(x[3], x[4], x[9], x[14])
 
-/* Portable: two blocks interleaved (independent instruction chains for a superscalar
- * core: about 10% faster than one at a time on x86-64), then one at a time.  out
- * receives 16 words per block, in keystream order.  Plain C cannot reach SIMD speed: a
- * block is about 1000 32-bit operations. */
+/* One block at a time: the remainder of every other version. */
+static void blocks_single(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
+                          uint32_t *out, size_t nblocks)
+{
+    size_t b;
+    int i, r;
+    for (b = 0; b < nblocks; b++) {
+        uint32_t s[16], x[16];
+        chacha_input(s, key, nonce, ctr + b);
+        memcpy(x, s, sizeof x);
+        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
+        for (i = 0; i < 16; i++) out[16 * b + i] = x[i] + s[i];
+    }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
+/* Portable, with GCC/Clang: the generic vector extension, 4 blocks per vector (word i
+ * of block l in lane l of s[i]) and two sets of vectors interleaved round by round.
+ * The compiler maps it to the target's SIMD (SSE2 on baseline x86-64, NEON on arm64,
+ * VSX, ...) or to scalar code where it has none; no intrinsics, no CPU check.  This is
+ * also the arm64 NEON version. */
+#define DPF_GENERIC_VEC 1
+typedef uint32_t gen_v __attribute__((vector_size(16)));
+
+/* The input of blocks ctr .. ctr+3, word i of block l in lane l of s[i]. */
+static void gen_input(gen_v s[16], const uint32_t key[8], const uint32_t nonce[3],
+                      uint64_t ctr)
+{
+    uint32_t s0[16];
+    int i, l;
+    chacha_input(s0, key, nonce, ctr);
+    for (i = 0; i < 16; i++) s[i] = (gen_v){0} + s0[i];
+    for (l = 0; l < 4; l++) {
+        uint64_t c = ctr + (uint64_t)l;
+        s[12][l] = (uint32_t)c;
+        s[13][l] = nonce[0] + (uint32_t)(c >> 32);
+    }
+}
+
+static void gen_output(uint32_t *out, const gen_v x[16], const gen_v s[16])
+{
+    int i, l;
+    for (l = 0; l < 4; l++)
+        for (i = 0; i < 16; i++) out[16 * l + i] = x[i][l] + s[i][l];
+}
+
+#define QR_2(i, j, k, l) QR(x[i], x[j], x[k], x[l]) QR(y[i], y[j], y[k], y[l])
+static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
+                          uint32_t *out, size_t nblocks)
+{
+    size_t b = 0;
+    int i, r;
+    for (; b + 8 <= nblocks; b += 8) {
+        gen_v s[16], t[16], x[16], y[16];
+        gen_input(s, key, nonce, ctr + b);
+        gen_input(t, key, nonce, ctr + b + 4);
+        for (i = 0; i < 16; i++) {
+            x[i] = s[i];
+            y[i] = t[i];
+        }
+        for (r = 0; r < 10; r++) {
+            QR_2(0, 4, 8, 12) QR_2(1, 5, 9, 13) QR_2(2, 6, 10, 14) QR_2(3, 7, 11, 15)
+            QR_2(0, 5, 10, 15) QR_2(1, 6, 11, 12) QR_2(2, 7, 8, 13) QR_2(3, 4, 9, 14)
+        }
+        gen_output(out + 16 * b, x, s);
+        gen_output(out + 16 * (b + 4), y, t);
+    }
+    for (; b + 4 <= nblocks; b += 4) {
+        gen_v s[16], x[16];
+        gen_input(s, key, nonce, ctr + b);
+        for (i = 0; i < 16; i++) x[i] = s[i];
+        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
+        gen_output(out + 16 * b, x, s);
+    }
+    if (b < nblocks) blocks_single(key, nonce, ctr + b, out + 16 * b, nblocks - b);
+}
+#else
+/* Portable, plain C (other compilers, or DPF_NO_SIMD): two blocks interleaved
+ * (independent instruction chains for a superscalar core: about 10% faster than one at
+ * a time on x86-64), then one at a time.  out receives 16 words per block, in keystream
+ * order. */
 #define QR_2(i, j, k, l) QR(x[i], x[j], x[k], x[l]) QR(y[i], y[j], y[k], y[l])
 static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
                           uint32_t *out, size_t nblocks)
@@ -98,14 +175,9 @@ static void blocks_scalar(const uint32_t key[8], const uint32_t nonce[3], uint64
             out[16 * b + 16 + i] = y[i] + t[i];
         }
     }
-    for (; b < nblocks; b++) {
-        uint32_t s[16], x[16];
-        chacha_input(s, key, nonce, ctr + b);
-        memcpy(x, s, sizeof x);
-        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
-        for (i = 0; i < 16; i++) out[16 * b + i] = x[i] + s[i];
-    }
+    if (b < nblocks) blocks_single(key, nonce, ctr + b, out + 16 * b, nblocks - b);
 }
+#endif
 
 /* Vector versions: LANES blocks side by side, word i of every block in one vector
  * ("vertical" layout); lane l of the result vectors is block l, written out in order.
@@ -355,63 +427,11 @@ static int x86_has(int impl)
 #endif
 }
 
-#elif (defined(__aarch64__) || defined(__ARM_NEON)) && (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
+#elif (defined(__aarch64__) || defined(__ARM_NEON)) && defined(DPF_GENERIC_VEC)
+/* arm64: the generic vector version above is the NEON one (two sets of 4 blocks
+ * interleaved: arm64 has 32 vector registers, both states fit). */
 #define DPF_NEON 1
-typedef uint32_t neon_v __attribute__((vector_size(16)));
-
-/* The input of blocks ctr .. ctr+3, word i of block l in lane l of s[i]. */
-static void neon_input(neon_v s[16], const uint32_t key[8], const uint32_t nonce[3],
-                       uint64_t ctr)
-{
-    uint32_t s0[16];
-    int i, l;
-    chacha_input(s0, key, nonce, ctr);
-    for (i = 0; i < 16; i++) s[i] = (neon_v){0} + s0[i];
-    for (l = 0; l < 4; l++) {
-        uint64_t c = ctr + (uint64_t)l;
-        s[12][l] = (uint32_t)c;
-        s[13][l] = nonce[0] + (uint32_t)(c >> 32);
-    }
-}
-
-static void neon_output(uint32_t *out, const neon_v x[16], const neon_v s[16])
-{
-    int i, l;
-    for (l = 0; l < 4; l++)
-        for (i = 0; i < 16; i++) out[16 * l + i] = x[i][l] + s[i][l];
-}
-
-/* Two sets of 4 blocks interleaved (arm64 has 32 vector registers: both states fit),
- * then one set, then the portable code for the last blocks. */
-static void blocks_vec128(const uint32_t key[8], const uint32_t nonce[3], uint64_t ctr,
-                          uint32_t *out, size_t nblocks)
-{
-    size_t b = 0;
-    int i, r;
-    for (; b + 8 <= nblocks; b += 8) {
-        neon_v s[16], t[16], x[16], y[16];
-        neon_input(s, key, nonce, ctr + b);
-        neon_input(t, key, nonce, ctr + b + 4);
-        for (i = 0; i < 16; i++) {
-            x[i] = s[i];
-            y[i] = t[i];
-        }
-        for (r = 0; r < 10; r++) {
-            QR_2(0, 4, 8, 12) QR_2(1, 5, 9, 13) QR_2(2, 6, 10, 14) QR_2(3, 7, 11, 15)
-            QR_2(0, 5, 10, 15) QR_2(1, 6, 11, 12) QR_2(2, 7, 8, 13) QR_2(3, 4, 9, 14)
-        }
-        neon_output(out + 16 * b, x, s);
-        neon_output(out + 16 * (b + 4), y, t);
-    }
-    for (; b + 4 <= nblocks; b += 4) {
-        neon_v s[16], x[16];
-        neon_input(s, key, nonce, ctr + b);
-        for (i = 0; i < 16; i++) x[i] = s[i];
-        for (r = 0; r < 10; r++) { DOUBLE_ROUND(x) }
-        neon_output(out + 16 * b, x, s);
-    }
-    if (b < nblocks) blocks_scalar(key, nonce, ctr + b, out + 16 * b, nblocks - b);
-}
+#define blocks_vec128 blocks_scalar
 #endif
 
 typedef void (*blocks_fn)(const uint32_t *, const uint32_t *, uint64_t, uint32_t *, size_t);
@@ -528,11 +548,27 @@ int dpf_os_entropy(void *buf, size_t n)
 
 /* ------------------------------------------------------------------ fork safety */
 
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+/* A page the kernel zeroes in every child (of fork() or of a raw clone() without
+ * CLONE_VM, which runs no atfork handler): it holds this process's id once read, so
+ * dpf_process_id is a load instead of a system call (a stream checks it on every
+ * feed).  A child reads 0 and asks the kernel again.  NULL where the kernel refuses
+ * MADV_WIPEONFORK: then every call asks the kernel. */
+static volatile uint64_t *pid_page = NULL;
+#endif
+
 uint64_t dpf_process_id(void)
 {
 #if defined(_WIN32)
     return (uint64_t)GetCurrentProcessId();
 #else
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    if (pid_page != NULL) {
+        uint64_t p = *pid_page;
+        if (p == 0) *pid_page = p = (uint64_t)getpid();   /* every thread stores the same */
+        return p;
+    }
+#endif
     return (uint64_t)getpid();
 #endif
 }
@@ -558,6 +594,16 @@ int dpf_chacha_global_init(void)
 #if !defined(_WIN32)
     if (pthread_atfork(NULL, NULL, after_fork_child) != 0) return -1;
 #endif
+#if defined(__linux__) && defined(MADV_WIPEONFORK)
+    {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p != MAP_FAILED) {
+            if (madvise(p, 4096, MADV_WIPEONFORK) == 0) pid_page = (volatile uint64_t *)p;
+            else munmap(p, 4096);
+        }
+    }
+#endif
     return 0;
 }
 
@@ -574,9 +620,13 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
         void *p = mmap(NULL, sizeof(dpf_chacha_t), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p != MAP_FAILED) {
-            (void)madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK);
-            c = (dpf_chacha_t *)p;
-            *mapped = 1;
+            if (madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK) == 0) {
+                c = (dpf_chacha_t *)p;
+                *mapped = 1;
+            } else {
+                /* an older kernel: calloc below, and the process id check */
+                munmap(p, sizeof(dpf_chacha_t));
+            }
         }
     }
 #endif

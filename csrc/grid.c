@@ -1,6 +1,6 @@
 /* Grid release: see grid.h.  Why this is exact, line by line:
  *
- *  - g = 2^k and 1/g = 2^-k are exact doubles for |k| <= 1000, so x * (1/g) is exact
+ *  - g = 2^k and 1/g = 2^-k are exact (normal) doubles for |k| <= 1000, so x * (1/g) is exact
  *    (no overflow: we only take this branch when |x| < 2^53 g) and round_half_even
  *    rounds it to the nearest integer m, ties to even (default rounding mode, never
  *    changed here).
@@ -12,6 +12,7 @@
  *    integer mechanism is the geometric / discrete Laplace or discrete Gaussian one). */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "dpfast/common.h"
 #include "dpfast/grid.h"
@@ -34,9 +35,20 @@ static DPF_INLINE double round_half_even(double v)
     return fabs(v) < TWO52 ? (v + c) - c : v;
 }
 
+/* 2^k for -1022 <= k <= 1023, a normal double (biased exponent k + 1023, zero
+ * mantissa): ldexp's value without its libm call, which cost as much as the rest of a
+ * one-value release. */
+static DPF_INLINE double pow2(int k)
+{
+    const uint64_t bits = (uint64_t)(k + 1023) << 52;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
 int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k)
 {
-    const double g = ldexp(1.0, k), inv_g = ldexp(1.0, -k), big = TWO53 * g;
+    const double g = pow2(k), inv_g = pow2(-k), big = TWO53 * g;
     int bad = 0;
     size_t i;
     for (i = 0; i < n; i++) {

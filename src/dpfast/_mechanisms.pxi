@@ -149,3 +149,105 @@ def int_release(object sampler, object x, object rng):
         raise
     _check(status)
     return out
+
+
+# ---------------------------------------------------------------- prepared scalar releases
+#
+# A mechanism object's scalar release with rng=None is made millions of times, and its
+# cost was Python plumbing, not noise: resolving the generator, taking its
+# threading.Lock through the context-manager protocol, re-reading the prepared sampler.
+# ScalarPlan holds the sampler's C struct and the grid exponent, and draws from a
+# per-thread ChaCha20 that is never handed out (kept in the thread state's dict under a
+# private key): only its own thread can reach it, so it needs no lock, and its owner
+# never waits.  It is an OS-keyed ChaCha20 like default_rng() (fast key erasure, rekeyed
+# in a forked child, wiped when its thread ends); the law of each release is exactly that
+# of grid_release / int_release, because the same C calls run on the same prepared plan.
+
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.ref cimport PyObject
+
+cdef extern from "Python.h":
+    PyObject *PyThreadState_GetDict()   # borrowed; the calling thread's, never shared
+
+cdef str _STREAM_KEY = "dpfast._core.scalar_stream"
+
+
+cdef ChaCha20 _thread_stream():
+    """The calling thread's private scalar-release stream (created on first use)."""
+    cdef PyObject *d = PyThreadState_GetDict()
+    cdef PyObject *g
+    if d == NULL:
+        raise DPFastError("internal error: no thread state dictionary")
+    g = PyDict_GetItemWithError(<object>d, _STREAM_KEY)
+    if g != NULL:
+        return <ChaCha20>g
+    stream = ChaCha20()
+    (<dict>d)[_STREAM_KEY] = stream
+    return stream
+
+
+cdef class ScalarPlan:
+    """A prepared scalar release: ``grid(x)`` is ``grid_release(sampler, x, k, rng)`` and
+    ``integer(x)`` is ``int_release(sampler, x, rng)`` for one value, drawn from the
+    calling thread's private OS-keyed ChaCha20 (see above).  Either returns ``None`` for
+    a value it does not take (not a finite float, not an int within int64): the caller's
+    general path then validates and releases it.  The sampler's public parameters were
+    chosen and validated by the caller."""
+    cdef readonly object sampler
+    cdef readonly int k
+    cdef const dpf_dlap_exact_t *lap
+    cdef const dpf_dgauss_exact_t *gauss
+
+    def __cinit__(self, object sampler, int k=0):
+        _unpack(sampler, &self.lap, &self.gauss)
+        self.sampler = sampler      # keeps the structs above alive
+        self.k = k
+
+    def __reduce__(self):
+        return (ScalarPlan, (self.sampler, self.k))
+
+    cdef int _noise(self, int64_t *z) except -1:
+        cdef dpf_rng_t r
+        r.cc = _thread_stream()._st
+        r.state = NULL
+        r.next_u64 = NULL
+        return _check(_prepared_noise(self.lap, self.gauss, &r, z, 1))
+
+    def grid(self, object x):
+        """fl(2^k (round(x / 2^k) + Z)) for a finite float x (exactly a float); else None."""
+        cdef double xv, yv
+        cdef int64_t zv
+        if type(x) is not float:
+            return None
+        xv = PyFloat_AS_DOUBLE(x)
+        if not xv - xv == 0.0:          # NaN or +-inf: the general path refuses it
+            return None
+        self._noise(&zv)
+        _check(dpf_grid_add(&xv, &zv, &yv, 1, self.k))
+        return yv
+
+    def integer(self, object x):
+        """x + Z saturated to int64 for an int x within int64 (exactly an int); else None."""
+        cdef int overflow = 0
+        cdef int64_t xv, zv, yv
+        if type(x) is not int:
+            return None
+        xv = PyLong_AsLongLongAndOverflow(x, &overflow)
+        if overflow:                    # beyond int64: the general path clamps it
+            return None
+        self._noise(&zv)
+        _saturating_add(&xv, &zv, &yv, 1)
+        return yv
+
+
+def _seed_scalar_stream(seed):
+    """Tests only: the calling thread's private stream becomes ``ChaCha20(seed)`` (a new
+    OS-keyed one for ``seed=None``), so ScalarPlan's draws can be checked against
+    grid_release / int_release on the same seed.  Never call it in production: a seeded
+    stream is predictable."""
+    cdef PyObject *d = PyThreadState_GetDict()
+    if d == NULL:
+        raise DPFastError("internal error: no thread state dictionary")
+    (<dict>d)[_STREAM_KEY] = ChaCha20() if seed is None else ChaCha20(seed)

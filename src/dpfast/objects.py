@@ -8,6 +8,13 @@ per public scale), and :meth:`release` draws with exactly the function's law and
 function's validation of the data.  Nothing that depends on the data is cached: only
 public parameters and, for vectors, the public number of coordinates.
 
+A scalar release with ``rng=None``, no budget (none given, none active), no ``label``
+and no ``workers`` (a finite ``float``; an ``int`` for :class:`DiscreteLaplace`) goes
+through ``dpfast._core.ScalarPlan``: the prepared sampler and grid as C values and one C
+call, drawing from a per-thread OS-keyed ChaCha20 that only this path uses (so it takes
+no lock).  Same law as the function; any other value, ``rng``, budget, ``label`` or
+``workers`` takes the general path.
+
 >>> import dpfast
 >>> from dpfast.objects import Laplace
 >>> lap = Laplace(epsilon=0.5, sensitivity=1.0)
@@ -43,12 +50,17 @@ Canonne, Kamath & Steinke, NeurIPS 2020 (exact discrete samplers, zCDP of the di
 Gaussian, Thm 14); Bun & Steinke, TCC 2016 (zCDP); Mironov, CCS 2012 (grid release).
 """
 
+from __future__ import annotations
+
 import functools
 import math
-from collections import namedtuple
 from fractions import Fraction
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, cast
 
-from . import _core
+import numpy.typing as npt
+from numpy.random import BitGenerator, Generator
+
+from . import _core, _parallel
 from . import _validation as _v
 from . import accuracy as _acc
 from . import mechanisms as _m
@@ -66,57 +78,89 @@ __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
 
 _INF = math.inf
 
-#: The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
-#: (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up.
-PrivacyCost = namedtuple("PrivacyCost", ["epsilon", "delta", "rho"])
+#: ``rng=``: None (the calling thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
+_Rng = None | BitGenerator | Generator
 
 
-def _up(q):
+class _Budget(Protocol):
+    """What ``budget=`` needs (dpfast.accounting.PrivacyBudget, a ledger budget, ...)."""
+
+    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
+
+
+class _ZcdpBudget(Protocol):
+    composition: str
+
+    def spend_rho(self, rho: Any, *, label: str | None = ...) -> object: ...
+
+
+class PrivacyCost(NamedTuple):
+    """The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
+    (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up."""
+
+    epsilon: float | None
+    delta: float | None
+    rho: float
+
+
+def _up(q: Fraction) -> float:
     """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
     parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
     return _v.decimal_up(Fraction(q))
 
 
-def _pure_cost(epsilon):
+def _pure_cost(epsilon: float) -> PrivacyCost:
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
     return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
 
 
-def _interval(half_width, value):
+def _interval(half_width: float, value: float) -> tuple[float, float]:
     return (value - half_width, value + half_width)
 
 
-def _is_zcdp(budget):
+def _is_zcdp(budget: object) -> TypeGuard[_ZcdpBudget]:
     return (getattr(budget, "composition", None) == "zcdp"
             and callable(getattr(budget, "spend_rho", None)))
 
 
 class _Mechanism:
     __slots__ = ()
+    _repr: ClassVar[tuple[str, ...]]
 
-    def confidence_interval(self, alpha=0.05, value=0.0):
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr)
+        return f"{type(self).__name__}({args})"
+
+
+class _NoiseBound(_Mechanism):
+    """A mechanism whose error bound needs only beta (and k coordinates)."""
+
+    __slots__ = ()
+
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
+        raise NotImplementedError
+
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha)``: for a released
         ``value`` it holds the true answer with probability at least ``1 - alpha``
         (``value=0``: the interval of the noise)."""
         return _interval(self.accuracy(alpha), value)
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._repr)
-        return f"{type(self).__name__}({args})"
-
 
 # ------------------------------------------------------------------ Laplace
 
-class _LaplaceFamily(_Mechanism):
+class _LaplaceFamily(_NoiseBound):
     """Pure epsilon-DP with Laplace-type noise of scale sensitivity / epsilon."""
 
     __slots__ = ()
+    epsilon: float
+    sensitivity: float
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return _pure_cost(self.epsilon)
 
-    def accuracy(self, beta=0.05, *, k=1):
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
         return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
 
@@ -160,10 +204,11 @@ class Laplace(_LaplaceFamily):
     Dwork & Roth 2014, Def. 3.3, Thm 3.6, 3.8; Mironov, CCS 2012.
     """
 
-    __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan")
+    __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan", "_fast")
     _repr = ("epsilon", "sensitivity", "mode")
 
-    def __init__(self, epsilon, sensitivity=1.0, *, mode="secure", granularity=None):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, mode: str = "secure",
+                 granularity: float | None = None) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
         self.mode = _v.choice("mode", mode, _m._MODES)   # a fast release warns when it runs
@@ -178,12 +223,14 @@ class Laplace(_LaplaceFamily):
         self._plan = (_m._laplace_grid_plan(self.epsilon, self.sensitivity, 1,
                                             self.granularity)
                       if self.mode == "secure" else None)
+        self._fast = None if self._plan is None else _core.ScalarPlan(self._plan[1],
+                                                                      self._plan[0])
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         return 2.0 * self.scale * self.scale
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """A law that dominates this mechanism for the Accountant: the continuous Laplace
         law (scale, sensitivity) in ``mode="fast"`` (that is what runs, up to floating
         point), and pure epsilon-DP in the secure mode (the grid-rounded discrete noise is
@@ -192,14 +239,24 @@ class Laplace(_LaplaceFamily):
             return _pld.laplace(self.scale, self.sensitivity)
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, value, *, rng=None, budget=None, workers=None, label=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
+                workers: int | None = None, label: str | None = None) -> Any:
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` (or the active
         budget) charged ``(epsilon, 0)`` with ``label`` before drawing."""
+        if (rng is None and budget is None and workers is None and label is None
+                and self._fast is not None and _active_budget() is None):
+            # the prepared plan on the thread's private stream (_core.ScalarPlan); None
+            # when value is not a finite float, which the general path below handles
+            y = self._fast.grid(value)
+            if y is not None:
+                return y
         if type(value) is float and value - value == 0.0 and self._plan is not None:
             # the function's scalar path with its plan prepared: the parameters were
             # validated in __init__, the value is checked above (x - x is 0.0 exactly for
-            # finite x, NaN for NaN and +-inf)
+            # finite x, NaN for NaN and +-inf); workers= is checked though a scalar
+            # ignores it
+            _parallel.workers(workers)
             k, sampler = self._plan
             if rng is None and budget is None and label is None and _active_budget() is None:
                 return _core.grid_release(sampler, value, k, None)
@@ -248,27 +305,33 @@ class DiscreteLaplace(_LaplaceFamily):
     Ghosh, Roughgarden & Sundararajan, STOC 2009.  Canonne, Kamath & Steinke, NeurIPS 2020.
     """
 
-    __slots__ = ("epsilon", "sensitivity", "scale", "_sampler")
+    __slots__ = ("epsilon", "sensitivity", "scale", "_sampler", "_fast")
     _repr = ("epsilon", "sensitivity")
 
-    def __init__(self, epsilon, sensitivity=1):
+    def __init__(self, epsilon: float, sensitivity: float = 1) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.scale = self.sensitivity / self.epsilon
         self._sampler = _m._laplace_int_plan(self.epsilon, self.sensitivity)
+        self._fast = _core.ScalarPlan(self._sampler)
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         t = math.exp(-1.0 / self.scale)
         return 2.0 * t / (1.0 - t) ** 2
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's discrete Laplace mechanism; its sensitivity is the largest
         integer change, ``floor(sensitivity)`` (at least 1)."""
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
-    def release(self, value, *, rng=None, budget=None, label=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None,
+                budget: _Budget | None = None, label: str | None = None) -> Any:
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
+        if rng is None and budget is None and label is None and _active_budget() is None:
+            y = self._fast.integer(value)     # None unless value is an int within int64
+            if y is not None:
+                return y
         if type(value) is int:
             if rng is None and budget is None and label is None and _active_budget() is None:
                 return _core.int_release(self._sampler, _v._clamp_int(value), None)
@@ -285,14 +348,14 @@ class DiscreteLaplace(_LaplaceFamily):
 # ------------------------------------------------------------------ Gaussian
 
 @functools.lru_cache(maxsize=256)
-def _rho_int_sampler(l2, rho):
+def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
     """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
     sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
     return _m._dgauss(*_m._ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
 
 
 @functools.lru_cache(maxsize=256)
-def _rho_grid_plan(l2, rho, d):
+def _rho_grid_plan(l2: float, rho: Fraction, d: int) -> tuple[int, Any]:
     """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
     coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
     of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
@@ -308,7 +371,7 @@ def _rho_grid_plan(l2, rho, d):
     return k, _m._dgauss(*_m._ceil_rational(s2))
 
 
-class Gaussian(_Mechanism):
+class Gaussian(_NoiseBound):
     """The Gaussian mechanism as an object, specified one of three ways.
 
     ``Gaussian(epsilon=, delta=, sensitivity=)``
@@ -353,11 +416,14 @@ class Gaussian(_Mechanism):
     """
 
     __slots__ = ("epsilon", "delta", "rho", "sensitivity", "sigma", "calibration",
-                 "_form", "_rho_x", "_scalar")
+                 "_form", "_rho_x", "_scalar", "_fast")
+    epsilon: float | None
+    delta: float | None
     _repr = ("epsilon", "delta", "rho", "sensitivity")
 
-    def __init__(self, epsilon=None, delta=None, sensitivity=1.0, *, rho=None, sigma=None,
-                 calibration="analytic"):
+    def __init__(self, epsilon: float | None = None, delta: float | None = None,
+                 sensitivity: float = 1.0, *, rho: float | None = None,
+                 sigma: float | None = None, calibration: str = "analytic") -> None:
         given = [name for name, v in (("epsilon", epsilon), ("rho", rho), ("sigma", sigma))
                  if v is not None]
         if len(given) != 1:
@@ -386,14 +452,15 @@ class Gaussian(_Mechanism):
                 s = _v.positive("sigma", sigma)
                 self._rho_x = Fraction(self.sensitivity) ** 2 / (2 * Fraction(s) ** 2)
             self.sigma = self.sensitivity / math.sqrt(2 * self._rho_x)
-            self.delta = None if delta is None else _v.delta(delta, allow_zero=False)
-            self.epsilon = None if delta is None else zcdp_to_dp(_v.float_up(self._rho_x),
-                                                                 self.delta)
+            dl = None if delta is None else _v.delta(delta, allow_zero=False)
+            self.delta = dl
+            self.epsilon = None if dl is None else zcdp_to_dp(_v.float_up(self._rho_x), dl)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _up(self._rho_x)
+        self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
-    def _eps_plan_rho(self, integer, d):
+    def _eps_plan_rho(self, integer: bool, d: int) -> Fraction:
         """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
         (sensitivity in sampler units)^2 / (2 s^2), s^2 read from the prepared sampler."""
         if integer:
@@ -405,21 +472,21 @@ class Gaussian(_Mechanism):
                                              self.calibration, None)
             steps = Fraction(self.sensitivity) / Fraction(2) ** k + _m._sqrt_ceil(d)
         num, den = sampler.sigma2
-        return steps * steps * den / (2 * num)
+        return Fraction(steps * steps * den, 2 * num)
 
     @property
-    def variance(self):
+    def variance(self) -> float:
         return self.sigma * self.sigma
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return PrivacyCost(self.epsilon, self.delta, self.rho)
 
-    def accuracy(self, beta=0.05, *, k=1):
+    def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def _charge(self, budget, rho_x, label):
+    def _charge(self, budget: Any, rho_x: Fraction, label: str) -> None:
         """Charge the budget ``_v.budget`` resolved (None: nothing)."""
         if budget is None:
             return
@@ -433,18 +500,26 @@ class Gaussian(_Mechanism):
                 "(epsilon, delta)")
         budget.spend(self.epsilon, self.delta, label=label)
 
-    def release(self, value, *, rng=None, budget=None, workers=None, label=None):
+    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
+                workers: int | None = None, label: str | None = None) -> Any:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` (or the active budget) is charged with ``label`` (default
         ``"gaussian_mechanism"``) before drawing."""
+        if (rng is None and budget is None and workers is None and label is None
+                and _active_budget() is None):
+            # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
+            # plan, the same C calls the function makes (None for any other value)
+            y = self._fast.grid(value)
+            if y is not None:
+                return y
         if (type(value) is float and value - value == 0.0 and rng is None and budget is None
                 and workers is None and label is None and _active_budget() is None):
             # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
             # plan, the same call the function makes
             k, sampler = self._scalar
             return _core.grid_release(sampler, value, k, None)
-        nworkers = _m._parallel.workers(workers)
+        nworkers = _parallel.workers(workers)
         budget = _v.budget(budget)
         label = _label(label, "gaussian_mechanism")
         integer, data, scalar = _m._as_data(value)      # validates the data first
@@ -466,7 +541,9 @@ class Gaussian(_Mechanism):
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
         self._charge(budget, rho_x, label)
-        return _m.gaussian_mechanism(data, epsilon=self.epsilon, delta=self.delta,
+        # the epsilon/delta form: both were given
+        return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
+                                     delta=cast(float, self.delta),
                                      l2_sensitivity=self.sensitivity,
                                      calibration=self.calibration, rng=gen, workers=workers,
                                      budget=NO_BUDGET)
@@ -512,7 +589,8 @@ class ExponentialMechanism(_Mechanism):
     __slots__ = ("epsilon", "sensitivity", "monotonic", "mode")
     _repr = ("epsilon", "sensitivity", "monotonic", "mode")
 
-    def __init__(self, epsilon, sensitivity=1.0, *, monotonic=False, mode="secure"):
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, monotonic: bool = False,
+                 mode: str = "secure") -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.monotonic = _sel._flag("monotonic", monotonic)
@@ -522,24 +600,26 @@ class ExponentialMechanism(_Mechanism):
             _sel._grid(self.epsilon, self.sensitivity, self.monotonic, False)
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return PrivacyCost(self.epsilon, 0.0, _up(_v.charged(self.epsilon) ** 2 / 8))
 
-    def accuracy(self, beta=0.05, *, n_candidates, n_optimal=1):
+    def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
         return _acc.exponential_mechanism_error(
             self.epsilon, n_candidates=n_candidates, beta=beta, sensitivity=self.sensitivity,
             n_optimal=n_optimal, monotonic=self.monotonic)
 
-    def confidence_interval(self, alpha=0.05, value=0.0, *, n_candidates):
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
+                            n_candidates: int) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n_candidates=...)``."""
         return _interval(self.accuracy(alpha, n_candidates=n_candidates), value)
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's pure-DP mechanism at epsilon (dominates every epsilon-DP one)."""
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, scores, *, rng=None, budget=None, label=None):
+    def release(self, scores: npt.ArrayLike, *, rng: _Rng = None,
+                budget: _Budget | None = None, label: str | None = None) -> int:
         """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
         return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
                                           sensitivity=self.sensitivity,
@@ -585,29 +665,31 @@ class RandomizedResponse(_Mechanism):
     __slots__ = ("epsilon", "k", "probabilities")
     _repr = ("epsilon", "k")
 
-    def __init__(self, epsilon, k=2):
+    def __init__(self, epsilon: float, k: int = 2) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
         self.probabilities = _rr.response_probabilities(self.epsilon, self.k)
 
     @property
-    def privacy_cost(self):
+    def privacy_cost(self) -> PrivacyCost:
         return _pure_cost(self.epsilon)
 
-    def accuracy(self, beta=0.05, *, n):
+    def accuracy(self, beta: float = 0.05, *, n: int) -> float:
         """:func:`dpfast.accuracy.randomized_response_error` for n reports."""
         return _acc.randomized_response_error(self.epsilon, n=n, beta=beta, k=self.k)
 
-    def confidence_interval(self, alpha=0.05, value=0.0, *, n):
+    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
+                            n: int) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n=n)``: for an estimated
         frequency ``value``."""
         return _interval(self.accuracy(alpha, n=n), value)
 
-    def describe(self):
+    def describe(self) -> _pld.Mechanism:
         """The accountant's k-ary randomized response at epsilon."""
         return _pld.randomized_response(self.epsilon, self.k)
 
-    def release(self, truth, *, rng=None, budget=None, label=None):
+    def release(self, truth: Any, *, rng: _Rng = None, budget: _Budget | None = None,
+                label: str | None = None) -> Any:
         """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
         if self.k == 2:
             return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget,
