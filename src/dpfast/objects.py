@@ -240,7 +240,7 @@ class Laplace(_LaplaceFamily):
         return _pld.pure_dp(self.epsilon)
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None, label: str | None = None) -> Any:
+                workers: int | None = None, label: str | None = None) -> _m.Released:
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` (or the active
         budget) charged ``(epsilon, 0)`` with ``label`` before drawing."""
@@ -326,7 +326,7 @@ class DiscreteLaplace(_LaplaceFamily):
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None, label: str | None = None) -> Any:
+                budget: _Budget | None = None, label: str | None = None) -> _m.Released:
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
         if rng is None and budget is None and label is None and _active_budget() is None:
             y = self._fast.integer(value)     # None unless value is an int within int64
@@ -501,7 +501,7 @@ class Gaussian(_NoiseBound):
         budget.spend(self.epsilon, self.delta, label=label)
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None, label: str | None = None) -> Any:
+                workers: int | None = None, label: str | None = None) -> _m.Released:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` (or the active budget) is charged with ``label`` (default

@@ -1,7 +1,7 @@
 """Typical user code, type-checked by ``mypy --strict`` in tests/test_typing.py (never run).
 
 Each ``assert_type`` fails the check if the result is ``Any`` or less precise than a user
-needs.  Calls into modules still annotated on other branches live in usage_pending.py.
+needs.  usage_releases.py holds the releases, mechanisms and objects.
 """
 
 from __future__ import annotations
