@@ -367,10 +367,14 @@ int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *ou
     size_t i;
     int st;
     if (n >= DPF_EXACT_FILL_MIN) {
-        dpf_dlap_exact_t x;
-        st = dpf_dlap_exact_prepare(&x, s_num, s_den, 64);
-        if (st != DPF_OK) return st;
-        return dpf_geometric_exact_fill(r, &x, out, n);
+        /* the prepared tables (~33 KB) live on the heap: a worker thread's stack may be
+         * as small as 128 KB (musl) */
+        dpf_dlap_exact_t *x = malloc(sizeof *x);
+        if (x == NULL) return DPF_E_NOMEM;
+        st = dpf_dlap_exact_prepare(x, s_num, s_den, 64);
+        if (st == DPF_OK) st = dpf_geometric_exact_fill(r, x, out, n);
+        free(x);
+        return st;
     }
     st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
@@ -400,10 +404,12 @@ int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int6
     size_t i;
     int st;
     if (n >= DPF_EXACT_FILL_MIN) {
-        dpf_dlap_exact_t x;
-        st = dpf_dlap_exact_prepare(&x, s_num, s_den, 64);
-        if (st != DPF_OK) return st;
-        return dpf_discrete_laplace_exact_fill(r, &x, out, n);
+        dpf_dlap_exact_t *x = malloc(sizeof *x);    /* ~33 KB: heap, as above */
+        if (x == NULL) return DPF_E_NOMEM;
+        st = dpf_dlap_exact_prepare(x, s_num, s_den, 64);
+        if (st == DPF_OK) st = dpf_discrete_laplace_exact_fill(r, x, out, n);
+        free(x);
+        return st;
     }
     st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
@@ -532,10 +538,12 @@ int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma
     size_t i;
     int st;
     if (n >= DPF_EXACT_FILL_MIN) {
-        dpf_dgauss_exact_t x;
-        st = dpf_dgauss_exact_prepare(&x, sigma2_num, sigma2_den, 64);
-        if (st == DPF_OK) st = dpf_discrete_gaussian_exact_fill(r, &x, out, n);
-        dpf_dgauss_exact_free(&x);
+        dpf_dgauss_exact_t *x = malloc(sizeof *x);   /* ~56 KB: heap, as above */
+        if (x == NULL) return DPF_E_NOMEM;
+        st = dpf_dgauss_exact_prepare(x, sigma2_num, sigma2_den, 64);
+        if (st == DPF_OK) st = dpf_discrete_gaussian_exact_fill(r, x, out, n);
+        dpf_dgauss_exact_free(x);
+        free(x);
         return st;
     }
     st = dg_init(&g, sigma2_num, sigma2_den);

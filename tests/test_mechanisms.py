@@ -372,3 +372,12 @@ def test_workers_is_validated_before_the_budget_is_charged():
     with pytest.raises(TypeError, match="workers"):
         M.gaussian_mechanism(np.zeros(3), epsilon=0.5, delta=1e-5, workers=2.0, budget=b)
     assert b.spent.epsilon == 0
+
+
+def test_scalar_call_validates_workers_like_the_general_path():
+    # the inline scalar path used to skip workers=; a bad public argument must raise
+    with pytest.raises(TypeError, match="workers"):
+        M.laplace_mechanism(1.0, epsilon=1.0, workers="x")
+    with pytest.raises(dpfast.PrivacyParameterError, match="workers"):
+        M.laplace_mechanism(1.0, epsilon=1.0, workers=0)
+    assert isinstance(M.laplace_mechanism(1.0, epsilon=1.0, workers=1), float)

@@ -355,7 +355,7 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
     """
     if (type(value) is float and type(epsilon) is float and type(sensitivity) is float
             and -_INF < value < _INF and 0.0 < epsilon < _INF and 0.0 < sensitivity < _INF
-            and mode == "secure" and granularity is None):
+            and mode == "secure" and granularity is None and workers is None):
         # The common scalar call, validated inline (it is made millions of times); the
         # same checks and plan as the general path below.
         plan = _SCALAR_LAPLACE_PLANS.get((epsilon, sensitivity))

@@ -766,7 +766,7 @@ def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
     -----
     Exact, one value: Canonne, Kamath, Steinke (2020) Algorithm 2.  Exact, arrays: the
     prepared sampler described in :func:`geometric` (6-15 ns per value on x86-64): below
-    scale 256 |X| by inversion against its own certified cumulative table and a fair sign
+    scale 256 ``|X|`` by inversion against its own certified cumulative table and a fair sign
     bit; above, +-Y with a fair sign and (-, 0) redrawn.  The two give the same law; which
     one runs depends only on ``size``.
 
