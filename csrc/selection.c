@@ -11,7 +11,7 @@
  *           Pay-what-you-get Composition", NeurIPS 2019.
  *
  * The exact samplers used here (uniform below n, rational Bernoulli, Bernoulli(exp(-x)),
- * geometric, discrete Laplace) are the ones of csrc/discrete.c; this file only composes
+ * geometric, discrete Laplace) are the ones of csrc/exact.c; this file only composes
  * them.
  */
 #include <float.h>
@@ -535,7 +535,7 @@ static DPF_INLINE int s128_cmp(s128 a, s128 b)
  * P'(i) = S(T') >= S(T + Q) >= e^(-gamma Q) S(T) >= e^(-gamma W) P(i), and symmetrically:
  * gamma W <= epsilon-DP. */
 /* From this many candidates on, the noise comes from the prepared exact samplers of
- * discrete.c (the same law; a set-up of about 0.1 ms, then several times faster). */
+ * prepared.c (the same law; a set-up of about 0.1 ms, then several times faster). */
 #define SEL_PREPARED_MIN 4096
 
 int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,

@@ -66,7 +66,7 @@
  * or the halt).  The threshold draw (and the
  * released value's noise) runs only at a top; with constant_time = 0 it is the exact CKS
  * sampler, whose running time grows with |noise| (documented), with constant_time = 1 the
- * bitwise sampler of discrete.c (constant time, a certified total-variation slack that
+ * bitwise sampler of consttime.c (constant time, a certified total-variation slack that
  * the Python layer adds to delta).
  *
  * ---------------------------------------------------------------- the fast path
@@ -416,7 +416,7 @@ static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
 
 /* The one place where the secure path draws threshold and released-value noise: the
  * exact discrete Laplace of Canonne, Kamath & Steinke (2020, Algorithm 2), or the
- * constant-time bitwise sampler (certified slack), both from discrete.c. */
+ * constant-time bitwise sampler (certified slack), from exact.c and consttime.c. */
 static int svt_dlap(dpf_rng_t *r, const dpf_svt_dlap_t *p, int64_t *out)
 {
     if (p->constant_time) {

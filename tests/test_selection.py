@@ -262,7 +262,7 @@ def test_rnm_laplace_secure_exact_discrete_law(mono, seeded):
 
 @pytest.mark.parametrize("noise", ["laplace", "exponential"])
 def test_rnm_secure_law_with_many_candidates(noise, seeded):
-    # Beyond 4096 candidates the exact noise comes from discrete.c's prepared samplers: the
+    # Beyond 4096 candidates the exact noise comes from prepared.c's samplers: the
     # law of the five top candidates among 6000 far-away ones (whose total probability is
     # below 1e-100) must be unchanged.
     top = [0, 1, 1, 3, -2]
