@@ -335,7 +335,7 @@ def test_no_budget_is_a_singleton_that_charges_nothing():
 
 
 def test_a_pandas_frame_by_column_is_one_charge_of_the_active_budget():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd                     # the [test] extra installs it
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
     b = PrivacyBudget(1.0)
     with b.active():

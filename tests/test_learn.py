@@ -310,7 +310,7 @@ def test_utility_separable():
 
 
 def test_any_two_classes_and_pandas():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd                     # the [test] extra installs it
     X, y = majority5(1500, 8)
     labels = np.where(y > 0, ">50K", "<=50K")
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
@@ -525,7 +525,9 @@ def test_params_conventions():
 
 
 def test_sklearn_checks_that_apply():
-    sk = pytest.importorskip("sklearn")
+    sk = pytest.importorskip(
+        "sklearn", reason="scikit-learn is a peer, not a dependency: .ci/integration_backends.sh "
+        "installs it and runs this check (-k sklearn)")
     from sklearn.base import clone
     from sklearn.utils import estimator_checks as ec
     clf = PrivateBoostingClassifier(thresholds=TH, n_rounds=3, smoothness=50, rng=1,

@@ -75,8 +75,9 @@ def test_e4_event_through_dpfast_solver(ai, inside, outside):
         assert not 0.5 < w < 1.0, (lh, w)
 
 
-@pytest.mark.xfail(strict=True, reason="BOOSTING-PEOPLE.md E4: the paper's w_t is not "
-                   "eps-DP; variant='paper' stays uncertified until its threshold changes")
+@pytest.mark.xfail(strict=True, reason="erratum E4 (docs/learn.md): the paper's threshold w_t "
+                   "is not eps-DP, so variant='paper' stays uncertified; strict, so a change "
+                   "that makes it DP fails here and must certify the variant")
 def test_paper_threshold_is_eps_dp():
     p, q = probabilities()
     assert mpmath.log(p / q) <= EPS

@@ -16,9 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")   # the [test] extra installs it
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings   # the [test] extra installs it
+from hypothesis import strategies as st
 
 import dpfast  # noqa: E402
 from dpfast import accuracy as A  # noqa: E402
