@@ -15,7 +15,7 @@ from .. import _core
 from .._active import NO_BUDGET
 from .. import mechanisms as _mech
 from .domain import Domain, Histogram, shape64
-from ._types import FloatArray, IntArray, Rng
+from ._types import FloatArray, Rng
 
 
 class MWState:

@@ -16,7 +16,7 @@ from .._active import NO_BUDGET
 from .._active import label as _label
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import LinearWorkload, MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from ._types import Budget, FloatArray, Rng
 
 Workload = MarginalWorkload | LinearWorkload
@@ -31,15 +31,8 @@ def marginal_sensitivity(workload: Workload) -> tuple[float, float]:
     and the marginals of a workload are distinct attribute sets.  For a
     :class:`LinearWorkload`: the largest column sum and the root of the largest column
     sum of squares (:meth:`LinearWorkload.sensitivity`)."""
-    _workload(workload)
+    check_workload(workload)
     return workload.sensitivity()
-
-
-def _workload(w: Any) -> Workload:
-    if not isinstance(w, (MarginalWorkload, LinearWorkload)):
-        raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
-                        f"{type(w).__name__}")
-    return w
 
 
 def _finish(noisy: FloatArray, n_public: float | None) -> FloatArray:
@@ -55,7 +48,7 @@ def _n(n_public: float | None) -> float | None:
 def _prepare(workload: Workload, epsilon: float, n_public: float | None, rng: Rng,
              mode: str, budget: Budget) -> tuple[float, float | None, str, Any]:
     """Validate every public argument, then charge the budget, before the data is read."""
-    _workload(workload)
+    check_workload(workload)
     epsilon = _v.epsilon(epsilon)
     n_public = _n(n_public)
     mode = _insecure.mode(mode)
@@ -154,6 +147,6 @@ def gaussian_marginals(workload: Workload, histogram: Histogram, *, epsilon: flo
     """Gaussian noise on every cell, calibrated to the exact L2 sensitivity sqrt(m)
     (for a :class:`LinearWorkload`, the root of its largest column sum of squares).
     (ε, δ)-DP (:func:`dpfast.mechanisms.gaussian_mechanism`)."""
-    _workload(workload)
+    check_workload(workload)
     return _gaussian(workload, histogram, epsilon, delta, workload.sensitivity()[1],
                      n_public, rng, mode, budget, _label(label, "gaussian_marginals"))

@@ -20,7 +20,7 @@ from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import LinearWorkload, MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from .._errors import PrivacyParameterError
 from ._types import Budget, FloatArray, IntArray, Rng
 
@@ -155,10 +155,7 @@ class BoostingForQueries:
                  round_to: int | None = None, noise: str = "laplace", delta: float = 0.0,
                  composition: str = "basic", rng: Rng = None, mode: str = "secure",
                  budget: Budget = None, label: str | None = None) -> None:
-        if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
-            raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
-                            f"{type(workload).__name__}")
-        self.workload = workload
+        self.workload = check_workload(workload)
         self.epsilon = _v.epsilon(epsilon)
         self.n_public = _v.positive("n_public", n_public)
         self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 4)
@@ -316,7 +313,7 @@ class BoostingForQueries:
             raise TypeError("return_weights must be a bool")
         cost = self.privacy_cost
         charge(self.budget, cost, self.label)
-        wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
+        wl, rng, mode = self.workload, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         truth = wl.answer(histogram)
         nq = wl.n_queries

@@ -21,7 +21,7 @@ from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
-from .workloads import LinearWorkload, MarginalWorkload
+from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from .._errors import PrivacyParameterError
 from ._types import Budget, FloatArray, Rng
 
@@ -145,10 +145,7 @@ class MWEM:
                  init: float | None = None, exclude_measured: bool = True,
                  replay: str = "joint", rng: Rng = None, mode: str = "secure",
                  budget: Budget = None, label: str | None = None) -> None:
-        if not isinstance(workload, (MarginalWorkload, LinearWorkload)):
-            raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
-                            f"{type(workload).__name__}")
-        self.workload = workload
+        self.workload = check_workload(workload)
         self.epsilon = _v.epsilon(epsilon)
         self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 6)
         self.n_public = _v.positive("n_public", n_public)
@@ -216,7 +213,7 @@ class MWEM:
             raise TypeError("histogram must be a Histogram over the workload's domain")
         cost = self.privacy_cost
         charge(self.budget, cost, self.label)
-        wl, n, e, rng, mode = self.workload, self.n_public, self.eps_round, self.rng, self.mode
+        wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         state = MWState(wl.domain, n, prior)
         truth = wl.answer(histogram)

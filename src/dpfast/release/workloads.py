@@ -558,3 +558,11 @@ def _compile_plan(shape: Sequence[int], plan: Plan, offsets: IntArray) -> Any:
         np.concatenate(sshape) if sshape else np.zeros(0, dtype=np.int64),
         np.concatenate([[0], np.cumsum(sizes)]),
         [k for k, _ in finals], [keep for _, keep in finals], offsets)
+
+
+def check_workload(w: object) -> MarginalWorkload | LinearWorkload:
+    """``w`` if it is a workload the release mechanisms take (``TypeError`` otherwise)."""
+    if not isinstance(w, (MarginalWorkload, LinearWorkload)):
+        raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
+                        f"{type(w).__name__}")
+    return w
