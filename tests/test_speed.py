@@ -217,3 +217,35 @@ def test_active_budget_and_label_take_the_charging_path():
     assert float(c.spent.epsilon) == pytest.approx(0.25)
     with pytest.raises(TypeError):
         lap.release(1.0, label=3)
+
+
+def test_scalar_laplace_mechanism_uses_the_prepared_plan():
+    # laplace_mechanism(float, epsilon=float) with rng=None draws from the same private
+    # per-thread stream as the objects' scalar release, on the same plan as grid_release
+    M._SCALAR_LAPLACE_PLANS.clear()
+    k, sampler = M._laplace_grid_plan(0.7, 2.0, 1, None)
+    _core._seed_scalar_stream(17)
+    fast = [M.laplace_mechanism(-3.25, epsilon=0.7, sensitivity=2.0) for _ in range(50)]
+    ref = ChaCha20(17)
+    assert fast == [_core.grid_release(sampler, -3.25, k, ref) for _ in range(50)]
+    assert all(type(y) is float for y in fast)
+    # an explicit generator still draws from that generator (and warns: it is seeded)
+    with pytest.warns(Warning):
+        a = M.laplace_mechanism(1.0, epsilon=0.7, sensitivity=2.0, rng=ChaCha20(4))
+    assert a == _core.grid_release(sampler, 1.0, k, ChaCha20(4))
+
+
+def test_scalar_laplace_mechanism_charges_before_drawing_and_refuses_bad_rng_first():
+    from dpfast.accounting import PrivacyBudget
+    from dpfast._errors import BudgetExceededError
+    b = PrivacyBudget(epsilon=1.0)
+    M.laplace_mechanism(2.0, epsilon=0.6, budget=b)
+    _core._seed_scalar_stream(3)
+    with pytest.raises(BudgetExceededError):
+        M.laplace_mechanism(2.0, epsilon=0.6, budget=b)
+    # the refused call drew nothing from the stream
+    k, sampler = M._laplace_grid_plan(0.6, 1.0, 1, None)
+    assert M.laplace_mechanism(2.0, epsilon=0.6) == _core.grid_release(sampler, 2.0, k,
+                                                                       ChaCha20(3))
+    with pytest.raises(TypeError):
+        M.laplace_mechanism(2.0, epsilon=0.6, rng="seed", budget=b)

@@ -78,8 +78,8 @@ _GAUSS_GRID_BITS = 24
 _GAUSS_MAX_STEPS = 2 ** 26
 _RATIONAL_BITS = 56
 _INF = math.inf
-# (epsilon, sensitivity) -> grid plan of a scalar release; bounded like an lru_cache.
-_SCALAR_LAPLACE_PLANS: dict[tuple[float, float], tuple[int, Any]] = {}
+# (epsilon, sensitivity) -> prepared plan of a scalar release; bounded like an lru_cache.
+_SCALAR_LAPLACE_PLANS: dict[tuple[float, float], Any] = {}
 
 #: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
 #: the input's shape otherwise.
@@ -364,14 +364,18 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
                 _SCALAR_LAPLACE_PLANS.clear()
             # calibrated at the float <= the decimal epsilon means (_validation.epsilon);
             # the budget below charges that decimal
-            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _laplace_grid_plan(
-                _v.epsilon(epsilon), sensitivity, 1, None)
+            k, sampler = _laplace_grid_plan(_v.epsilon(epsilon), sensitivity, 1, None)
+            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _core.ScalarPlan(sampler, k)
         lab = "laplace_mechanism" if label is None else _label(label, "laplace_mechanism")
-        gen = _core.secure_rng(rng)
+        gen = None if rng is None else _core.secure_rng(rng)
         charged = _active_budget() if budget is None else _v.budget(budget)
         if charged is not None:
             charged.spend(epsilon, 0.0, label=lab)
-        return cast(float, _core.grid_release(plan[1], value, plan[0], gen))
+        if gen is None:
+            # the thread's private OS-keyed scalar stream (_core.ScalarPlan): the same C
+            # calls on the same plan as grid_release, without the generator's lock
+            return cast(float, plan.grid(value))
+        return cast(float, _core.grid_release(plan.sampler, value, plan.k, gen))
     epsilon = _v.epsilon(epsilon)
     sensitivity = _positive("sensitivity", sensitivity)
     mode = _mode(mode)
