@@ -1002,3 +1002,23 @@ def test_budget_repr_and_numpy_scalars():
     b.spend(np.float64(0.5), label="np")
     assert "PrivacyBudget(" in repr(b) and "basic" in repr(b)
     assert b.spent.epsilon == 0.5
+
+
+def test_bisect_least_returns_the_safe_end():
+    from dpfast.accounting._numeric import bisect_least
+    calls = []
+
+    def ok(x):
+        calls.append(x)
+        return x >= 0.3
+
+    x = bisect_least(ok, 0.0, 1.0, rel=1e-9)
+    assert x >= 0.3 and x - 0.3 <= 1e-9
+    assert len(calls) < 40
+    # without a tolerance it stops at adjacent floats: the least float >= 0.3
+    assert bisect_least(lambda v: v >= 0.3, 0.0, 1.0) == 0.3
+    # geometric midpoints over a wide bracket
+    g = bisect_least(lambda v: v >= 1e-5, 1e-12, 1.0, rel=2.0 ** -40, geometric=True)
+    assert 1e-5 <= g <= 1e-5 * (1 + 2.0 ** -39)
+    # the step cap returns hi, where ok holds
+    assert bisect_least(ok, 0.0, 1.0, steps=1) == 0.5

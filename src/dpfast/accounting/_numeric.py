@@ -5,7 +5,7 @@ dependency).  Every helper rounds on the side its caller names.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -24,6 +24,26 @@ _CLOSED_FORM_SLACK = 16 * _ULP
 _SUM_SLACK = 2.0**-40
 # Largest k accepted by the optimal-composition routines: they hold O(k) float arrays.
 _KOV_K_MAX = 10**7
+
+
+def bisect_least(ok: Callable[[float], bool], lo: float, hi: float, *, rel: float = 0.0,
+                 steps: int = 200, geometric: bool = False) -> float:
+    """The safe end of a bisection for the least x with ``ok(x)``, ``ok`` monotone (false
+    below some point, true above): from a bracket with ``ok(hi)`` (and ``lo`` below the
+    point or a floor), halve (at the arithmetic or geometric midpoint) until
+    ``hi - lo <= rel * hi``, the floats are adjacent, or ``steps`` halvings; return ``hi``,
+    where ``ok`` holds."""
+    for _ in range(steps):
+        if hi - lo <= rel * hi:
+            break
+        mid = math.sqrt(lo * hi) if geometric else 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 _TINY = 2.0**-1000  # below this, results are subnormal-adjacent: add absolute ulps too

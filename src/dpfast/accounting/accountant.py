@@ -15,7 +15,7 @@ from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam, Real
 from . import pld as _pld
-from ._numeric import _finite, _up
+from ._numeric import _finite, _up, bisect_least
 from .composition import basic_composition
 from .gdp import _gdp_delta_up, gdp_compose, gdp_sigma, gdp_to_dp
 from .optimal import optimal_composition, optimal_composition_delta
@@ -283,15 +283,7 @@ def _calibrate(make: Callable[[float], _pld.Mechanism], epsilon: float, delta: f
             raise PrivacyParameterError("no finite noise scale meets these parameters")
     while ok(lo) and lo > 1e-300:
         lo, hi = lo / 2.0, lo
-    for _ in range(100):
-        if hi - lo <= 1e-7 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_least(ok, lo, hi, rel=1e-7, steps=100)
 
 
 def calibrate_gaussian(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1,

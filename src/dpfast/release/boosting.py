@@ -16,6 +16,7 @@ from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
 from .._active import NO_BUDGET
+from ..accounting._numeric import bisect_least
 from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
@@ -267,15 +268,8 @@ class BoostingForQueries:
         lo = hi * 1e-6
         if self._sample_epsilon(lo) <= target:
             return lo
-        for _ in range(60):
-            mid = math.sqrt(lo * hi)
-            if self._sample_epsilon(mid) <= target:
-                hi = mid
-            else:
-                lo = mid
-            if hi <= lo * (1 + 2.0 ** -40):
-                break
-        return hi
+        return bisect_least(lambda mu: self._sample_epsilon(mu) <= target, lo, hi,
+                            rel=2.0 ** -40, steps=60, geometric=True)
 
     def _eps_draw(self, t: int) -> float:
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""

@@ -14,6 +14,7 @@ from .. import _insecure
 from .. import _validation as _v
 from .._active import NO_BUDGET
 from .._active import label as _label
+from ..accounting._numeric import bisect_least
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
 from .cost import PrivacyCost
@@ -76,13 +77,8 @@ def pmw_min_alpha(epsilon: float, delta: float, n: float, universe_size: int,
     hi = lo * 4.0
     while not ok(hi):
         hi *= 2.0
-    for _ in range(200):           # ok() is monotone: c(α) falls, so α_SV(c(α)) falls
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    # ok() is monotone: c(α) falls, so α_SV(c(α)) falls
+    return bisect_least(ok, lo, hi)
 
 
 class _Charge:
