@@ -2,8 +2,10 @@
 
     python bench/bench_mechanisms.py [--json out.json] [-n 1000000] [--repeats 7]
 
-"x numpy" is dpfast's time divided by numpy's (the issue's goals are upper bounds on
-it: secure float Laplace <= 4, secure float Gaussian <= 10, scalar Laplace <= 2).
+"ratio" is dpfast's time divided by numpy's.  Goals: one thread, secure float Laplace
+<= 1 and secure float Gaussian <= 3 (issue 15; earlier issues asked for 4 and 10);
+workers=2 at least 1.8x faster than workers=1 at n = 1e6 (issue 15); the scalar Laplace
+call <= 2.
 Peers (OpenDP, diffprivlib, python-dp) are timed too when importable.
 """
 import numpy as np
@@ -49,21 +51,23 @@ def main():
     t_norm, _ = timeit(lambda: pcg.normal(0.0, 1.0, n), n, rep)
     rows.append({"name": "numpy Generator.laplace (PCG64)", "ns": t_lap})
     rows.append({"name": "numpy Generator.normal (PCG64)", "ns": t_norm})
+    # one thread (workers=1): the issue's goals are single-thread ratios against numpy
     cases = [
-        ("secure laplace_mechanism, float vector", t_lap,
-         lambda: M.laplace_mechanism(x, epsilon=1.0, rng=g)),
-        ("secure laplace_mechanism, int vector (discrete Laplace)", t_lap,
-         lambda: M.laplace_mechanism(xi, epsilon=1.0, rng=g)),
-        ("secure gaussian_mechanism, float vector", t_norm,
-         lambda: M.gaussian_mechanism(x, epsilon=1.0, delta=1e-5, rng=g)),
-        ("secure gaussian_mechanism, int vector (discrete Gaussian)", t_norm,
-         lambda: M.gaussian_mechanism(xi, epsilon=1.0, delta=1e-5, rng=g)),
-        ("fast laplace_mechanism, float vector", t_lap,
-         lambda: M.laplace_mechanism(x, epsilon=1.0, mode="fast", rng=g)),
+        ("secure laplace_mechanism, float vector", t_lap, "goal ratio <= 1",
+         lambda: M.laplace_mechanism(x, epsilon=1.0, rng=g, workers=1)),
+        ("secure laplace_mechanism, int vector (discrete Laplace)", t_lap, "",
+         lambda: M.laplace_mechanism(xi, epsilon=1.0, rng=g, workers=1)),
+        ("secure gaussian_mechanism, float vector", t_norm, "goal ratio <= 3",
+         lambda: M.gaussian_mechanism(x, epsilon=1.0, delta=1e-5, rng=g, workers=1)),
+        ("secure gaussian_mechanism, int vector (discrete Gaussian)", t_norm, "",
+         lambda: M.gaussian_mechanism(xi, epsilon=1.0, delta=1e-5, rng=g, workers=1)),
+        ("fast laplace_mechanism, float vector", t_lap, "",
+         lambda: M.laplace_mechanism(x, epsilon=1.0, mode="fast", rng=g, workers=1)),
     ]
-    for name, base, fn in cases:
+    for name, base, goal, fn in cases:
         t, _ = timeit(fn, n, rep)
-        rows.append({"name": name, "ns": t, "ratio": ratio(t, base)})
+        rows.append({"name": f"{name}, 1 thread", "ns": t, "ratio": ratio(t, base),
+                     "note": goal})
     # workers= (all cores): the same release for any thread count; speed-up vs 1 thread
     for name, fn in [
         ("secure laplace_mechanism, float vector", lambda w: M.laplace_mechanism(
@@ -75,7 +79,8 @@ def main():
         t1, _ = timeit(lambda: fn(1), n, rep)
         t2, _ = timeit(lambda: fn(2), n, rep)
         rows.append({"name": f"{name}, workers=2", "ns": t2,
-                     "note": f"workers=2 / workers=1 time: {ratio(t2, t1):.2f} ({t1:.1f} ns)"})
+                     "note": f"speed-up {ratio(t1, t2):.2f}x over workers=1 ({t1:.1f} ns); "
+                             "goal >= 1.8x"})
     k = 100_000
     t_np1, _ = timeit(lambda: [pcg.laplace(0.0, 1.0) for _ in range(k)], k, rep)
     t_dp1, _ = timeit(lambda: [M.laplace_mechanism(1.0, epsilon=1.0) for _ in range(k)], k, rep)
