@@ -123,7 +123,9 @@ static DPF_INLINE int64_t floor_i64(double x)
  *   side:  N >= 1 iff W < q_pos; on the other side x = 2^64 - W = ~W + 1, else x = W
  *   xd  = x as a double: (x >> 32) 2^32 and (x mod 2^32) + [other side] are exact (32-bit
  *         conversions, an integer below 2^33), their sum rounds once
- *   xd  = m 2^e, m in [1/sqrt2, sqrt2)  (bit fields, an exact halving)
+ *   xd  = m 2^e, m in [c, 2c), c = 1/sqrt2 rounded (the reduction of musl's log: e =
+ *         (bits(xd) - bits(c)) >> 52 arithmetically, m = xd 2^-e by subtracting e from the
+ *         exponent field: exact, m normal; xd = 0, the atom's W = 0, gives e = -1023, m = 1)
  *   log2 m = (2/ln2) atanh(s), s = (m-1)/(m+1), a degree-17 odd polynomial: s p(s^2),
  *         p of degree 8 by Estrin's scheme (depth 4 instead of Horner's 8: latency)
  *   z   = ((64 - e) - c1 - log2 m) inv_l = -log2(x 2^-64 (1+q)) inv_l
@@ -163,10 +165,9 @@ static DPF_INLINE int64_t floor_i64(double x)
 #define MAGIC_RND 6755399441055744.0              /* 1.5 * 2^52 */
 #define MAGIC_RND_BITS 0x4338000000000000ULL
 #define ONE_BITS 0x3ff0000000000000ULL
-#define MANT_BITS 0x000fffffffffffffULL
-#define EXP_ONE 0x0010000000000000ULL
+#define EXP_FIELD 0xfff0000000000000ULL
+#define RED_OFF 0x3fe6a09e667f3bcdULL                /* the bits of 1/sqrt2, rounded */
 #define TWO32 4294967296.0
-#define SQRT2 1.4142135623730950488
 
 #if defined(__clang__)
 #define NO_CONTRACT _Pragma("clang fp contract(off)")
@@ -202,6 +203,13 @@ static DPF_INLINE uint64_t d_to_bits(double d)
     uint64_t b;
     memcpy(&b, &d, sizeof b);
     return b;
+}
+
+/* v >> 52 as a signed (arithmetic) shift, without relying on the implementation-defined
+ * right shift of a negative int64 in C99. */
+static DPF_INLINE int64_t sra52(uint64_t v)
+{
+    return (int64_t)(v >> 52) - (int64_t)((v >> 63) << 12);
 }
 
 /* Exact for a < 2^32: the bits of 2^52 + a, minus 2^52. */
@@ -240,13 +248,11 @@ NO_CONTRACT_ATTR static int64_t noise_one(const dpf_svt_t *s, uint64_t w)
     double b = u32_to_d(x & 0xffffffffULL) + one;
     double xd = a + b;
     uint64_t bits = d_to_bits(xd);
-    int64_t e = (int64_t)(bits >> 52) - 1023;
-    double m = bits_to_d((bits & MANT_BITS) | ONE_BITS);
-    uint64_t adj = (uint64_t)0 - (uint64_t)(m > SQRT2);
+    uint64_t red = bits - RED_OFF;
+    int64_t e = sra52(red);
+    double m = bits_to_d(bits - (red & EXP_FIELD));
     double sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z, t, rb;
     int64_t nz, neg, n, atom;
-    m = bits_to_d(d_to_bits(m) - (adj & EXP_ONE));
-    e -= (int64_t)adj;
     sv = (m - 1.0) / (m + 1.0);
     s2 = sv * sv;
     s4 = s2 * s2;
@@ -324,19 +330,17 @@ static void chunk_scalar(const dpf_svt_t *s, uint64_t *words, int64_t *out, doub
         const NAME##_u q_atom = (NAME##_u){0} + s->q_atom;                             \
         const NAME##_d c1 = (NAME##_d){0} + s->q_c1, inv_l = (NAME##_d){0} + s->q_inv_l; \
         for (j = 0; j < DPF_SVT_CHUNK; j += (LANES)) {                                \
-            NAME##_u w, flip, bits, adj;                                              \
+            NAME##_u w, flip, bits, red;                                              \
             NAME##_d xd, m, sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z;              \
             NAME##_i e, n, atom;                                                      \
             memcpy(&w, words + j, sizeof w);                                          \
             memcpy(words + j, &zero, sizeof zero);                                    \
-            flip = ~(NAME##_u)(w < q_pos);                                            \
+            flip = (NAME##_u)(w >= q_pos);                                            \
             xd = XD(NAME, w ^ flip, flip);                                            \
             bits = (NAME##_u)xd;                                                      \
-            e = (NAME##_i)(bits >> 52) - 1023;                                        \
-            m = (NAME##_d)((bits & MANT_BITS) | ONE_BITS);                            \
-            adj = (NAME##_u)(m > SQRT2);                                              \
-            m = (NAME##_d)((NAME##_u)m - (adj & EXP_ONE));                            \
-            e = e - (NAME##_i)adj;                                                    \
+            red = bits - RED_OFF;                                                     \
+            e = (NAME##_i)red >> 52;                                                  \
+            m = (NAME##_d)(bits - (red & EXP_FIELD));                                 \
             sv = (m - 1.0) / (m + 1.0);                                               \
             s2 = sv * sv;                                                             \
             s4 = s2 * s2;                                                             \
@@ -350,7 +354,7 @@ static void chunk_scalar(const dpf_svt_t *s, uint64_t *words, int64_t *out, doub
             q3 = LC8 * s8;  q2 = q2 + q3;                                             \
             q2 = q2 * s8;   p = q0 + q2;                                              \
             lg = sv * p;                                                              \
-            k = (NAME##_d)((NAME##_u)(64 - e) | MAGIC52_BITS) - MAGIC52;              \
+            k = I2D(NAME, 64 - e);                                                    \
             z = k - c1;                                                               \
             z = z - lg;                                                               \
             z = z * inv_l;                                                            \
