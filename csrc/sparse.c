@@ -294,6 +294,16 @@ static void chunk_scalar(const dpf_svt_t *s, uint64_t *words, int64_t *out, doub
     }
 }
 
+/* Whether some v[j] >= b[j], j < m: a branch-free reduction (whether a run of queries
+ * holds a top is public, the answers say so; which one is not, until it is answered). */
+static int chunk_scalar_any(const double *v, const double *b, size_t m)
+{
+    size_t j;
+    int any = 0;
+    for (j = 0; j < m; j++) any |= v[j] >= b[j];
+    return any;
+}
+
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define SVT_HAVE_VEC 1
 /* LANES queries side by side with the GCC/Clang vector extension (casts between vector
@@ -371,6 +381,21 @@ static void chunk_scalar(const dpf_svt_t *s, uint64_t *words, int64_t *out, doub
                 memcpy(bounds + j, &z, sizeof z);                                     \
             }                                                                         \
         }                                                                             \
+    }                                                                                 \
+    ATTR static int NAME##_any(const double *v, const double *b, size_t m)            \
+    {                                                                                 \
+        size_t j = 0;                                                                 \
+        int l, any = 0;                                                               \
+        NAME##_i acc = {0};                                                           \
+        for (; j + (LANES) <= m; j += (LANES)) {                                      \
+            NAME##_d x, y;                                                            \
+            memcpy(&x, v + j, sizeof x);                                              \
+            memcpy(&y, b + j, sizeof y);                                              \
+            acc |= (NAME##_i)(x >= y);                                                \
+        }                                                                             \
+        for (; j < m; j++) any |= v[j] >= b[j];                                       \
+        for (l = 0; l < (LANES); l++) any |= acc[l] != 0;                             \
+        return any;                                                                   \
     }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -394,6 +419,7 @@ DEFINE_NOISE_CHUNK(chunk_vec128, 2, , XD_SPLIT, FLOORI_MAGIC, I2D_MAGIC)
 #endif
 
 typedef void (*chunk_fn)(const dpf_svt_t *, uint64_t *, int64_t *, double *, uint64_t);
+typedef int (*any_fn)(const double *, const double *, size_t);
 
 static chunk_fn chunk_fn_of(int impl)
 {
@@ -428,6 +454,21 @@ static chunk_fn chunk_impl(int impl)
     impl = resolve_impl(impl);
     if (!dpf_chacha_impl_available(impl)) return NULL;
     return chunk_fn_of(impl);
+}
+
+/* The comparison reduction in the instruction set of the noise kernel. */
+static any_fn any_fn_of(int impl)
+{
+    switch (impl) {
+#if defined(SVT_HAVE_VEC) && (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+    case DPF_IMPL_VEC128: return chunk_vec128_any;
+#endif
+#if defined(SVT_HAVE_VEC) && defined(SVT_X86)
+    case DPF_IMPL_AVX2: return chunk_avx2_any;
+    case DPF_IMPL_AVX512: return chunk_avx512_any;
+#endif
+    default: return chunk_scalar_any;
+    }
 }
 
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
@@ -550,6 +591,7 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     s->q_atom = (uint64_t)1 << (64 - atom_bits);
     s->impl = resolve_impl(DPF_IMPL_BEST);
     s->noise_chunk = chunk_impl(s->impl);
+    s->any_top = any_fn_of(s->impl);
     s->secret_qpos = DPF_SVT_CHUNK;
     s->use_bounds = s->default_thr < SVT_BOUND_LIMIT && s->default_thr > -SVT_BOUND_LIMIT;
     if ((st = dlap_prepare(&s->thr_noise, thr_num, thr_den, constant_time)) != DPF_OK)
@@ -702,9 +744,7 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
     if (t == NULL && s->use_bounds) {
         /* The m comparisons without a branch (a vectorised reduction); whether the run
          * holds a top is public (the answers say so), and only then is it searched. */
-        int any = 0;
-        for (j = 0; j < m; j++) any |= v[i + j] >= qb[j];
-        if (!any) {
+        if (!s->any_top(v + i, qb, m)) {
             memset(top + i, 0, m);
             return i + m;
         }

@@ -94,6 +94,7 @@ struct dpf_svt {
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
     /* that code: noise (and default-threshold bounds) of a chunk from its words */
     void (*noise_chunk)(const dpf_svt_t *, uint64_t *, int64_t *, double *, uint64_t);
+    int (*any_top)(const double *, const double *, size_t);   /* some v[j] >= b[j]? */
     int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
      * queries of the current chunk.  Never returned by any function; each query's noise
