@@ -472,13 +472,13 @@ static any_fn any_fn_of(int impl)
 }
 
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                              int64_t *out)
+                              int64_t *out, double *bounds, int64_t rt)
 {
     chunk_fn f = chunk_impl(impl);
     uint64_t w[DPF_SVT_CHUNK];
     if (f == NULL) return -1;
     memcpy(w, words, sizeof w);
-    f(s, w, out, NULL, 0);
+    f(s, w, out, bounds, (uint64_t)rt);
     return 0;
 }
 

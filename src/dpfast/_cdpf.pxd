@@ -188,7 +188,7 @@ cdef extern from "dpfast/sparse.h" nogil:
                      size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done)
     void dpf_svt_wipe(dpf_svt_t *s)
     int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                                  int64_t *out)
+                                  int64_t *out, double *bounds, int64_t rt)
 
 cdef extern from "dpfast/selection.h" nogil:
     enum:

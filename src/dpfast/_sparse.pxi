@@ -346,14 +346,18 @@ cdef class _SVTStream:
 SVT_CHUNK = DPF_SVT_CHUNK
 
 
-def _svt_query_noise_chunk(double inv_l, words, impl="best", int atom_bits=DPF_SVT_ATOM_BITS_MAX):
+def _svt_query_noise_chunk(double inv_l, words, impl="best",
+                           int atom_bits=DPF_SVT_ATOM_BITS_MAX, rt=None, double grid=1.0):
     """The secure path's query noise for one chunk of SVT_CHUNK given words, computed by
     one named implementation (tests of the inversion only; a pure function of its
-    arguments, tied to no stream).  Query j uses words[j]."""
+    arguments, tied to no stream).  Query j uses words[j].  With rt (an int): also the
+    comparison bounds for R + floor(T/g) = rt on the grid ``grid``, as (noise, bounds)."""
     impls = {"best": DPF_IMPL_BEST, "scalar": DPF_IMPL_SCALAR, "sse2": DPF_IMPL_VEC128,
              "neon": DPF_IMPL_VEC128, "avx2": DPF_IMPL_AVX2, "avx512": DPF_IMPL_AVX512}
     cdef cnp.ndarray w = np.ascontiguousarray(words, dtype=np.uint64)
     cdef cnp.ndarray out = np.zeros(DPF_SVT_CHUNK, dtype=np.int64)
+    cdef cnp.ndarray bounds = np.zeros(DPF_SVT_CHUNK, dtype=np.float64)
+    cdef int64_t rt_c = 0 if rt is None else rt
     cdef dpf_svt_t *s
     cdef int st
     if w.ndim != 1 or w.shape[0] != DPF_SVT_CHUNK:
@@ -362,15 +366,17 @@ def _svt_query_noise_chunk(double inv_l, words, impl="best", int atom_bits=DPF_S
     if s == NULL:
         raise MemoryError()
     try:
-        _check(dpf_svt_init_secure(s, 1, 0, 1.0, 0.0, inv_l, atom_bits, 1, 1, 1, 1, 0))
+        _check(dpf_svt_init_secure(s, 1, 0, grid, 0.0, inv_l, atom_bits, 1, 1, 1, 1, 0))
         st = dpf_svt_query_noise_chunk(s, impls[impl], <const uint64_t *>cnp.PyArray_DATA(w),
-                                       <int64_t *>cnp.PyArray_DATA(out))
+                                       <int64_t *>cnp.PyArray_DATA(out),
+                                       NULL if rt is None else <double *>cnp.PyArray_DATA(bounds),
+                                       rt_c)
     finally:
         dpf_svt_wipe(s)
         free(s)
     if st != 0:
         raise ValueError(f"implementation {impl!r} is not available on this CPU")
-    return out
+    return out if rt is None else (out, bounds)
 
 
 def _svt_simd_available():

@@ -151,11 +151,13 @@ int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
 void dpf_svt_wipe(dpf_svt_t *s);
 
 /* The secure query noise of one chunk computed from DPF_SVT_CHUNK words (query j uses
- * words[j]) by implementation impl (DPF_IMPL_SCALAR,
- * ..., or DPF_IMPL_BEST).  Exposed for tests of the inversion; a pure function of its
- * arguments, and the same for every implementation.  -1 if impl is not available. */
+ * words[j]) by implementation impl (DPF_IMPL_SCALAR, ..., or DPF_IMPL_BEST), and with
+ * bounds != NULL the comparison bounds for R + floor(T/g) = rt that the same pass
+ * computes for the default threshold.  Exposed for tests of the inversion; a pure
+ * function of its arguments, and the same for every implementation.  -1 if impl is not
+ * available. */
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                              int64_t *out);
+                              int64_t *out, double *bounds, int64_t rt);
 
 #ifdef __cplusplus
 }
