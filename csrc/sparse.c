@@ -64,18 +64,21 @@
  *     S~(a) <= S(a) (1 + 2^(A-64)) as above, and S~(a)/S~(b) <= 2^A S(a) (1 + 2^(A-64))
  *     < (S(a)/S(b)) (1 + 2^(A-64)).
  * Since N* - 1 <= N <= N* + 1 (and N = N* on the atom), P(N >= d) <= S~(d-1) and
- * P(N >= d + 2K) >= S~(d + 2K + 1); S(d-1)/S(d+2K+1) <= q^-(2K+2) for the discrete
- * Laplace.  So
+ * P(N >= d + 2K) >= S~(d + 2K + 1); and S(d-1)/S(d+2K+1) <= q^-(2K+2) (the discrete
+ * Laplace is log-concave, so S(d)/S(d+1) grows with d, up to its value 1/q for d >= 1).
+ * So
  *     P(N >= d) <= q^-(2K+2) (1 + 2^(A-64)) P(N >= d + 2K),
  * i.e. the query noise pays sensitivity K + 1 grid units (K for the grid, 1 for the
  * inversion) and a factor 1 + 2^(A-64) for the 64-bit resolution and the atom.  The
- * Python layer chooses inv_l so that (2K+2) ln2 / inv_l + 2^(A-63) <= eps'/2 (twice the
- * slack the proof needs, ln(1 + x) <= x), hence the mechanism is eps'-DP per
- * AboveThreshold instance.  A is the largest integer <= 48 with 2^(A-63) <= 2^-10 eps'/2
- * (at least 20): the slack is at most 1/1024 of eps'/2, and the atom, a top whatever the
- * value, has probability 2^-A <= 2^-20 per query (an accuracy cost, see _svt_accuracy.py).
- * (Otherwise the output law is that of a discrete Laplace of scale inv_l/ln2 except where
- * z* lies within inv_l 2^-45 of an integer.)
+ * Python layer chooses inv_l so that (2K+2) ln2 / inv_l + 2^(A-63) <= eps'/2 (q^-(2K+2) =
+ * exp((2K+2) ln2 / inv_l), and ln(1 + 2^(A-64)) <= 2^(A-64), half the slack charged),
+ * hence the mechanism is eps'-DP per AboveThreshold instance.  A is the largest integer
+ * <= 48 with 2^(A-63) <= 2^-10 eps'/2, but at least 20: the slack is at most 1/1024 of
+ * eps'/2 (unless A = 20, for eps' below about 2^-32, where it is larger but still charged
+ * in full), and the atom, a top whatever the value, has probability 2^-A <= 2^-20 per
+ * query (an accuracy cost, see _svt_accuracy.py).  (N* has the law of a discrete Laplace
+ * of scale inv_l/ln2 up to the 2^-64 resolution and the atom, and N = N* except where z*
+ * lies within inv_l 2^-45 of an integer.)
  *
  * Per query the work is the same whatever the data.  The noise of DPF_SVT_CHUNK queries
  * is computed at once (SIMD) from CHUNK words when the previous chunk is used up, at
@@ -518,13 +521,26 @@ static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
     s->secret_qpos = 0;
 }
 
+/* Erase n bytes in a way the compiler may not elide (dpf_secure_zero's byte loop would
+ * cost more than the comparisons here): memset, then a barrier that makes the memory
+ * look read; elsewhere, dpf_secure_zero. */
+static void wipe(void *p, size_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+#else
+    dpf_secure_zero(p, n);
+#endif
+}
+
 /* Erase the noise and bounds of queries [a, b) of the current chunk (used ones). */
 static void erase_used(dpf_svt_t *s, size_t a, size_t b)
 {
     if (b > DPF_SVT_CHUNK) b = DPF_SVT_CHUNK;
     if (a >= b) return;
-    dpf_secure_zero(s->secret_qnoise + a, (b - a) * sizeof *s->secret_qnoise);
-    dpf_secure_zero(s->secret_qbound + a, (b - a) * sizeof *s->secret_qbound);
+    wipe(s->secret_qnoise + a, (b - a) * sizeof *s->secret_qnoise);
+    wipe(s->secret_qbound + a, (b - a) * sizeof *s->secret_qbound);
 }
 
 /* The one place where the secure path draws threshold and released-value noise: the
