@@ -343,14 +343,30 @@ def _halting_counts(make, values, n_trials, thresholds=None):
     return counts
 
 
-@pytest.mark.parametrize("granularity, constant_time", [(1.0, False), (0.25, False), (0.5, True)])
-def test_secure_above_threshold_halting_law(granularity, constant_time):
-    # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law
+def _step_counts(make, values, n_trials):
+    """As _halting_counts, each stream answering one step() at a time."""
+    counts = np.zeros(len(values) + 1)
+    for _ in range(n_trials):
+        at = make()
+        k = 0
+        while k < len(values) and not at.step(values[k]):
+            k += 1
+        counts[k] += 1
+    return counts
+
+
+@pytest.mark.parametrize("granularity, constant_time, steps",
+                         [(1.0, False, False), (0.25, False, False), (0.5, True, False),
+                          (0.5, False, True)])
+def test_secure_above_threshold_halting_law(granularity, constant_time, steps):
+    # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law;
+    # steps: one step() per query (one word each, the chunk drawn at the first step)
     g = dr.ChaCha20(20)
     make = lambda: AboveThreshold(STREAM_T, epsilon=1.0, rng=g, granularity=granularity,
                                   constant_time=constant_time)
     law = secure_halting_law(make(), STREAM, STREAM_T)
-    counts = _halting_counts(make, STREAM, 60_000)
+    counts = (_step_counts(make, STREAM, 20_000) if steps
+              else _halting_counts(make, STREAM, 60_000))
     assert abs(law.sum() - 1) < 1e-12
     assert chi2_pvalue(counts, law) > ALPHA
 
@@ -379,13 +395,7 @@ def test_fast_above_threshold_halting_law_batch_and_steps():
     law = fast_halting_law(STREAM, STREAM_T, z["threshold_scale"], z["query_scale"])
     assert abs(law.sum() - 1) < 1e-9
     batch = _halting_counts(make, STREAM, 60_000)
-    steps = np.zeros(len(STREAM) + 1)
-    for _ in range(60_000):
-        at = make()
-        k = 0
-        while k < len(STREAM) and not at.step(STREAM[k]):
-            k += 1
-        steps[k] += 1
+    steps = _step_counts(make, STREAM, 60_000)
     assert chi2_pvalue(batch, law) > ALPHA
     assert chi2_pvalue(steps, law) > ALPHA
 

@@ -22,7 +22,7 @@ import dpfast.random as dr
 from dpfast import _core
 from dpfast.sparse import AboveThreshold, Sparse, _atom_bits, _inv_l
 from stat_helpers import ALPHA, chi2_pvalue
-from test_sparse import STREAM, STREAM_T, first_top, secure_halting_law
+from test_sparse import first_top, secure_halting_law
 
 CHUNK = _core.SVT_CHUNK
 INF = 2 ** 62
@@ -221,24 +221,6 @@ def test_streams_record_their_atom(epsilon, atom):
 
 
 # ------------------------------------------------------------------ the law, end to end
-
-def test_step_by_step_halting_law():
-    # AboveThreshold answered one step() at a time (one word per query, the chunk drawn at
-    # the first step): the law of the first top against the exact law with the stream's
-    # own q, chi-square at a tiny alpha with a fixed seed.
-    g = dr.ChaCha20(37)
-    make = lambda: AboveThreshold(STREAM_T, epsilon=1.0, rng=g, granularity=0.5)
-    law = secure_halting_law(make(), STREAM, STREAM_T)
-    counts = np.zeros(len(STREAM) + 1)
-    for _ in range(20_000):
-        at = make()
-        k = 0
-        while k < len(STREAM) and not at.step(STREAM[k]):
-            k += 1
-        counts[k] += 1
-    assert abs(law.sum() - 1) < 1e-12
-    assert chi2_pvalue(counts, law) > ALPHA
-
 
 def test_top_probability_of_one_query():
     # One query at grid distance d from the threshold: P(top) = sum_R P(R) P(N >= R - d),
