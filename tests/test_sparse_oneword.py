@@ -203,7 +203,8 @@ def test_calibration_meets_the_inequality(sigma, k):
     # (2K+2) ln2 / inv_l + 2**(A-63) <= eps'/2 = 1/sigma, in exact rationals
     assert (2 * k + 2) * LN2_UP / Fraction(inv_l) + two ** (a - 63) <= 1 / sigma
     # and not wasteful: within 2**-39 of equality
-    assert (2 * k + 2) * LN2_UP / Fraction(inv_l) + two ** (a - 63) > (1 / sigma) * (1 - two ** -39)
+    used = (2 * k + 2) * LN2_UP / Fraction(inv_l) + two ** (a - 63)
+    assert used > (1 / sigma) * (1 - two ** -39)
 
 
 @pytest.mark.parametrize("epsilon, atom", [(1.0, 48), (1e-9, 22), (1e-11, 20)])
@@ -213,7 +214,8 @@ def test_streams_record_their_atom(epsilon, atom):
     assert z["query_atom_bits"] == atom
     sigma = Fraction(2) / Fraction(epsilon)
     k = z["sensitivity_steps"]
-    assert (2 * k + 2) * LN2_UP / Fraction(z["query_inv_l"]) + Fraction(2) ** (atom - 63) <= 1 / sigma
+    used = (2 * k + 2) * LN2_UP / Fraction(z["query_inv_l"]) + Fraction(2) ** (atom - 63)
+    assert used <= 1 / sigma
     at.feed(np.zeros(3 * CHUNK))         # and the stream runs with it
     # Sparse (sigma = 2c/eps): the same sigma, the same atom
     sp = Sparse(0.0, cutoff=2, epsilon=2 * epsilon, rng=dr.ChaCha20(36))

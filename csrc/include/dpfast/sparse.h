@@ -50,8 +50,9 @@ enum { DPF_SVT_SECURE = 1, DPF_SVT_FAST = 2 };
 #define DPF_SVT_ATOM_BITS_MIN 20
 #define DPF_SVT_ATOM_BITS_MAX 48
 /* Query noise is computed DPF_SVT_CHUNK queries at a time (SIMD) from DPF_SVT_CHUNK
- * words, one per query, at fixed query positions: query i uses chunk i / CHUNK whatever the batching, so
- * a batch and the same queries one step at a time give the same answers. */
+ * words, one per query, at fixed query positions: query i uses chunk i / CHUNK whatever
+ * the batching, so a batch and the same queries one step at a time give the same
+ * answers. */
 #define DPF_SVT_CHUNK 64
 
 /* An exact discrete Laplace of scale s_num/s_den (grid units), or its constant-time
