@@ -189,8 +189,9 @@ def main():
                      "note": "one Python call per query"})
 
     met = {
-        "secure AboveThreshold ratio <= 1/2 (below)":
-            goals["dpfast AboveThreshold secure [below]"] <= 1 / 2,
+        # issue 15: secure AboveThreshold per query <= 0.25x the vectorised textbook numpy
+        "secure AboveThreshold ratio <= 1/4 (below)":
+            goals["dpfast AboveThreshold secure [below]"] <= 1 / 4,
         "secure Sparse ratio <= 1/2 (below)": goals["dpfast Sparse secure [below]"] <= 1 / 2,
         "secure AboveThreshold ratio <= 1/2 (crossings)":
             goals["dpfast AboveThreshold secure [crossings]"] <= 1 / 2,

@@ -38,25 +38,50 @@
  *       of the earlier queries only get larger when the threshold moves up), and
  *   (b) S(d) <= exp(eps'/2) S(d + 2K) for every d (the last query, whose value and the
  *       threshold may move by 2K against each other).
- * We draw N from two 64-bit words U = hi 2^64 + lo, u = U / 2^128, by inverting the
- * discrete Laplace survival function with q = 2^(-L), L = 1/inv_l:
- *     u <  q/(1+q):  N*(u) =  floor(-log2(u (1+q)) inv_l)            (N* >= 1)
- *     u >= q/(1+q):  N*(u) = -floor(-log2((1-u)(1+q)) inv_l)         (N* <= 0)
- *     hi == 0     :  N = +inf (an atom of mass 2^-64)
- * and compute N as N*(u) up to an error |N - N*| <= 1 (error analysis in the "query
- * noise" section below).  Any function of U compared with d gives (a).  For (b): with S~ the
- * survival of N* (exact inverse, 2^-128 resolution, the atom), S~(d) = max(2^-64,
- * ceil(2^128 S(d)) 2^-128), so S~(a)/S~(b) <= (S(a)/S(b)) (1 + 2^-64) for a < b; and since
- * N* - 1 <= N <= N* + 1,  P(N >= d) <= S~(d-1) and P(N >= d + 2K) >= S~(d + 2K + 1).  So
- *     P(N >= d) <= q^-(2K+2) (1 + 2^-64) P(N >= d + 2K),
+ * We draw N from ONE 64-bit word W, u = W / 2^64, by inverting the discrete Laplace
+ * survival function S(d) (P(N = n) proportional to q^|n|, q = 2^(-L), L = 1/inv_l):
+ *     W <  2^(64-A)  :  N = +inf                    (the atom, mass 2^-A)
+ *     u <  q/(1+q)   :  N*(u) =  floor(-log2(u (1+q)) inv_l)            (N* >= 1)
+ *     u >= q/(1+q)   :  N*(u) = -floor(-log2((1-u)(1+q)) inv_l)         (N* <= 0)
+ * with A an integer in [20, 48] that the Python layer chooses from eps' (public), and
+ * compute N as N*(u) up to an error |N - N*| <= 1 (error analysis in the "query noise"
+ * section below).  In exact arithmetic {N* >= d} is {u < S(d)}, or {u <= S(d)} (they
+ * differ at the boundary point only), with S(d) = q^d/(1+q) for d >= 1 and
+ * 1 - q^(1-d)/(1+q) for d <= 0: the discrete Laplace survival function.
+ *
+ * (a) holds for any random variable N.
+ * (b): let N' be N* with the atom (+inf for W < 2^(64-A)), S~ its survival function, W
+ * uniform on 2^64 values.  The number c(d) of words with u < S(d) (or u <= S(d)) lies in
+ * [2^64 S(d), 2^64 S(d) + 1].  If S(d) >= 2^-A the atom's words (u < 2^-A) are among them,
+ * so S~(d) = c(d) 2^-64; if S(d) < 2^-A no word outside the atom has u <= S(d), so
+ * S~(d) = 2^-A.  In short
+ *     S~(d) = max(2^-A, c(d) 2^-64),   2^64 S(d) <= c(d) <= 2^64 S(d) + 1.
+ * Claim: for a < b,  S~(a) / S~(b) <= (S(a) / S(b)) (1 + 2^(A-64)).
+ *   Case S(b) >= 2^-A: S~(b) >= S(b), and S(a) >= S(b) >= 2^-A, so
+ *     S~(a) <= S(a) + 2^-64 = S(a) (1 + 2^-64 / S(a)) <= S(a) (1 + 2^(A-64)).
+ *   Case S(b) < 2^-A: no word outside the atom has u <= S(b), so S~(b) = 2^-A.  If
+ *     S(a) < 2^-A, S~(a) = 2^-A too and the ratio is 1 <= S(a)/S(b).  Otherwise
+ *     S~(a) <= S(a) (1 + 2^(A-64)) as above, and S~(a)/S~(b) <= 2^A S(a) (1 + 2^(A-64))
+ *     < (S(a)/S(b)) (1 + 2^(A-64)).
+ * Since N* - 1 <= N <= N* + 1 (and N = N* on the atom), P(N >= d) <= S~(d-1) and
+ * P(N >= d + 2K) >= S~(d + 2K + 1); and S(d-1)/S(d+2K+1) <= q^-(2K+2) (the discrete
+ * Laplace is log-concave, so S(d)/S(d+1) grows with d, up to its value 1/q for d >= 1).
+ * So
+ *     P(N >= d) <= q^-(2K+2) (1 + 2^(A-64)) P(N >= d + 2K),
  * i.e. the query noise pays sensitivity K + 1 grid units (K for the grid, 1 for the
- * inversion).  The Python layer chooses inv_l so that (2K+2) ln2 / inv_l + 2^-64 <=
- * eps'/2, hence the mechanism is eps'-DP per AboveThreshold instance exactly, with no
- * slack left over.  (The output law is that of a discrete Laplace of scale
- * inv_l/ln2 except where z* lies within inv_l 2^-44 of an integer.)
+ * inversion) and a factor 1 + 2^(A-64) for the 64-bit resolution and the atom.  The
+ * Python layer chooses inv_l so that (2K+2) ln2 / inv_l + 2^(A-63) <= eps'/2 (q^-(2K+2) =
+ * exp((2K+2) ln2 / inv_l), and ln(1 + 2^(A-64)) <= 2^(A-64), half the slack charged),
+ * hence the mechanism is eps'-DP per AboveThreshold instance.  A is the largest integer
+ * <= 48 with 2^(A-63) <= 2^-10 eps'/2, but at least 20: the slack is at most 1/1024 of
+ * eps'/2 (unless A = 20, for eps' below about 2^-32, where it is larger but still charged
+ * in full), and the atom, a top whatever the value, has probability 2^-A <= 2^-20 per
+ * query (an accuracy cost, see _svt_accuracy.py).  (N* has the law of a discrete Laplace
+ * of scale inv_l/ln2 up to the 2^-64 resolution and the atom, and N = N* except where z*
+ * lies within inv_l 2^-45 of an integer.)
  *
  * Per query the work is the same whatever the data.  The noise of DPF_SVT_CHUNK queries
- * is computed at once (SIMD) from 2 CHUNK words when the previous chunk is used up, at
+ * is computed at once (SIMD) from CHUNK words when the previous chunk is used up, at
  * fixed query positions, so a batch and single steps give the same answers.  Each query
  * then costs one exact comparison of its value with a bound computed from the noise and
  * the public threshold (top_bound; pre-computed per chunk for the default threshold), so
@@ -97,30 +122,41 @@ static DPF_INLINE int64_t floor_i64(double x)
 
 /* ---------------------------------------------------------------- query noise
  *
- * The inversion of the header comment, for one query with words (hi, lo):
- *   side:  N >= 1 iff hi < q_pos_hi; on the other side x = 2^128 - U = ~U + 1
- *   xd  = x as a double (four exact 32-bit conversions, two rounded additions)
- *   xd  = m 2^e, m in [1/sqrt2, sqrt2)  (bit fields, an exact halving)
- *   log2 m = (2/ln2) atanh(s), s = (m-1)/(m+1), a degree-17 odd polynomial
- *   z   = ((128 - e) - c1 - log2 m) inv_l = -log2(x 2^-128 (1+q)) inv_l
- *   N   = floor(z) (N >= 1 side) or -floor(z); N = +inf (2^62) when hi == 0.
+ * The inversion of the header comment, for one query with word W:
+ *   side:  N >= 1 iff W < q_pos; on the other side x = 2^64 - W = ~W + 1, else x = W
+ *   xd  = x as a double: (x >> 32) 2^32 and (x mod 2^32) + [other side] are exact (32-bit
+ *         conversions, an integer below 2^33), their sum rounds once
+ *   xd  = m 2^e, m in [c, 2c), c = 1/sqrt2 rounded (the reduction of musl's log: e =
+ *         (bits(xd) - bits(c)) >> 52 arithmetically, m = xd 2^-e by subtracting e from the
+ *         exponent field: exact, m normal; xd = 0, the atom's W = 0, gives e = -1023, m = 1)
+ *   log2 m = (2/ln2) atanh(s), s = (m-1)/(m+1), a degree-17 odd polynomial: s p(s^2),
+ *         p of degree 8 by Estrin's scheme (depth 4 instead of Horner's 8: latency)
+ *   z   = ((64 - e) - c1 - log2 m) inv_l = -log2(x 2^-64 (1+q)) inv_l
+ *   N   = floor(z) (N >= 1 side) or -floor(z); N = +inf (2^62) when W < q_atom = 2^(64-A).
  *
- * Error of z against the exact z*, with u = 2^-53 (every quantity is a normal double):
- *   xd = x (1 + e1), |e1| <= 3u  -> |log2 xd - log2 x| <= 3u/ln2 < 4.4u
+ * Error of z against the exact z*, with u = 2^-53 (every quantity is a normal double; x >= 1
+ * outside the atom: x >= 2^(64-A) on the N >= 1 side, x >= 1 on the other):
+ *   xd = x (1 + e1), |e1| <= u (exact below 2^53)   -> |log2 xd - log2 x| <= 1.5u
  *   s: m - 1 exact (Sterbenz), m + 1 and the division round once: relative <= 2u
+ *     (-> |d log2 m| <= 0.1716 * 2u * 2.886 / (1 - 0.1716^2) < 1.1u)
  *   log2 m, |.| <= 0.51: series truncation < 4.8e-16 < 4.4u (terms after s^17 sum to less
- *   than 0.1716 * 2.886 * 0.02944^9/19/(1 - 0.02944)), Horner and products a few u
- *   relative -> absolute < 8u
- *   c1 = log2(1+q) from libm on a public value: <= u;  (128 - e) exact
- *   (k - c1) and (. - log2 m): results below 2^11 in magnitude (k <= 1151 only for the
- *   discarded atom lane; below 130 otherwise): each rounding <= 64u
- *   so |w - w*| < 4.4u + 8u + u + 128u < 142u, and z = w inv_l adds a rounding of at most
- *   130 inv_l u plus inv_l's own (relative u):  |z - z*| < inv_l (142 + 260) u
- *   < inv_l 2^-44.3.  With inv_l <= 2^40 that is below 2^-4, so N is within one of N*,
- *   all the privacy argument needs.  (Under a non-default rounding mode u becomes 2^-52
- *   and the bound 2^-3; the floor below is exact in every rounding mode.)
+ *   than 0.1716 * 2.886 * 0.02944^9/19/(1 - 0.02944)).  Every coefficient and power of
+ *   s^2 is positive, so each rounding multiplies a term by (1 + d), |d| <= u: in the
+ *   Estrin tree below a term passes at most 11 roundings, and the rounding of s^2 adds at
+ *   most 8 more to its powers -> p relative < 20u; with s (relative 2u) and the product
+ *   s p: relative < 23u -> absolute < 12u (this includes the 1.1u above)
+ *   c1 = log2(1+q) from libm on public values (q = exp2(-1/inv_l), log1p, / ln 2): < 5u
+ *   (64 - e) exact, at most 64 (N >= 1 side: at most A <= 48)
+ *   (k - c1) and (. - log2 m): results below 65 in magnitude: each rounding <= 64u
+ *   so |w - w*| < 1.5u + 12u + 4.4u + 5u + 128u < 151u, and z = w inv_l adds a rounding of
+ *   at most 65 inv_l u:  |z - z*| < 216 inv_l u < inv_l 2^-45.2.  With inv_l <= 2^40 that
+ *   is below 2^-5, so N is within one of N* (|z - z*| < 1), all the privacy argument
+ *   needs.  (Under a non-default rounding mode u becomes 2^-52 and the bound 2^-4; the
+ *   floor below is exact in every rounding mode.)
+ *   The atom's words (W = 0 included: xd = 0, e = -1023, k = 1087, |z| < 2^51) are
+ *   computed like the others and then replaced: no branch, no special operand.
  * Near the side split both formulas give the same integer (z crosses 1 on one side and 0
- * on the other exactly at u = q/(1+q)), so q_pos_hi need not be exact.
+ * on the other exactly at u = q/(1+q)), so q_pos need not be exact.
  *
  * Constant time: integer and IEEE operations only -- no branch, no table, no libm, no
  * subnormal operand.  Every implementation (scalar, SSE2/NEON, AVX2, AVX-512) performs the
@@ -132,11 +168,9 @@ static DPF_INLINE int64_t floor_i64(double x)
 #define MAGIC_RND 6755399441055744.0              /* 1.5 * 2^52 */
 #define MAGIC_RND_BITS 0x4338000000000000ULL
 #define ONE_BITS 0x3ff0000000000000ULL
-#define MANT_BITS 0x000fffffffffffffULL
-#define EXP_ONE 0x0010000000000000ULL
+#define EXP_FIELD 0xfff0000000000000ULL
+#define RED_OFF 0x3fe6a09e667f3bcdULL                /* the bits of 1/sqrt2, rounded */
 #define TWO32 4294967296.0
-#define TWO64 18446744073709551616.0
-#define SQRT2 1.4142135623730950488
 
 #if defined(__clang__)
 #define NO_CONTRACT _Pragma("clang fp contract(off)")
@@ -174,43 +208,68 @@ static DPF_INLINE uint64_t d_to_bits(double d)
     return b;
 }
 
+/* v >> 52 as a signed (arithmetic) shift, without relying on the implementation-defined
+ * right shift of a negative int64 in C99. */
+static DPF_INLINE int64_t sra52(uint64_t v)
+{
+    return (int64_t)(v >> 52) - (int64_t)((v >> 63) << 12);
+}
+
 /* Exact for a < 2^32: the bits of 2^52 + a, minus 2^52. */
 static DPF_INLINE double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
 
+/* The exact comparison without arithmetic on the data.  With the integer
+ *     b = (R + floor(T_i/g)) - N,
+ * the top condition floor(f/g) + N - floor(T_i/g) >= R is floor(f/g) >= b, that is
+ * f/g >= b (b is an integer), that is f >= b g: a comparison of the query value itself
+ * with a bound computed from the noise and the public threshold only (no multiplication
+ * of the data, so no subnormal slow path that would time it).  |R| <= 2^48
+ * (new_threshold), |N| < 2^48 except the atom, and we use this form only when
+ * |floor(T_i/g)| < 2^50, so |b| < 2^51: (double)b is exact (the bits of 1.5 2^52 + b,
+ * minus 1.5 2^52), and so is b g (g a power of two; an overflow to +-inf keeps the
+ * comparison with a finite f exact).  The atom (N = 2^62: bit 62 set, bit 63 clear) gets
+ * -inf: always a top, as N = +inf requires.  Integer and IEEE operations only. */
+static DPF_INLINE double top_bound(uint64_t rt, uint64_t n, double g)
+{
+    uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
+    double d = (bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND) * g;
+    return bits_to_d((d_to_bits(d) & ~atom) | (0xfff0000000000000ULL & atom));
+}
+
+#define SVT_BOUND_LIMIT ((int64_t)1 << 50)
+
 /* The reference (scalar) implementation; the vector ones below mirror it operation for
  * operation. */
-NO_CONTRACT_ATTR static int64_t noise_one(const dpf_svt_t *s, uint64_t hi, uint64_t lo)
+NO_CONTRACT_ATTR static int64_t noise_one(const dpf_svt_t *s, uint64_t w)
 {
     NO_CONTRACT
-    uint64_t pos = (uint64_t)0 - (uint64_t)(hi < s->q_pos_hi);   /* all ones: N >= 1 */
+    uint64_t pos = (uint64_t)0 - (uint64_t)(w < s->q_pos);      /* all ones: N >= 1 */
     uint64_t flip = ~pos;
-    uint64_t xh = hi ^ flip, xl = lo ^ flip;
-    double dh = u32_to_d(xh >> 32) * TWO32 + u32_to_d(xh & 0xffffffffULL);
-    double dl = u32_to_d(xl >> 32) * TWO32 + u32_to_d(xl & 0xffffffffULL);
+    uint64_t x = w ^ flip;
     double one = bits_to_d(flip & ONE_BITS);
-    double a = dh * TWO64;
-    double b = dl + one;
+    double a = u32_to_d(x >> 32) * TWO32;
+    double b = u32_to_d(x & 0xffffffffULL) + one;
     double xd = a + b;
     uint64_t bits = d_to_bits(xd);
-    int64_t e = (int64_t)(bits >> 52) - 1023;
-    double m = bits_to_d((bits & MANT_BITS) | ONE_BITS);
-    uint64_t adj = (uint64_t)0 - (uint64_t)(m > SQRT2);
-    double sv, s2, p, lg, k, z, t, rb;
+    uint64_t red = bits - RED_OFF;
+    int64_t e = sra52(red);
+    double m = bits_to_d(bits - (red & EXP_FIELD));
+    double sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z, t, rb;
     int64_t nz, neg, n, atom;
-    m = bits_to_d(d_to_bits(m) - (adj & EXP_ONE));
-    e -= (int64_t)adj;
     sv = (m - 1.0) / (m + 1.0);
     s2 = sv * sv;
-    p = LC8 * s2;  p = p + LC7;
-    p = p * s2;    p = p + LC6;
-    p = p * s2;    p = p + LC5;
-    p = p * s2;    p = p + LC4;
-    p = p * s2;    p = p + LC3;
-    p = p * s2;    p = p + LC2;
-    p = p * s2;    p = p + LC1;
-    p = p * s2;    p = p + LC0;
+    s4 = s2 * s2;
+    s8 = s4 * s4;
+    q0 = LC1 * s2;  q0 = q0 + LC0;
+    q1 = LC3 * s2;  q1 = q1 + LC2;
+    q2 = LC5 * s2;  q2 = q2 + LC4;
+    q3 = LC7 * s2;  q3 = q3 + LC6;
+    q1 = q1 * s4;   q0 = q0 + q1;
+    q3 = q3 * s4;   q2 = q2 + q3;
+    q3 = LC8 * s8;  q2 = q2 + q3;
+    q2 = q2 * s8;   p = q0 + q2;
     lg = sv * p;
-    k = bits_to_d((uint64_t)(128 - e) | MAGIC52_BITS) - MAGIC52;
+    k = bits_to_d((uint64_t)(64 - e) | MAGIC52_BITS) - MAGIC52;
     z = k - s->q_c1;
     z = z - lg;
     z = z * s->q_inv_l;
@@ -219,93 +278,151 @@ NO_CONTRACT_ATTR static int64_t noise_one(const dpf_svt_t *s, uint64_t hi, uint6
     nz = (int64_t)(d_to_bits(t) - MAGIC_RND_BITS) - (int64_t)(rb > z);
     neg = (int64_t)flip;
     n = (nz ^ neg) - neg;
-    atom = -(int64_t)(hi == 0);
+    atom = -(int64_t)(w < s->q_atom);
     return (n & ~atom) | (DPF_SVT_NOISE_INF & atom);
 }
 
-static void chunk_scalar(const dpf_svt_t *s, const uint64_t *w, int64_t *out)
+/* A chunk kernel: out[j] = the noise of words[j], each word erased once read, and with
+ * bounds != NULL (the default threshold) bounds[j] = top_bound(rt, out[j], g) in the same
+ * pass (rt = R + floor(T/g)). */
+static void chunk_scalar(const dpf_svt_t *s, uint64_t *words, int64_t *out, double *bounds,
+                         uint64_t rt)
 {
     int j;
-    for (j = 0; j < DPF_SVT_CHUNK; j++) out[j] = noise_one(s, w[j], w[DPF_SVT_CHUNK + j]);
+    for (j = 0; j < DPF_SVT_CHUNK; j++) {
+        int64_t n = noise_one(s, words[j]);
+        words[j] = 0;
+        out[j] = n;
+        if (bounds) bounds[j] = top_bound(rt, (uint64_t)n, s->grid);
+    }
+}
+
+/* Whether some v[j] >= b[j], j < m: a branch-free reduction (whether a run of queries
+ * holds a top is public, the answers say so; which one is not, until it is answered). */
+static int chunk_scalar_any(const double *v, const double *b, size_t m)
+{
+    size_t j;
+    int any = 0;
+    for (j = 0; j < m; j++) any |= v[j] >= b[j];
+    return any;
 }
 
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_NO_SIMD)
 #define SVT_HAVE_VEC 1
 /* LANES queries side by side with the GCC/Clang vector extension (casts between vector
- * types of one size reinterpret bits; comparisons give all-ones lanes). */
-#define DEFINE_NOISE_CHUNK(NAME, LANES, ATTR)                                         \
+ * types of one size reinterpret bits; comparisons give all-ones lanes).  Three steps
+ * have two exact forms, chosen per instruction set (the results are the same):
+ *   XD(T, x, flip): the double nearest to x + 1 (flip all ones) or x (flip zero), one
+ *       rounding of the exact value: the 32-bit halves (exact) summed once, or AVX-512DQ's
+ *       correctly rounded 64-bit conversion of x - flip (which wraps only at x + 1 = 2^64,
+ *       an atom's word W = 0: its result is discarded).
+ *   FLOORI(T, z): floor(z) as an integer for |z| < 2^51: the 1.5 2^52 trick corrected by
+ *       one (exact in every rounding mode), or a floor rounding and an exact conversion.
+ *   I2D(T, b): an integer |b| < 2^51 as a double, exactly.  */
+#define XD_SPLIT(T, x, flip)                                                          \
+    (((T##_d)(((x) >> 32) | MAGIC52_BITS) - MAGIC52) * TWO32                          \
+     + (((T##_d)(((x) & 0xffffffffULL) | MAGIC52_BITS) - MAGIC52)                     \
+        + (T##_d)((flip) & ONE_BITS)))
+#define FLOORI_MAGIC(T, z)                                                            \
+    (((T##_i)((z) + MAGIC_RND) - (T##_i)((T##_u){0} + MAGIC_RND_BITS))               \
+     + (T##_i)((((z) + MAGIC_RND) - MAGIC_RND) > (z)))
+#define I2D_MAGIC(T, b) ((T##_d)((T##_u)(b) + MAGIC_RND_BITS) - MAGIC_RND)
+
+#define DEFINE_NOISE_CHUNK(NAME, LANES, ATTR, XD, FLOORI, I2D)                        \
     typedef double NAME##_d __attribute__((vector_size(8 * (LANES))));                \
     typedef uint64_t NAME##_u __attribute__((vector_size(8 * (LANES))));              \
     typedef int64_t NAME##_i __attribute__((vector_size(8 * (LANES))));               \
-    ATTR NO_CONTRACT_ATTR static void NAME(const dpf_svt_t *s, const uint64_t *w,     \
-                                           int64_t *out)                              \
+    ATTR NO_CONTRACT_ATTR static void NAME(const dpf_svt_t *s, uint64_t *words,       \
+                                           int64_t *out, double *bounds, uint64_t rt) \
     {                                                                                 \
         NO_CONTRACT                                                                   \
         int j;                                                                        \
-        const NAME##_u pos_hi = (NAME##_u){0} + s->q_pos_hi;                           \
+        const NAME##_u rtv = (NAME##_u){0} + rt, zero = (NAME##_u){0};                 \
+        const NAME##_d g = (NAME##_d){0} + s->grid;                                   \
+        const NAME##_u q_pos = (NAME##_u){0} + s->q_pos;                               \
+        const NAME##_u q_atom = (NAME##_u){0} + s->q_atom;                             \
         const NAME##_d c1 = (NAME##_d){0} + s->q_c1, inv_l = (NAME##_d){0} + s->q_inv_l; \
         for (j = 0; j < DPF_SVT_CHUNK; j += (LANES)) {                                \
-            NAME##_u hi, lo, pos, flip, xh, xl, bits, adj;                            \
-            NAME##_d dh, dl, one, a, b, xd, m, sv, s2, p, lg, k, z, t, rb;            \
-            NAME##_i e, nz, neg, n, atom;                                             \
-            memcpy(&hi, w + j, sizeof hi);                                            \
-            memcpy(&lo, w + DPF_SVT_CHUNK + j, sizeof lo);                            \
-            pos = (NAME##_u)(hi < pos_hi);                                            \
-            flip = ~pos;                                                              \
-            xh = hi ^ flip;                                                           \
-            xl = lo ^ flip;                                                           \
-            dh = ((NAME##_d)((xh >> 32) | MAGIC52_BITS) - MAGIC52) * TWO32            \
-                 + ((NAME##_d)((xh & 0xffffffffULL) | MAGIC52_BITS) - MAGIC52);       \
-            dl = ((NAME##_d)((xl >> 32) | MAGIC52_BITS) - MAGIC52) * TWO32            \
-                 + ((NAME##_d)((xl & 0xffffffffULL) | MAGIC52_BITS) - MAGIC52);       \
-            one = (NAME##_d)(flip & ONE_BITS);                                        \
-            a = dh * TWO64;                                                           \
-            b = dl + one;                                                             \
-            xd = a + b;                                                               \
+            NAME##_u w, flip, bits, red;                                              \
+            NAME##_d xd, m, sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z;              \
+            NAME##_i e, n, atom;                                                      \
+            memcpy(&w, words + j, sizeof w);                                          \
+            memcpy(words + j, &zero, sizeof zero);                                    \
+            flip = (NAME##_u)(w >= q_pos);                                            \
+            xd = XD(NAME, w ^ flip, flip);                                            \
             bits = (NAME##_u)xd;                                                      \
-            e = (NAME##_i)(bits >> 52) - 1023;                                        \
-            m = (NAME##_d)((bits & MANT_BITS) | ONE_BITS);                            \
-            adj = (NAME##_u)(m > SQRT2);                                              \
-            m = (NAME##_d)((NAME##_u)m - (adj & EXP_ONE));                            \
-            e = e - (NAME##_i)adj;                                                    \
+            red = bits - RED_OFF;                                                     \
+            e = (NAME##_i)red >> 52;                                                  \
+            m = (NAME##_d)(bits - (red & EXP_FIELD));                                 \
             sv = (m - 1.0) / (m + 1.0);                                               \
             s2 = sv * sv;                                                             \
-            p = LC8 * s2;  p = p + LC7;                                               \
-            p = p * s2;    p = p + LC6;                                               \
-            p = p * s2;    p = p + LC5;                                               \
-            p = p * s2;    p = p + LC4;                                               \
-            p = p * s2;    p = p + LC3;                                               \
-            p = p * s2;    p = p + LC2;                                               \
-            p = p * s2;    p = p + LC1;                                               \
-            p = p * s2;    p = p + LC0;                                               \
+            s4 = s2 * s2;                                                             \
+            s8 = s4 * s4;                                                             \
+            q0 = LC1 * s2;  q0 = q0 + LC0;                                            \
+            q1 = LC3 * s2;  q1 = q1 + LC2;                                            \
+            q2 = LC5 * s2;  q2 = q2 + LC4;                                            \
+            q3 = LC7 * s2;  q3 = q3 + LC6;                                            \
+            q1 = q1 * s4;   q0 = q0 + q1;                                             \
+            q3 = q3 * s4;   q2 = q2 + q3;                                             \
+            q3 = LC8 * s8;  q2 = q2 + q3;                                             \
+            q2 = q2 * s8;   p = q0 + q2;                                              \
             lg = sv * p;                                                              \
-            k = (NAME##_d)((NAME##_u)(128 - e) | MAGIC52_BITS) - MAGIC52;             \
+            k = I2D(NAME, 64 - e);                                                    \
             z = k - c1;                                                               \
             z = z - lg;                                                               \
             z = z * inv_l;                                                            \
-            t = z + MAGIC_RND;                                                        \
-            rb = t - MAGIC_RND;                                                       \
-            nz = ((NAME##_i)t - (NAME##_i)((NAME##_u){0} + MAGIC_RND_BITS))           \
-                 + (NAME##_i)(rb > z);                                                \
-            neg = (NAME##_i)flip;                                                     \
-            n = (nz ^ neg) - neg;                                                     \
-            atom = (NAME##_i)(hi == 0);                                               \
+            n = FLOORI(NAME, z);                                                      \
+            n = (n ^ (NAME##_i)flip) - (NAME##_i)flip;                                \
+            atom = (NAME##_i)(w < q_atom);                                            \
             n = (n & ~atom) | (((NAME##_i){0} + DPF_SVT_NOISE_INF) & atom);           \
             memcpy(out + j, &n, sizeof n);                                            \
+            if (bounds) {                     /* top_bound, lane by lane */           \
+                z = I2D(NAME, rtv - (NAME##_u)n);                                     \
+                z = z * g;                                                            \
+                z = (NAME##_d)(((NAME##_u)z & ~(NAME##_u)atom)                        \
+                               | ((NAME##_u)atom & 0xfff0000000000000ULL));           \
+                memcpy(bounds + j, &z, sizeof z);                                     \
+            }                                                                         \
         }                                                                             \
+    }                                                                                 \
+    ATTR static int NAME##_any(const double *v, const double *b, size_t m)            \
+    {                                                                                 \
+        size_t j = 0;                                                                 \
+        int l, any = 0;                                                               \
+        NAME##_i acc = {0};                                                           \
+        for (; j + (LANES) <= m; j += (LANES)) {                                      \
+            NAME##_d x, y;                                                            \
+            memcpy(&x, v + j, sizeof x);                                              \
+            memcpy(&y, b + j, sizeof y);                                              \
+            acc |= (NAME##_i)(x >= y);                                                \
+        }                                                                             \
+        for (; j < m; j++) any |= v[j] >= b[j];                                       \
+        for (l = 0; l < (LANES); l++) any |= acc[l] != 0;                             \
+        return any;                                                                   \
     }
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #define SVT_X86 1
-DEFINE_NOISE_CHUNK(chunk_vec128, 2, __attribute__((target("sse2"))))
-DEFINE_NOISE_CHUNK(chunk_avx2, 4, __attribute__((target("avx2"))))
-DEFINE_NOISE_CHUNK(chunk_avx512, 8, __attribute__((target("avx512f"))))
+#define XD_DQ(T, x, flip) __builtin_convertvector((x) - (flip), T##_d)
+#define FLOORI_DQ(T, z)                                                               \
+    __builtin_convertvector(                                                          \
+        (T##_d)_mm512_roundscale_pd((__m512d)(z), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), \
+        T##_i)
+#define I2D_DQ(T, b) __builtin_convertvector((T##_i)(b), T##_d)
+DEFINE_NOISE_CHUNK(chunk_vec128, 2, __attribute__((target("sse2"))), XD_SPLIT, FLOORI_MAGIC,
+                   I2D_MAGIC)
+DEFINE_NOISE_CHUNK(chunk_avx2, 4, __attribute__((target("avx2"))), XD_SPLIT, FLOORI_MAGIC,
+                   I2D_MAGIC)
+DEFINE_NOISE_CHUNK(chunk_avx512, 8, __attribute__((target("avx512f,avx512dq"))), XD_DQ,
+                   FLOORI_DQ, I2D_DQ)
 #elif defined(__aarch64__) || defined(__ARM_NEON)
-DEFINE_NOISE_CHUNK(chunk_vec128, 2, )
+DEFINE_NOISE_CHUNK(chunk_vec128, 2, , XD_SPLIT, FLOORI_MAGIC, I2D_MAGIC)
 #endif
 #endif
 
-typedef void (*chunk_fn)(const dpf_svt_t *, const uint64_t *, int64_t *);
+typedef void (*chunk_fn)(const dpf_svt_t *, uint64_t *, int64_t *, double *, uint64_t);
+typedef int (*any_fn)(const double *, const double *, size_t);
 
 static chunk_fn chunk_fn_of(int impl)
 {
@@ -316,7 +433,8 @@ static chunk_fn chunk_fn_of(int impl)
 #endif
 #if defined(SVT_HAVE_VEC) && defined(SVT_X86)
     case DPF_IMPL_AVX2: return chunk_avx2;
-    case DPF_IMPL_AVX512: return chunk_avx512;
+    /* our AVX-512 kernel needs DQ too (every AVX-512 CPU but Xeon Phi has it) */
+    case DPF_IMPL_AVX512: return __builtin_cpu_supports("avx512dq") ? chunk_avx512 : NULL;
 #endif
     default: return NULL;
     }
@@ -341,34 +459,32 @@ static chunk_fn chunk_impl(int impl)
     return chunk_fn_of(impl);
 }
 
+/* The comparison reduction in the instruction set of the noise kernel. */
+static any_fn any_fn_of(int impl)
+{
+    switch (impl) {
+#if defined(SVT_HAVE_VEC) && (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+    case DPF_IMPL_VEC128: return chunk_vec128_any;
+#endif
+#if defined(SVT_HAVE_VEC) && defined(SVT_X86)
+    case DPF_IMPL_AVX2: return chunk_avx2_any;
+    case DPF_IMPL_AVX512: return chunk_avx512_any;
+#endif
+    default: return chunk_scalar_any;
+    }
+}
+
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                              int64_t *out)
+                              int64_t *out, double *bounds, int64_t rt)
 {
     chunk_fn f = chunk_impl(impl);
+    uint64_t w[DPF_SVT_CHUNK];
     if (f == NULL) return -1;
-    f(s, words, out);
+    memcpy(w, words, sizeof w);
+    f(s, w, out, bounds, (uint64_t)rt);
     return 0;
 }
 
-/* The exact comparison without arithmetic on the data.  With the integer
- *     b = (R + floor(T_i/g)) - N,
- * the top condition floor(f/g) + N - floor(T_i/g) >= R is floor(f/g) >= b, that is
- * f/g >= b (b is an integer), that is f >= b g: a comparison of the query value itself
- * with a bound computed from the noise and the public threshold only (no multiplication
- * of the data, so no subnormal slow path that would time it).  |R| <= 2^48
- * (new_threshold), |N| < 2^48 except the atom, and we use this form only when
- * |floor(T_i/g)| < 2^50, so |b| < 2^51: (double)b is exact (the bits of 1.5 2^52 + b,
- * minus 1.5 2^52), and so is b g (g a power of two; an overflow to +-inf keeps the
- * comparison with a finite f exact).  The atom (N = 2^62: bit 62 set, bit 63 clear) gets
- * -inf: always a top, as N = +inf requires.  Integer and IEEE operations only. */
-static DPF_INLINE double top_bound(uint64_t rt, uint64_t n, double g)
-{
-    uint64_t atom = 0 - ((n >> 62) & ~(n >> 63) & 1);
-    double d = (bits_to_d(rt - n + MAGIC_RND_BITS) - MAGIC_RND) * g;
-    return bits_to_d((d_to_bits(d) & ~atom) | (0xfff0000000000000ULL & atom));
-}
-
-#define SVT_BOUND_LIMIT ((int64_t)1 << 50)
 
 /* The bounds of the rest of the chunk for the default threshold (vectorised by the
  * compiler); recomputed after every new threshold. */
@@ -383,35 +499,48 @@ static void update_bounds(dpf_svt_t *s)
     for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++) qb[j] = top_bound(rt, (uint64_t)qn[j], g);
 }
 
-/* Erase words in a way the compiler may not elide (dpf_secure_zero's byte loop would cost
- * more than the noise itself here): memset, then a barrier that makes the memory look
- * read, or word stores through a volatile pointer. */
-static void wipe_words(uint64_t *p, size_t n)
+/* The next chunk of query noise: CHUNK fresh words, one per query (a bulk fill from a
+ * dpfast generator), erased by the kernel as it reads them (through a function pointer,
+ * so the stores cannot be elided; the barrier keeps them if it is ever inlined).  The
+ * kernel also writes the bounds of the default threshold, and overwrites the previous
+ * chunk's noise and bounds. */
+static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
+{
+    uint64_t w[DPF_SVT_CHUNK];
+    int j;
+    if (r->cc != NULL) {
+        dpf_chacha_fill(r->cc, w, DPF_SVT_CHUNK);
+    } else {
+        for (j = 0; j < DPF_SVT_CHUNK; j++) w[j] = r->next_u64(r->state);
+    }
+    s->noise_chunk(s, w, s->secret_qnoise, s->use_bounds ? s->secret_qbound : NULL,
+                   (uint64_t)(s->secret_thr_int + s->default_thr));
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__ __volatile__("" : : "r"(w) : "memory");
+#endif
+    s->secret_qpos = 0;
+}
+
+/* Erase n bytes in a way the compiler may not elide (dpf_secure_zero's byte loop would
+ * cost more than the comparisons here): memset, then a barrier that makes the memory
+ * look read; elsewhere, dpf_secure_zero. */
+static void wipe(void *p, size_t n)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    memset(p, 0, n * sizeof *p);
+    memset(p, 0, n);
     __asm__ __volatile__("" : : "r"(p) : "memory");
 #else
-    volatile uint64_t *q = (volatile uint64_t *)p;
-    while (n--) *q++ = 0;
+    dpf_secure_zero(p, n);
 #endif
 }
 
-/* The next chunk of query noise: 2 CHUNK fresh words (a bulk fill from a dpfast
- * generator), erased once used. */
-static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
+/* Erase the noise and bounds of queries [a, b) of the current chunk (used ones). */
+static void erase_used(dpf_svt_t *s, size_t a, size_t b)
 {
-    uint64_t w[2 * DPF_SVT_CHUNK];
-    int j;
-    if (r->cc != NULL) {
-        dpf_chacha_fill(r->cc, w, 2 * DPF_SVT_CHUNK);
-    } else {
-        for (j = 0; j < 2 * DPF_SVT_CHUNK; j++) w[j] = r->next_u64(r->state);
-    }
-    s->noise_chunk(s, w, s->secret_qnoise);
-    wipe_words(w, 2 * DPF_SVT_CHUNK);
-    s->secret_qpos = 0;
-    update_bounds(s);
+    if (b > DPF_SVT_CHUNK) b = DPF_SVT_CHUNK;
+    if (a >= b) return;
+    wipe(s->secret_qnoise + a, (b - a) * sizeof *s->secret_qnoise);
+    wipe(s->secret_qbound + a, (b - a) * sizeof *s->secret_qbound);
 }
 
 /* The one place where the secure path draws threshold and released-value noise: the
@@ -449,8 +578,9 @@ static int common_init(dpf_svt_t *s, int mode, int64_t cutoff, int numeric)
 }
 
 int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
-                        double threshold, double q_inv_l, uint64_t thr_num, uint64_t thr_den,
-                        uint64_t val_num, uint64_t val_den, int constant_time)
+                        double threshold, double q_inv_l, int atom_bits, uint64_t thr_num,
+                        uint64_t thr_den, uint64_t val_num, uint64_t val_den,
+                        int constant_time)
 {
     int st, ex;
     double q, t;
@@ -459,6 +589,8 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     if (!(grid > 0.0) || !(grid < INFINITY) || frexp(grid, &ex) != 0.5) return DPF_E_PARAM;
     if (!(q_inv_l > 0.0)) return DPF_E_PARAM;
     if (q_inv_l > DPF_SVT_MAX_INV_L) return DPF_E_RANGE;
+    if (atom_bits < DPF_SVT_ATOM_BITS_MIN || atom_bits > DPF_SVT_ATOM_BITS_MAX)
+        return DPF_E_PARAM;
     s->grid = grid;
     s->inv_grid = ldexp(1.0, 1 - ex);
     if (!(s->inv_grid < INFINITY)) return DPF_E_RANGE;
@@ -470,9 +602,12 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     s->q_inv_l = q_inv_l;
     q = exp2(-1.0 / q_inv_l);
     s->q_c1 = log1p(q) / log(2.0);
-    s->q_pos_hi = (uint64_t)ldexp(q / (1.0 + q), 64);
+    s->q_pos = (uint64_t)ldexp(q / (1.0 + q), 64);         /* q/(1+q) < 1/2: no overflow */
+    s->q_atom_bits = atom_bits;
+    s->q_atom = (uint64_t)1 << (64 - atom_bits);
     s->impl = resolve_impl(DPF_IMPL_BEST);
     s->noise_chunk = chunk_impl(s->impl);
+    s->any_top = any_fn_of(s->impl);
     s->secret_qpos = DPF_SVT_CHUNK;
     s->use_bounds = s->default_thr < SVT_BOUND_LIMIT && s->default_thr > -SVT_BOUND_LIMIT;
     if ((st = dlap_prepare(&s->thr_noise, thr_num, thr_den, constant_time)) != DPF_OK)
@@ -611,8 +746,9 @@ static int after_top(dpf_svt_t *s, dpf_rng_t *r)
 
 /* The comparisons of queries [i, i + m) of the current chunk (no top among them is
  * handled here): returns the index of the first top, or i + m.  Writes top[] only up to
- * and including that index, so nothing past an answered query is ever written; erases
- * the noise of every query it answers. */
+ * and including that index, so nothing past an answered query is ever written.  (The
+ * noise of the queries it answers is erased by secure_feed: overwritten by the next
+ * chunk, or erased before it returns.) */
 static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t t_stride,
                          size_t i, size_t m, uint8_t *top)
 {
@@ -624,12 +760,8 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
     if (t == NULL && s->use_bounds) {
         /* The m comparisons without a branch (a vectorised reduction); whether the run
          * holds a top is public (the answers say so), and only then is it searched. */
-        int any = 0;
-        for (j = 0; j < m; j++) any |= v[i + j] >= qb[j];
-        if (!any) {
+        if (!s->any_top(v + i, qb, m)) {
             memset(top + i, 0, m);
-            memset(qn, 0, m * sizeof *qn);             /* used: erase */
-            memset(qb, 0, m * sizeof *qb);
             return i + m;
         }
         for (j = 0; j < m; j++) {
@@ -658,10 +790,6 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
             }
         }
     }
-    for (j = 0; j < m && j <= first; j++) {             /* used: erase */
-        qn[j] = 0;
-        qb[j] = 0.0;
-    }
     return i + first;
 }
 
@@ -669,10 +797,14 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
                        size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done)
 {
     size_t i = 0, j, m, k;
+    size_t used_from = s->secret_qpos;     /* first entry of the chunk this call uses */
     int st = DPF_OK;
     while (i < n) {
         /* every CHUNK-th query, whatever the data: the next chunk's noise */
-        if (s->secret_qpos >= DPF_SVT_CHUNK) refill_query_noise(s, r);
+        if (s->secret_qpos >= DPF_SVT_CHUNK) {
+            refill_query_noise(s, r);
+            used_from = 0;
+        }
         m = DPF_SVT_CHUNK - s->secret_qpos;
         if (m > n - i) m = n - i;
         k = secure_run(s, v, t, t_stride, i, m, top);
@@ -702,6 +834,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
         st = after_top(s, r);
         if (s->halted) break;
     }
+    erase_used(s, used_from, s->secret_qpos);    /* nothing used outlives the call */
     *done = i;
     return st;
 }

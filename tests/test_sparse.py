@@ -257,14 +257,18 @@ def test_secure_comparison_paths_agree(cls):
 
 
 def test_secure_query_noise_identical_across_simd(seeded):
-    words = seeded(13).random_raw(2 * _core.SVT_CHUNK * 50).reshape(50, -1)
+    words = seeded(13).random_raw(_core.SVT_CHUNK * 50).reshape(50, -1)
+    # and the special words: the atom's bound (A = 20), 0, 1, the top of the range
+    words[0, :6] = [2 ** 44 - 1, 2 ** 44, 0, 1, 2 ** 64 - 1, 2 ** 63]
     impls = _core._svt_simd_available()
     assert impls[0] == "scalar"
     for inv_l in (1.5, 5814545.53, 2.0 ** 40):
-        for w in words[:10]:
-            ref = _core._svt_query_noise_chunk(inv_l, w, "scalar")
-            for impl in impls:
-                np.testing.assert_array_equal(_core._svt_query_noise_chunk(inv_l, w, impl), ref)
+        for atom in (20, 48):
+            for w in words[:10]:
+                ref = _core._svt_query_noise_chunk(inv_l, w, "scalar", atom)
+                for impl in impls:
+                    got = _core._svt_query_noise_chunk(inv_l, w, impl, atom)
+                    np.testing.assert_array_equal(got, ref)
 
 
 def test_secure_query_noise_stability():
@@ -276,16 +280,21 @@ def test_secure_query_noise_stability():
     h = hashlib.sha256()
     g = dr.ChaCha20(2024)
     for inv_l in (1.5, 5814545.53, 2.0 ** 40):
-        for _ in range(20):
-            out = _core._svt_query_noise_chunk(inv_l, g.random_raw(2 * _core.SVT_CHUNK))
-            h.update(out.astype("<i8").tobytes())
-    assert h.hexdigest() == "3bec911a59a59a408dd696f348545c898c3f4a65ebad4cefc40e98eab18c9505"
+        for atom in (20, 48):
+            for _ in range(20):
+                out = _core._svt_query_noise_chunk(inv_l, g.random_raw(_core.SVT_CHUNK),
+                                                   "best", atom)
+                h.update(out.astype("<i8").tobytes())
+    assert h.hexdigest() == "173709a020c76565d7da1394e5abb903ded2f9eb817030c184b16b117eea078d"
 
 
-def _exact_inverse(hi, lo, inv_l):
-    """N*(u) of the inversion (csrc/sparse.c), in 80-digit arithmetic."""
+def _exact_inverse(w, inv_l, atom=48):
+    """N*(u) of the inversion (csrc/sparse.c) for one word, u = w / 2**64, in 80-digit
+    arithmetic; the atom (w < 2**(64 - atom)) is +inf (2**62)."""
+    if w < 2 ** (64 - atom):
+        return 2 ** 62
     with mpmath.workdps(80):
-        u = mpmath.mpf(hi * 2 ** 64 + lo) / mpmath.mpf(2) ** 128
+        u = mpmath.mpf(w) / mpmath.mpf(2) ** 64
         L = 1 / mpmath.mpf(inv_l)
         q = mpmath.mpf(2) ** (-L)
         if u < q / (1 + q):
@@ -295,32 +304,30 @@ def _exact_inverse(hi, lo, inv_l):
 
 @pytest.mark.parametrize("inv_l", [1.5, 5814545.53, 2.0 ** 40])
 def test_secure_query_noise_within_one_of_exact_inverse(inv_l, seeded):
-    # The privacy argument needs |N - N*| <= 1 for every pair of words; check random
-    # words and the hard ones: near the sign split, tiny u, u near 1, the atom.
-    c1, split = _core._svt_inversion_constants(inv_l)
-    rng = np.random.default_rng(14)
-    his = [int(h) for h in seeded(15).random_raw(_core.SVT_CHUNK * 4)]
-    n_random = len(his)
-    his += [split + d for d in range(-20, 21)] + [1, 2, 3, 2 ** 11, 2 ** 64 - 1, 2 ** 64 - 2, 0]
-    his = [h % 2 ** 64 for h in his]
-    his += [0] * (-len(his) % _core.SVT_CHUNK)
-    los = [int(x) for x in rng.integers(0, 2 ** 64, len(his), dtype=np.uint64)]
-    los[-8:] = [0, 2 ** 64 - 1] * 4
+    # The privacy argument needs |N - N*| <= 1 for every word; check random words and the
+    # hard ones: near the sign split, tiny u, u near 1, the atom's bound.
+    c1, split, atom_w = _core._svt_inversion_constants(inv_l, 48)
+    assert atom_w == 2 ** 16
+    ws = [int(h) for h in seeded(15).random_raw(_core.SVT_CHUNK * 4)]
+    n_random = len(ws)
+    ws += [split + d for d in range(-20, 21)] + [2 ** 16 - 1, 2 ** 16, 2 ** 16 + 1, 2 ** 17,
+                                                  2 ** 40, 2 ** 64 - 1, 2 ** 64 - 2, 0, 1]
+    ws += [2 ** 63] * (-len(ws) % _core.SVT_CHUNK)
     equal = 0
-    for b in range(0, len(his), _core.SVT_CHUNK):
-        w = np.array(his[b:b + _core.SVT_CHUNK] + los[b:b + _core.SVT_CHUNK], dtype=np.uint64)
-        got = _core._svt_query_noise_chunk(inv_l, w)
+    for b in range(0, len(ws), _core.SVT_CHUNK):
+        got = _core._svt_query_noise_chunk(inv_l, np.array(ws[b:b + _core.SVT_CHUNK],
+                                                           dtype=np.uint64))
         for j in range(_core.SVT_CHUNK):
-            hi, lo = his[b + j], los[b + j]
-            if hi == 0:
+            w = ws[b + j]
+            ref = _exact_inverse(w, inv_l)
+            if ref == 2 ** 62:
                 assert got[j] == 2 ** 62            # the atom at +inf
                 continue
-            ref = _exact_inverse(hi, lo, inv_l)
-            assert abs(int(got[j]) - ref) <= 1, (hi, lo, int(got[j]), ref)
+            assert abs(int(got[j]) - ref) <= 1, (w, int(got[j]), ref)
             equal += (b + j < n_random) and int(got[j]) == ref
-    # off by one only where z* is within ~inv_l 2^-44 of an integer: never, for random
+    # off by one only where z* is within ~inv_l 2^-45 of an integer: never, for random
     # words; the adversarial ones near the sign split sit on such a boundary by design
-    assert equal == n_random - his[:n_random].count(0)
+    assert equal == n_random
 
 
 # ------------------------------------------------------------------ laws (chi-square)
@@ -336,14 +343,30 @@ def _halting_counts(make, values, n_trials, thresholds=None):
     return counts
 
 
-@pytest.mark.parametrize("granularity, constant_time", [(1.0, False), (0.25, False), (0.5, True)])
-def test_secure_above_threshold_halting_law(granularity, constant_time):
-    # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law
+def _step_counts(make, values, n_trials):
+    """As _halting_counts, each stream answering one step() at a time."""
+    counts = np.zeros(len(values) + 1)
+    for _ in range(n_trials):
+        at = make()
+        k = 0
+        while k < len(values) and not at.step(values[k]):
+            k += 1
+        counts[k] += 1
+    return counts
+
+
+@pytest.mark.parametrize("granularity, constant_time, steps",
+                         [(1.0, False, False), (0.25, False, False), (0.5, True, False),
+                          (0.5, False, True)])
+def test_secure_above_threshold_halting_law(granularity, constant_time, steps):
+    # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law;
+    # steps: one step() per query (one word each, the chunk drawn at the first step)
     g = dr.ChaCha20(20)
     make = lambda: AboveThreshold(STREAM_T, epsilon=1.0, rng=g, granularity=granularity,
                                   constant_time=constant_time)
     law = secure_halting_law(make(), STREAM, STREAM_T)
-    counts = _halting_counts(make, STREAM, 60_000)
+    counts = (_step_counts(make, STREAM, 20_000) if steps
+              else _halting_counts(make, STREAM, 60_000))
     assert abs(law.sum() - 1) < 1e-12
     assert chi2_pvalue(counts, law) > ALPHA
 
@@ -356,7 +379,11 @@ def test_secure_default_grid_matches_continuous_law():
     z = make()._noise
     bt = z["threshold_scale"][0] / z["threshold_scale"][1] * z["grid"]
     bq = z["query_inv_l"] / math.log(2) * z["grid"]
-    assert abs(bt - 2.0) < 1e-12 and abs(bq / 4.0 - 1) < 3e-6
+    # the query noise: certified for K + 1 = 2**20 + 1 steps, and larger by the factor
+    # 1 / (1 - 2^(A-63) sigma) that pays the one-word inversion's slack (A = 48, sigma = 2)
+    assert z["query_atom_bits"] == 48
+    expect = 4.0 * (2 ** 20 + 1) / 2 ** 20 / (1 - 2.0 ** (48 - 63) * 2)
+    assert abs(bt - 2.0) < 1e-12 and abs(bq / expect - 1) < 1e-11
     law = fast_halting_law(STREAM, STREAM_T, bt, bq)
     assert chi2_pvalue(_halting_counts(make, STREAM, 60_000), law) > ALPHA
 
@@ -368,13 +395,7 @@ def test_fast_above_threshold_halting_law_batch_and_steps():
     law = fast_halting_law(STREAM, STREAM_T, z["threshold_scale"], z["query_scale"])
     assert abs(law.sum() - 1) < 1e-9
     batch = _halting_counts(make, STREAM, 60_000)
-    steps = np.zeros(len(STREAM) + 1)
-    for _ in range(60_000):
-        at = make()
-        k = 0
-        while k < len(STREAM) and not at.step(STREAM[k]):
-            k += 1
-        steps[k] += 1
+    steps = _step_counts(make, STREAM, 60_000)
     assert chi2_pvalue(batch, law) > ALPHA
     assert chi2_pvalue(steps, law) > ALPHA
 
@@ -638,9 +659,12 @@ def test_calibrations_follow_the_book():
     sigma = 2 * 3 / 0.5
     assert z["grid"] == 2.0 ** -20 and k == 2 ** 20
     assert z["threshold_scale"][0] / z["threshold_scale"][1] == sigma * k
-    # (2K + 2) ln2 / inv_l + 2^-64 <= eps'/2 = 1/sigma, and only just
-    assert (2 * k + 2) * ln2 / z["query_inv_l"] + 2 ** -64 <= 1 / sigma
-    assert (2 * k + 2) * ln2 / z["query_inv_l"] > (1 / sigma) * (1 - 1e-10)
+    # (2K + 2) ln2 / inv_l + 2^(A-63) <= eps'/2 = 1/sigma, and only just; A = 48, the cap
+    # (2^(A-53) sigma = 12/32 <= 1)
+    a = z["query_atom_bits"]
+    assert a == 48
+    assert (2 * k + 2) * ln2 / z["query_inv_l"] + 2.0 ** (a - 63) <= 1 / sigma
+    assert (2 * k + 2) * ln2 / z["query_inv_l"] + 2.0 ** (a - 63) > (1 / sigma) * (1 - 1e-10)
 
 
 def test_privacy_cost_and_budget_charged_once_before_drawing():
@@ -822,7 +846,7 @@ def test_no_pickle_no_copy_no_secret_attributes(cls, mode, seeded):
     assert public <= set(dir(s))
     assert not [a for a in dir(s) if "secret" in a or "noisy" in a]
     keys = {"threshold_scale", "query_scale", "value_scale", "grid", "sensitivity_steps",
-            "query_inv_l"}
+            "query_inv_l", "query_atom_bits"}
     assert set(s._noise) <= keys                   # public scales only
     r = repr(s)
     assert r.startswith(cls.__name__ + "(threshold=1.0") and "consumed=0" in r

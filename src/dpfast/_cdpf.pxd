@@ -154,6 +154,8 @@ cdef extern from "dpfast/sparse.h" nogil:
         DPF_SVT_CHUNK
     double DPF_SVT_VALUE_LIMIT
     double DPF_SVT_MAX_INV_L
+    int DPF_SVT_ATOM_BITS_MIN
+    int DPF_SVT_ATOM_BITS_MAX
     ctypedef struct dpf_svt_t:
         int mode
         int numeric
@@ -161,7 +163,9 @@ cdef extern from "dpfast/sparse.h" nogil:
         double grid
         double q_inv_l
         double q_c1
-        uint64_t q_pos_hi
+        uint64_t q_pos
+        uint64_t q_atom
+        int q_atom_bits
         int impl
         int64_t count
         uint64_t consumed
@@ -170,9 +174,9 @@ cdef extern from "dpfast/sparse.h" nogil:
         int forked
         uint32_t fork_gen
     int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
-                            double threshold, double q_inv_l, uint64_t thr_num,
-                            uint64_t thr_den, uint64_t val_num, uint64_t val_den,
-                            int constant_time)
+                            double threshold, double q_inv_l, int atom_bits,
+                            uint64_t thr_num, uint64_t thr_den, uint64_t val_num,
+                            uint64_t val_den, int constant_time)
     int dpf_svt_init_fast(dpf_svt_t *s, int64_t cutoff, int numeric, double threshold,
                           double thr_scale, double q_scale, double val_scale)
     double dpf_svt_thr_slack(const dpf_svt_t *s)
@@ -184,7 +188,7 @@ cdef extern from "dpfast/sparse.h" nogil:
                      size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done)
     void dpf_svt_wipe(dpf_svt_t *s)
     int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                                  int64_t *out)
+                                  int64_t *out, double *bounds, int64_t rt)
 
 cdef extern from "dpfast/selection.h" nogil:
     enum:

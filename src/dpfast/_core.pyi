@@ -272,12 +272,14 @@ def rel_pmw_probe(stream: _SVTStream, est: float, truth: float, T: float,
 SVT_VALUE_LIMIT: Final[int]
 SVT_MAX_INV_L: Final[int]
 SVT_CHUNK: Final[int]
+SVT_ATOM_BITS_MIN: Final[int]
+SVT_ATOM_BITS_MAX: Final[int]
 
 class _SVTStream:
     def _configure_secure(
         self, rng: _Rng, cutoff: int, numeric: bool, grid: float, threshold: float,
-        inv_l: float, thr_num: int, thr_den: int, val_num: int, val_den: int,
-        constant_time: bool,
+        inv_l: float, atom_bits: int, thr_num: int, thr_den: int, val_num: int,
+        val_den: int, constant_time: bool,
     ) -> tuple[float, float]: ...
     def _set_value_range(self, value_range: float) -> None: ...
     def _configure_fast(self, rng: _Rng, cutoff: int, numeric: bool, threshold: float,
@@ -298,9 +300,14 @@ class _SVTStream:
     @property
     def remaining_positives(self) -> int: ...
 
-def _svt_query_noise_chunk(inv_l: float, words: npt.ArrayLike, impl: _Impl = ...) -> _I64: ...
+@overload
+def _svt_query_noise_chunk(inv_l: float, words: npt.ArrayLike, impl: _Impl = ...,
+                           atom_bits: int = ..., rt: None = ..., grid: float = ...) -> _I64: ...
+@overload
+def _svt_query_noise_chunk(inv_l: float, words: npt.ArrayLike, impl: _Impl, atom_bits: int,
+                           rt: int, grid: float = ...) -> tuple[_I64, _F64]: ...
 def _svt_simd_available() -> list[str]: ...
-def _svt_inversion_constants(inv_l: float) -> tuple[float, int]: ...
+def _svt_inversion_constants(inv_l: float, atom_bits: int = ...) -> tuple[float, int, int]: ...
 
 # Query release: general query rows (CSR) and reduction plans (release branch).
 def rel_csr_matvec(w: _F64, indptr: _I64, indices: npt.NDArray[np.int32],

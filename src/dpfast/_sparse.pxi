@@ -20,6 +20,8 @@ SVT_VALUE_LIMIT = DPF_SVT_VALUE_LIMIT
 # Queries per C call of feed (a signal check between calls): a few milliseconds.
 _SVT_SLICE = 1 << 20
 SVT_MAX_INV_L = DPF_SVT_MAX_INV_L
+SVT_ATOM_BITS_MIN = DPF_SVT_ATOM_BITS_MIN
+SVT_ATOM_BITS_MAX = DPF_SVT_ATOM_BITS_MAX
 
 
 cdef object _svt_values(object values, str name):
@@ -87,13 +89,15 @@ cdef class _SVTStream:
         return 0
 
     def _configure_secure(self, rng, int64_t cutoff, bint numeric, double grid,
-                          double threshold, double inv_l, uint64_t thr_num, uint64_t thr_den,
-                          uint64_t val_num, uint64_t val_den, bint constant_time):
+                          double threshold, double inv_l, int atom_bits, uint64_t thr_num,
+                          uint64_t thr_den, uint64_t val_num, uint64_t val_den,
+                          bint constant_time):
         """Set up the secure path; returns the certified slack of one threshold draw and
         of one value draw (zero for the exact sampler)."""
         self._claim(rng)
         st = dpf_svt_init_secure(self._st, cutoff, numeric, grid, threshold, inv_l,
-                                 thr_num, thr_den, val_num, val_den, constant_time)
+                                 atom_bits, thr_num, thr_den, val_num, val_den,
+                                 constant_time)
         if st == DPF_E_RANGE:
             raise PrivacyParameterError(
                 "the secure grid cannot represent these parameters (threshold / grid must "
@@ -342,37 +346,43 @@ cdef class _SVTStream:
 SVT_CHUNK = DPF_SVT_CHUNK
 
 
-def _svt_query_noise_chunk(double inv_l, words, impl="best"):
-    """The secure path's query noise for one chunk of 2 * SVT_CHUNK given words, computed
-    by one named implementation (tests of the inversion only; a pure function of its
-    arguments, tied to no stream).  Query j uses words[j] (hi) and words[SVT_CHUNK + j]."""
+def _svt_query_noise_chunk(double inv_l, words, impl="best",
+                           int atom_bits=DPF_SVT_ATOM_BITS_MAX, rt=None, double grid=1.0):
+    """The secure path's query noise for one chunk of SVT_CHUNK given words, computed by
+    one named implementation (tests of the inversion only; a pure function of its
+    arguments, tied to no stream).  Query j uses words[j].  With rt (an int): also the
+    comparison bounds for R + floor(T/g) = rt on the grid ``grid``, as (noise, bounds)."""
     impls = {"best": DPF_IMPL_BEST, "scalar": DPF_IMPL_SCALAR, "sse2": DPF_IMPL_VEC128,
              "neon": DPF_IMPL_VEC128, "avx2": DPF_IMPL_AVX2, "avx512": DPF_IMPL_AVX512}
     cdef cnp.ndarray w = np.ascontiguousarray(words, dtype=np.uint64)
     cdef cnp.ndarray out = np.zeros(DPF_SVT_CHUNK, dtype=np.int64)
+    cdef cnp.ndarray bounds = np.zeros(DPF_SVT_CHUNK, dtype=np.float64)
+    cdef int64_t rt_c = 0 if rt is None else rt
     cdef dpf_svt_t *s
     cdef int st
-    if w.ndim != 1 or w.shape[0] != 2 * DPF_SVT_CHUNK:
-        raise ValueError(f"words must have shape ({2 * DPF_SVT_CHUNK},)")
+    if w.ndim != 1 or w.shape[0] != DPF_SVT_CHUNK:
+        raise ValueError(f"words must have shape ({DPF_SVT_CHUNK},)")
     s = <dpf_svt_t *>calloc(1, sizeof(dpf_svt_t))
     if s == NULL:
         raise MemoryError()
     try:
-        _check(dpf_svt_init_secure(s, 1, 0, 1.0, 0.0, inv_l, 1, 1, 1, 1, 0))
+        _check(dpf_svt_init_secure(s, 1, 0, grid, 0.0, inv_l, atom_bits, 1, 1, 1, 1, 0))
         st = dpf_svt_query_noise_chunk(s, impls[impl], <const uint64_t *>cnp.PyArray_DATA(w),
-                                       <int64_t *>cnp.PyArray_DATA(out))
+                                       <int64_t *>cnp.PyArray_DATA(out),
+                                       NULL if rt is None else <double *>cnp.PyArray_DATA(bounds),
+                                       rt_c)
     finally:
         dpf_svt_wipe(s)
         free(s)
     if st != 0:
         raise ValueError(f"implementation {impl!r} is not available on this CPU")
-    return out
+    return out if rt is None else (out, bounds)
 
 
 def _svt_simd_available():
     """Names of the query-noise implementations this build and CPU run (tests)."""
     names = []
-    words = np.zeros(2 * DPF_SVT_CHUNK, dtype=np.uint64)
+    words = np.zeros(DPF_SVT_CHUNK, dtype=np.uint64)
     for name in ("scalar", "sse2", "neon", "avx2", "avx512"):
         try:
             _svt_query_noise_chunk(2.0, words, name)
@@ -384,14 +394,15 @@ def _svt_simd_available():
     return names
 
 
-def _svt_inversion_constants(double inv_l):
-    """(log2(1+q), the sign split word) of the inversion, for the reference in the tests."""
+def _svt_inversion_constants(double inv_l, int atom_bits=DPF_SVT_ATOM_BITS_MAX):
+    """(log2(1+q), the sign split word, the atom's bound word) of the inversion, for the
+    reference in the tests."""
     cdef dpf_svt_t *s = <dpf_svt_t *>calloc(1, sizeof(dpf_svt_t))
     if s == NULL:
         raise MemoryError()
     try:
-        _check(dpf_svt_init_secure(s, 1, 0, 1.0, 0.0, inv_l, 1, 1, 1, 1, 0))
-        return s.q_c1, int(s.q_pos_hi)
+        _check(dpf_svt_init_secure(s, 1, 0, 1.0, 0.0, inv_l, atom_bits, 1, 1, 1, 1, 0))
+        return s.q_c1, int(s.q_pos), int(s.q_atom)
     finally:
         dpf_svt_wipe(s)
         free(s)

@@ -11,7 +11,11 @@ every ⊥ has ``f_i <= T + α`` and (NumericSparse) every released value is with
 On dpfast's secure path the query noise is certified for ``K + 1`` grid steps instead of
 ``sensitivity / g = K`` and inputs are floored to the grid, so its α is larger by the
 factor ``(K + 1) g / sensitivity`` plus one grid step ``g`` (with the default grid, a
-relative 2**-20 and a 2**-20 sensitivity); see :mod:`dpfast.sparse`.
+relative 2**-20 and a 2**-20 sensitivity), its query noise's scale by a further factor
+``1 / (1 - 2**(A-63) sigma)`` (below ``1 + 2**-9`` when A > 20), and each query is a spurious ⊤
+with probability ``2**-A`` (the inversion's atom at +inf): over k queries β grows by
+``k * 2**-A``.  ``A`` (``stream._noise["query_atom_bits"]``, between 20 and 48, 48 at
+ordinary ε) is public; see :mod:`dpfast.sparse`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Two paths, chosen by ``mode``:
     are exact (each query value is compared with a bound computed from the integer noise
     and the public threshold, which is the integer comparison on the grid).  The threshold noise (and NumericSparse's released
     noise) is an exact discrete Laplace (Canonne, Kamath & Steinke 2020).  The per-query
-    noise is drawn from two 64-bit words of the generator by a certified inversion: the
+    noise is drawn from one 64-bit word of the generator by a certified inversion: the
     same instructions for every query whatever its value, no table, no libm.  See
     *Privacy* in each class for what the grid and the inversion cost.
 ``"fast"``
@@ -174,31 +174,46 @@ def _dyadic_up(x: Fraction) -> tuple[int, int]:
     return f.numerator, f.denominator
 
 
-def _inv_l(k_grid: int, sigma: Fraction) -> float:
+def _atom_bits(sigma: Fraction) -> int:
+    """A, the query noise's atom (one word W < 2**(64-A) gives N = +inf, see
+    csrc/sparse.c): the largest A <= 48 whose slack 2**(A-63) is at most 2**-10 of
+    eps'/2 = 1/sigma, i.e. 2**(A-53) sigma <= 1, but at least 20 (then, for eps' below
+    about 2**-32, the slack is a larger part of eps'/2, still fully charged by _inv_l, and
+    the atom's 2**-20 per query an accuracy cost).  Public: sigma only."""
+    a = _core.SVT_ATOM_BITS_MAX
+    while a > _core.SVT_ATOM_BITS_MIN and Fraction(2) ** (a - 53) * sigma > 1:
+        a -= 1
+    return a
+
+
+def _inv_l(k_grid: int, sigma: Fraction, atom_bits: int) -> float:
     """Query-noise parameter of the secure inversion (see csrc/sparse.c): the query noise
-    is certified for sensitivity K + 1 grid steps; we need (2K+2) ln2 / inv_l + 2^-64 <=
-    eps'/2 = 1/sigma, i.e. inv_l >= (2K+2) ln2 sigma / (1 - 2^-64 sigma)."""
+    is certified for sensitivity K + 1 grid steps up to a factor 1 + 2^(A-64); we need
+    (2K+2) ln2 / inv_l + 2^(A-63) <= eps'/2 = 1/sigma (twice the slack the proof needs),
+    i.e. inv_l >= (2K+2) ln2 sigma / (1 - 2^(A-63) sigma); inf if impossible."""
     s = float(sigma)
-    denom = 1.0 - s * 2.0 ** -64
+    denom = 1.0 - s * 2.0 ** (atom_bits - 63)
     if not denom > 0.5:
         return math.inf
     return (2 * k_grid + 2) * math.log(2.0) * s / denom * (1 + _MARGIN)
 
 
 def _grid(sensitivity: float, sigma: Fraction,
-          granularity: float | None) -> tuple[float, int, float]:
-    """(g, K, inv_l): the grid, the sensitivity in grid steps, the query-noise parameter."""
+          granularity: float | None) -> tuple[float, int, float, int]:
+    """(g, K, inv_l, A): the grid, the sensitivity in grid steps, the query-noise
+    parameter and its atom's bits."""
     delta_f = Fraction(sensitivity)
+    atom = _atom_bits(sigma)
     if granularity is not None:
         g = granularity
         k_grid = -((-delta_f) // Fraction(g))
-        inv_l = _inv_l(k_grid, sigma)
+        inv_l = _inv_l(k_grid, sigma, atom)
         if not inv_l <= _core.SVT_MAX_INV_L:
             raise PrivacyParameterError(
                 f"granularity={g!r} is too fine for this noise: the query noise would be "
                 f"{inv_l / math.log(2.0):.3g} grid steps, above the secure inversion's "
                 "limit of 2**40 / ln 2; pass a larger granularity")
-        return g, k_grid, inv_l
+        return g, k_grid, inv_l, atom
     e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
     for bits in range(_GRID_BITS, -1100, -1):
         if e - bits > 1023:                   # ldexp would overflow: no coarser grid
@@ -209,9 +224,9 @@ def _grid(sensitivity: float, sigma: Fraction,
         if g == math.inf:
             break
         k_grid = -((-delta_f) // Fraction(g))
-        inv_l = _inv_l(k_grid, sigma)
+        inv_l = _inv_l(k_grid, sigma, atom)
         if inv_l <= _core.SVT_MAX_INV_L:
-            return g, k_grid, inv_l
+            return g, k_grid, inv_l, atom
         if k_grid == 1:
             break
     raise PrivacyParameterError(
@@ -222,15 +237,15 @@ def _grid(sensitivity: float, sigma: Fraction,
 @functools.lru_cache(maxsize=256)
 def _secure_scales(
     sensitivity: float, sigma: Fraction, sigma_value: Fraction | None, granularity: float | None,
-) -> tuple[float, int, float, tuple[int, int], tuple[int, int]]:
-    """(g, K, inv_l, threshold scale, value scale) of the secure path, from public
+) -> tuple[float, int, float, int, tuple[int, int], tuple[int, int]]:
+    """(g, K, inv_l, A, threshold scale, value scale) of the secure path, from public
     parameters only (cached: exact rational arithmetic is the slow part of a constructor,
     and streams are often re-created with the same parameters)."""
-    g, k_grid, inv_l = _grid(sensitivity, sigma, granularity)
+    g, k_grid, inv_l, atom = _grid(sensitivity, sigma, granularity)
     # threshold noise sigma K, released noise sigma(eps2) K (grid steps), rounded up
     thr = _dyadic_up(Fraction(sigma) * k_grid)
     val = _dyadic_up(Fraction(sigma_value) * k_grid) if sigma_value is not None else (1, 1)
-    return g, k_grid, inv_l, thr, val
+    return g, k_grid, inv_l, atom, thr, val
 
 
 def _granularity(value: Real | None, mode: str) -> float | None:
@@ -299,8 +314,8 @@ class _SVTBase(_core._SVTStream):
         vrange = _value_range(value_range)
         rng = _core.secure_rng(rng)          # warns for a predictable generator
         if mode == "secure":
-            g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
-                                                        granularity)
+            g, k_grid, inv_l, atom, thr, val = _secure_scales(sensitivity, sigma,
+                                                              sigma_value, granularity)
             if vrange is not None and not vrange < _core.SVT_VALUE_LIMIT * g:
                 if granularity is not None:
                     raise PrivacyParameterError(
@@ -309,16 +324,17 @@ class _SVTBase(_core._SVTStream):
                         "granularity= or omit it")
                 # the finest power-of-two grid whose 2**61 steps cover the range (public)
                 coarse = math.ldexp(1.0, math.frexp(vrange / _core.SVT_VALUE_LIMIT)[1])
-                g, k_grid, inv_l, thr, val = _secure_scales(sensitivity, sigma, sigma_value,
-                                                            coarse)
+                g, k_grid, inv_l, atom, thr, val = _secure_scales(sensitivity, sigma,
+                                                                  sigma_value, coarse)
             # without value_range the secure path clamps to its grid's range
             effective_range = (vrange if vrange is not None
                                else math.nextafter(_core.SVT_VALUE_LIMIT * g, 0.0))
             slack_thr, slack_val = self._configure_secure(
-                rng, cutoff, numeric, g, threshold, inv_l, thr[0], thr[1], val[0], val[1],
+                rng, cutoff, numeric, g, threshold, inv_l, atom, thr[0], thr[1], val[0], val[1],
                 constant_time)
             noise = {"grid": g, "sensitivity_steps": k_grid, "threshold_scale": thr,
-                     "query_inv_l": inv_l, "value_scale": val if numeric else None}
+                     "query_inv_l": inv_l, "query_atom_bits": atom,
+                     "value_scale": val if numeric else None}
             # Constant-time sampler: each of at most `cutoff` threshold draws (and as many
             # value draws) is within total variation `slack` of the exact law, so the
             # stream is (eps, delta + (1 + e^eps) * total slack)-DP.
@@ -491,11 +507,17 @@ _SECURE_DOC = """
         ``K * g < sensitivity + g`` (no charge when the sensitivity is a multiple of g).
         The threshold noise is an exact discrete Laplace of scale ``sigma * K`` steps; the
         query noise is certified for ``K + 1`` steps (the extra step pays for the
-        inversion that draws it from two 64-bit words), so its scale is
-        ``2 * sigma * (K + 1)`` steps.  Every scale is rounded up by at most a relative
+        inversion that draws it from one 64-bit word), so its scale is about
+        ``2 * sigma * (K + 1)`` steps.  That word's 64-bit resolution, and an atom of
+        probability ``2**-A`` per query where the noise is +inf (an unconditional ⊤),
+        cost a factor ``1 + 2**(A-63)`` in each query's likelihood ratio, paid out of the
+        epsilon by a slightly larger query noise; ``A`` (``_noise["query_atom_bits"]``) is
+        the largest integer <= 48 that keeps this below 2**-10 of the query noise's
+        epsilon share, but at least 20.  Every scale is rounded up by at most a relative
         2**-40.  The mechanism is then exactly as private as stated; its accuracy is that
         of the theorems with the sensitivity replaced by ``(K + 1) * g`` for the query
-        noise, plus one grid step.  A query value beyond 2**61 grid steps (or beyond
+        noise, plus one grid step, and with ``beta`` larger by ``k * 2**-A`` over k
+        queries (the atom).  A query value beyond 2**61 grid steps (or beyond
         ``value_range``) is clamped to that range (clamping cannot increase the
         sensitivity, and an error would depend on the data); a threshold must lie within
         it.

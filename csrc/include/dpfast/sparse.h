@@ -14,7 +14,7 @@
  *   DPF_SVT_SECURE  inputs floored to a power-of-two grid g (public), integer noise,
  *                   exact integer comparisons.  Threshold and released-value noise is an
  *                   exact discrete Laplace (or the constant-time bitwise sampler, with its
- *                   certified slack); query noise comes from two 64-bit words per query
+ *                   certified slack); query noise comes from one 64-bit word per query
  *                   through a certified inversion (see sparse.c), the same instructions
  *                   for every query whatever its value.
  *   DPF_SVT_FAST    continuous Laplace in double precision with exact thinning over
@@ -45,9 +45,14 @@ enum { DPF_SVT_SECURE = 1, DPF_SVT_FAST = 2 };
 #define DPF_SVT_MAX_INV_L 1099511627776.0           /* 2^40 */
 #define DPF_SVT_NOISE_INF ((int64_t)1 << 62)        /* the query noise's atom at +inf */
 #define DPF_SVT_THRESHOLD_LIMIT ((int64_t)1 << 48)  /* |threshold noise| (never reached) */
-/* Query noise is computed DPF_SVT_CHUNK queries at a time (SIMD) from 2 * DPF_SVT_CHUNK
- * words, at fixed query positions: query i uses chunk i / CHUNK whatever the batching, so
- * a batch and the same queries one step at a time give the same answers. */
+/* The query noise's atom: a word below 2^(64 - A) gives N = +inf (probability 2^-A), with
+ * A public, chosen by the caller in [MIN, MAX] (see the privacy argument in sparse.c). */
+#define DPF_SVT_ATOM_BITS_MIN 20
+#define DPF_SVT_ATOM_BITS_MAX 48
+/* Query noise is computed DPF_SVT_CHUNK queries at a time (SIMD) from DPF_SVT_CHUNK
+ * words, one per query, at fixed query positions: query i uses chunk i / CHUNK whatever
+ * the batching, so a batch and the same queries one step at a time give the same
+ * answers. */
 #define DPF_SVT_CHUNK 64
 
 /* An exact discrete Laplace of scale s_num/s_den (grid units), or its constant-time
@@ -70,7 +75,9 @@ struct dpf_svt {
     int64_t default_thr;       /* floor(T / g) */
     double q_inv_l;            /* query noise: q = 2^(-1/q_inv_l) per grid unit */
     double q_c1;               /* log2(1 + q) */
-    uint64_t q_pos_hi;         /* about 2^64 q/(1+q): the sign split of the inversion */
+    uint64_t q_pos;            /* about 2^64 q/(1+q): the sign split of the inversion */
+    uint64_t q_atom;           /* 2^(64 - q_atom_bits): words below it give N = +inf */
+    int q_atom_bits;           /* A: the atom has probability 2^-A */
     dpf_svt_dlap_t thr_noise;  /* threshold noise, scale sigma K */
     dpf_svt_dlap_t val_noise;  /* NumericSparse released-value noise */
     /* fast */
@@ -86,11 +93,14 @@ struct dpf_svt {
     uint64_t pid;              /* the process that started the stream (a raw clone() runs
                                 * no atfork handler, so the id is checked too) */
     int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
-    void (*noise_chunk)(const dpf_svt_t *, const uint64_t *, int64_t *);  /* that code */
+    /* that code: noise (and default-threshold bounds) of a chunk from its words */
+    void (*noise_chunk)(const dpf_svt_t *, uint64_t *, int64_t *, double *, uint64_t);
+    int (*any_top)(const double *, const double *, size_t);   /* some v[j] >= b[j]? */
     int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
      * queries of the current chunk.  Never returned by any function; each query's noise
-     * is erased as it is used. */
+     * is erased once used (overwritten by the next chunk, or erased before dpf_svt_feed
+     * returns). */
     int64_t secret_thr_int;    /* secure: T-hat = T + secret_thr_int (grid units) */
     double secret_thr_dbl;     /* fast:   T-hat = T + secret_thr_dbl */
     uint32_t secret_qpos;      /* next unused entry of secret_qnoise (CHUNK: none left) */
@@ -100,12 +110,15 @@ struct dpf_svt {
 };
 
 /* Configure a secure stream.  Scales are in grid units: the threshold noise is a discrete
- * Laplace of scale thr_num/thr_den, the released value's (numeric only) val_num/val_den.
- * DPF_E_PARAM for an invalid parameter, DPF_E_RANGE if T/g is too large or inv_l exceeds
+ * Laplace of scale thr_num/thr_den, the released value's (numeric only) val_num/val_den;
+ * the query noise has parameter q_inv_l and an atom of mass 2^-atom_bits at +inf.
+ * DPF_E_PARAM for an invalid parameter (atom_bits outside [DPF_SVT_ATOM_BITS_MIN,
+ * DPF_SVT_ATOM_BITS_MAX] included), DPF_E_RANGE if T/g is too large or inv_l exceeds
  * DPF_SVT_MAX_INV_L, or a status of the constant-time sampler's preparation. */
 int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
-                        double threshold, double q_inv_l, uint64_t thr_num, uint64_t thr_den,
-                        uint64_t val_num, uint64_t val_den, int constant_time);
+                        double threshold, double q_inv_l, int atom_bits, uint64_t thr_num,
+                        uint64_t thr_den, uint64_t val_num, uint64_t val_den,
+                        int constant_time);
 
 /* Configure a fast (simulation) stream with Laplace scales in value units. */
 int dpf_svt_init_fast(dpf_svt_t *s, int64_t cutoff, int numeric, double threshold,
@@ -138,12 +151,14 @@ int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
 /* Erase the secret and the configuration. */
 void dpf_svt_wipe(dpf_svt_t *s);
 
-/* The secure query noise of one chunk computed from 2 * DPF_SVT_CHUNK words (query j uses
- * words[j] and words[CHUNK + j] as hi and lo) by implementation impl (DPF_IMPL_SCALAR,
- * ..., or DPF_IMPL_BEST).  Exposed for tests of the inversion; a pure function of its
- * arguments, and the same for every implementation.  -1 if impl is not available. */
+/* The secure query noise of one chunk computed from DPF_SVT_CHUNK words (query j uses
+ * words[j]) by implementation impl (DPF_IMPL_SCALAR, ..., or DPF_IMPL_BEST), and with
+ * bounds != NULL the comparison bounds for R + floor(T/g) = rt that the same pass
+ * computes for the default threshold.  Exposed for tests of the inversion; a pure
+ * function of its arguments, and the same for every implementation.  -1 if impl is not
+ * available. */
 int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *words,
-                              int64_t *out);
+                              int64_t *out, double *bounds, int64_t rt);
 
 #ifdef __cplusplus
 }
