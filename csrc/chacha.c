@@ -682,15 +682,13 @@ void dpf_chacha_key(dpf_chacha_t *c, const uint8_t key[32], const uint8_t nonce[
     dpf_secure_zero(c->buf, sizeof c->buf);
 }
 
-void dpf_chacha_refill(dpf_chacha_t *c)
+/* The fork check of every refill: a forked child (wiped page, or atfork generation moved)
+ * never reuses the parent's key or buffer.  Only OS-mode states can be wiped, since only
+ * they live in MADV_WIPEONFORK pages; a rekey empties the buffer. */
+static void chacha_refresh(dpf_chacha_t *c)
 {
-    uint32_t *w = (uint32_t *)c->buf;
-    blocks_fn fn;
     if (c->magic == 0 || (c->mode == DPF_CHACHA_OS && (c->fork_gen != dpf_fork_generation ||
                                                        (c->pid && c->pid != dpf_process_id())))) {
-        /* A forked child (wiped page, or atfork generation moved): never reuse the
-         * parent's key or buffer.  Only OS-mode states can be wiped, since only they
-         * live in MADV_WIPEONFORK pages. */
         c->mode = DPF_CHACHA_OS;
         c->impl = (uint32_t)best_impl;
         if (c->pid) c->pid = dpf_process_id();
@@ -703,36 +701,85 @@ void dpf_chacha_refill(dpf_chacha_t *c)
      * them exactly as the parent would (documented), like any seeded numpy generator,
      * so a buffer that is merely from before a fork is still handed out. */
     c->fork_gen = dpf_fork_generation;
-    if (c->pos < c->len) return;
-    fn = impl_fn((int)c->impl);
+}
+
+/* The words handed out before a batch: the next key in keyed modes (fast key erasure). */
+static size_t batch_lead(const dpf_chacha_t *c)
+{
+    return c->mode == DPF_CHACHA_STREAM ? 0 : 4;
+}
+
+/* One refill's DPF_CHACHA_BLOCKS blocks into w[0 .. DPF_CHACHA_WORDS): in keyed modes the
+ * first batch_lead(c) words become the next key (the old one is gone) and are zeroed, the
+ * rest is output; in STREAM mode all of it is output and the counter moves on. */
+static void chacha_batch(dpf_chacha_t *c, uint64_t *w)
+{
+    uint32_t *w32 = (uint32_t *)w;
+    size_t lead = batch_lead(c);
+    blocks_fn fn = impl_fn((int)c->impl);
     if (fn == NULL) fn = blocks_scalar;
     if (c->mode == DPF_CHACHA_STREAM) {
-        fn(c->key, c->nonce, c->counter, w, DPF_CHACHA_BLOCKS);
+        fn(c->key, c->nonce, c->counter, w32, DPF_CHACHA_BLOCKS);
         c->counter += DPF_CHACHA_BLOCKS;
-        c->pos = 0;
     } else {
-        fn(c->key, c->nonce, 0, w, DPF_CHACHA_BLOCKS);
-        memcpy(c->key, w, 32); /* fast key erasure: the old key is gone */
+        fn(c->key, c->nonce, 0, w32, DPF_CHACHA_BLOCKS);
+        memcpy(c->key, w32, 32);
         dpf_secure_zero(w, 32);
-        c->pos = 4;
     }
-    c->len = DPF_CHACHA_WORDS;
 #if defined(__BYTE_ORDER__) && (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
     {   /* words are defined as the little-endian reading of the keystream */
         size_t i;
-        for (i = 0; i < DPF_CHACHA_WORDS; i++) {
-            uint32_t lo = w[2 * i], hi = w[2 * i + 1];
-            c->buf[i] = ((uint64_t)hi << 32) | lo;
+        for (i = lead; i < DPF_CHACHA_WORDS; i++) {
+            uint32_t lo = w32[2 * i], hi = w32[2 * i + 1];
+            w[i] = ((uint64_t)hi << 32) | lo;
         }
     }
+#else
+    (void)lead;
 #endif
 }
 
+void dpf_chacha_refill(dpf_chacha_t *c)
+{
+    chacha_refresh(c);
+    if (c->pos < c->len) return;
+    chacha_batch(c, c->buf);
+    c->pos = (uint32_t)batch_lead(c);
+    c->len = DPF_CHACHA_WORDS;
+}
+
+/* Bulk fills skip the buffer: once it is empty, every whole batch is computed straight
+ * into the caller's array, so the words are written once instead of being written,
+ * copied and erased.  In keyed modes a batch starts with the next key: it is computed
+ * into out - lead, over the last lead words already handed out in this call, which are
+ * saved before and written back after (so the first batch of a call that finds the
+ * buffer empty goes through the buffer).  The stream is exactly the buffered one, and
+ * neither the key nor any output stays in memory dpfast owns. */
 void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n)
 {
+    size_t done = 0;
     while (n > 0) {
         size_t avail, take;
-        if (c->pos >= c->len || c->fork_gen != dpf_fork_generation) dpf_chacha_refill(c);
+        if (c->pos >= c->len || c->fork_gen != dpf_fork_generation) {
+            chacha_refresh(c);
+            if (c->pos >= c->len) {
+                size_t lead = batch_lead(c);
+                if (n >= DPF_CHACHA_WORDS - lead && done >= lead) {
+                    uint64_t saved[4];
+                    memcpy(saved, out - lead, lead * sizeof(uint64_t));
+                    chacha_batch(c, out - lead);
+                    memcpy(out - lead, saved, lead * sizeof(uint64_t));
+                    dpf_secure_zero(saved, sizeof saved);
+                    out += DPF_CHACHA_WORDS - lead;
+                    n -= DPF_CHACHA_WORDS - lead;
+                    done += DPF_CHACHA_WORDS - lead;
+                    continue;
+                }
+                chacha_batch(c, c->buf);
+                c->pos = (uint32_t)lead;
+                c->len = DPF_CHACHA_WORDS;
+            }
+        }
         avail = c->len - c->pos;
         take = n < avail ? n : avail;
         memcpy(out, c->buf + c->pos, take * sizeof(uint64_t));
@@ -740,6 +787,7 @@ void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n)
         c->pos += (uint32_t)take;
         out += take;
         n -= take;
+        done += take;
     }
 }
 
