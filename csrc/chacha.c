@@ -272,14 +272,18 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
                             uint64_t ctr, uint32_t *out, size_t nblocks)               \
     {                                                                                  \
         size_t b;                                                                      \
-        int r;                                                                         \
+        int r, i;                                                                      \
+        uint32_t s0[16];                                                               \
+        volatile V in[16], slot[2];                                                    \
+        chacha_input(s0, key, nonce, ctr);                                             \
+        for (i = 0; i < 16; i++) in[i] = V_SET1(s0[i]);                                \
         for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                            \
-            uint32_t s0[16], c12[LANES], c13[LANES];                                   \
+            uint32_t c12[LANES], c13[LANES];                                           \
             V x[16];                                                                   \
-            volatile V slot[2];                                                        \
-            chacha_input(s0, key, nonce, ctr + b);                                     \
             lane_counters(nonce, ctr + b, (LANES), c12, c13);                          \
-            V_START(x, s0, c12, c13);                                                  \
+            for (i = 0; i < 16; i++) x[i] = in[i];                                     \
+            x[12] = V_LOAD(c12);                                                       \
+            x[13] = V_LOAD(c13);                                                       \
             slot[0] = x[10];                                                           \
             slot[1] = x[11];                                                           \
             DPF_UNROLL_ROUNDS                                                          \
@@ -293,9 +297,16 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
             }                                                                          \
             x[10] = slot[0];                                                           \
             x[11] = slot[1];                                                           \
-            V_FINISH(x, s0, c12, c13);                                                 \
+            for (i = 0; i < 16; i++)                                                   \
+                if (i != 12 && i != 13) x[i] = V_ADD(x[i], in[i]);                     \
+            x[12] = V_ADD(x[12], V_LOAD(c12));                                         \
+            x[13] = V_ADD(x[13], V_LOAD(c13));                                         \
             V_OUTPUT(out + 16 * b, x);                                                 \
         }                                                                              \
+        /* the copies of the key made here */                                          \
+        for (i = 0; i < 16; i++) in[i] = V_SET1(0);                                    \
+        slot[0] = slot[1] = V_SET1(0);                                                 \
+        for (i = 0; i < 16; i++) ((volatile uint32_t *)s0)[i] = 0;                     \
         if (b < nblocks) REST(key, nonce, ctr + b, out + 16 * b, nblocks - b);         \
     }
 /* Take u, v out of the slot and put p, q in it. */
