@@ -93,7 +93,10 @@ static void blocks_single(const uint32_t key[8], const uint32_t nonce[3], uint64
  * of block l in lane l of s[i]) and two sets of vectors interleaved round by round.
  * The compiler maps it to the target's SIMD (SSE2 on baseline x86-64, NEON on arm64,
  * VSX, ...) or to scalar code where it has none; no intrinsics, no CPU check.  This is
- * also the arm64 NEON version. */
+ * also the arm64 NEON version, where both sets fit the 32 vector registers.  On x86-64
+ * (16 registers) the compiler spills: measured on Zen 4 (gcc 12) 5.4 ns per 64-bit word,
+ * against 5.05 for the one-set layout of the SSE2 kernel below, which would cost arm64
+ * its second set; the portable version keeps the layout that suits wide register files. */
 #define DPF_GENERIC_VEC 1
 typedef uint32_t gen_v __attribute__((vector_size(16)));
 
@@ -213,7 +216,7 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
  * AVX-512 pair of sets).  Other compilers keep the loop. */
 #if defined(__clang__)
 #define DPF_UNROLL_ROUNDS _Pragma("clang loop unroll(full)")
-#elif defined(__GNUC__)
+#elif defined(__GNUC__) && __GNUC__ >= 8
 #define DPF_UNROLL_ROUNDS _Pragma("GCC unroll 10")
 #else
 #define DPF_UNROLL_ROUNDS
@@ -325,9 +328,10 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
                             uint64_t ctr, uint32_t *out, size_t nblocks)               \
     {                                                                                  \
         size_t b;                                                                      \
-        int r;                                                                         \
+        int r, i;                                                                      \
+        uint32_t s0[16];                                                               \
         for (b = 0; b + 2 * (LANES) <= nblocks; b += 2 * (LANES)) {                    \
-            uint32_t s0[16], c12[2 * (LANES)], c13[2 * (LANES)];                       \
+            uint32_t c12[2 * (LANES)], c13[2 * (LANES)];                               \
             V x[16], y[16];                                                            \
             chacha_input(s0, key, nonce, ctr + b);                                     \
             lane_counters(nonce, ctr + b, 2 * (LANES), c12, c13);                      \
@@ -349,6 +353,7 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
             V_OUTPUT(out + 16 * b, x);                                                 \
             V_OUTPUT(out + 16 * (b + (LANES)), y);                                     \
         }                                                                              \
+        for (i = 0; i < 16; i++) ((volatile uint32_t *)s0)[i] = 0; /* the key copy */  \
         if (b < nblocks) REST(key, nonce, ctr + b, out + 16 * b, nblocks - b);         \
     }
 
