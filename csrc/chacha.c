@@ -240,9 +240,9 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
     c0 = V_ADD(c0, d0); c1 = V_ADD(c1, d1); b0 = V_XOR(b0, c0); b1 = V_XOR(b1, c1);    \
     b0 = V_ROTL(b0, 7); b1 = V_ROTL(b1, 7);
 
-/* The input of LANES blocks (word i of block l in lane l of x[i]), and the final addition
- * of it.  The input is rebuilt from s0 (broadcast loads) and the counter arrays instead of
- * being kept in 16 more registers across the rounds. */
+/* For the two-set kernel: the input of LANES blocks (word i of block l in lane l of
+ * x[i]), and the final addition of it.  The input is rebuilt from s0 (broadcast loads)
+ * and the counter arrays instead of being kept in 16 more registers across the rounds. */
 #define V_START(x, s0, c12, c13)                                                       \
     do {                                                                               \
         int i_;                                                                        \
@@ -266,10 +266,13 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
  * pair wait in a stack slot: the column pairs use c8, c9 then c10, c11 and the diagonal
  * pairs c10, c11 then c8, c9, so one exchange (2 stores, 2 loads, off the dependency
  * chains) per round.  The slot is volatile so that the compiler keeps exactly this
- * exchange instead of choosing its own spills.  Measured on Zen 4 (gcc 12, 32 blocks):
- * SSE2 5.04 ns per 64-bit word (two interleaved sets with gcc's spills: 5.33; one block
- * per register row, 3 blocks interleaved: 6.6), AVX2 2.44 (two sets: 2.59; 2 blocks per
- * register row, 4 sets: 3.1).  A remainder of fewer than LANES blocks goes to REST. */
+ * exchange instead of choosing its own spills.  The input's broadcasts are made once
+ * per call into a volatile array read at the start and end of each set (2% faster for
+ * AVX2 than broadcasting per set); it, s0 and the slot are erased on return.
+ * Measured on Zen 4 (gcc 12, 32 blocks): SSE2 5.04 ns per 64-bit word (two interleaved
+ * sets with gcc's spills: 5.33; one block per register row, 3 blocks interleaved: 6.6),
+ * AVX2 2.44 (two sets: 2.59; 2 blocks per register row, 4 sets: 3.1).  A remainder of
+ * fewer than LANES blocks goes to REST. */
 #define DEFINE_X86_BLOCKS(NAME, REST, V, LANES, TARGET)                                \
     TARGET static void NAME(const uint32_t key[8], const uint32_t nonce[3],            \
                             uint64_t ctr, uint32_t *out, size_t nblocks)               \
