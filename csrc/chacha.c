@@ -28,10 +28,14 @@ volatile uint32_t dpf_fork_generation = 1;
 
 /* ------------------------------------------------------------------ helpers */
 
+/* memset called through a volatile pointer: the compiler cannot know which function it
+ * calls, so it cannot drop the stores as dead (OpenSSL's OPENSSL_cleanse, crypto/mem_clr.c,
+ * does the same); unlike a volatile byte loop it runs at memset's speed. */
+static void *(*const volatile dpf_memset_v)(void *, int, size_t) = memset;
+
 void dpf_secure_zero(void *p, size_t n)
 {
-    volatile unsigned char *q = (volatile unsigned char *)p;
-    while (n--) *q++ = 0;
+    dpf_memset_v(p, 0, n);
 }
 
 static uint32_t load32_le(const uint8_t *p)
