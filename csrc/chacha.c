@@ -54,10 +54,13 @@ static void store32_le(uint8_t *p, uint32_t v)
  * The block counter is 64 bits: its high half is added to the first nonce word, so
  * for the first 2^32 blocks this is exactly RFC 8439, and afterwards it is the original
  * 64-bit-counter ChaCha instead of wrapping around. */
+static const uint32_t chacha_sigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u,
+                                         0x6b206574u}; /* "expand 32-byte k" */
+
 static void chacha_input(uint32_t s[16], const uint32_t key[8], const uint32_t nonce[3],
                          uint64_t ctr)
 {
-    s[0] = 0x61707865u; s[1] = 0x3320646eu; s[2] = 0x79622d32u; s[3] = 0x6b206574u;
+    memcpy(s, chacha_sigma, 16);
     memcpy(s + 4, key, 32);
     s[12] = (uint32_t)ctr;
     s[13] = nonce[0] + (uint32_t)(ctr >> 32);
@@ -283,15 +286,17 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
     {                                                                                  \
         size_t b;                                                                      \
         int r, i;                                                                      \
-        uint32_t s0[16];                                                               \
         volatile V in[16], slot[2];                                                    \
-        chacha_input(s0, key, nonce, ctr);                                             \
-        for (i = 0; i < 16; i++) in[i] = V_SET1(s0[i]);                                \
+        for (i = 0; i < 4; i++) in[i] = V_SET1(chacha_sigma[i]);                       \
+        for (i = 0; i < 8; i++) in[4 + i] = V_SET1(key[i]);                           \
+        in[14] = V_SET1(nonce[1]);                                                     \
+        in[15] = V_SET1(nonce[2]);                                                     \
         for (b = 0; b + (LANES) <= nblocks; b += (LANES)) {                            \
             uint32_t c12[LANES], c13[LANES];                                           \
             V x[16];                                                                   \
             lane_counters(nonce, ctr + b, (LANES), c12, c13);                          \
-            for (i = 0; i < 16; i++) x[i] = in[i];                                     \
+            for (i = 0; i < 16; i++)                                                   \
+                if (i != 12 && i != 13) x[i] = in[i];                                  \
             x[12] = V_LOAD(c12);                                                       \
             x[13] = V_LOAD(c13);                                                       \
             slot[0] = x[10];                                                           \
@@ -314,9 +319,8 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
             V_OUTPUT(out + 16 * b, x);                                                 \
         }                                                                              \
         /* the copies of the key made here */                                          \
-        for (i = 0; i < 16; i++) in[i] = V_SET1(0);                                    \
+        for (i = 4; i < 12; i++) in[i] = V_SET1(0);                                    \
         slot[0] = slot[1] = V_SET1(0);                                                 \
-        for (i = 0; i < 16; i++) ((volatile uint32_t *)s0)[i] = 0;                     \
         if (b < nblocks) REST(key, nonce, ctr + b, out + 16 * b, nblocks - b);         \
     }
 /* Take u, v out of the slot and put p, q in it. */
