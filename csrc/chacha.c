@@ -275,7 +275,7 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
  * chains) per round.  The slot is volatile so that the compiler keeps exactly this
  * exchange instead of choosing its own spills.  The input's broadcasts are made once
  * per call into a volatile array read at the start and end of each set (2% faster for
- * AVX2 than broadcasting per set); it, s0 and the slot are erased on return.
+ * AVX2 than broadcasting per set); its key words and the slot are erased on return.
  * Measured on Zen 4 (gcc 12, 32 blocks): SSE2 5.04 ns per 64-bit word (two interleaved
  * sets with gcc's spills: 5.33; one block per register row, 3 blocks interleaved: 6.6),
  * AVX2 2.44 (two sets: 2.59; 2 blocks per register row, 4 sets: 3.1).  A remainder of
