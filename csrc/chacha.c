@@ -60,7 +60,8 @@ static const uint32_t chacha_sigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u,
 static void chacha_input(uint32_t s[16], const uint32_t key[8], const uint32_t nonce[3],
                          uint64_t ctr)
 {
-    memcpy(s, chacha_sigma, 16);
+    s[0] = chacha_sigma[0]; s[1] = chacha_sigma[1]; s[2] = chacha_sigma[2];
+    s[3] = chacha_sigma[3];
     memcpy(s + 4, key, 32);
     s[12] = (uint32_t)ctr;
     s[13] = nonce[0] + (uint32_t)(ctr >> 32);
