@@ -77,7 +77,9 @@ void dpf_chacha_key(dpf_chacha_t *c, const uint8_t key[32], const uint8_t nonce[
 /* Refill the buffer (called by dpf_chacha_next_u64 when it is empty or stale). */
 void dpf_chacha_refill(dpf_chacha_t *c);
 
-/* Fill out[0..n) with the next n words. */
+/* Fill out[0..n) with the next n words.  Once the buffer is empty, whole refills are
+ * computed straight into out (the same stream, without the buffer's copy and erase);
+ * the words handed out are never in the buffer and no key is left in out. */
 void dpf_chacha_fill(dpf_chacha_t *c, uint64_t *out, size_t n);
 
 static DPF_INLINE uint64_t dpf_chacha_next_u64(dpf_chacha_t *c)
