@@ -1,16 +1,18 @@
-/* Exact discrete Gaussian for large sigma: rejection from a step-function envelope.
+/* Exact discrete Gaussian by blocks: rejection from a step-function envelope.
  *
  * References
  *   [vN51] J. von Neumann, "Various techniques used in connection with random digits", 1951
  *          (the rejection method).
- *   [D86]  L. Devroye, "Non-Uniform Random Variate Generation", Springer 1986, II.3
- *          (rejection from a dominating envelope) and III.2 (inversion by guide tables).
+ *   [D86]  L. Devroye, "Non-Uniform Random Variate Generation", Springer 1986, Ch. II.3
+ *          (the rejection method: a dominating envelope, acceptance f/e).
+ *   [CA74] H. C. Chen, Y. Asau, "On generating random variates from an empirical
+ *          distribution", AIIE Transactions 6 (1974) (guide tables for inversion).
  *   [CKS]  C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential
- *          Privacy", NeurIPS 2020: Algorithm 3 (the sampler used below DPF_DGBLOCK_TMIN, and
- *          its sign/zero handling, reused here).
+ *          Privacy", NeurIPS 2020: Algorithm 3 (the previous sampler, still the scalar one
+ *          and reachable with span2 = 0; its sign/zero handling is reused here).
  *
  * Target: P(Y = y) proportional to f(y) = exp(-y^2 / (2 sigma^2)) on Z, sigma^2 = a/b,
- * t = floor(sigma) + 1 > sigma.  Block width m = 2^bits <= t/16, J blocks with
+ * t = floor(sigma) + 1 > sigma.  Block width m = 2^bits <= t/16 (m = 1 for t < 32), J blocks with
  * (J m)^2 >= span2 sigma^2 (span2 = 70: f(J m) <= e^-35), q = exp(-1/t).
  *
  * Claim 1 (sign).  If Z >= 0 has P(Z = z) proportional to f(z) and S is a fair sign
@@ -49,7 +51,7 @@
  * B, u, S and V are independent with the laws above, and trials are independent.
  *
  * Claim 6 (exact comparisons; the certified-threshold discipline of prepared.h).  B is
- * #{j < J : C_j <= U}, C_j = (w_0 + .. + w_j) / W (inversion, [D86] III.2; a guide table
+ * #{j < J : C_j <= U}, C_j = (w_0 + .. + w_j) / W (inversion; a guide table [CA74]
  * indexed by w's top bits starts the scan).  The C_j are certified 192-bit intervals
  * (outward rounding in certified.c, nothing from libm), stored as 64-bit floor bounds: U is
  * certainly below or above C_j unless its leading bits equal the bound's, and then the
@@ -349,9 +351,10 @@ static DPF_INLINE int bk_block_coin(dpf_rng_t *r, const dpf_dgblock_t *k,
 {
     uint64_t elo, ehi;
     const uint64_t P = bk_exponent(k, jm, u, &elo, &ehi);
-    /* V < 1 - x <= p, evaluated without a branch on the common path */
-    int acc = (k->cshift == 0) & (((v << BK_VSHIFT) | (UINT64_MAX >> BK_PB)) <
-                                  dpf_exp54_crude(e_tab, ehi, 0));
+    /* p = 1 when u = 0 (always when m = 1); else V < 1 - x <= p, evaluated without a
+     * branch on the common path */
+    int acc = (P == 0) | ((k->cshift == 0) & (((v << BK_VSHIFT) | (UINT64_MAX >> BK_PB)) <
+                                              dpf_exp54_crude(e_tab, ehi, 0)));
     if (DPF_UNLIKELY(!acc)) acc = bk_coin(r, k, e_tab, s, P, elo, ehi, v, err);
     return acc;
 }
