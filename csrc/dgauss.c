@@ -12,7 +12,8 @@
  *          and reachable with span2 = 0; its sign/zero handling is reused here).
  *
  * Target: P(Y = y) proportional to f(y) = exp(-y^2 / (2 sigma^2)) on Z, sigma^2 = a/b,
- * t = floor(sigma) + 1 > sigma.  Block width m = 2^bits <= t/16 (m = 1 for t < 32), J blocks with
+ * t = floor(sigma) + 1 > sigma.  Block width m = 2^bits, the largest with m <= t/16 (m = 1
+ * for t < 32; t/32 at sigma near 2^32, where P below must fit a word), J blocks with
  * (J m)^2 >= span2 sigma^2 (span2 = 70: f(J m) <= e^-35), q = exp(-1/t).
  *
  * Claim 1 (sign).  If Z >= 0 has P(Z = z) proportional to f(z) and S is a fair sign
@@ -175,16 +176,9 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
     k->t = t;
     k->bits = t >= 16 ? (uint32_t)dpf_bitlen64(t) - 5 : 0;   /* largest: 2^(bits + 4) <= t */
     if (k->bits > 31) return DPF_E_RANGE;          /* sigma >= 2^36: not needed */
-    k->m = (uint64_t)1 << k->bits;
-    for (J = 1; J <= DPF_XT_MAX && !covers((uint64_t)J << k->bits, b, a, span2); J++) {}
-    if (J > DPF_XT_MAX) return DPF_E_RANGE;        /* span2 too large for the table */
-    k->nblk = J;
-    k->ubits = 64 - k->bits - 1 - BK_PB;
-    k->shift = 64 - (fast_bits < k->ubits ? fast_bits : k->ubits);
-    k->cshift = 64 - fast_bits;
     /* K = 2^53 b / a: the largest ks <= 63 with kf = floor(2^(53 + ks) b / a) < 2^64
      * (m = 1: u = 0, P = 0 and the coin is 1; K is not needed, kf = 0) */
-    if (k->m == 1) {
+    if (k->bits == 0) {
         fits = 1;
         k->ks = 1;
         q = 0;
@@ -201,15 +195,27 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
     }
     if (!fits) return DPF_E_RANGE;
     k->kf = q;
-    /* the largest P = u (2 j m + u) must fit a word, and its E 2^54 bound stay below 2^63 */
-    lo = dpf_mul64(k->m - 1, 2 * (uint64_t)(J - 1) * k->m + k->m - 1, &hi);
-    if (hi != 0) return DPF_E_RANGE;
-    pmax = lo;
-    lo = dpf_mul64(pmax, k->kf, &hi);
-    lo += pmax;
-    hi += lo < pmax;
-    if ((hi >> k->ks) != 0 || ((hi << (64 - k->ks)) | (lo >> k->ks)) >= ((uint64_t)1 << 62))
-        return DPF_E_RANGE;
+    /* J, and the largest P = u (2 j m + u) must fit a word and its E 2^54 bound stay below
+     * 2^62; near sigma = 2^32 that takes one halving of m (m = t/32) */
+    for (;; k->bits--) {
+        k->m = (uint64_t)1 << k->bits;
+        for (J = 1; J <= DPF_XT_MAX && !covers((uint64_t)J << k->bits, b, a, span2); J++) {}
+        if (J > DPF_XT_MAX) return DPF_E_RANGE;    /* span2 too large for the table */
+        lo = dpf_mul64(k->m - 1, 2 * (uint64_t)(J - 1) * k->m + k->m - 1, &hi);
+        pmax = lo;
+        if (hi == 0) {
+            lo = dpf_mul64(pmax, k->kf, &hi);
+            lo += pmax;
+            hi += lo < pmax;
+            lo = (hi << (64 - k->ks)) | (lo >> k->ks);
+            if ((hi >> k->ks) == 0 && lo < ((uint64_t)1 << 62)) break;
+        }
+        if (k->bits == 0) return DPF_E_RANGE;      /* not reached: P = 0 when m = 1 */
+    }
+    k->nblk = J;
+    k->ubits = 64 - k->bits - 1 - BK_PB;
+    k->shift = 64 - (fast_bits < k->ubits ? fast_bits : k->ubits);
+    k->cshift = 64 - fast_bits;
     c = (dpf_fxi_t *)malloc(sizeof(dpf_fxi_t) * (J + 1));
     if (c == NULL) return DPF_E_NOMEM;
     bk_cumulative(k, c, DPF_CTN);

@@ -96,15 +96,19 @@ def block_params(g):
 @pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(1), Fraction(373**2, 100**2),
                                     Fraction(30**2), Fraction(130**2), Fraction(2000**2),
                                     Fraction(10**12), Fraction(2**48), Fraction(10**16),
-                                    Fraction(2**63 + 2**40 + 7, 3), Fraction(1, 10**6)])
+                                    Fraction(2**63 + 2**40 + 7, 3), Fraction(1, 10**6),
+                                    Fraction(2**64 - 1), Fraction(1, 2**64 - 1)])
 def test_block_layout(sigma2):
-    """m = 2^bits is the largest power of two with 16 m <= t (1 below t = 32), J the least
-    count with (J m)^2 >= 70 sigma^2, and the old path stays available (span2 = 0)."""
+    """m = 2^bits is the largest power of two with 16 m <= t (1 below t = 32; halved at
+    sigma near 2^32 so that u (2 j m + u) fits a word), J the least count with
+    (J m)^2 >= 70 sigma^2, and the old path stays available (span2 = 0)."""
     num, den = rational(sigma2)
     g = Exact(num, den)
     m, J = g.blocks
     t = g.t
-    assert m == (1 if t < 32 else 1 << (t.bit_length() - 5))
+    widest = 1 if t < 32 else 1 << (t.bit_length() - 5)
+    assert m == widest or (m == widest // 2 and t >= 2**32)
+    assert (m - 1) * (2 * (J - 1) * m + m - 1) < 2**64
     assert 16 * m <= t or m == 1
     assert (J * m) ** 2 * den >= 70 * num > ((J - 1) * m) ** 2 * den
     assert J <= 512
@@ -131,7 +135,7 @@ def block_cdf(num, den, m, J, t):
 @pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(373**2, 100**2), Fraction(45**2),
                                     Fraction(1100**2), Fraction(10**12),
                                     Fraction(123456789123456789, 2**20 + 3),
-                                    Fraction(2**63 + 2**40 + 7, 3)])
+                                    Fraction(2**63 + 2**40 + 7, 3), Fraction(2**64 - 1)])
 def test_block_thresholds_are_certified(sigma2):
     """Every stored threshold bound brackets the exact cumulative block probability:
     lo 2^shift <= 2^64 C_j < (hi + 1) 2^shift, and the bounds are nondecreasing."""
@@ -152,7 +156,8 @@ def test_block_thresholds_are_certified(sigma2):
 
 
 @pytest.mark.parametrize("sigma2", [Fraction(45**2), Fraction(1100**2), Fraction(10**12),
-                                    Fraction(3**40, 7), Fraction(2**63 + 2**40 + 7, 3)])
+                                    Fraction(3**40, 7), Fraction(2**63 + 2**40 + 7, 3),
+                                    Fraction(2**64 - 1)])
 def test_block_coin_enclosure(sigma2):
     """The one-word acceptance coin's enclosure holds exp(-u (2 j m + u) / (2 sigma^2)) for
     blocks and offsets at the ends and at random, and is as narrow as promised."""
@@ -213,7 +218,8 @@ def test_law_per_value(sigma2, n, seed):
                                               (Fraction(10**12), 200, 13),
                                               (Fraction(2**48), 200, 14),
                                               (Fraction(10**16), 200, 15),
-                                              (Fraction(2**63 + 2**40 + 7, 3), 200, 16)])
+                                              (Fraction(2**63 + 2**40 + 7, 3), 200, 16),
+                                              (Fraction(2**64 - 1), 200, 18)])
 def test_law_large_sigma(sigma2, bins, seed):
     num, den = rational(sigma2)
     g = Exact(num, den)

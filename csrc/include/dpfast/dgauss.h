@@ -20,7 +20,7 @@ extern "C" {
 
 typedef struct dpf_dgblock {
     uint64_t a, b, t;             /* sigma^2 = a/b in lowest terms; t = floor(sigma) + 1 */
-    uint64_t m;                   /* block width 2^bits, m <= t/16 */
+    uint64_t m;                   /* block width 2^bits, t/32 <= m <= t/16 (or 1) */
     uint32_t bits;
     uint32_t nblk;                /* J: blocks 0..J-1 of the table; block J is the tail */
     uint32_t ubits;               /* the word's top bits that are the block's uniform U */
