@@ -61,9 +61,11 @@
  * decided by an enclosure plo <= 2^64 p <= phi from 64-bit integer arithmetic: E 2^54 =
  * P K, K = 2^53 b / a in [kf, kf + 1) / 2^ks, so floor(P kf / 2^ks) <= E 2^54 <=
  * floor(P (kf + 1) / 2^ks) + 1, then exp(-E) by expfix.h (a certified table of exp(-i/32)
- * times a Taylor enclosure, crude first).  A V inside [plo, phi] continues exactly against
- * a 704-bit interval of exp(-P b / (2a)).  Undecided after 704 bits (probability below
- * 2^-600): DPF_E_RANGE, no value.
+ * times a Taylor enclosure, crude first), V being first known through its BK_PB bits in
+ * w (V in [v, v + 1) / 2^BK_PB) and then through a fresh word's bits (p = 1 exactly when
+ * u = 0).  A V inside [plo, phi] continues exactly against a 704-bit interval of
+ * exp(-P b / (2a)).  Undecided after 704 bits (probability below 2^-600): DPF_E_RANGE, no
+ * value.
  */
 #include <stdlib.h>
 #include <string.h>
