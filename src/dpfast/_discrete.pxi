@@ -336,7 +336,8 @@ cdef class DiscreteGaussianExact:
 
     @property
     def table_span(self):
-        """The largest |y| whose acceptance coin is tabulated (0: no table)."""
+        """[CKS] Algorithm 3 (span2 = 0): the largest |y| whose acceptance coin is
+        tabulated (0: no table, as with the default block sampler)."""
         return int(self.g.ymax)
 
     @property
@@ -377,7 +378,8 @@ cdef class DiscreteGaussianExact:
 
     @property
     def computed_coin(self):
-        """Whether acceptance coins beyond the table are computed per draw (t >= 64)."""
+        """Whether [CKS] Algorithm 3's acceptance coins beyond its table are computed per
+        draw (t >= 64; that path runs with span2 = 0)."""
         cdef uint64_t lo, hi
         return dpf_dgauss_coin_bounds(&self.g, 0, 0, &lo, &hi) == DPF_OK
 
