@@ -6,7 +6,9 @@ installed), measured in the same run.
 Prints ns per sample (median and min of the repeats) and the ratio = dpfast time / numpy
 time (below 1: dpfast is faster): integer samplers against numpy's geometric difference
 (the usual unsafe discrete Laplace, Generator(PCG64).geometric(p) - geometric(p)), the
-discrete Gaussian against Generator(PCG64).normal.  It checks the goals of issue 15:
+discrete Gaussian against Generator(PCG64).normal (with, for reference, the same law by
+[CKS] Algorithm 3, the exact sampler used before the block sampler of csrc/dgauss.c).  It
+checks the goals of issue 15:
   - exact discrete_laplace <= 0.5x numpy's geometric difference at every scale,
   - exact discrete_gaussian <= 2x numpy normal at every sigma,
 and the older ones (<= 3x numpy laplace, <= 10x numpy normal).  dpfast draws from its
@@ -123,9 +125,15 @@ def main(argv=None):
             lambda k, s=scale: dr.discrete_laplace(s, k, workers=1))
         add(f"discrete_laplace({label}) constant time", "laplace_ct",
             lambda k, s=scale: dr.discrete_laplace(s, k, constant_time=True, workers=1))
-    for sigma in (0.5, 1, 3, 3.73, 10, 50, 1000, 10**6):
-        add(f"discrete_gaussian({sigma:g}) exact", "gaussian",
+    for sigma in (0.5, 1, 3, 3.73, 10, 50, 1000, 10**4, 10**5, 10**6, 2**24, 10**8):
+        label = "2^24" if sigma == 2**24 else f"{sigma:g}"
+        add(f"discrete_gaussian({label}) exact", "gaussian",
             lambda k, s=sigma: dr.discrete_gaussian(s, k, workers=1))
+        # the same law by [CKS] Algorithm 3 (the sampler before the block sampler of
+        # csrc/dgauss.c; span2 = 0 selects it): not a goal row, the before/after reference
+        alg3 = dpfast._core.DiscreteGaussianExact(*dr._sigma2_rational(sigma, None), 64, 0)
+        add(f"discrete_gaussian({label}) exact, [CKS] Algorithm 3", "gaussian_alg3",
+            lambda k, g=alg3: g.draw(k, None))
         if sigma <= 50:
             add(f"discrete_gaussian({sigma:g}) constant time", "gaussian_ct",
                 lambda k, s=sigma: dr.discrete_gaussian(s, k, constant_time=True, workers=1))
@@ -150,7 +158,7 @@ def main(argv=None):
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_geo), "numpy geometric difference"
         elif r["kind"] == "np_laplace":
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_lap), "numpy laplace"
-        elif r["kind"] in ("gaussian", "gaussian_ct", "np_normal"):
+        elif r["kind"] in ("gaussian", "gaussian_ct", "gaussian_alg3", "np_normal"):
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_norm), "numpy normal"
         else:
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_lap), "numpy laplace"

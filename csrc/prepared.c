@@ -5,7 +5,9 @@
 #include "dpfast/arith.h"
 #include "dpfast/certified.h"
 #include "dpfast/exact.h"
+#include "dpfast/expfix.h"
 #include "dpfast/prepared.h"
+#include "dpfast/dgauss.h"
 
 /* ================================================================ exact, prepared
  *
@@ -118,7 +120,7 @@ static uint32_t table_build(dpf_thr_t *thr, uint16_t *guide, const dpf_fxi_t *rh
     const int n = DPF_CTN;
     dpf_fxi_t a = *rho, c;
     uint64_t prev_hi = 0;
-    uint32_t g, i;
+    uint32_t g;
     for (g = 0; g < DPF_XT_MAX; g++) {
         uint64_t lo, hi;
         cumulative(&c, &a, b, mag, n);
@@ -135,14 +137,20 @@ static uint32_t table_build(dpf_thr_t *thr, uint16_t *guide, const dpf_fxi_t *rh
         dpf_fx_mul(&a.lo, &a.lo, &rho->lo, 0, n);
         dpf_fx_mul(&a.hi, &a.hi, &rho->hi, 1, n);
     }
+    dpf_guide_build(thr, g, guide, shift);
+    return g;
+}
+
+void dpf_guide_build(const dpf_thr_t *thr, uint32_t m, uint16_t *guide, uint32_t shift)
+{
     /* guide[i]: the thresholds certainly below every word of cell i (hi is nondecreasing) */
+    uint32_t i;
     for (i = 0; i < (1u << DPF_XT_GUIDE_BITS); i++) {
         uint64_t cellmin = ((uint64_t)i << XT_GUIDE_SHIFT) >> shift;
         uint32_t k = i ? guide[i - 1] : 0;
-        while (k < g && thr[k].hi < cellmin) k++;
+        while (k < m && thr[k].hi < cellmin) k++;
         guide[i] = (uint16_t)k;
     }
-    return g;
 }
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
@@ -230,7 +238,7 @@ static const dpf_fxi_t *xt_e1(xt_state_t *x)
  * [u, u + 2^(-64 nw)): 1 once that interval is below the certified 704-bit interval of p,
  * 0 once it is at or above it, else one more word (kept: later comparisons of the same U
  * use it).  Undecided after 704 bits (probability < 2^-600): *err. */
-static int u_below(dpf_rng_t *r, uint64_t *words, int *nw, const dpf_fxi_t *p, int *err)
+int dpf_u_below(dpf_rng_t *r, uint64_t *words, int *nw, const dpf_fxi_t *p, int *err)
 {
     const int n = DPF_FXMAX;
     dpf_fx_t u, uhi;
@@ -255,7 +263,7 @@ static int lazy_vs_interval(dpf_rng_t *r, uint64_t w, const dpf_fxi_t *p, int *e
     uint64_t words[DPF_FXMAX];
     int nw = 1;
     words[0] = w;
-    return u_below(r, words, &nw, p, err);
+    return dpf_u_below(r, words, &nw, p, err);
 }
 
 /* Where the 704-bit interval number i (< DPF_XT_MAX) of cache c goes: *dst, which is
@@ -322,7 +330,7 @@ static DPF_INLINE uint32_t table_draw(dpf_rng_t *r, const dpf_dlap_exact_t *t, i
         for (; g < m; g++) {
             if (wk < thr[g].lo) break;
             if (wk > thr[g].hi) continue;
-            if (u_below(r, words, &nw, xt_threshold(t, x, mag, g, &tmp), err) || *err) break;
+            if (dpf_u_below(r, words, &nw, xt_threshold(t, x, mag, g, &tmp), err) || *err) break;
         }
         return g;
     }
@@ -346,32 +354,6 @@ static DPF_INLINE int geo_quotient(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_s
     }
 }
 
-/* Claim 3's enclosure: for 0 <= x <= xh / 2^64 <= 1/32, a lower bound of 2^64 exp(-x):
- * 1 - x + x^2/2 - x^3/6 at x = xh/2^64, each term rounded so that the sum goes down
- * (xh = 0 gives 2^64 - 1 through the wrap-around, still a lower bound). */
-static DPF_INLINE uint64_t exp_small_lo(uint64_t xh)
-{
-    uint64_t s2, s3;
-    dpf_mul64(xh, xh, &s2);                         /* floor(xh^2/2^64) */
-    dpf_mul64(s2 + 1, xh, &s3);
-    s3 += 1;                                        /* >= xh^3 / 2^128 */
-    return (0 - xh) + (s2 >> 1) - (s3 / 6 + 1);
-}
-
-/* For x >= xl / 2^64 (x <= 1/32): an upper bound of 2^64 exp(-x), saturated at 2^64 - 1
- * (a saturated bound never decides a rejection, so it stays safe):
- * 1 - x + x^2/2 - x^3/6 + x^4/24 at x = xl/2^64, rounded up overall. */
-static DPF_INLINE uint64_t exp_small_hi(uint64_t xl)
-{
-    uint64_t t2, t3, t4;
-    if (xl < 64) return UINT64_MAX;
-    dpf_mul64(xl, xl, &t2);                         /* floor(xl^2/2^64) */
-    dpf_mul64(t2, xl, &t3);                         /* <= xl^3 / 2^128 */
-    dpf_mul64(t2 + 1, t2 + 1, &t4);
-    t4 += 1;                                        /* >= xl^4 / 2^192 */
-    return (0 - xl) + (t2 >> 1) + 1 - t3 / 6 + t4 / 24 + 2;
-}
-
 /* Claim 3's coin for l >= 1, given the first `pb` bits v of its uniform V (pb <= 63 - s, or
  * 0): 1 if V < exp(-l/t). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -385,8 +367,8 @@ static int low_coin(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x, uint
     /* 2^64 l/t in [xl, xh]: l (r_int + (r_frac + theta)/2^64), 0 <= theta < 1 */
     xl = l * t->r_int + (dpf_mul64(l, t->r_frac, &hi), hi);
     xh = xl + 2;
-    plo = exp_small_lo(xh);
-    phi = exp_small_hi(xl);
+    plo = dpf_exp_small_lo(xh);
+    phi = dpf_exp_small_hi(xl);
     if (pb > 0 && t->cshift == 0) {
         const uint64_t cmin = v << (64 - pb), cmax = cmin | (UINT64_MAX >> pb);
         if (cmax < plo) return 1;
@@ -406,7 +388,7 @@ static int low_coin(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t *x, uint
             dpf_fx_exp_neg_big(p, N, 2, D, 1, xt_e1(x), DPF_FXMAX);
         }
         words[0] = w;
-        return u_below(r, words, &nw, p, err);
+        return dpf_u_below(r, words, &nw, p, err);
     }
 }
 
@@ -619,8 +601,7 @@ static int dg_coin_setup(dpf_dgauss_exact_t *g)
     const int n = DPF_CTN;
     const uint64_t a = g->sigma2_num, b = g->sigma2_den;
     uint64_t lo = 0, hi = (uint64_t)1 << 40, Nb[6], q, rem;
-    dpf_fxi_t e1, e32, p;
-    dpf_fx_t z, f;
+    dpf_fx_t z;
     int k, len, i;
     g->fast = 0;
     if (g->t < 64) return DPF_OK;
@@ -646,49 +627,28 @@ static int dg_coin_setup(dpf_dgauss_exact_t *g)
         if (i > 0 && q != 0) return DPF_OK;      /* K >= 1: cannot happen (see above) */
     }
     g->kf = q;
+    g->fast = 1;
+    return DPF_OK;
+}
+
+/* The certified table of exp(-i/32), i < DPF_EXP54_TAB, shared by the computed coin and the
+ * block sampler (dgauss.c). */
+static void dg_etab(dpf_dgauss_exact_t *g)
+{
+    const int n = DPF_CTN;
+    dpf_fxi_t e1, e32, p;
+    dpf_fx_t f;
+    int i;
     dpf_fx_exp_m1(&e1, n);
     dpf_fx_ratio(&f, 0, 1, 32, 0, n);            /* 1/32, exact */
     dpf_fx_exp_neg(&e32, 0, &f, &f, &e1, n);
     dpf_fx_int(&p.lo, 1, n);
     p.hi = p.lo;
-    for (i = 0; i < 45 * 32; i++) {
+    for (i = 0; i < DPF_EXP54_TAB; i++) {
         to63(g->e_tab[i], &p, n);
         dpf_fx_mul(&p.lo, &p.lo, &e32.lo, 0, n);
         dpf_fx_mul(&p.hi, &p.hi, &e32.hi, 1, n);
     }
-    g->fast = 1;
-    return DPF_OK;
-}
-
-static DPF_INLINE uint64_t mul63(uint64_t x, uint64_t y)
-{
-    uint64_t hi, lo = dpf_mul64(x, y, &hi);
-    return (hi << 1) | (lo >> 63);
-}
-
-/* 2^64 exp(-e/2^54) from below (up = 0) or above (up = 1), saturated at 2^64 - 1:
- * exp(-i/32) from the table times Claim 3's enclosure of exp(-x), x = e/2^54 - i/32. */
-static DPF_INLINE uint64_t exp54(const dpf_dgauss_exact_t *g, uint64_t e, int up)
-{
-    const uint64_t i = e >> 49, x = (e & (((uint64_t)1 << 49) - 1)) << 10;
-    uint64_t p;
-    if (i >= 45 * 32) return up;                 /* 2^64 e^-45 < 1 */
-    if (!up) {
-        p = mul63(g->e_tab[i][0], exp_small_lo(x) >> 1);
-        return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
-    }
-    p = mul63(g->e_tab[i][1], (exp_small_hi(x) >> 1) + 1) + 1;
-    return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
-}
-
-/* The same, cruder and shorter (one product at most): exp(-x) >= 1 - x below, <= 1 above. */
-static DPF_INLINE uint64_t exp54_crude(const dpf_dgauss_exact_t *g, uint64_t e, int up)
-{
-    const uint64_t i = e >> 49, x = (e & (((uint64_t)1 << 49) - 1)) << 10;
-    uint64_t p;
-    if (i >= 45 * 32) return up;
-    p = up ? g->e_tab[i][1] : mul63(g->e_tab[i][0], ((uint64_t)1 << 63) - (x >> 1) - 1);
-    return p >= ((uint64_t)1 << 63) ? UINT64_MAX : p << 1;
 }
 
 /* [2^64 p] for the proposal |y| = x: *lo <= 2^64 p <= *hi; crude: about 2^-5 p wide,
@@ -719,11 +679,11 @@ static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, u
     dpf_mul64(g->kf + 1, zhi, &ehi);
     ehi += 1;
     if (crude) {
-        *plo = exp54_crude(g, ehi, 0);
-        *phi = exp54_crude(g, elo, 1);
+        *plo = dpf_exp54_crude(g->e_tab, ehi, 0);
+        *phi = dpf_exp54_crude(g->e_tab, elo, 1);
     } else {
-        *plo = exp54(g, ehi, 0);
-        *phi = exp54(g, elo, 1);
+        *plo = dpf_exp54(g->e_tab, ehi, 0);
+        *phi = dpf_exp54(g->e_tab, elo, 1);
     }
 }
 
@@ -737,12 +697,12 @@ int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, u
 
 void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi)
 {
-    *plo = exp_small_lo(xh);
-    *phi = exp_small_hi(xl);
+    *plo = dpf_exp_small_lo(xh);
+    *phi = dpf_exp_small_hi(xl);
 }
 
-int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
-                             unsigned fast_bits)
+int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
+                                uint64_t sigma2_den, unsigned fast_bits, unsigned span2)
 {
     int st;
     memset(g, 0, sizeof *g);
@@ -750,17 +710,44 @@ int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_
     g->sigma2_den = sigma2_den;
     st = dpf_dg_setup(&g->sigma2_num, &g->sigma2_den, &g->t, g->bt, g->D, &g->dn);
     if (st != DPF_OK) return st;
-    st = dpf_dlap_exact_prepare(&g->proposal, g->t, 1, fast_bits);
-    if (st != DPF_OK) return st;
+    dg_etab(g);
     st = dg_coin_setup(g);
     if (st != DPF_OK) return st;
+    if (g->t >= DPF_DGBLOCK_TMIN && span2 > 0) {
+        g->blk = (struct dpf_dgblock *)malloc(sizeof(dpf_dgblock_t));
+        if (g->blk == NULL) return DPF_E_NOMEM;
+        st = dpf_dgblock_prepare(g->blk, g->sigma2_num, g->sigma2_den, g->t, fast_bits, span2);
+        if (st == DPF_OK) return DPF_OK;
+        free(g->blk);
+        g->blk = NULL;
+        if (st == DPF_E_NOMEM || (st == DPF_E_PARAM && (fast_bits < 1 || fast_bits > 64)))
+            return st;
+        /* DPF_E_RANGE (sigma beyond the block sampler's words): Algorithm 3 below */
+    }
+    st = dpf_dlap_exact_prepare(&g->proposal, g->t, 1, fast_bits);
+    if (st != DPF_OK) return st;
     return dg_table(g, g->proposal.cshift);
+}
+
+int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
+                             unsigned fast_bits)
+{
+    return dpf_dgauss_exact_prepare_ex(g, sigma2_num, sigma2_den, fast_bits,
+                                       DPF_DGBLOCK_SPAN2);
+}
+
+void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk)
+{
+    *m = g->blk ? g->blk->m : 0;
+    *nblk = g->blk ? g->blk->nblk : 0;
 }
 
 void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g)
 {
     free(g->table);
+    free(g->blk);
     g->table = NULL;
+    g->blk = NULL;
     g->ymax = 0;
 }
 
@@ -813,6 +800,7 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
     size_t i;
     int st = DPF_OK;
     const uint32_t shift = g->proposal.cshift;
+    if (g->blk != NULL) return dpf_dgblock_fill(r, g->blk, g->e_tab, out, n);
     xt_init(&xt);
     ac.have_e1 = 0;
     ac.have = NULL;

@@ -253,11 +253,12 @@ def test_table_sampler_word_counts():
 
 def test_exact_tie_continuation_gaussian():
     """Ties of the proposal's coins and of the tabulated acceptance coins (cached for
-    |y| < 256 and computed afresh beyond) are finished exactly."""
-    prepared = dpfast._core.DiscreteGaussianExact(9, 1, 2)
+    |y| < 256 and computed afresh beyond) are finished exactly ([CKS] Algorithm 3, kept
+    with span2 = 0; the default block sampler's ties: test_discrete_gaussian_large.py)."""
+    prepared = dpfast._core.DiscreteGaussianExact(9, 1, 2, 0)
     x = prepared.draw(N, rng(22))
     assert chisq_pvalue(x, dgauss_pmf(9), -50, 50) > ALPHA
-    prepared = dpfast._core.DiscreteGaussianExact(150**2, 1, 2)
+    prepared = dpfast._core.DiscreteGaussianExact(150**2, 1, 2, 0)
     x = prepared.draw(N // 10, rng(23))
     assert chisq_pvalue(x, dgauss_pmf_float(150, 2000), -2000, 2000) > ALPHA
 
@@ -427,9 +428,12 @@ def dgauss_pmf_float(sigma, K):
 
 def test_discrete_gaussian_large_sigma_and_scalar():
     g = rng(10)
-    # sigma 2000: t = 2001 > 1024, so no acceptance table (the multi-word coin throughout)
-    assert dr._dgauss_exact(*dr._sigma2_rational(2000, None)).table_span == 0
-    assert dr._dgauss_exact(*dr._sigma2_rational(50, None)).table_span == 16 * 51
+    # the block sampler (csrc/dgauss.c) at every sigma, no acceptance table; [CKS]
+    # Algorithm 3 (span2 = 0) tabulates the coins of |y| <= 16 t for t <= 1024
+    assert dr._dgauss_exact(*dr._sigma2_rational(2000, None)).blocks == (64, 262)
+    assert dr._dgauss_exact(*dr._sigma2_rational(50, None)).table_span == 0
+    assert dpfast._core.DiscreteGaussianExact(2500, 1, 64, 0).table_span == 16 * 51
+    assert dpfast._core.DiscreteGaussianExact(2000**2, 1, 64, 0).table_span == 0
     K = 2000 * 12
     x = dr.discrete_gaussian(2000, N, rng=g)
     assert chisq_pvalue(x, dgauss_pmf_float(2000, K), -K, K) > ALPHA

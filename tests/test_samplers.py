@@ -177,7 +177,7 @@ def normal_cdf_bins(sigma, bins):
                                       (Fraction(2**63 + 2**40 + 7, 3), 200_000)])
 def test_gaussian_computed_coin_law(sigma2, n):
     num, den = dr._sigma2_rational(None, sigma2)
-    g = dpfast._core.DiscreteGaussianExact(num, den)
+    g = dpfast._core.DiscreteGaussianExact(num, den, 64, 0)   # [CKS] Algorithm 3, not blocks
     assert g.computed_coin and g.table_span == 0
     x = g.draw(n, rng(105))
     edges, cdf = normal_cdf_bins(float(Fraction(num, den)) ** 0.5, 40)
@@ -190,7 +190,7 @@ def test_gaussian_computed_coin_law(sigma2, n):
 def test_gaussian_computed_coin_ties():
     """With a 2-bit first comparison nearly every acceptance coin ties and is finished
     exactly (704-bit continuation); the law must not move."""
-    g = dpfast._core.DiscreteGaussianExact(1500**2, 1, 2)
+    g = dpfast._core.DiscreteGaussianExact(1500**2, 1, 2, 0)
     assert g.computed_coin
     x = g.draw(20_000, rng(107))
     edges, cdf = normal_cdf_bins(1500.0, 16)
@@ -201,7 +201,7 @@ def test_gaussian_beyond_table_uses_computed_coin():
     """For 64 <= t <= 1024 the tabulated coins cover |y| <= 16 t; beyond, the computed coin
     decides (probability ~e^-16 per proposal): forced here by reading the law's far tail
     through many draws would be slow, so the coin's bounds are checked there instead."""
-    g = dpfast._core.DiscreteGaussianExact(100**2, 1)
+    g = dpfast._core.DiscreteGaussianExact(100**2, 1, 64, 0)
     assert g.table_span == 16 * 101 and g.computed_coin
     lo, hi = g._coin_bounds(16 * 101 + 1)
     with mpmath.workprec(200):

@@ -23,6 +23,19 @@ cdef extern from "dpfast/prepared.h":
     int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
                                uint64_t *plo, uint64_t *phi) nogil
     void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi) nogil
+    int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
+                                    uint64_t sigma2_den, unsigned fast_bits,
+                                    unsigned span2) nogil
+    void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk) nogil
+
+cdef extern from "dpfast/dgauss.h":
+    enum: DPF_DGBLOCK_SPAN2, DPF_DGBLOCK_TMIN
+    int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
+                                     int crude, uint64_t *plo, uint64_t *phi) nogil
+    int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
+                                   uint64_t *hi) nogil
+    int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
+                                   uint64_t u, int64_t *out, size_t n) nogil
 
 # The bulk fills below run through _sliced (_continuous.pxi): one job, its slices.
 cdef enum _int_kind:
@@ -299,10 +312,14 @@ cdef class DiscreteGaussianExact:
     """Prepared exact discrete Gaussian for sigma^2 = num/den (public); see above."""
     cdef dpf_dgauss_exact_t g
 
-    def __cinit__(self, uint64_t sigma2_num, uint64_t sigma2_den, unsigned fast_bits=64):
+    def __cinit__(self, uint64_t sigma2_num, uint64_t sigma2_den, unsigned fast_bits=64,
+                  unsigned span2=DPF_DGBLOCK_SPAN2):
+        # span2 (tests and benchmarks only): 0 keeps [CKS] Algorithm 3 at every sigma; a
+        # small value makes the block sampler's tail likely (csrc/dgauss.c)
         cdef int status
         with nogil:
-            status = dpf_dgauss_exact_prepare(&self.g, sigma2_num, sigma2_den, fast_bits)
+            status = dpf_dgauss_exact_prepare_ex(&self.g, sigma2_num, sigma2_den, fast_bits,
+                                                 span2)
         _check(status)
 
     def __dealloc__(self):
@@ -319,12 +336,50 @@ cdef class DiscreteGaussianExact:
 
     @property
     def table_span(self):
-        """The largest |y| whose acceptance coin is tabulated (0: no table)."""
+        """[CKS] Algorithm 3 (span2 = 0): the largest |y| whose acceptance coin is
+        tabulated (0: no table, as with the default block sampler)."""
         return int(self.g.ymax)
 
     @property
+    def blocks(self):
+        """(m, J): block width and block count of the large-sigma block sampler
+        (csrc/dgauss.c), or (0, 0) where [CKS] Algorithm 3 is used."""
+        cdef uint64_t m, nblk
+        dpf_dgauss_block_info(&self.g, &m, &nblk)
+        return int(m), int(nblk)
+
+    def _block_coin_bounds(self, uint64_t j, uint64_t u, bint crude=False):
+        """(lo, hi) with lo <= 2**64 p <= hi for the block sampler's acceptance probability
+        p = exp(-u (2 j m + u) / (2 sigma^2)) (tests only)."""
+        cdef uint64_t lo, hi
+        _check(dpf_dgauss_block_coin_bounds(&self.g, j, u, crude, &lo, &hi))
+        return int(lo), int(hi)
+
+    def _block_coin_draw(self, uint64_t j, uint64_t u, Py_ssize_t n, object rng):
+        """n draws of the block sampler's acceptance coin for the proposal j m + u, by the
+        fill's code (tests only: with fast_bits < 64 they exercise the exact continuation)."""
+        cdef BitGenerator bg = _resolve(rng)
+        cdef dpf_rng_t r
+        cdef cnp.ndarray arr = np.empty(n, dtype=np.int64)
+        cdef int status
+        _bind(bg, &r)
+        with bg.lock:
+            status = dpf_dgauss_block_coin_fill(&r, &self.g, j, u,
+                                                <int64_t *>cnp.PyArray_DATA(arr), n)
+        _check(status)
+        return arr
+
+    def _block_threshold(self, uint64_t j):
+        """(lo, hi): the stored bounds of the block sampler's threshold C_j, in units of
+        2**-(64 - shift) (tests only; shift = 0 unless fast_bits < 64)."""
+        cdef uint64_t lo, hi
+        _check(dpf_dgauss_block_threshold(&self.g, j, &lo, &hi))
+        return int(lo), int(hi)
+
+    @property
     def computed_coin(self):
-        """Whether acceptance coins beyond the table are computed per draw (t >= 64)."""
+        """Whether [CKS] Algorithm 3's acceptance coins beyond its table are computed per
+        draw (t >= 64; that path runs with span2 = 0)."""
         cdef uint64_t lo, hi
         return dpf_dgauss_coin_bounds(&self.g, 0, 0, &lo, &hi) == DPF_OK
 

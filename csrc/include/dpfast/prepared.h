@@ -3,6 +3,7 @@
 #ifndef DPFAST_PREPARED_H
 #define DPFAST_PREPARED_H
 
+#include "dpfast/certified.h"
 #include "dpfast/exact.h"
 
 #ifdef __cplusplus
@@ -89,13 +90,23 @@ typedef struct dpf_dgauss_exact {
     uint64_t mk[2];               /* floor(2^k mu) from below, 128 bits little-endian */
     uint64_t dmaxk;               /* dmax 2^k: |y - mu| >= dmax gives an exponent >= 64 */
     uint64_t kf;                  /* floor(2^64 K), K = 2^(118-2k) / (2 sigma^2) < 1 */
-    uint64_t e_tab[45 * 32][2];   /* [lo, hi] of 2^63 exp(-i/32) */
+    uint64_t e_tab[45 * 32][2];   /* [lo, hi] of 2^63 exp(-i/32) (t >= 64) */
     dpf_dlap_exact_t proposal;
+    struct dpf_dgblock *blk;      /* t >= DPF_DGBLOCK_TMIN: the block sampler (dgauss.h),
+                                     used instead of Algorithm 3; owned */
 } dpf_dgauss_exact_t;
 
-/* DPF_E_NOMEM if the table cannot be allocated.  Release with dpf_dgauss_exact_free. */
+/* DPF_E_NOMEM if the table cannot be allocated.  Release with dpf_dgauss_exact_free.
+ * From t = floor(sigma) + 1 >= DPF_DGBLOCK_TMIN the fill uses the block sampler of
+ * dgauss.c (the same law, fewer words and proposals); _ex with span2 = 0 keeps Algorithm 3
+ * at every sigma (tests and benchmarks compare the two), span2 > 0 sets the blocks' span
+ * (tests: a small one visits the block sampler's tail), DPF_DGBLOCK_SPAN2 by default. */
 int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
                              unsigned fast_bits);
+int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
+                                uint64_t sigma2_den, unsigned fast_bits, unsigned span2);
+/* Block width m and block count J of the block sampler, or 0 and 0 (Algorithm 3). */
+void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk);
 void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g);
 int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
                                      size_t n);
@@ -106,6 +117,12 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
 int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
                            uint64_t *phi);
 void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi);
+
+/* Internal, shared with dgauss.c: the exact continuation of a uniform U (its first *nw
+ * words in words[]) against a 704-bit interval p: 1 if U < p (prepared.c), and the guide
+ * table of nondecreasing thresholds thr[0..m-1] (64 - shift bits each). */
+int dpf_u_below(dpf_rng_t *r, uint64_t *words, int *nw, const dpf_fxi_t *p, int *err);
+void dpf_guide_build(const dpf_thr_t *thr, uint32_t m, uint16_t *guide, uint32_t shift);
 
 /* The unprepared fills (dpf_geometric_fill, dpf_discrete_laplace_fill,
  * dpf_discrete_gaussian_fill) prepare and use these when n >= DPF_EXACT_FILL_MIN. */
