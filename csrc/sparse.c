@@ -521,9 +521,8 @@ static void refill_query_noise(dpf_svt_t *s, dpf_rng_t *r)
     s->secret_qpos = 0;
 }
 
-/* Erase n bytes in a way the compiler may not elide (dpf_secure_zero's byte loop would
- * cost more than the comparisons here): memset, then a barrier that makes the memory
- * look read; elsewhere, dpf_secure_zero. */
+/* Erase n bytes in a way the compiler may not elide: memset, then a barrier that makes
+ * the memory look read (inlined, so no call per run); elsewhere, dpf_secure_zero. */
 static void wipe(void *p, size_t n)
 {
 #if defined(__GNUC__) || defined(__clang__)
