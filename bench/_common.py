@@ -46,6 +46,22 @@ def timeit(fn, n, repeats=7, warmup=1):
     return statistics.median(ts) / n, min(ts) / n
 
 
+def timeit_pair(fn_a, fn_b, n, repeats=7, warmup=1):
+    """Medians of ns per item of two functions timed alternately (a, b, a, b, ...): a
+    comparison of two configurations in one run that drifts of the machine (a neighbour
+    on the host, the clock) affect alike."""
+    for _ in range(warmup):
+        fn_a()
+        fn_b()
+    ta, tb = [], []
+    for _ in range(repeats):
+        for fn, ts in ((fn_a, ta), (fn_b, tb)):
+            t0 = time.perf_counter_ns()
+            fn()
+            ts.append(time.perf_counter_ns() - t0)
+    return statistics.median(ta) / n, statistics.median(tb) / n
+
+
 RATIO_NOTE = "ratio = dpfast time / reference time (below 1: dpfast is faster)"
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 import dpfast.mechanisms as M
 import dpfast.random as dr
-from _common import parser, ratio, report, timeit
+from _common import parser, ratio, report, timeit, timeit_pair
 
 
 def peers(n, rep, x, rows, t_np_lap):
@@ -76,8 +76,9 @@ def main():
             x, epsilon=1.0, delta=1e-5, rng=g, workers=w)),
         ("dpfast.random.laplace fill", lambda w: dr.laplace(scale=1.0, size=n, rng=g, workers=w)),
     ]:
-        t1, _ = timeit(lambda: fn(1), n, rep)
-        t2, _ = timeit(lambda: fn(2), n, rep)
+        # alternated, and three times the repeats: two threads on a 2-vCPU guest see the
+        # host's other tenants more than one does
+        t1, t2 = timeit_pair(lambda: fn(1), lambda: fn(2), n, 3 * rep)
         rows.append({"name": f"{name}, workers=2", "ns": t2,
                      "note": f"speed-up {ratio(t1, t2):.2f}x over workers=1 ({t1:.1f} ns); "
                              "goal >= 1.8x"})

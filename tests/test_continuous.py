@@ -173,6 +173,37 @@ def test_parallel_fill_law_and_independence():
     assert abs(r) < 5.5 / math.sqrt(c)           # |r| sqrt(n) ~ N(0, 1); alpha ~ 1e-7
 
 
+def test_parallel_chunks_run_once_each_and_a_paused_thread_holds_back_nothing():
+    # chunks are taken from a shared queue: while the calling thread sleeps in its first
+    # chunk, the other thread runs every other chunk; each chunk runs exactly once, on
+    # its own sub-stream, so the fill is the same as on one thread
+    import threading
+    import time
+
+    from dpfast import _parallel
+
+    n = 10 * _parallel.CHUNK + 7
+    ran = []
+    main = threading.get_ident()
+    first = threading.Event()
+
+    def task(lo, hi, sub):
+        if threading.get_ident() == main and not first.is_set():
+            first.set()
+            time.sleep(0.5)
+        ran.append((lo, hi, threading.get_ident(), int(sub.random_raw())))
+
+    _parallel.chunked(n, dr.ChaCha20(21), 2, task)
+    spans = sorted((lo, hi) for lo, hi, _, _ in ran)
+    assert spans == [(lo, min(lo + _parallel.CHUNK, n)) for lo in range(0, n, _parallel.CHUNK)]
+    by_main = sum(1 for _, _, t, _ in ran if t == main)
+    assert by_main < 3                  # the other thread took the chunks while it slept
+    ref = []
+    _parallel.chunked(n, dr.ChaCha20(21), 1, lambda lo, hi, sub: ref.append(
+        (lo, int(sub.random_raw()))))
+    assert sorted((lo, w) for lo, _, _, w in ran) == sorted(ref)
+
+
 @pytest.mark.parametrize("bad, exc", [(0, "PrivacyParameterError"), (-2, "PrivacyParameterError"),
                                       (True, "TypeError"), (1.5, "TypeError"), ("2", "TypeError")])
 def test_workers_is_validated(bad, exc):

@@ -15,8 +15,11 @@ variable ``DPFAST_WORKERS`` (read once, at import) sets the default thread count
 (``DPFAST_WORKERS=1``: never start threads).  The C loops release the GIL, so the
 threads run in parallel.
 
-Ctrl-C: Python runs signal handlers in the main thread only, between two chunks of the
-main thread's share (a chunk is a few milliseconds).  When the main thread sees an
+Scheduling: each thread takes the next chunk nobody has taken yet, so a thread that is
+paused (by the OS, or by the host of a virtual machine) does not hold back the others.
+
+Ctrl-C: Python runs signal handlers in the main thread only, between two of the chunks
+the main thread runs (a chunk is a few milliseconds).  When the main thread sees an
 exception there (KeyboardInterrupt) or from a worker, it sets a stop flag that every
 thread reads before its next chunk, waits for the chunks already started (so no thread
 still writes into the buffers), and re-raises.  Nothing is returned; the caller's
@@ -98,18 +101,24 @@ def chunked(n: int, gen: BitGenerator, nworkers: int,
             run(i)
         return
     stop = threading.Event()
+    nxt = iter(range(len(bounds)))
+    nxt_lock = threading.Lock()
 
-    # each thread takes every nworkers-th chunk until stopped
-    def stripe(w: int) -> None:
-        for i in range(w, len(bounds), nworkers):
-            if stop.is_set():
+    # each thread takes the next chunk not yet taken until none is left or stopped: a
+    # thread that the OS (or the host of a virtual machine) pauses does not hold back
+    # chunks the others could run; the output does not depend on who runs which chunk
+    def take(_w: int) -> None:
+        while not stop.is_set():
+            with nxt_lock:
+                i = next(nxt, -1)
+            if i < 0:
                 return
             run(i)
 
     pool = _executor()
-    futures = [pool.submit(stripe, w) for w in range(1, nworkers)]
+    futures = [pool.submit(take, w) for w in range(1, nworkers)]
     try:
-        stripe(0)
+        take(0)
         for f in futures:
             f.result()      # re-raises a worker's exception
     except BaseException:
