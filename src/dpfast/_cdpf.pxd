@@ -120,13 +120,10 @@ cdef extern from "dpfast/discrete.h" nogil:
     int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
                                        size_t n)
-    ctypedef struct dpf_coin_t:
-        uint64_t y_int, y_num, lo, hi
-        uint32_t ratio
+    # Only the fields the Cython layer reads (prepared.h has the whole struct).
     ctypedef struct dpf_dlap_exact_t:
         uint64_t s_num, s_den, block
         uint32_t digits, shift
-        dpf_coin_t coin[64]
         uint32_t n_geo, n_lap
     ctypedef struct dpf_dgauss_exact_t:
         uint64_t sigma2_num, sigma2_den, t, ymax
