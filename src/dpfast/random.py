@@ -841,10 +841,10 @@ def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: 
     Exact: scalars use Algorithm 3 of the reference, t = floor(sigma) + 1, proposing
     Y ~ DLap(t) and accepting with probability ``exp(-(|Y| - sigma**2/t)**2 / (2 sigma**2))``,
     evaluated as an exact multi-word rational by Bernoulli(exp(-x)) coins (no exp is
-    computed).  Arrays use rejection from a step-function envelope (csrc/dgauss.c): |Y| in
-    blocks of width m = 2**k <= t/16 (m = 1 below sigma 31), the block chosen by one word
-    against certified cumulative thresholds, the offset and sign from the same word, and an
-    acceptance coin ``exp(-u (2 j m + u) / (2 sigma**2))`` (acceptance above 0.97) compared
+    computed).  Arrays use rejection from a step-function envelope (csrc/dgauss.c):
+    ``|Y|`` in blocks of width m = 2**k <= t/16 (m = 1 below sigma 31), the block chosen by
+    one word against certified cumulative thresholds, the offset and sign from the same
+    word, and an acceptance coin ``exp(-u (2 j m + u) / (2 sigma**2))`` (acceptance above 0.97) compared
     with a certified 64-bit enclosure; beyond about 8.4 sigma an exact geometric tail.  A
     word that falls inside a certified interval continues the comparison exactly; the law
     is the same.  Set-up, cached per sigma: about 0.3 ms and 25 KB.
