@@ -40,6 +40,20 @@ def test_every_block_count_carries_like_scalar(impl):
             ref[:64 * nblocks], nblocks
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_counter_wrap_at_every_lane(impl):
+    # The SIMD kernels build a set's counter vectors in registers and take a separate
+    # path for a set inside which the low counter word wraps: put the wrap at each lane
+    # of each set width (and on set boundaries), also where the whole 64-bit counter
+    # wraps, against the scalar path.
+    key, nonce = bytes(range(40, 72)), bytes(range(12, 24))
+    for start in (2**32 - 64, 2**64 - 64):
+        ref = _core._chacha_keystream(key, nonce, start, 128, "scalar")
+        for k in range(1, 65):
+            got = _core._chacha_keystream(key, nonce, start + 64 - k, 64, impl)
+            assert got == ref[64 * (64 - k):64 * (128 - k)], (start, k)
+
+
 class KeyedModel:
     """The keyed (seeded / OS) generator written out from the raw keystream: each refill
     is 32 blocks at counter 0 under the current key, whose first 4 words are the next key
