@@ -299,10 +299,28 @@ static const uint32_t lane_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
  * exchange instead of choosing its own spills.  The input's broadcasts are made once
  * per call into a volatile array read at the start and end of each set (2% faster for
  * AVX2 than broadcasting per set); its key words and the slot are erased on return.
- * Measured on Zen 4 (gcc 12, 32 blocks): SSE2 5.04 ns per 64-bit word (two interleaved
- * sets with gcc's spills: 5.33; one block per register row, 3 blocks interleaved: 6.6),
- * AVX2 2.44 (two sets: 2.59; 2 blocks per register row, 4 sets: 3.1).  A remainder of
- * fewer than LANES blocks goes to REST. */
+ * Measured on Zen 4 (gcc 12, 32 blocks, minimum of 9 x 31 runs): SSE2 4.83 ns per 64-bit
+ * word, AVX2 2.34 (before V_COUNTERS: 4.97 and 2.43; two interleaved sets with gcc's
+ * spills: 5.33 and 2.59; one block per register row, 3 blocks interleaved: SSE2 6.6;
+ * 2 blocks per register row, 4 sets: AVX2 3.1).
+ * Four quarter rounds in flight instead of two (the a row, or the c row, kept in a stack
+ * array and updated by load-add-store, 12 rows and 4 temporaries in registers, as in the
+ * Linux kernel's chacha-avx2) were all slower, old kernel 4.97 and 2.43 in the same runs:
+ * a row volatile, step by step over the four columns, SSE2 5.05-5.47, AVX2 2.96 (gcc
+ * cannot fold a volatile load into the add, so each takes a register and rows spill);
+ * column by column, 5.11 and 2.54; the a row through a pointer re-read from a volatile
+ * at each step (ordinary loads, folded into vpaddd, not forwarded by the compiler),
+ * 5.05-5.28 and 2.52-2.91; the c row that way, 5.10 and 2.50; all 16 rows in plain
+ * variables, four quarter rounds interleaved, gcc's spills: 5.58 and 3.07.  Also slower:
+ * the d words exchanged instead of the c words (diagonal pairs (0, 3), (1, 2)): 5.19 and
+ * 2.52; OpenSSL's op order (one step of one quarter round, then of the other): 4.98 and
+ * 2.44; the AVX2 masks through a non-volatile pointer: 2.55.  On this machine the mix of
+ * adds, xors, shifts and shuffles of these kernels issues at about 3.3 vector ops per
+ * cycle at best (2 of them shifts or shuffles), a rough bound of 4.4 (SSE2) and 1.9
+ * (AVX2) ns per word; OpenSSL 4.0's hand-scheduled AVX2 code (ChaCha20_8x, the same
+ * layout as here; AVX-512 masked off with OPENSSL_ia32cap) does 2.29 including the xor
+ * with its input.  A remainder of fewer than LANES
+ * blocks goes to REST. */
 #define DEFINE_X86_BLOCKS(NAME, REST, V, LANES, TARGET)                                \
     TARGET static void NAME(const uint32_t key[8], const uint32_t nonce[3],            \
                             uint64_t ctr, uint32_t *out, size_t nblocks)               \
