@@ -224,9 +224,9 @@ static void lane_counters(const uint32_t nonce[3], uint64_t ctr, int lanes, uint
  * broadcast plus the lane numbers.  Written lane by lane to memory and loaded as one
  * vector, as before, they cannot be forwarded from the store buffer (one load over
  * several stores), so each set of blocks waited for those stores to retire, that is
- * for the whole previous set: measured on Zen 4, 3.5% of the SSE2 and AVX2 time.  Only
- * a set in which the low counter word wraps (once in 2^32 blocks) still goes through
- * lane_counters. */
+ * for the whole previous set: measured on Zen 4, 3% of the SSE2 and 4% of the AVX2
+ * time.  Only a set in which the low counter word wraps (once in 2^32 blocks) still goes
+ * through lane_counters. */
 static const uint32_t lane_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #define V_COUNTERS(k12, k13, nonce, cb, LANES)                                         \
     do {                                                                               \
