@@ -525,9 +525,7 @@ def test_params_conventions():
 
 
 def test_sklearn_checks_that_apply():
-    sk = pytest.importorskip(
-        "sklearn", reason="scikit-learn is a peer, not a dependency: .ci/integration_backends.sh "
-        "installs it and runs this check (-k sklearn)")
+    import sklearn as sk   # in the [test] extra
     from sklearn.base import clone
     from sklearn.utils import estimator_checks as ec
     clf = PrivateBoostingClassifier(thresholds=TH, n_rounds=3, smoothness=50, rng=1,

@@ -30,7 +30,9 @@ def _together(fn, n=THREADS):
         return list(pool.map(run, range(n)))
 
 
-@pytest.mark.skipif(not FREE_THREADED, reason="the GIL can only be off on a free-threaded CPython")
+@pytest.mark.skipif(not FREE_THREADED, reason="the GIL can only be off on a free-threaded "
+                    "CPython; the 3.14t job of .github/workflows/tests.yml runs this test "
+                    "(no free-threaded build can be installed on the CI machine of .ci/run)")
 def test_importing_dpfast_keeps_the_gil_off():
     # _core declares freethreading_compatible: importing it must not re-enable the GIL
     # (CPython would, with a RuntimeWarning, for an undeclared extension).
