@@ -1,0 +1,200 @@
+"""Durable budgets after fork (issue 22, items 1, 9 and 10): the SQLite ledger must not
+lose or double-spend charges when the process that opened it forks workers and then exits
+or is killed before them, when its file is deleted or replaced while open, or when a
+worker is forked while another thread of the parent is inside a charge.
+
+Real processes only: the opener is a fresh interpreter that forks its workers with
+``os.fork`` (they inherit its budget, or open the ledger afresh); the test process reads
+their reports through a pipe and afterwards opens the ledger as a new process would.
+"""
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from fractions import Fraction
+
+import pytest
+
+from dpfast import BudgetExceededError, ledger
+from dpfast.ledger.testing import fork_worker, read_lines
+
+UNIT = 2.0**-10          # every charge is one unit: totals are exact integers of units
+CAP_UNITS = 96           # the budget's total, in units
+WORKERS = 4              # even workers charge the inherited budget, odd ones reopen the URL
+FIRST = 3                # charges per worker before the opener goes away
+
+# The opener: opens the ledger, creates the budget, charges once (its connection is open),
+# forks the workers, waits until each has charged FIRST times, then exits normally (the
+# interpreter closes its connection) or kills itself with SIGKILL.  Each worker charges
+# FIRST times, waits for the test's go, then charges until the budget refuses.  Every
+# admitted charge is reported on the pipe *after* its call returned.
+_OPENER = textwrap.dedent("""
+    import os, signal, sys
+    from dpfast import BudgetExceededError, ledger
+
+    url, mode = sys.argv[1], sys.argv[2]
+    report, go, ready_r, ready_w = map(int, sys.argv[3:7])
+    unit, cap, workers, first = float(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10])
+
+    def say(line):
+        os.write(report, (line + "\\n").encode())
+
+    led = ledger.open(url)
+    budget = led.budget("fork", epsilon=cap * unit, create=True)
+    budget.spend(unit, label="opener")
+    say("S opener")
+
+    def work(wid):
+        b = budget if wid % 2 == 0 else ledger.open(url).budget("fork")
+        say(f"P {os.getpid()}")
+        for i in range(first):
+            b.spend(unit, label=f"w{wid}-{i}")
+            say(f"S w{wid}-{i}")
+        os.write(ready_w, b"r")
+        os.read(go, 1)
+        i = first
+        while True:
+            try:
+                b.spend(unit, label=f"w{wid}-{i}")
+            except BudgetExceededError:
+                say("X")
+                return
+            say(f"S w{wid}-{i}")
+            i += 1
+
+    for wid in range(workers):
+        if os.fork() == 0:
+            code = 0
+            try:
+                work(wid)
+            except BaseException as e:
+                say(f"E {type(e).__name__}: {e}"[:3000].replace("\\n", " "))
+                code = 1
+            os._exit(code)
+    got = 0
+    while got < workers:
+        got += len(os.read(ready_r, workers))
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    sys.exit(0)   # a normal exit: the interpreter closes the ledger's connection
+""")
+
+
+def _read_all(fd, pids, deadline):
+    """Lines from the report pipe until every writer exited (EOF); a hang guard kills the
+    workers at ``deadline`` (then the test fails on the missing "X" lines)."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(0.0, left))
+        if not ready:
+            for line in b"".join(chunks).decode().splitlines():
+                if line.startswith("P "):
+                    pids.add(int(line.split()[1]))
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 30
+            continue
+        b = os.read(fd, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(fd)
+    return b"".join(chunks).decode().splitlines()
+
+
+def _opener_outlived_by_workers(url, mode):
+    """Run the scenario; return (admitted labels, lines) once every worker ended."""
+    report_r, report_w = os.pipe()
+    go_r, go_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    fds = (report_w, go_r, ready_r, ready_w)
+    opener = subprocess.Popen(
+        [sys.executable, "-c", _OPENER, url, mode, *map(str, fds), repr(UNIT), str(CAP_UNITS),
+         str(WORKERS), str(FIRST)], pass_fds=fds)
+    for fd in fds:
+        os.close(fd)
+    code = opener.wait(timeout=120)
+    assert code == (-signal.SIGKILL if mode == "kill" else 0)
+    # another process opens and closes the ledger while the workers are still charging
+    # (an operator's `ledger show`): with SQLite it checkpoints, and deletes the -wal if it
+    # finds no other process holding the database
+    shown = subprocess.run([sys.executable, "-m", "dpfast", "ledger", "show", url, "fork"],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    os.write(go_w, b"g" * WORKERS)
+    os.close(go_w)
+    lines = _read_all(report_r, set(), time.monotonic() + 120)
+    return lines
+
+
+def _audit(url, lines):
+    """What a fresh process sees: (admitted, lost, units spent by everyone in the end)."""
+    errors = [line for line in lines if line[0] not in "SXP"]
+    assert not errors, errors
+    admitted = [line.split()[1] for line in lines if line[0] == "S"]
+    assert len(admitted) == len(set(admitted))
+    led = ledger.open(url)
+    b = led.budget("fork")
+    rows = b.history()
+    recorded = {r.label for r in rows if r.kind == "spend"}
+    lost = sorted(set(admitted) - recorded)
+    # the fresh process spends whatever the store says is left: everyone together must
+    # still stay within the total
+    extra = 0
+    while True:
+        try:
+            b.spend(UNIT, label=f"fresh-{extra}")
+        except BudgetExceededError:
+            break
+        extra += 1
+    return admitted, lost, len(admitted) + extra, led
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    if not os.environ.get("CI"):
+        pytest.importorskip("psycopg")
+    from dpfast.ledger.testing import ThrowawayPostgres
+    try:
+        server = ThrowawayPostgres(fsync=False)
+    except (RuntimeError, OSError) as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e}")
+        pytest.skip(f"no PostgreSQL server: {e}")
+    yield server
+    server.stop()
+
+
+_DATABASES = [0]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/ledger.db"
+    _DATABASES[0] += 1
+    return request.getfixturevalue("pg_server").database(f"f{os.getpid()}_{_DATABASES[0]}")
+
+
+# ---- item 1: the opener exits, or is killed, before its forked workers --------------------
+
+@pytest.mark.parametrize("mode", ["exit", "kill"])
+def test_workers_outliving_their_opener_lose_no_charge_and_never_overspend(store_url, mode):
+    lines = _opener_outlived_by_workers(store_url, mode)
+    admitted, lost, spent_units, led = _audit(store_url, lines)
+    numbers = (f"{store_url.split(':')[0]}/{mode}: {len(admitted)} charges admitted, "
+               f"{len(lost)} lost, {spent_units} units spent in all of a total {CAP_UNITS}")
+    print(numbers)
+    assert lines.count("X") == WORKERS, numbers          # every worker ran out of budget
+    assert not lost, numbers
+    assert spent_units == CAP_UNITS, numbers             # no overspend, nothing left over
+    assert led.verify()[0].ok
