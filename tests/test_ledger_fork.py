@@ -198,3 +198,116 @@ def test_workers_outliving_their_opener_lose_no_charge_and_never_overspend(store
     assert not lost, numbers
     assert spent_units == CAP_UNITS, numbers             # no overspend, nothing left over
     assert led.verify()[0].ok
+
+
+# ---- item 10: a worker forked while another thread is inside a charge ------------------
+
+# Events this module's fork hooks set: its "before" hook runs before dpfast's (hooks run
+# in reverse order of registration), its "after in parent" hook after dpfast's.
+_SET_BEFORE_FORK: list[threading.Event] = []
+_SET_AFTER_FORK: list[threading.Event] = []
+os.register_at_fork(before=lambda: [e.set() for e in _SET_BEFORE_FORK],
+                    after_in_parent=lambda: [e.set() for e in _SET_AFTER_FORK])
+
+
+def _hold_inside_charges(store, thread_ok):
+    """Make the store stop inside each charge of a thread for which ``thread_ok()`` holds
+    (after its row is locked, before it is written) until the returned event is set;
+    ``inside`` is set when one is stopped there."""
+    inside, release = threading.Event(), threading.Event()
+    append = store._append
+
+    def held(*args, **kwargs):
+        if thread_ok():
+            inside.set()
+            assert release.wait(120), "never released"
+        return append(*args, **kwargs)
+
+    store._append = held
+    return inside, release
+
+
+def _outcome_in_child(fn):
+    pid, fd = fork_worker(lambda w: os.write(w, f"ok {fn()}\n".encode()))
+    return pid, fd
+
+
+def _finish(pid, fd):
+    lines = read_lines(fd)   # returns when the child exited: it finished its call
+    os.waitpid(pid, 0)
+    return lines[0] if lines else "(nothing)"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_fork_waits_for_a_charge_in_progress(tmp_path, backend, request):
+    url = (f"sqlite:///{tmp_path}/ledger.db" if backend == "sqlite"
+           else request.getfixturevalue("pg_server").database(f"w{os.getpid()}"))
+    led = ledger.open(url, timeout=5)
+    b = led.budget("t", epsilon=1.0, create=True)
+    b.spend(0.125, label="first")
+    charger = threading.Thread(target=lambda: b.spend(0.25, label="thread"))
+    inside, release = _hold_inside_charges(led._store, lambda: threading.current_thread() is charger)
+    charger.start()
+    assert inside.wait(60)
+    _SET_BEFORE_FORK.append(release)  # the thread may go on only once the fork has begun
+    try:
+        pid, fd = _outcome_in_child(lambda: b.spend(0.125, label="child").index)
+    finally:
+        _SET_BEFORE_FORK.clear()
+    charger.join(120)
+    assert not charger.is_alive()
+    assert _finish(pid, fd) == "ok 3"  # the fork waited for the charge: the child charged next
+    assert [r.label for r in b.history()] == [None, "first", "thread", "child"]
+    assert b.spent.epsilon == 0.5 and led.verify()[0].ok
+
+
+def test_fork_from_inside_a_charge_child_refuses_at_once(tmp_path):
+    # the forking thread itself is inside a charge (e.g. a signal handler that forks): its
+    # connection cannot be closed, so the child refuses the file with a clear error
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    led = ledger.open(url, timeout=5)
+    b = led.budget("t", epsilon=1.0, create=True)
+    b.spend(0.125, label="first")
+    children = []
+    store = led._store
+    append = store._append
+
+    def forking(*args, **kwargs):
+        if not children:
+            children.append(_outcome_in_child(lambda: b.spend(0.125, label="child").index))
+            children.append(_outcome_in_child(
+                lambda: ledger.open(url).budget("t").spend(0.125, label="fresh").index))
+        return append(*args, **kwargs)
+
+    store._append = forking
+    b.spend(0.25, label="parent")
+    store._append = append
+    for pid, fd in children:
+        line = _finish(pid, fd)
+        assert line.startswith("E LedgerError") and "forked" in line and "spawn" in line, line
+    assert [r.label for r in b.history()] == [None, "first", "parent"]
+    # the parent goes on, and so do workers it forks now
+    pid, fd = _outcome_in_child(lambda: b.spend(0.125, label="later").index)
+    assert _finish(pid, fd) == "ok 3"
+
+
+def test_fork_while_a_charge_outlasts_the_timeout_child_refuses_at_once(tmp_path):
+    # another thread stays inside a charge for longer than the store's timeout (here: until
+    # the fork is over): the fork does not wait for ever, and the child refuses the file
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    led = ledger.open(url, timeout=0.2)
+    b = led.budget("t", epsilon=1.0, create=True)
+    charger = threading.Thread(target=lambda: b.spend(0.25, label="thread"))
+    inside, release = _hold_inside_charges(led._store, lambda: threading.current_thread() is charger)
+    charger.start()
+    assert inside.wait(60)
+    _SET_AFTER_FORK.append(release)
+    try:
+        pid, fd = _outcome_in_child(lambda: b.spend(0.125, label="child").index)
+    finally:
+        _SET_AFTER_FORK.clear()
+    release.set()
+    charger.join(120)
+    line = _finish(pid, fd)
+    assert line.startswith("E LedgerError") and "forked" in line, line
+    assert [r.label for r in b.history()] == [None, "thread"]

@@ -169,4 +169,6 @@ class SQLiteStore(SQLStore):
 
 
 def open_path(path: str, **options: Any) -> SQLiteStore:
-    return SQLiteStore(os.path.abspath(path), **options)
+    """The store of the file at ``path``, resolved once (current directory, symlinks) so
+    that a later chdir or retargeted symlink never leads this store to another file."""
+    return SQLiteStore(os.path.realpath(path), **options)
