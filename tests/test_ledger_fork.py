@@ -276,14 +276,13 @@ def test_fork_from_inside_a_charge_child_refuses_at_once(tmp_path):
         if not children:
             children.append(_outcome_in_child(lambda: b.spend(0.125, label="child").index))
             children.append(_outcome_in_child(
-                lambda: ledger.open(url).budget("t").spend(0.125, label="fresh").index))
+                lambda: ledger.open(url, timeout=5).budget("t").spend(0.125, label="fresh").index))
         return append(*args, **kwargs)
 
     store._append = forking
     b.spend(0.25, label="parent")
     store._append = append
-    for pid, fd in children:
-        line = _finish(pid, fd)
+    for line in [_finish(pid, fd) for pid, fd in children]:
         assert line.startswith("E LedgerError") and "forked" in line and "spawn" in line, line
     assert [r.label for r in b.history()] == [None, "first", "parent"]
     # the parent goes on, and so do workers it forks now
