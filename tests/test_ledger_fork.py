@@ -87,7 +87,7 @@ _OPENER = textwrap.dedent("""
 
 def _read_all(fd, pids, deadline):
     """Lines from the report pipe until every writer exited (EOF); a hang guard kills the
-    workers at ``deadline`` (then the test fails on the missing "X" lines)."""
+    writers at ``deadline`` (then the test fails on the lines missing)."""
     chunks = []
     while True:
         left = deadline - time.monotonic()
@@ -232,10 +232,12 @@ def _outcome_in_child(fn):
     return pid, fd
 
 
-def _finish(pid, fd):
-    lines = read_lines(fd)   # returns when the child exited: it finished its call
+def _finish(pid, fd, guard=120):
+    """The child's line, once it exited (it finished its call).  A hang guard, not a speed
+    claim: a child still running after ``guard`` seconds is killed and reported hung."""
+    lines = _read_all(fd, {pid}, time.monotonic() + guard)
     os.waitpid(pid, 0)
-    return lines[0] if lines else "(nothing)"
+    return lines[0] if lines else "(hung, or exited without a word)"
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -310,3 +312,27 @@ def test_fork_while_a_charge_outlasts_the_timeout_child_refuses_at_once(tmp_path
     line = _finish(pid, fd)
     assert line.startswith("E LedgerError") and "forked" in line, line
     assert [r.label for r in b.history()] == [None, "thread"]
+
+
+def test_fork_while_another_thread_unpickles_a_budget(tmp_path, monkeypatch):
+    # the other thread holds the lock that unpickling takes (one Ledger per URL and process)
+    b = ledger.open(f"sqlite:///{tmp_path}/ledger.db").budget("u", epsilon=1.0, create=True)
+    data = pickle.dumps(b)
+    inside, release = threading.Event(), threading.Event()
+    real_open = ledger.open
+
+    def held_open(url, **kwargs):
+        if threading.current_thread() is unpickler:
+            inside.set()
+            assert release.wait(120), "never released"
+        return real_open(url, **kwargs)
+
+    monkeypatch.setattr(ledger, "open", held_open)
+    unpickler = threading.Thread(target=lambda: pickle.loads(data))
+    unpickler.start()
+    assert inside.wait(60)
+    pid, fd = _outcome_in_child(lambda: pickle.loads(data).spend(0.25, label="child").index)
+    release.set()
+    unpickler.join(120)
+    assert _finish(pid, fd, guard=30) == "ok 1"
+    assert b.spent.epsilon == 0.25

@@ -38,7 +38,7 @@ def _file_id(path: str) -> FileId | None:
     """(device, inode) of the file at ``path``, or None if there is none."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except OSError:  # missing, or unreachable: never the file a store opened
         return None
     return st.st_dev, st.st_ino
 

@@ -102,17 +102,19 @@ def _before_fork() -> None:
     A connection is left open (and the child will refuse its file) only if this thread
     is itself inside one of the store's transactions, or if another thread did not leave
     one within the store's timeout."""
-    held = _HELD_AT_FORK
     for store in _live_stores():
         if not store.closes_at_fork:
             continue
-        if not store._lock.acquire(timeout=store.timeout):
+        if not store._lock.acquire(timeout=min(store.timeout, threading.TIMEOUT_MAX)):
             continue
         if store._in_transaction:  # this thread is inside one (the lock is reentrant)
             store._lock.release()
             continue
-        held.append(store)
-        store._close_own()
+        _HELD_AT_FORK.append(store)
+        try:
+            store._close_own()
+        except Exception:  # noqa: BLE001 - a fork hook must not raise; the store keeps
+            pass           # the connection, and the child refuses its file
 
 
 def _after_fork_in_parent() -> None:
@@ -239,12 +241,13 @@ class SQLStore:
 
     def _close_own(self) -> None:
         """Close the connection if this process opened it (never an inherited one)."""
-        conn, self._conn = self._conn, None
+        conn = self._conn
         if conn is not None:
             if self._pid == os.getpid() and self._gen == fork_generation():
-                conn.close()
+                conn.close()  # (if this raises, the store keeps it)
             else:
                 _ABANDONED.append((conn, self._file_id))
+            self._conn = None
 
     def close(self) -> None:
         with self._lock:
