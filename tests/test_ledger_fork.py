@@ -336,3 +336,36 @@ def test_fork_while_another_thread_unpickles_a_budget(tmp_path, monkeypatch):
     unpickler.join(120)
     assert _finish(pid, fd, guard=30) == "ok 1"
     assert b.spent.epsilon == 0.25
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libc's fork through ctypes")
+def test_fork_bypassing_the_hooks_child_refuses(tmp_path):
+    # a fork that Python's fork hooks never see (C code calling fork()): the child finds
+    # the parent's connection by its process id, and refuses the file however it asks
+    import ctypes
+    url = f"sqlite:///{tmp_path}/ledger.db"
+    b = ledger.open(url).budget("h", epsilon=1.0, create=True)
+    b.spend(0.25, label="parent")
+    r, w = os.pipe()
+    pid = ctypes.PyDLL(None).fork()   # (PyDLL: the GIL stays held across the call)
+    if pid == 0:
+        code = 1
+        try:
+            for call in (lambda: b.spend(0.25, label="inherited"),
+                         lambda: ledger.open(url, timeout=5).budget("h").spend(0.25, label="fresh")):
+                try:
+                    call()
+                    os.write(w, b"ok\n")
+                except Exception as e:  # noqa: BLE001 - reported to the test
+                    os.write(w, f"E {type(e).__name__}: {e}\n".encode()[:3000])
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    lines = _read_all(r, {pid}, time.monotonic() + 60)
+    os.waitpid(pid, 0)
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert line.startswith("E LedgerError") and "forked" in line, line
+    assert [row.label for row in b.history()] == [None, "parent"]
+    b.spend(0.25, label="parent again")
