@@ -84,15 +84,17 @@ _HOST = socket.gethostname()
 # Every live store of this process (a leaf lock: nothing else is acquired under it).
 _STORES: weakref.WeakSet[SQLStore] = weakref.WeakSet()
 _REGISTRY_LOCK = threading.RLock()
-# Connections inherited through fork: kept referenced and never closed here (closing would
-# release the parent's locks or delete its WAL), with the SQLite file each one holds.
+# Connections inherited through fork: kept referenced and never closed here (closing one
+# could checkpoint and delete files the parent still uses), with the SQLite file of each.
 _ABANDONED: list[tuple[Any, FileId | None]] = []
-_HELD_AT_FORK: list[SQLStore] = []  # stores whose lock the forking thread holds
+# The stores whose lock a forking thread holds, by thread (two threads may fork at once).
+_HELD_AT_FORK: dict[int, list[SQLStore]] = {}
 
 
 def _live_stores() -> list[SQLStore]:
+    """The live stores, in one fixed order (threads forking at once lock them in turn)."""
     with _REGISTRY_LOCK:
-        return list(_STORES)
+        return sorted(_STORES, key=id)
 
 
 def _before_fork() -> None:
@@ -102,6 +104,7 @@ def _before_fork() -> None:
     A connection is left open (and the child will refuse its file) only if this thread
     is itself inside one of the store's transactions, or if another thread did not leave
     one within the store's timeout."""
+    held = _HELD_AT_FORK.setdefault(threading.get_ident(), [])
     for store in _live_stores():
         if not store.closes_at_fork:
             continue
@@ -110,7 +113,7 @@ def _before_fork() -> None:
         if store._in_transaction:  # this thread is inside one (the lock is reentrant)
             store._lock.release()
             continue
-        _HELD_AT_FORK.append(store)
+        held.append(store)
         try:
             store._close_own()
         except Exception:  # noqa: BLE001 - a fork hook must not raise; the store keeps
@@ -118,8 +121,8 @@ def _before_fork() -> None:
 
 
 def _after_fork_in_parent() -> None:
-    while _HELD_AT_FORK:
-        _HELD_AT_FORK.pop()._lock.release()
+    for store in _HELD_AT_FORK.pop(threading.get_ident(), []):
+        store._lock.release()
 
 
 def _after_fork_in_child() -> None:
