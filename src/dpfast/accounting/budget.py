@@ -270,6 +270,8 @@ class Filter:
         self.delta_prime, dp_x = exact_amount("delta_prime", delta_prime, "delta_open")
         if dp_x > dlt_x:
             raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
+        if _v.float_down(dp_x) == 0.0:
+            raise PrivacyParameterError(f"delta_prime must be at least 5e-324; got {delta_prime!r}")
         self.params.update(delta=dlt_x, delta_prime=dp_x)
         self._delta_cap = scale(dlt_x) - scale(dp_x)  # delta' is set aside
         # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact; delta'

@@ -29,8 +29,13 @@ schema is versioned (:data:`SCHEMA_VERSION`).  See ``docs/ledger.md``.
 
 from __future__ import annotations
 
+import math
+import numbers
+import os
 import threading
 import urllib.parse
+
+import numpy as np
 
 from ..accounting.budget import fork_generation
 from ._budget import LedgerBudget
@@ -51,7 +56,9 @@ def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natu
         ``"memory:"``, ``"sqlite:///relative.db"``, ``"sqlite:////absolute.db"`` (option
         ``?synchronous=normal|full|extra``), or ``"postgresql://..."``.
     timeout : float, default 30
-        Seconds to wait for a lock (SQLite) or a connection (PostgreSQL).
+        Seconds to wait for a lock (SQLite) or a connection (PostgreSQL): a finite real
+        number >= 0.  A fork of this process also waits up to this long for a charge in
+        progress on a SQLite ledger (see ``docs/ledger.md``, "Processes").
 
     Returns
     -------
@@ -64,6 +71,7 @@ def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natu
     """
     if not isinstance(url, str):
         raise TypeError(f"url must be a str; got {type(url).__name__}")
+    timeout = _seconds(timeout)
     if url == "memory:":
         from ._sqlite import SQLiteStore
         return Ledger(SQLiteStore(":memory:", memory=True, timeout=timeout))
@@ -81,8 +89,29 @@ def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natu
     raise ValueError(f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://...")
 
 
+def _seconds(timeout: object) -> float:
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a real number of seconds; got {type(timeout).__name__}")
+    try:
+        seconds = float(timeout)
+    except OverflowError:
+        seconds = math.inf
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"timeout must be a finite number of seconds >= 0; got {timeout!r}")
+    return seconds
+
+
 _OPENED: dict[tuple[str, int], Ledger] = {}
 _OPENED_LOCK = threading.Lock()   # two threads unpickling at once still share one Ledger
+
+
+def _after_fork_in_child() -> None:
+    global _OPENED_LOCK
+    _OPENED_LOCK = threading.Lock()  # possibly held by a thread that did not survive
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _reopen_budget(url: str, key: str) -> LedgerBudget:

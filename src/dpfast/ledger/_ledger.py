@@ -211,6 +211,9 @@ class Ledger:
         Refused while its process is still running on this host, unless ``force``.
         Appends a "release" row (with ``reason``) and returns the reservation's row.
         """
+        if isinstance(seq, (bool, np.bool_)) or not isinstance(seq, (int, np.integer)):
+            raise TypeError(f"seq must be an int; got {type(seq).__name__}")
+        seq = int(seq)
         if not isinstance(reason, str) or not reason.strip():
             raise PrivacyParameterError("release needs a reason (kept in the history)")
         rows = self.history(key)

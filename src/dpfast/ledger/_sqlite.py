@@ -4,6 +4,13 @@
 ``synchronous=NORMAL`` (``sqlite:///path?synchronous=normal``) still survives any crash
 of the process or of other processes (WAL), but the last charges may be lost if the
 machine loses power: use it only where the operating system cannot die under the service.
+
+The store is bound to one file, found once by its absolute path: the database file's
+device and inode are recorded when the store first opens it, every later connection
+(after a fork, or a close) must find the same file, and every write transaction checks
+that the path still names that file and the ``-wal`` its connection opened.  A ledger
+file deleted or replaced while open therefore fails closed (:class:`LedgerError`)
+instead of splitting one budget in two.
 """
 
 from __future__ import annotations
@@ -12,10 +19,11 @@ import os
 import random
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ._store import LedgerError, SQLStore
+from ._store import _ABANDONED, FileId, LedgerError, SQLStore, _refuse_inherited
 
 _SYNC = ("full", "normal", "extra")
 # SQLite's busy handler waits at most this long per attempt; SQLiteStore._retry loops
@@ -24,6 +32,15 @@ _BUSY_WAIT = 0.002
 
 
 _T = TypeVar("_T")
+
+
+def _file_id(path: str) -> FileId | None:
+    """(device, inode) of the file at ``path``, or None if there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:  # missing, or unreachable: never the file a store opened
+        return None
+    return st.st_dev, st.st_ino
 
 
 class SQLiteStore(SQLStore):
@@ -41,7 +58,8 @@ class SQLiteStore(SQLStore):
         self.path = path
         self.synchronous = synchronous
         self.timeout = float(timeout)
-        self.forkable = not memory
+        self.forkable = self.closes_at_fork = not memory
+        self._wal_id: FileId | None = None  # the -wal file of the current connection
         if memory:
             url = "memory:"
         else:
@@ -68,25 +86,62 @@ class SQLiteStore(SQLStore):
         for stmt in statements:
             self._retry(lambda: cur.execute(stmt))
 
+    def _moved(self) -> LedgerError:
+        return LedgerError(
+            f"the SQLite ledger {self.path!r} was deleted or replaced, or its -wal removed, "
+            "while this process had it open; refusing to charge (charges could be lost or "
+            "the budget split in two): check the file, then open the ledger again")
+
     def _connect(self) -> sqlite3.Connection:
+        if not self.forkable:
+            target, mode = ":memory:", ""
+        else:
+            before = _file_id(self.path)
+            if self._file_id is not None and before != self._file_id:
+                raise self._moved()
+            if before is not None:
+                _refuse_inherited(before, self.path)
+            # only the first connection may create the file
+            target = "file:" + urllib.parse.quote(self.path)
+            mode = "?mode=rw" if self._file_id is not None else "?mode=rwc"
         try:
-            conn = sqlite3.connect(":memory:" if not self.forkable else self.path,
-                                   timeout=_BUSY_WAIT, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(target + mode, timeout=_BUSY_WAIT, isolation_level=None,
+                                   check_same_thread=False, uri=bool(mode))
         except sqlite3.Error as e:
             raise LedgerError(f"cannot open the SQLite ledger {self.path!r}: {e}") from e
         try:
             if self.forkable:
-                mode = self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
-                if mode.lower() != "wal":
-                    raise LedgerError(f"the SQLite ledger {self.path!r} cannot use WAL mode ({mode})")
+                wal = self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+                if wal.lower() != "wal":
+                    raise LedgerError(f"the SQLite ledger {self.path!r} cannot use WAL mode ({wal})")
+                # a first read opens (creates) the -wal, kept open as long as the connection
+                self._retry(lambda: conn.execute("SELECT count(*) FROM sqlite_master").fetchone())
             conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
-        except sqlite3.Error as e:
+        except BaseException as e:
             conn.close()
             err = self._translate(e)
-            assert err is not None      # (every sqlite3.Error is translated)
+            if err is None:
+                raise
             raise err from e
+        if self.forkable:
+            db, self._wal_id = _file_id(self.path), _file_id(self.path + "-wal")
+            if db is not None and before is None:
+                try:  # a new file on the inode of a deleted one an inherited connection holds
+                    _refuse_inherited(db, self.path)
+                except LedgerError:
+                    _ABANDONED.append((conn, db))  # shares that connection's locks: never close
+                    raise
+            expected = self._file_id or before
+            if db is None or self._wal_id is None or (expected is not None and db != expected):
+                conn.close()
+                raise self._moved()
+            self._file_id = db
         return conn
+
+    def _check_files(self) -> None:
+        if self.forkable and (_file_id(self.path) != self._file_id
+                              or _file_id(self.path + "-wal") != self._wal_id):
+            raise self._moved()
 
     def _translate(self, exc: BaseException) -> BaseException | None:
         if isinstance(exc, LedgerError):
@@ -114,4 +169,6 @@ class SQLiteStore(SQLStore):
 
 
 def open_path(path: str, **options: Any) -> SQLiteStore:
-    return SQLiteStore(os.path.abspath(path), **options)
+    """The store of the file at ``path``, resolved once (current directory, symlinks) so
+    that a later chdir or retargeted symlink never leads this store to another file."""
+    return SQLiteStore(os.path.realpath(path), **options)

@@ -8,9 +8,17 @@ and WAL documents; psycopg 3 transactions).  Nothing is cached outside the trans
 so processes and hosts sharing the store never overspend.  The transaction has
 committed before :meth:`SQLStore.charge` returns, i.e. before any noise is drawn.
 
-A connection belongs to one process: after a fork the child opens its own (the parent's
-is left untouched, never closed in the child, as SQLite requires).  Threads of one
-process share its connection under a lock.
+A connection belongs to one process and is never used or closed in another.  SQLite
+keeps its POSIX-lock bookkeeping per process, and a forked child inherits it without the
+locks themselves: a child that still holds (a copy of) a connection to a file takes no
+real lock on that file with a connection of its own, so another process can checkpoint
+and delete the ``-wal`` the child is committing into.  Hence, at ``os.fork`` (see
+:func:`_before_fork`), every SQLite file connection of this process is closed first,
+under its store's lock (waiting for a charge in progress to commit), and both processes
+reconnect lazily; a connection that could not be closed is left to the child, which then
+refuses that file (:func:`_refuse_inherited`).  Every write transaction also checks that
+the database file and its ``-wal`` are still the ones the connection opened.  Threads of
+one process share its connection under a lock.
 """
 
 from __future__ import annotations
@@ -71,21 +79,83 @@ MIGRATIONS = {
 }
 
 _State = tuple[int | Fraction, ...]
+FileId = tuple[int, int]  # (st_dev, st_ino) of a file
 _HOST = socket.gethostname()
+# Every live store of this process (a leaf lock: nothing else is acquired under it).
 _STORES: weakref.WeakSet[SQLStore] = weakref.WeakSet()
-_ABANDONED: list[Any] = []  # connections inherited through fork: kept referenced, never closed here
+_REGISTRY_LOCK = threading.RLock()
+# Connections inherited through fork: kept referenced and never closed here (closing one
+# could checkpoint and delete files the parent still uses), with the SQLite file of each.
+_ABANDONED: list[tuple[Any, FileId | None]] = []
+# The stores whose lock a forking thread holds, by thread (two threads may fork at once).
+_HELD_AT_FORK: dict[int, list[SQLStore]] = {}
+
+
+def _live_stores() -> list[SQLStore]:
+    """The live stores, in one fixed order (threads forking at once lock them in turn)."""
+    with _REGISTRY_LOCK:
+        return sorted(_STORES, key=id)
+
+
+def _before_fork() -> None:
+    """Close every SQLite file connection of this process before it forks, each under
+    its store's lock, held until the fork is done (so no thread is inside a charge then).
+
+    A connection is left open (and the child will refuse its file) only if this thread
+    is itself inside one of the store's transactions, or if another thread did not leave
+    one within the store's timeout."""
+    held = _HELD_AT_FORK.setdefault(threading.get_ident(), [])
+    for store in _live_stores():
+        if not store.closes_at_fork:
+            continue
+        if not store._lock.acquire(timeout=min(store.timeout, threading.TIMEOUT_MAX)):
+            continue
+        if store._in_transaction:  # this thread is inside one (the lock is reentrant)
+            store._lock.release()
+            continue
+        held.append(store)
+        try:
+            store._close_own()
+        except Exception:  # noqa: BLE001 - a fork hook must not raise; the store keeps
+            pass           # the connection, and the child refuses its file
+
+
+def _after_fork_in_parent() -> None:
+    for store in _HELD_AT_FORK.pop(threading.get_ident(), []):
+        store._lock.release()
 
 
 def _after_fork_in_child() -> None:
+    global _REGISTRY_LOCK
+    _REGISTRY_LOCK = threading.RLock()  # possibly held by a thread that did not survive
+    _HELD_AT_FORK.clear()
     for store in list(_STORES):
-        store._lock = threading.RLock()  # a lock held by a thread that did not survive
+        store._lock = threading.RLock()
+        store._in_transaction = 0
         if store._conn is not None:
-            _ABANDONED.append(store._conn)
+            _ABANDONED.append((store._conn, store._file_id))
             store._conn = None
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
+
+
+def _refuse_inherited(file_id: FileId, path: str) -> None:
+    """Raise LedgerError if this process holds a connection to the SQLite file
+    ``file_id`` inherited from the process that forked it."""
+    inherited = any(fid == file_id for _, fid in _ABANDONED) or any(
+        s._conn is not None and s._pid != os.getpid() and s._file_id == file_id
+        for s in _live_stores())
+    if inherited:
+        raise LedgerError(
+            f"this process was forked while a connection to the SQLite ledger {path!r} "
+            "was open and could not be closed first (a thread of the parent was inside a "
+            "charge, or the fork bypassed os.fork); SQLite's locks do not survive a fork, so "
+            "this process refuses that file: fork workers while no thread is charging, "
+            "start them with multiprocessing's 'spawn' or 'forkserver' method, or use a "
+            "postgresql:// ledger")
 
 
 def _now() -> str:
@@ -109,13 +179,19 @@ class SQLStore:
     # a statement serializing creators of one key (SQLite: BEGIN IMMEDIATE does)
     create_lock: str | None = None
     forkable = True  # False for a store that lives in this process's memory
+    closes_at_fork = False  # True for a SQLite file: see _before_fork
+    timeout = 30.0
 
     def __init__(self, url: str) -> None:
         self.url = url
         self._lock = threading.RLock()
+        self._in_transaction = 0  # how many _Transactions hold the lock
         self._conn: Any = None
-        self._gen: int | None = None
-        _STORES.add(self)
+        self._gen: int | None = None  # the fork generation and process that opened _conn
+        self._pid: int | None = None
+        self._file_id: FileId | None = None  # the SQLite database file, once opened
+        with _REGISTRY_LOCK:
+            _STORES.add(self)
         with self.transaction(schema=True) as cur:
             self._ensure_schema(cur)
 
@@ -128,22 +204,28 @@ class SQLStore:
         """A LedgerError for a driver exception (or None to re-raise it unchanged)."""
         raise NotImplementedError
 
+    def _check_files(self) -> None:
+        """Inside a write transaction: raise LedgerError unless the store's files are
+        still the ones its connection opened (SQLite)."""
+
     def sql(self, text: str) -> str:
         return text
 
     def _connection(self) -> Any:
-        if self._gen is not None and self._gen != fork_generation():
-            if not self.forkable:
-                raise BudgetExceededError(
-                    f"the ledger {self.url!r} lives in another process's memory: a forked "
-                    "copy never charges; use a sqlite:/// or postgresql:// ledger to share "
-                    "budgets between processes")
-            if self._conn is not None:  # normally done at fork already
-                _ABANDONED.append(self._conn)
+        forked = self._gen is not None and self._gen != fork_generation()
+        if self._pid is not None and self._pid != os.getpid():
+            forked = True  # also a fork that bypassed os.fork's hooks
+            if self._conn is not None:  # (the hooks move it to _ABANDONED)
+                _ABANDONED.append((self._conn, self._file_id))
                 self._conn = None
+        if forked and not self.forkable:
+            raise BudgetExceededError(
+                f"the ledger {self.url!r} lives in another process's memory: a forked "
+                "copy never charges; use a sqlite:/// or postgresql:// ledger to share "
+                "budgets between processes")
         if self._conn is None:
             self._conn = self._connect()
-            self._gen = fork_generation()
+            self._gen, self._pid = fork_generation(), os.getpid()
         return self._conn
 
     def transaction(self, schema: bool = False, read: bool = False) -> _Transaction:
@@ -160,11 +242,19 @@ class SQLStore:
         """Whether the connection is unusable after ``exc`` (then reconnect next time)."""
         return False
 
+    def _close_own(self) -> None:
+        """Close the connection if this process opened it (never an inherited one)."""
+        conn = self._conn
+        if conn is not None:
+            if self._pid == os.getpid() and self._gen == fork_generation():
+                conn.close()  # (if this raises, the store keeps it)
+            else:
+                _ABANDONED.append((conn, self._file_id))
+            self._conn = None
+
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None and self._gen == fork_generation():
-                self._conn.close()
-            self._conn = None
+            self._close_own()
 
     # ---- schema ------------------------------------------------------------------------
 
@@ -325,14 +415,18 @@ class _Transaction:
     def __enter__(self) -> Any:
         store = self.store
         store._lock.acquire()
+        store._in_transaction += 1
         try:
             conn = store._connection()
             self.cur = conn.cursor()
             begin = (store.begin_schema if self.schema
                      else store.begin_read if self.read else store.begin)
             store._begin(self.cur, (begin,) if isinstance(begin, str) else begin)
+            if not self.read:
+                store._check_files()
         except BaseException as e:
             self._abort()
+            store._in_transaction -= 1
             store._lock.release()
             err = self._map(e)
             if err is e:
@@ -380,5 +474,6 @@ class _Transaction:
                     "that depends on it") from e
             return False
         finally:
+            store._in_transaction -= 1
             store._lock.release()
 

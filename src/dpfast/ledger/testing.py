@@ -115,14 +115,18 @@ def fork_worker(fn: Callable[[int], object]) -> tuple[int, int]:
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(r)
-        code = 0
+        code = 1
         try:
+            os.close(r)
             fn(w)
+            code = 0
         except BaseException as e:
-            os.write(w, f"E {type(e).__name__}: {e}\n".encode()[:4000])
-            code = 1
-        os._exit(code)
+            try:
+                os.write(w, f"E {type(e).__name__}: {e}\n".encode()[:4000])
+            except BaseException:
+                pass  # (the reader is gone: still never run the parent's code)
+        finally:
+            os._exit(code)
     os.close(w)
     return pid, r
 
