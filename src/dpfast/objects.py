@@ -601,7 +601,7 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0, _up(_v.charged(self.epsilon) ** 2 / 8))
+        return PrivacyCost(self.epsilon, 0.0, _up(_sel.selection_rho("exponential", self.epsilon)))
 
     def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""

@@ -56,7 +56,8 @@ from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
 _Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
 
-__all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k"]
+__all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
+           "selection_rho", "SELECTION_METHODS"]
 
 _GRID_BITS = 12                      # Delta / G in [2**12, 2**13)
 _MAX_CANDIDATES = 2 ** 40            # csrc/include/dpfast/selection.h
@@ -111,20 +112,43 @@ def _charge(budget: SupportsSpend | None, epsilon: float | Fraction, label: str)
         budget.spend(epsilon, 0.0, label=label)
 
 
-def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
-    """_charge for an epsilon-bounded-range mechanism: rho = epsilon^2/8 on a zCDP budget.
+#: The selection laws :func:`selection_rho` knows.  "exponential" and "gumbel" are the
+#: exponential mechanism (Gumbel-max has exactly its law); "permute_and_flip",
+#: "report_noisy_max" (Laplace noise) and "report_noisy_max_exponential" are not.
+SELECTION_METHODS = ("exponential", "gumbel", "permute_and_flip", "report_noisy_max",
+                     "report_noisy_max_exponential")
 
-    The exponential mechanism (and Gumbel-max, its law) is epsilon-BR: between neighbours
-    the log ratio of any two outputs' probabilities moves by at most epsilon (Durfee &
-    Rogers 2019), and epsilon-BR implies epsilon^2/8-zCDP (Cesar & Rogers 2021, Sec. 3, by
-    Hoeffding's lemma), four times less than the epsilon^2/2 of a generic epsilon-DP
-    mechanism.  Permute-and-flip and exponential- or Laplace-noise noisy max are not known
-    to be BR and keep epsilon^2/2 (charged by ``spend``; OpenDP under-reported them,
-    opendp#2911).  rho is exact: a Fraction."""
+
+def selection_rho(method: str, epsilon: float | Fraction) -> Fraction:
+    """The rho-zCDP that one epsilon-DP selection by ``method`` is charged: the one rule
+    every module (selection, objects, release) takes a selection's zCDP cost from.
+
+    The exponential mechanism ("exponential", and "gumbel", its law) is epsilon-bounded
+    range: between neighbours the log ratio of any two outputs' probabilities moves by at
+    most epsilon, whatever the scores' monotonicity (Durfee & Rogers 2019, Def. 3.1 and
+    Lemma 3.2), and epsilon-bounded range implies epsilon^2/8-zCDP (Cesar & Rogers 2021,
+    Lemma 3.4, by Hoeffding's lemma).  Permute-and-flip and report-noisy-max with Laplace
+    or exponential noise are epsilon-DP but not bounded range in general: with
+    non-monotone scores (MWEM's marginal errors, where one record moves two scores by +1
+    and -1) one permute-and-flip selection's Renyi divergence exceeds epsilon^2/8
+    (tests/test_release_privacy.py enumerates it), so they are charged epsilon^2/2, the
+    zCDP of any epsilon-DP mechanism (Bun & Steinke 2016, Prop. 1.4).  Exact: a Fraction
+    of the exact value of ``epsilon``."""
+    if method not in SELECTION_METHODS:
+        raise ValueError(f"method must be one of {SELECTION_METHODS}; got {method!r}")
+    eps = _v.charged(epsilon)
+    return eps * eps / (8 if method in ("exponential", "gumbel") else 2)
+
+
+def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
+    """_charge for the exponential mechanism: ``selection_rho("exponential", epsilon)`` =
+    epsilon^2/8 on a zCDP budget, epsilon otherwise.  (Permute-and-flip and noisy max go
+    through ``spend``, whose zCDP reading of epsilon-DP is ``selection_rho``'s epsilon^2/2;
+    OpenDP under-reported them, opendp#2911.)"""
     budget = _v.budget(budget)
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
-        getattr(budget, "spend_rho")(_v.charged(epsilon) ** 2 / 8, label=label)
+        getattr(budget, "spend_rho")(selection_rho("exponential", epsilon), label=label)
     elif budget is not None:
         budget.spend(epsilon, 0.0, label=label)
 

@@ -4,6 +4,7 @@ with the NoisyFit base synopsis generator (Dwork & Roth Sec. 6.2)."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -195,6 +196,7 @@ class BoostingForQueries:
             raise PrivacyParameterError("noise='gaussian' needs delta > 0 and "
                                            "noise='laplace' needs delta = 0")
         rest = self.epsilon - eps_init
+        rest_x = _v.charged(self.epsilon) - _v.charged(eps_init)   # exact
         T = self.rounds
         self.alpha = boosting_alpha(eta)
         self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
@@ -206,10 +208,12 @@ class BoostingForQueries:
             return
         if T == 1:
             # D_1 is uniform: no draw depends on the data, no sampling cost
-            self.eps_base = rest
+            self.eps_base = _v.decimal_down(rest_x)
             self.mu = math.inf
         else:
-            self.eps_base = (1.0 - share) * rest / T
+            # rounded down (the largest float whose decimal is <= the share), so the
+            # parts never sum above epsilon by a rounding
+            self.eps_base = _v.decimal_down((1 - Fraction(share)) * rest_x / T)
             # B5: eps_sample = 2 alpha k rho T(T-1)/mu = share * rest
             # (rounded up: a larger mu only lowers the sampling cost below share * rest)
             self.mu = (2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
@@ -280,7 +284,8 @@ class BoostingForQueries:
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
         if self.noise == "gaussian":
-            r_sample = sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1))
+            r_sample = sum(k * float(_sel.selection_rho("exponential", self._eps_draw(t)))
+                           for t in range(1, T + 1))
             parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
                 ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
@@ -289,7 +294,8 @@ class BoostingForQueries:
         eb = cast(float, self.eps_base)      # the Laplace plan
         eps = e_init + T * eb + e_sample
         rho = (e_init ** 2 / 2.0 + T * eb ** 2 / 2.0
-               + sum(k * self._eps_draw(t) ** 2 / 8.0 for t in range(1, T + 1)))
+               + sum(k * float(_sel.selection_rho("exponential", self._eps_draw(t)))
+                           for t in range(1, T + 1)))
         parts = ((("init", e_init),) if self.init else ()) + (
             ("base", T * eb), ("sampling", e_sample))
         # eps is epsilon by construction of mu (mu rounded up); the float sum can only

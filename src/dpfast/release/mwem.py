@@ -3,6 +3,7 @@ Private Data Release", NeurIPS)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, NamedTuple, cast
 
 import math
@@ -116,11 +117,16 @@ class MWEM:
     ε-DP by basic composition: ε_init + T (ε_r + ε_r) = ε (each selection is ε_r-DP,
     Dwork & Roth Thm 3.10 / McKenna & Sheldon 2020; each measurement ε_r-DP, Thm 3.6,
     the measured unit has L1 sensitivity 1).  Also ρ-zCDP with
-    ρ = ε_init²/2 + T (ε_r²/8 + ε_r²/2): the selections are ε_r-bounded-range (Durfee &
-    Rogers 2019; Cesar & Rogers 2021); Laplace is ε_r²/2-zCDP (Bun & Steinke 2016).
+    ρ = ε_init²/2 + T (ρ_sel + ε_r²/2), where ρ_sel is ε_r²/8 for the exponential
+    mechanism ("exponential", "gumbel": ε_r-bounded range, Durfee & Rogers 2019; Cesar &
+    Rogers 2021) and ε_r²/2 for "permute_and_flip", which is not bounded range for
+    MWEM's non-monotone scores (:func:`dpfast.selection.selection_rho`); Laplace is
+    ε_r²/2-zCDP (Bun & Steinke 2016).  ε_r = (ε − ε_init)/(2T) is rounded down.
     Replays, averaging and the output choice are post-processing.
     ``measure="gaussian"``: ρ-zCDP with ρ = ``zcdp_budget(ε, δ)``: per round the
-    selection is ε_sel-bounded-range, ε_sel²/8 = ρ_r/2, and the discrete Gaussian on a
+    selection costs ρ_r/2 by the same rule (ε_sel = √(4ρ_r) for the exponential
+    mechanism, √ρ_r for permute-and-flip: a permute-and-flip selection gets half the ε
+    of an exponential one at the same ρ), and the discrete Gaussian on a
     unit of L2 sensitivity 1 is 1/(2σ²) = ρ_r/2 (Canonne, Kamath, Steinke 2020, Thm 14);
     composed (Bun & Steinke 2016, Lemma 2.3) and converted back, (ε, δ)-DP.
 
@@ -168,25 +174,40 @@ class MWEM:
                 f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}")
         self.measure = _v.choice("measure", measure, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
+        # the zCDP rule of the selection (dpfast.selection.selection_rho): the exponential
+        # mechanism is bounded range, permute-and-flip is not (issue 22)
+        self._select_law = ("permute_and_flip" if self.select == "permute_and_flip"
+                            else "exponential")
         if self.measure == "laplace":
             if self.delta != 0.0:
                 raise PrivacyParameterError("delta applies to measure='gaussian' only")
-            self.eps_round = (self.epsilon - eps_init) / (2.0 * self.rounds)
+            # rounded down, so that ε_init + 2T ε_r <= ε holds exactly, not only up to
+            # the rounding of a float division: the largest float whose decimal (what
+            # the selection and the Laplace calibrate for, _v.epsilon) is <= the share
+            self.eps_round = _v.decimal_down(
+                (_v.charged(self.epsilon) - _v.charged(eps_init)) / (2 * self.rounds))
             self.rho = None
         else:
             if self.delta == 0.0:
                 raise PrivacyParameterError("measure='gaussian' needs delta > 0")
             # the whole (ε, δ) as zCDP (Bun & Steinke 2016, Prop. 1.3 / CKS 2020 Cor. 13),
             # minus the warm start's ε_init²/2; half of each round's share to the
-            # selection (ε_sel-bounded range: ε_sel²/8-zCDP), half to the Gaussian.
+            # selection (selection_rho(law, ε_sel) = ρ_r/2: ε_sel = √(4ρ_r) for the
+            # exponential mechanism, √ρ_r for permute-and-flip), half to the Gaussian.
             self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
             rho_round = (self.rho - eps_init ** 2 / 2.0) / self.rounds
             if not rho_round > 0.0:
                 raise PrivacyParameterError(
                     "init's ε_init²/2 leaves no zCDP budget for the rounds")
-            self.eps_round = math.sqrt(4.0 * rho_round) * (1 - 2.0 ** -40)
+            per_eps2 = float(_sel.selection_rho(self._select_law, 1.0))   # 1/8 or 1/2
+            self.eps_round = math.sqrt(rho_round / 2.0 / per_eps2) * (1 - 2.0 ** -40)
             # σ² = 1/(2 · ρ_round/2), rounded up
             self.sigma2 = (1.0 / rho_round) * (1 + 2.0 ** -40)
+            if not math.isfinite(self.sigma2):
+                raise PrivacyParameterError(
+                    "epsilon and delta give a zCDP share per round too small for the "
+                    f"Gaussian's variance; got epsilon={epsilon!r}, delta={delta!r}, "
+                    f"rounds={rounds!r}")
         if not self.eps_round > 0.0:
             raise PrivacyParameterError("epsilon / (2 rounds) underflows")
 
@@ -200,11 +221,15 @@ class MWEM:
                 (("init", eps_init),) if self.init else ()) + (
                 ("rho_per_round", (rho_total - eps_init ** 2 / 2.0) / self.rounds),)
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
-        # basic composition; the sum is at most epsilon up to one rounding: report epsilon
+        # basic composition: the parts were rounded down, their exact sum is <= epsilon
         parts = ((("init", eps_init),) if self.init else ()) + (
             ("selection", self.rounds * e), ("measurement", self.rounds * e))
-        rho = eps_init ** 2 / 2.0 + self.rounds * (e * e / 8.0 + e * e / 2.0)
-        return PrivacyCost(self.epsilon, 0.0, rho * (1 + 2.0 ** -40), parts)
+        # zCDP: ε_init²/2 + T (selection_rho(law, ε_r) + ε_r²/2), exact, rounded up
+        # (ε_r at the larger of its binary and decimal values)
+        e_x = max(Fraction(e), _v.decimal_of(e))
+        rho = (_v.charged(eps_init) ** 2 / 2 + self.rounds * (
+            _sel.selection_rho(self._select_law, e_x) + e_x ** 2 / 2))
+        return PrivacyCost(self.epsilon, 0.0, _v.float_up(rho), parts)
 
     def run(self, histogram: Histogram) -> MWEMResult:
         """Charge the budget, then run T rounds on ``histogram``; returns
