@@ -323,7 +323,7 @@ BASE = dict(units=[1, 2, 3], keys=[0, 0, 1], epsilon=1.0, delta=1e-6, max_partit
      dpfast.PrivacyParameterError),
     (dict(noise="cauchy"), dpfast.PrivacyParameterError),
     (dict(noise="gaussian", delta=0.0, public_partitions=[0]), dpfast.PrivacyParameterError),
-    (dict(keys=[0.5, 1.0, 2.0]), TypeError),                   # float keys
+    (dict(keys=np.array([0.5, 1.0, 2.0])), TypeError),         # a float array's dtype
     (dict(keys=[0, 1]), ValueError),                           # lengths differ
     (dict(public_partitions=[0, 0]), dpfast.PrivacyParameterError),
     (dict(statistics=("sum",), values=np.array(["a", "b", "c"]), lower=0, upper=1),

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from . import _axes
 from . import _core
+from . import _keys
 from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
@@ -422,25 +423,32 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     cats = list(categories) if not isinstance(categories, (str, bytes)) else None
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
-    try:
-        where = {c: i for i, c in enumerate(cats)}
-    except TypeError:
-        raise TypeError("categories must be hashable") from None
+    canon = [_keys.canon(c) for c in cats]      # public: keys compare as records' do
+    if any(c is None for c in canon):
+        raise TypeError("categories must be hashable")
+    where = {c: i for i, c in enumerate(canon)}
     if len(where) != len(cats):
         raise PrivacyParameterError("categories must not repeat a category")
     _check_int_noise(epsilon, 1.0)
     is_pandas = type(values).__module__.split(".")[0] == "pandas"
     raw = values.to_numpy() if is_pandas else values
-    arr = np.asarray(raw)
+    # private records: a numpy array keeps its dtype; any other sequence is read
+    # element by element (one stray element never recasts the others: dpfast._keys)
+    if isinstance(raw, np.ndarray):
+        arr = raw
+    elif isinstance(raw, (str, bytes)) or not hasattr(raw, "__len__"):
+        raise TypeError(f"values must be a sequence or array; got {type(raw).__name__}")
+    else:
+        arr = _keys.from_sequence(raw)
     if arr.ndim != 1:
         raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
     gen = _core.secure_rng(rng)
     _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
     assert uniq is not None                 # need_uniques=True always returns them
-    pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
-                      count=len(uniq))
-    rec = pos[codes] if codes.size else codes
+    pos = np.fromiter((-1 if k is None else where.get(k, -1)
+                       for k in _keys.canonical_of(uniq)), dtype=np.int64, count=len(uniq))
+    rec = np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
     from .mechanisms import laplace_mechanism
     noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen,

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from numpy.random import BitGenerator
 
 from . import _core
+from . import _keys
 from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
@@ -184,7 +185,11 @@ def _is_pandas(x: object) -> bool:
 
 
 def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
-    """An input column as a 1-d numpy array (from a data frame / mapping, or array-like)."""
+    """An input column as a 1-d numpy array (from a data frame / mapping, or array-like).
+
+    A numpy array (or a pandas column's numpy form) keeps its dtype, the caller's choice;
+    any other sequence is private data read element by element (``_keys``): no element
+    recasts the others, as ``np.asarray`` would."""
     if data is not None:
         try:
             col = data[name]
@@ -194,10 +199,42 @@ def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
         col = name
     if _is_pandas(col) and hasattr(col, "to_numpy"):
         col = col.to_numpy()
-    arr = np.asarray(col)
+    if isinstance(col, np.ndarray):
+        arr = col
+    elif isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+        raise TypeError(f"{what} must be a sequence or array of keys; got "
+                        f"{type(col).__name__}")
+    else:
+        arr = _keys.from_sequence(col)
     if arr.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional; got shape {arr.shape}")
     return arr
+
+
+def _values_column(data: Any, name: Any) -> npt.NDArray[np.float64]:
+    """The values column as float64: a numpy array of integers or floats as it is, any
+    other sequence by the one converter of private numbers (``_validation.float_data``:
+    exact, integers beyond the doubles' exact range clamped, never refused by value)."""
+    if data is not None:
+        try:
+            col = data[name]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError(f"values={name!r} is not a column of data") from None
+    else:
+        col = name
+    if _is_pandas(col) and hasattr(col, "to_numpy"):
+        col = col.to_numpy()
+    if isinstance(col, np.ndarray):
+        if col.dtype == np.bool_ or col.dtype.kind not in "iuf" or col.dtype.itemsize > 8:
+            raise TypeError(f"values must hold integers or float64 numbers; got dtype "
+                            f"{col.dtype}")
+        if col.ndim != 1:
+            raise ValueError(f"values must be one-dimensional; got shape {col.shape}")
+        return np.ascontiguousarray(col, dtype=np.float64)
+    vals = _v.float_data("values", col)
+    if vals.ndim != 1:
+        raise ValueError(f"values must be one-dimensional; got shape {vals.shape}")
+    return np.ascontiguousarray(vals, dtype=np.float64)
 
 
 def _check_key_dtype(arr: npt.NDArray[Any], what: str) -> None:
@@ -211,8 +248,10 @@ def _factorize(
 ) -> tuple[npt.NDArray[Any] | None, npt.NDArray[np.int64], int]:
     """(uniques or None, int64 codes, number of codes): dense codes of the entries.
 
-    The codes only group records; uniques (sorted where the type allows) are the
-    partition keys.  Integers with a small range are coded by offset (no sort)."""
+    The codes only group records; uniques, in the canonical order, are the partition
+    keys.  Integers with a small range are coded by offset (no sort).  An object array
+    (a list's elements) is coded by canonical key (``_keys.canon``): its uniques are
+    canonical keys, and an element that is no key (unhashable) gets code -1."""
     n = arr.size
     if arr.dtype.kind in "iub" and n:
         a = arr.astype(np.int64) if arr.dtype.kind != "u" or arr.dtype.itemsize < 8 else arr
@@ -222,24 +261,31 @@ def _factorize(
             uniq = np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype) if need_uniques else None
             return uniq, codes, hi - lo + 1
     if arr.dtype.kind == "O":
-        table: dict[Any, int] = {}
-        try:
-            codes = np.fromiter((table.setdefault(x, len(table)) for x in arr.tolist()),
-                                dtype=np.int64, count=n)
-        except TypeError:
-            raise TypeError(f"{what} of dtype object must be hashable") from None
+        table: dict[tuple[Any, ...], int] = {}
+        canon = _keys.canon
+
+        def code(x: object) -> int:
+            c = canon(x)
+            return -1 if c is None else table.setdefault(c, len(table))
+        codes = np.fromiter((code(x) for x in arr.tolist()), dtype=np.int64, count=n)
         if not need_uniques:
             return None, codes, len(table)
         keys = list(table)
-        try:
-            order = sorted(range(len(keys)), key=keys.__getitem__)
-        except TypeError:           # unorderable: the caller randomises the output order
-            return _object_array(keys), codes, -len(keys)
-        rank = np.empty(len(keys), dtype=np.int64)
+        order = _keys.order(keys)
+        rank = np.empty(len(keys) + 1, dtype=np.int64)
         rank[order] = np.arange(len(keys))
+        rank[-1] = -1                                  # code -1 stays -1
         return _object_array([keys[i] for i in order]), rank[codes], len(keys)
     uniq, codes = np.unique(arr, return_inverse=True)
     return (uniq if need_uniques else None), codes.astype(np.int64, copy=False).ravel(), uniq.size
+
+
+def _released_keys(uniq: npt.NDArray[Any], idx: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
+    """The released keys: a typed array keeps its (public) dtype; canonical keys are
+    typed from the released ones alone (``_keys.typed``)."""
+    if uniq.dtype.kind != "O":
+        return uniq[idx]
+    return _keys.typed(uniq[idx].tolist())
 
 
 def _object_array(items: Sequence[object]) -> npt.NDArray[np.object_]:
@@ -249,14 +295,13 @@ def _object_array(items: Sequence[object]) -> npt.NDArray[np.object_]:
 
 
 def _public_codes(
-    public: npt.ArrayLike, uniq: npt.NDArray[Any], codes: npt.NDArray[np.int64],
+    pub: npt.NDArray[Any], uniq: npt.NDArray[Any], codes: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.int64]:
     """Map record codes (into ``uniq``) to positions in the public key list (-1: absent)."""
-    pub = np.asarray(public)
     if pub.dtype.kind == "O" or uniq.dtype.kind == "O" or pub.dtype.kind != uniq.dtype.kind:
-        where = {k: i for i, k in enumerate(pub.tolist())}
-        pos = np.fromiter((where.get(k, -1) for k in uniq.tolist()), dtype=np.int64,
-                          count=uniq.size)
+        where = {k: i for i, k in enumerate(_keys.canonical_of(pub))}
+        pos = np.fromiter((-1 if k is None else where.get(k, -1) for k in _keys.canonical_of(uniq)),
+                          dtype=np.int64, count=uniq.size)
     else:
         order = np.argsort(pub, kind="stable")
         spub = pub[order]
@@ -265,24 +310,34 @@ def _public_codes(
         hit = np.zeros(uniq.size, dtype=bool)
         hit[inside] = spub[at[inside]] == uniq[inside]
         pos = np.where(hit, order[np.minimum(at, spub.size - 1)], -1).astype(np.int64)
-    return pos[codes] if codes.size else codes
+    return np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes
 
 
-def _public_list(public: npt.ArrayLike) -> npt.NDArray[Any]:
-    pub = np.asarray(public)
+def _public_list(public: Any) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """(the public keys for matching, the released key array).  A numpy array keeps its
+    dtype; a list is read element by element (an object array of canonical keys for
+    matching) and typed as released keys are."""
+    if _is_pandas(public) and hasattr(public, "to_numpy"):
+        public = public.to_numpy()
+    pub = public if isinstance(public, np.ndarray) else (
+        _keys.from_sequence(public) if hasattr(public, "__len__")
+        and not isinstance(public, (str, bytes)) else np.asarray(public))
     if pub.ndim != 1:
         raise ValueError(f"public_partitions must be one-dimensional; got shape {pub.shape}")
     _check_key_dtype(pub, "public_partitions")
     if pub.dtype.kind == "O":
-        try:
-            distinct = len(set(pub.tolist()))
-        except TypeError:
-            raise TypeError("public_partitions must be hashable") from None
+        canon = [_keys.canon(x) for x in pub.tolist()]
+        if any(c is None for c in canon):
+            raise TypeError("public_partitions must be hashable")
+        distinct = len(set(canon))
+        out = _keys.typed(canon)    # type: ignore[arg-type]
+        pub = _object_array(canon)  # matched by canonical key (_keys.canonical_of)
     else:
         distinct = np.unique(pub).size
+        out = pub
     if distinct != pub.size:
         raise PrivacyParameterError("public_partitions must not repeat a key")
-    return pub
+    return pub, out
 
 
 # ------------------------------------------------------------------ planning
@@ -444,10 +499,15 @@ def grouped_release(
     data : pandas.DataFrame or mapping of columns, optional
         If given, ``units``, ``keys`` and ``values`` are column names in it.
     units : array_like or column name
-        The privacy unit of each record (any hashable / sortable ids).
+        The privacy unit of each record (any hashable ids).
     keys : array_like or column name
-        The partition key of each record (integers, strings, bytes, datetimes or
-        hashable objects; not floats).
+        The partition key of each record.  A numpy array (or a pandas column of a
+        numpy dtype) keeps its dtype: integers, strings, bytes, datetimes or objects,
+        not floats.  A list, an object array or a pandas object column is private data
+        read element by element (``dpfast._keys``): keys compare by value within their
+        own type (``1``, ``1.0`` and ``True`` are three keys; ``"NA"`` among integers
+        is one more key and recasts nothing); an unhashable element counts in no
+        partition.  The same holds for ``units`` and ``public_partitions``.
     values : array_like of real or column name, optional
         Required for ``"sum"`` and ``"mean"``.  A NaN value drops its record (before
         bounding; counts too); ±inf is clamped to the bounds like any value.
@@ -488,8 +548,13 @@ def grouped_release(
     pandas.DataFrame or dict
         A data frame indexed by partition key with one column per statistic when the
         input came from pandas; otherwise ``{"key": ndarray, "count": ..., ...}``.
-        Counts are int64; sums and means float64.  Partitions are sorted by key (public
-        partitions: in the caller's order).
+        Counts are int64; sums and means float64.  Privately selected partitions
+        come in one canonical order of the released keys (by type, then value:
+        ``dpfast._keys.order``), and their keys are typed from the released keys alone
+        (int64 when all fit, ``<U`` as long as the longest released string, object when
+        the types are mixed); a numpy input's key dtype is kept.  Public partitions
+        come in the caller's order, typed from the public list.  Neither order nor
+        dtype depends on a key that is not released (docs/security-model.md).
 
     Privacy
     -------
@@ -565,17 +630,13 @@ def grouped_release(
         if lower is None or upper is None or values is None:
             raise TypeError("sum and mean need values= and the public bounds lower=, upper=")
         lo, hi = _v.bounds(lower, upper)
-    pub = None if public_partitions is None else _public_list(public_partitions)
+    pub, pub_out = (None, None) if public_partitions is None else _public_list(public_partitions)
     plan = _Plan(stats, eps, dl, l0, linf, lo, hi, noise, pub is None)
     unit_arr = _column(data, units, "units")
     key_arr = _column(data, keys, "keys")
-    val_arr = _column(data, values, "values") if values is not None else None
+    val_arr = _values_column(data, values) if values is not None else None
     _check_key_dtype(unit_arr, "units")
     _check_key_dtype(key_arr, "keys")
-    if val_arr is not None and (val_arr.dtype == np.bool_ or val_arr.dtype.kind not in "iuf"
-                                or val_arr.dtype.itemsize > 8):
-        raise TypeError(f"values must hold integers or float64 numbers; got dtype "
-                        f"{val_arr.dtype}")
     n = unit_arr.size
     if key_arr.size != n or (val_arr is not None and val_arr.size != n):
         raise ValueError("units, keys and values must have the same length")
@@ -591,16 +652,17 @@ def grouped_release(
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
     kuniq, kcodes, n_keys = _factorize(key_arr, "keys")
-    shuffle_keys = n_keys < 0
-    n_keys = abs(n_keys)
     assert kuniq is not None        # (need_uniques)
     if pub is not None:
         kcodes = _public_codes(pub, kuniq, kcodes)
-        kuniq, n_keys = pub, pub.size
+        n_keys = pub.size
+    vals = val_arr
+    keep = (ucodes >= 0) & (kcodes >= 0)     # unhashable ids / keys: in no partition
+    if not keep.all():
+        ucodes, kcodes = ucodes[keep], kcodes[keep]
+        vals = None if vals is None else vals[keep]
     grid = None
-    vals = None
-    if val_arr is not None:
-        vals = np.ascontiguousarray(val_arr, dtype=np.float64)
+    if vals is not None:
         step, qlo, qhi = plan.grid if plan.grid else (1.0, 0, 0)   # counts: NaN policy only
         grid = (lo or 0.0, hi or 0.0, 1.0 / step, qlo, qhi)
     count, qsum, nunits = _core.bound_contributions(
@@ -608,12 +670,15 @@ def grouped_release(
         grid, l0, linf, pub is None, gen)
     if pub is None:
         assert nunits is not None and plan.table is not None     # (private selection)
+        # partitions in the canonical order of their keys (_factorize): the order of the
+        # output depends on the released keys only, never on an unreleased one
         idx = np.flatnonzero(_core.select_partitions(nunits, plan.table, gen))
-        if shuffle_keys:
-            idx = idx[np.argsort(gen.random_raw(idx.size) if idx.size else idx)]
+        released = _released_keys(kuniq, idx)
     else:
         idx = np.arange(n_keys)
-    out = {"key": kuniq[idx]}
+        assert pub_out is not None
+        released = pub_out
+    out = {"key": released}
     if "count" in plan.quantities:
         noisy_count = plan.release("count", count[idx], gen)
     if "sum" in plan.quantities:
