@@ -105,16 +105,39 @@ def test_numpy_axis_matches_numpys_reduction_shape():
     for axis in (0, 1, 2, -1):
         assert R.sum(a, epsilon=1.0, axis=axis, **BOUNDS).shape == np.sum(a, axis=axis).shape
     assert type(R.sum(np.zeros(5), epsilon=1.0, axis=0, **BOUNDS)) is float
-    # axis=None flattens, as np.sum(a) does: every value is one record
-    flat = R.sum(a, epsilon=1.0, rng=ChaCha20(7), **BOUNDS)
-    assert flat == R.sum(a.ravel(), epsilon=1.0, rng=ChaCha20(7), **BOUNDS)
+    # axis=None on a 2-d input is refused (issue 22 item 6): every cell as a record
+    # would count one person once per column while charging them once
+    with pytest.raises(dpfast.PrivacyParameterError, match="axis=0"):
+        R.sum(a, epsilon=1.0, rng=ChaCha20(7), **BOUNDS)
 
 
-def test_frame_with_axis_none_is_flattened_column_by_column():
+def _budget():
+    from dpfast.accounting import PrivacyBudget
+    return PrivacyBudget(epsilon=10.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, b: R.sum(x, epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.mean(x, epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.variance(x, epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.std(x, epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.quantile(x, 0.5, epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.quantiles(x, [0.5], epsilon=1.0, budget=b, **BOUNDS),
+    lambda x, b: R.histogram(x, 4, range=(0.0, 10.0), epsilon=1.0, budget=b),
+    lambda x, b: R.estimate_bounds(x, epsilon=1.0, budget=b),
+])
+def test_a_two_column_frame_without_axis_is_refused_before_any_charge(call):
+    """The DataFrame trap: count counts rows, so a release that took every cell of a
+    two-column frame as a record would charge a person once for two contributions."""
     df = frame(50)
-    out = R.sum(df, epsilon=1.0, rng=ChaCha20(8), **BOUNDS)
-    cols = np.concatenate([df[c].to_numpy(dtype=float) for c in df.columns])
-    assert out == R.sum(cols, epsilon=1.0, rng=ChaCha20(8), **BOUNDS)
+    for x in (df, df.to_numpy(dtype=float), df.to_numpy(dtype=float).tolist()):
+        b = _budget()
+        with pytest.raises(dpfast.PrivacyParameterError, match="axis=0|one column"):
+            call(x, b)
+        assert b.spent.epsilon == 0.0
+    b = _budget()
+    call(df[df.columns[0]], b)                       # one column: one record per row
+    assert b.spent.epsilon == 1.0
 
 
 def test_each_column_gets_noise_of_its_share_not_of_the_total():

@@ -30,6 +30,7 @@ import numpy.typing as npt
 from . import _core
 from . import _validation as _v
 from ._active import NO_BUDGET
+from ._errors import PrivacyParameterError
 from .grouped import _down
 
 __all__ = ["along", "is_pandas", "ChargeOnce"]
@@ -102,6 +103,21 @@ def _frame_array(frame: Any) -> npt.NDArray[np.float64]:
     return np.column_stack(cols)
 
 
+def records(name: str, values: Any) -> npt.NDArray[np.float64]:
+    """Private records as a flat float64 array, one record per element, refusing a 2-d
+    input (a public shape): treating every cell of a two-column frame as a record while
+    each person is charged once would double their contribution (a 2 epsilon release
+    presented as epsilon), and ``count`` counts rows."""
+    arr = pandas_floats(name, values) if is_pandas(values) else _v.float_data(name, values)
+    if arr.ndim >= 2:
+        raise PrivacyParameterError(
+            f"{name} is {arr.ndim}-dimensional (shape {arr.shape}): one record per cell "
+            "would count a person once per column while charging them once; pass axis=0 "
+            "to release every column (the budget split evenly between them), or pass the "
+            "one column to release")
+    return arr.ravel()
+
+
 def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon: Any,
           budget: Any, rng: Any, levels: Sequence[Any] | None = None,
           **kwargs: Any) -> Any:
@@ -117,11 +133,11 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
         flat = _columns(values)
         rest: tuple[int, ...] | None = (len(flat),)
     else:
-        arr = pandas_floats("values", values) if is_pandas(values) else \
-            _v.float_data("values", values)
         if axis is None:
-            flat, rest = arr.reshape(1, -1), None
+            flat, rest = records("values", values).reshape(1, -1), None
         else:
+            arr = pandas_floats("values", values) if is_pandas(values) else \
+                _v.float_data("values", values)
             nd = max(arr.ndim, 1)
             ax = _v.integer("axis", axis, minimum=-nd, maximum=nd - 1)
             moved = np.moveaxis(arr, ax, -1) if arr.ndim else arr.reshape(1)

@@ -62,10 +62,7 @@ def finite_records(values: npt.ArrayLike, lower: float, upper: float) -> FloatAr
 def _real_array(values: Any, name: str = "values") -> FloatArray:
     """Private records as a flat float64 array: the one exact converter of private data
     (dpfast._validation.float_data; inexact types refused by type, integers clamped)."""
-    if _axes.is_pandas(values):
-        return _axes.pandas_floats(name, values).ravel()
-    arr: FloatArray = _v.float_data(name, values).ravel()
-    return arr
+    return _axes.records(name, values)
 
 
 def _charge(budget: Any, epsilon: float, label: str) -> None:

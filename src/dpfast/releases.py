@@ -110,8 +110,7 @@ def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode:
 
 def _values(values: npt.ArrayLike) -> FloatArray:
     """The records as a 1-d float64 array, NaN records dropped (module docstring)."""
-    arr: FloatArray = (_axes.pandas_floats("values", values) if _axes.is_pandas(values)
-                       else _v.float_data("values", values)).ravel()
+    arr: FloatArray = _axes.records("values", values)
     keep = ~np.isnan(arr)
     return arr if keep.all() else arr[keep]
 
