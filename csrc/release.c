@@ -7,6 +7,7 @@
  * block with a plain loop: a contiguous sum, a contiguous vector add, or a strided run.
  * For an 8-attribute domain that is at most 5 blocks, and the inner loops are the ones
  * the compiler vectorises. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -947,8 +948,17 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
         double z = 0.0;
         for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
             z += est[q];
-        if (!(z > 0.0)) {
-            st = DPF_E_PARAM;
+        if (!(z > 0.0 && z <= DBL_MAX)) {
+            /* The weights under- or overflowed: noisy targets far outside [0, n] (a tiny
+             * epsilon or n against the data) compounded the clamped factors of several
+             * marginals.  The iterate is then uninformative; restart it from uniform and
+             * stop.  A function of the public noisy targets only (post-processing), so
+             * no private value can turn into an error after the charge (issue 22). */
+            int64_t N = 1;
+            for (int a = 0; a < p->ndim; a++)
+                N *= p->shape[a];
+            for (int64_t i = 0; i < N; i++)
+                w[i] = 1.0 / (double)N;
             goto done;
         }
         /* MWEM's factor exp((m - q(A))/(2n)) for every measured cell, all on the same

@@ -93,8 +93,13 @@ def _check_int_noise(epsilon: float, sensitivity: float) -> None:
 # ------------------------------------------------------------------ variance, std
 
 def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
-    _, e = math.frexp(hi - lo)
-    step = math.ldexp(1.0, e - 1 - _VAR_GRID_BITS)
+    half = hi / 2.0 - lo / 2.0                  # (hi - lo itself may overflow)
+    if half > 2.0 ** 510:
+        raise PrivacyParameterError(
+            f"upper - lower must be at most 2**511 for the variance (its square must be a "
+            f"double); got lower={lo!r}, upper={hi!r}")
+    _, e = math.frexp(half)
+    step = math.ldexp(1.0, e - _VAR_GRID_BITS)
     if step == 0.0:
         raise PrivacyParameterError(f"bounds [{lo!r}, {hi!r}] are too close for the value grid")
     qlo, qhi = math.floor(lo / step), math.ceil(hi / step)       # exact: step = 2^j
@@ -189,7 +194,7 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     n_noisy = _noisy_int(x.size, third, 1.0, gen)
     s1 = _noisy_int(_exact_sum(h), third, float(w), gen)
     s2 = _noisy_int(_exact_sum(2 * h * h - w * w), third, float(w * w), gen)
-    top = ((hi - lo) / 2.0) ** 2
+    top = (hi / 2.0 - lo / 2.0) ** 2              # <= 2**1020 (_var_grid)
     if n_noisy < ddof + 1:
         return top
     n = Fraction(n_noisy)

@@ -48,14 +48,23 @@ _DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4
 
 # ------------------------------------------------------------------ partition selection
 
-def _exp_lower_dyadic(epsilon: Fraction) -> int | None:
-    """An integer E with E / 2^60 <= e^epsilon (and E >= 2^60): a lower bound on e^eps.
+#: The table is built for min(epsilon, _SEL_EPS_CAP): a rule that is (eps', delta)-DP for
+#: eps' <= epsilon is (epsilon, delta)-DP, and at eps' = 600 it already keeps a partition
+#: of one unit with probability delta and one of two units with probability 1 for every
+#: delta >= 2^-64 (e^600 delta > 1), as the optimal rule for any larger epsilon does.
+#: So e^eps' and e^eps' 2^60 are finite doubles: no "e^eps overflowed" branch exists
+#: (such a branch would keep a one-unit partition with probability 1).
+_SEL_EPS_CAP = Fraction(600)
+
+
+def _exp_lower_dyadic(epsilon: Fraction) -> int:
+    """An integer E with E / 2^60 <= e^epsilon (and E >= 2^60): a lower bound on e^eps,
+    for 0 < epsilon <= _SEL_EPS_CAP (e^600 2^60 < 2^927: no overflow).
 
     libm's exp is within a few ulps (2^-50 relative is far more than any libm's error);
     the result is decreased by 2^-40 relative and rounded down."""
+    assert epsilon <= _SEL_EPS_CAP
     x = math.exp(float(epsilon)) * (1.0 - 2.0 ** -40)
-    if not x < math.inf:
-        return None                                    # e^eps beyond doubles: see caller
     return max(math.floor(math.ldexp(x, _SEL_EXP_BITS)), 1 << _SEL_EXP_BITS)
 
 
@@ -73,7 +82,7 @@ def _selection_table(epsilon: Fraction, delta: Fraction) -> npt.NDArray[np.uint6
     if table is not None:
         return table
     one = 1 << 64
-    e_num = _exp_lower_dyadic(epsilon)
+    e_num = _exp_lower_dyadic(min(epsilon, _SEL_EPS_CAP))
     d = math.floor(delta * one)                        # D / 2^64 <= delta
     if d == 0:
         raise PrivacyParameterError(
@@ -81,20 +90,19 @@ def _selection_table(epsilon: Fraction, delta: Fraction) -> npt.NDArray[np.uint6
             f"{float(delta)!r} (increase delta or decrease max_partitions)")
     # the rule rises like delta e^(n eps) / (e^eps - 1) to 1/2, then symmetrically to 1:
     # refuse at once what would need a far longer table than allowed
-    eps_f = float(epsilon)
-    half = math.log1p(math.expm1(min(eps_f, 700.0)) / (2.0 * float(delta))) / eps_f
+    eps_f = float(min(epsilon, _SEL_EPS_CAP))
+    # (an epsilon below the doubles climbs by about delta per unit: 1/(2 delta) to 1/2)
+    half = (math.log1p(math.expm1(eps_f) / (2.0 * float(delta))) / eps_f if eps_f > 0.0
+            else 1.0 / (2.0 * float(delta)))
     if 2.0 * half > 1.5 * _SEL_MAX_TABLE:
         _too_long(epsilon, delta)
     vals = [0]
     p = 0
     while True:
-        if e_num is None:
-            nxt = one                                  # e^eps = inf: keep at once
-        else:
-            up = ((e_num * p) >> _SEL_EXP_BITS) + d    # pi(n) <= e^eps pi(n-1) + delta
-            rest = one - p - d                         # 1-pi(n-1) <= e^eps (1-pi(n)) + delta
-            down = one if rest <= 0 else one - -((-rest << _SEL_EXP_BITS) // e_num)
-            nxt = min(up, down, one)
+        up = ((e_num * p) >> _SEL_EXP_BITS) + d        # pi(n) <= e^eps pi(n-1) + delta
+        rest = one - p - d                             # 1-pi(n-1) <= e^eps (1-pi(n)) + delta
+        down = one if rest <= 0 else one - -((-rest << _SEL_EXP_BITS) // e_num)
+        nxt = min(up, down, one)
         if nxt >= one:
             break
         vals.append(nxt)
@@ -396,6 +404,10 @@ class _Plan:
         parts = len(q) + (1 if private_sel else 0)
         self.eps_each = epsilon / parts
         self.eps_f = _down(self.eps_each)
+        if not self.eps_f > 0.0:
+            raise PrivacyParameterError(
+                f"epsilon is too small: its share per part ({parts} parts) is below "
+                f"the smallest double; got epsilon={float(epsilon)!r}")
         if noise == "gaussian":
             if delta == 0:
                 raise PrivacyParameterError("delta must be > 0 for Gaussian noise")

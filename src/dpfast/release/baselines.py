@@ -17,6 +17,7 @@ from .._active import label as _label
 from .cost import PrivacyCost, charge, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
+from .._errors import PrivacyParameterError
 from ._types import Budget, FloatArray, Rng
 
 Workload = MarginalWorkload | LinearWorkload
@@ -57,6 +58,26 @@ def _prepare(workload: Workload, epsilon: float, n_public: float | None, rng: Rn
     return epsilon, n_public, mode, rng
 
 
+def plan_noise(epsilon: float, delta: float | None, sensitivity: float, d: int,
+               mode: str) -> None:
+    """Prepare the noise a release will add to ``d`` float answers (public parameters
+    only), so that parameters the sampler cannot serve are refused before the budget is
+    charged, never after (issue 22): the plan of ``laplace_mechanism`` (``delta`` None)
+    or of ``gaussian_mechanism`` with the same arguments (cached, so the draw reuses it)."""
+    sens = float(sensitivity)
+    if mode == "fast":
+        if delta is None and not 0.0 < sens / epsilon < math.inf:
+            raise PrivacyParameterError(
+                f"sensitivity / epsilon = {sens!r} / {epsilon!r} is outside the range of "
+                "doubles")
+        return
+    if delta is None:
+        _mech._laplace_grid_plan(_v.epsilon(epsilon), sens, max(d, 1), None)
+    else:
+        _mech._gauss_grid_plan(_v.epsilon(epsilon), _v.delta(delta), sens, max(d, 1),
+                               "analytic", None)
+
+
 def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: float,
                       n_public: float | None = None, rng: Rng = None,
                       mode: str = "secure", budget: Budget = None,
@@ -78,6 +99,7 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     """
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
+    plan_noise(epsilon, None, float(workload.n_queries), workload.n_queries, mode)
     charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_per_query"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
@@ -108,6 +130,7 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     l1, _ = workload.sensitivity()
+    plan_noise(epsilon, None, l1, workload.n_queries, mode)
     charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_marginals"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
@@ -132,6 +155,7 @@ def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: f
                                             budget)
     delta = _v.delta(delta, allow_zero=False)
     _mech.gaussian_sigma(epsilon, delta, l2)   # may refuse the parameters: before charging
+    plan_noise(epsilon, delta, l2, workload.n_queries, mode)
     charge(budget, PrivacyCost(epsilon, delta, None), label)
     truth = workload.answer(histogram)
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,

@@ -21,6 +21,7 @@ from ..accounting._numeric import bisect_least
 from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
+from .baselines import plan_noise
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from .._errors import PrivacyParameterError
@@ -203,9 +204,29 @@ class BoostingForQueries:
         self.rho: float | None = None
         self.mu: float = math.inf
         self.eps_base: float | None = None   # the Laplace plan's per-round ε
-        if self.noise == "gaussian":
-            self._gaussian_plan(eps_init, share, lam)
-            return
+        try:
+            if self.noise == "gaussian":
+                self._gaussian_plan(eps_init, share, lam)
+            else:
+                self._laplace_plan(eps_init, share, lam, rest, rest_x)
+        except (ZeroDivisionError, OverflowError):
+            raise PrivacyParameterError(
+                "epsilon is outside the range this plan can be computed in (its noise "
+                f"scales over- or underflow doubles); got epsilon={epsilon!r}") from None
+        if not (0.0 < self.mu and (self.eps_base is None or self.eps_base > 0.0)
+                and math.isfinite(self.lam)):
+            raise PrivacyParameterError(
+                f"epsilon is outside the range this plan can be computed in; got "
+                f"epsilon={epsilon!r}")
+        # every sampler a run draws from, prepared now: refused here, not after the charge
+        if self.noise == "laplace":
+            plan_noise(cast(float, self.eps_base), None, float(self.k), self.k, self.mode)
+        else:
+            _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
+
+    def _laplace_plan(self, eps_init: float, share: float, lam: float | None, rest: float,
+                      rest_x: Fraction) -> None:
+        T = self.rounds
         if T == 1:
             # D_1 is uniform: no draw depends on the data, no sampling cost
             self.eps_base = _v.decimal_down(rest_x)
@@ -284,7 +305,7 @@ class BoostingForQueries:
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
         if self.noise == "gaussian":
-            r_sample = sum(k * float(_sel.selection_rho("exponential", self._eps_draw(t)))
+            r_sample = sum(k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
                            for t in range(1, T + 1))
             parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
                 ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
@@ -293,8 +314,8 @@ class BoostingForQueries:
                     self._sample_epsilon(self.mu))
         eb = cast(float, self.eps_base)      # the Laplace plan
         eps = e_init + T * eb + e_sample
-        rho = (e_init ** 2 / 2.0 + T * eb ** 2 / 2.0
-               + sum(k * float(_sel.selection_rho("exponential", self._eps_draw(t)))
+        rho = (e_init * e_init / 2.0 + T * (eb * eb) / 2.0    # (inf, not an error, past 1e154)
+               + sum(k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
                            for t in range(1, T + 1)))
         parts = ((("init", e_init),) if self.init else ()) + (
             ("base", T * eb), ("sampling", e_sample))

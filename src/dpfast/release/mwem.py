@@ -21,6 +21,7 @@ from .._active import NO_BUDGET
 from .._active import label as _label
 from ._mw import MWState, one_way_prior
 from .cost import PrivacyCost, charge, check_budget
+from .baselines import plan_noise
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from .._errors import PrivacyParameterError
@@ -210,6 +211,23 @@ class MWEM:
                     f"rounds={rounds!r}")
         if not self.eps_round > 0.0:
             raise PrivacyParameterError("epsilon / (2 rounds) underflows")
+        self._plan()
+
+    def _plan(self) -> None:
+        """Prepare every sampler a run draws from (public parameters only), so that
+        what they cannot serve is refused here, before any budget is charged."""
+        wl = self.workload
+        if self.unit == "group" and isinstance(wl, MarginalWorkload):
+            d = max(wl.marginal_slice(g).stop - wl.marginal_slice(g).start
+                    for g in range(len(wl.masks)))
+        else:
+            d = 1
+        if self.measure == "laplace":
+            plan_noise(self.eps_round, None, 1.0, d, self.mode)
+        else:
+            _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
+        if self.mode == "secure":
+            _sel._grid(_v.epsilon(self.eps_round), 1.0, False, False)
 
     @property
     def privacy_cost(self) -> PrivacyCost:

@@ -1,0 +1,92 @@
+"""Extreme public parameters of the composite releases (grouped, everyday statistics,
+query release) are refused with documented exceptions *before* anything is charged,
+never with OverflowError/ZeroDivisionError or an internal error after the charge
+(issue 22 item 11)."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpfast
+import dpfast.releases as R
+from dpfast import grouped as G
+from dpfast import release as Q
+from dpfast.accounting import PrivacyBudget
+
+DOM = Q.Domain(["a", "b"], [3, 2])
+WL = Q.MarginalWorkload(DOM, [("a",), ("b",)])
+HIST = Q.Histogram(DOM, np.arange(6.0))
+UNITS, KEYS = list(range(100)), [1] * 100
+
+
+def _documented(exc):
+    return (isinstance(exc, (TypeError, ValueError, dpfast.DPFastError))
+            and "internal error" not in str(exc)
+            and not isinstance(exc, (OverflowError, ZeroDivisionError)))
+
+
+CALLS = {
+    "MWEM": lambda b, e, n: Q.MWEM(WL, epsilon=e, rounds=3, n_public=n, budget=b).run(HIST),
+    "MWEM_pf": lambda b, e, n: Q.MWEM(WL, epsilon=e, rounds=3, n_public=n,
+                                      select="permute_and_flip", budget=b).run(HIST),
+    "MWEM_gauss": lambda b, e, n: Q.MWEM(WL, epsilon=e, rounds=3, n_public=n,
+                                         measure="gaussian", delta=1e-6, budget=b).run(HIST),
+    "Boosting": lambda b, e, n: Q.BoostingForQueries(WL, epsilon=e, rounds=3, k=2,
+                                                     n_public=n, budget=b).run(HIST),
+    "Boosting_gauss": lambda b, e, n: Q.BoostingForQueries(
+        WL, epsilon=e, rounds=3, k=2, n_public=n, noise="gaussian", delta=1e-6,
+        budget=b).run(HIST),
+    "laplace_marginals": lambda b, e, n: Q.laplace_marginals(WL, HIST, epsilon=e,
+                                                             n_public=n, budget=b),
+    "laplace_per_query": lambda b, e, n: Q.laplace_per_query(WL, HIST, epsilon=e,
+                                                             n_public=n, budget=b),
+    "gaussian_marginals": lambda b, e, n: Q.gaussian_marginals(WL, HIST, epsilon=e,
+                                                               delta=1e-6, budget=b),
+    "grouped": lambda b, e, n: R.grouped_release(units=UNITS, keys=KEYS, epsilon=e,
+                                                 delta=1e-6, max_partitions=1, budget=b),
+    "grouped_public": lambda b, e, n: R.grouped_release(
+        units=UNITS, keys=KEYS, epsilon=e, delta=1e-6, max_partitions=1,
+        public_partitions=[1], budget=b),
+    "grouped_mean": lambda b, e, n: R.grouped_release(
+        units=UNITS, keys=KEYS, values=[1.0] * 100, statistics=("count", "sum", "mean"),
+        lower=0.0, upper=2.0, epsilon=e, delta=1e-6, max_partitions=1, budget=b),
+}
+EPSILONS = [5e-324, 1e-300, 1e-20, 1e-12, 700.0, 1e6, 1e308]
+N_PUBLIC = [5e-324, 1e-300, 1e-5, 10.0]
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_extreme_epsilon_and_n_public_refused_before_the_charge(name):
+    for eps in EPSILONS:
+        for n in N_PUBLIC:
+            b = PrivacyBudget(epsilon=1e300, delta=0.5)
+            try:
+                CALLS[name](b, eps, n)
+            except Exception as exc:                      # noqa: BLE001
+                assert _documented(exc), (eps, n, repr(exc))
+                assert b.spent.epsilon == 0.0, (eps, n, repr(exc))   # refused: no charge
+
+
+@pytest.mark.parametrize("bound", [1e308, 1e300, 1e200, 1e155])
+@pytest.mark.parametrize("stat", ["variance", "std", "mean", "sum"])
+def test_huge_bounds_of_everyday_statistics(stat, bound):
+    b = PrivacyBudget(epsilon=10.0)
+    try:
+        out = getattr(R, stat)(np.arange(10.0), lower=-bound, upper=bound, epsilon=1.0,
+                               budget=b)
+    except Exception as exc:                              # noqa: BLE001
+        assert _documented(exc) and b.spent.epsilon == 0.0, repr(exc)
+    else:
+        assert np.isfinite(out) and b.spent.epsilon == 1.0
+
+
+@pytest.mark.parametrize("eps", [600.0, 700.0, 1e6, 1e308])
+def test_partition_selection_never_keeps_a_one_unit_partition_beyond_delta(eps):
+    """e^eps beyond the doubles once took a branch that kept every partition; the table
+    is now built at min(eps, 600), which is (eps, delta)-DP for every larger eps."""
+    delta = 1e-6
+    p = R.partition_selection_probability([0, 1, 2, 3], epsilon=eps, delta=delta)
+    assert p[0] == 0.0 and 0.0 < p[1] <= delta and p[2] == p[3] == 1.0
+    table = G._selection_table(Fraction(eps), Fraction(delta))
+    assert table.size <= 3 and int(table[1]) <= Fraction(delta) * 2 ** 64
