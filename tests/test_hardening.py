@@ -4,7 +4,6 @@ over generated inputs."""
 
 import math
 import signal
-import threading
 from decimal import Decimal
 from fractions import Fraction
 
@@ -321,22 +320,7 @@ def test_numeric_sparse_value_range_is_public_and_chosen_by_the_user():
 
 
 # ------------------------------------------------- Ctrl-C
-
-def _interrupt_soon(seconds=0.05):
-    t = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
-                                                             signal.SIGINT))
-    t.start()
-    return t
-
-
-@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
-def test_ctrl_c_stops_a_long_secure_top_k():
-    scores = np.arange(200_000, dtype=np.float64)
-    t = _interrupt_soon()
-    with pytest.raises(KeyboardInterrupt):
-        S.top_k(scores, 100_000, epsilon=1.0, rng=g())    # minutes without the check
-    t.join()
-
+# (the secure top-k test lives in tests/test_sigint.py, with the other SIGINT tests)
 
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 def test_ctrl_c_mid_feed_keeps_every_answer_once():

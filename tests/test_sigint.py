@@ -1,8 +1,18 @@
 """Ctrl-C in the bulk fills and releases (issue 9): they stop between two slices of the
-C loop, leave the generator consistent, and slicing changes no seeded output."""
+C loop, leave the generator consistent, and slicing changes no seeded output.
 
+Every test here installs the signal handler it relies on (SIGALRM's own, or Python's
+SIGINT handler): a non-interactive shell starts a background job (``cmd &``) with SIGINT
+ignored, and exec keeps it ignored, so a test that counted on Python's default Ctrl-C
+handler failed there (issue 22 item 13)."""
+
+import contextlib
 import hashlib
+import pathlib
 import signal
+import subprocess
+import sys
+import threading
 import time
 
 import numpy as np
@@ -10,11 +20,16 @@ import pytest
 
 import dpfast.random as dr
 from dpfast import _core, _parallel
+from dpfast import selection as S
 
 SLICE = _core._SLICE
 N = SLICE + 1000            # two slices, the second one short (below DPF_EXACT_FILL_MIN)
 
 needs_timer = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+# SIGINT sent to the main thread from a timer thread: POSIX only (Windows has no
+# pthread_kill, and no way to deliver SIGINT to one thread of a process)
+needs_kill = pytest.mark.skipif(not hasattr(signal, "pthread_kill"),
+                                reason="needs pthread_kill to deliver SIGINT to a thread")
 
 
 def cc(seed):
@@ -237,3 +252,58 @@ def test_ctrl_c_stops_a_threaded_fill():
     ref = np.random.PCG64(14)
     ref.random_raw(4)
     assert _pos(bg) == _pos(ref)
+
+
+# ------------------------------------------------------------------ Ctrl-C, SIGINT itself
+
+@contextlib.contextmanager
+def _python_sigint_handler():
+    """Python's own SIGINT handler (it raises KeyboardInterrupt) inside the block, the
+    previous disposition restored after.  Needed because a background job starts with
+    SIGINT ignored (module docstring); ``None`` (a handler not set from Python) cannot be
+    restored, so Python's stays then."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+
+
+def _interrupt_soon(seconds=0.05):
+    t = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
+                                                             signal.SIGINT))
+    t.start()
+    return t
+
+
+@needs_kill
+def test_ctrl_c_stops_a_long_secure_top_k():
+    scores = np.arange(200_000, dtype=np.float64)
+    with _python_sigint_handler():
+        t = _interrupt_soon()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                S.top_k(scores, 100_000, epsilon=1.0, rng=cc(1))   # minutes without the check
+        finally:
+            t.join()
+
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_IGNORING_SIGINT = ("import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                    "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider'] + sys.argv[1:]))")
+
+
+@needs_kill
+@needs_timer
+def test_the_ctrl_c_tests_pass_in_a_background_job():
+    """As ``python -m pytest ... &`` from a script: a child whose SIGINT is ignored (the
+    disposition a shell gives a background job) runs the SIGINT test and a SIGALRM one.
+    The SIGINT test failed there before it installed Python's handler (the top-k ran to
+    the end: DID NOT RAISE KeyboardInterrupt)."""
+    tests = [f"{__file__}::test_ctrl_c_stops_a_long_secure_top_k",
+             f"{__file__}::test_ctrl_c_leaves_out_partly_written_as_documented"]
+    r = subprocess.run([sys.executable, "-c", _IGNORING_SIGINT, *tests], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "2 passed" in r.stdout
