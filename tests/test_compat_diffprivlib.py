@@ -10,6 +10,7 @@ import os
 import secrets
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never s
 dpl = pytest.importorskip("diffprivlib", reason="needs the dpfast[diffprivlib] extra")
 import diffprivlib.mechanisms as dm  # noqa: E402
 
+import dpfast  # noqa: E402
 from dpfast import _core  # noqa: E402
 from dpfast.random import ChaCha20  # noqa: E402
 from dpfast.compat import diffprivlib as shim  # noqa: E402
@@ -374,12 +376,7 @@ def test_exponential_categorical_law():
     assert chi2_pvalue([(y == t).sum() for t in targets], p / p.sum()) > ALPHA
 
 
-def test_uniform_staircase_snapping_vector():
-    u = _draw(shim.Uniform(delta=0.25, sensitivity=1.0, random_state=13), 0.0, 20_000)
-    assert _ks(u, stats.uniform(loc=-2.0, scale=4.0).cdf) > ALPHA
-    s = _draw(shim.Staircase(epsilon=1.0, sensitivity=1.0, gamma=0.5, random_state=13),
-              0.0, 20_000)
-    assert abs(s.mean()) < 0.1 and np.isfinite(s).all()
+def test_snapping_and_vector():
     snap = shim.Snapping(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
                          random_state=13)
     y = _draw(snap, 5.0, 2000)
@@ -389,6 +386,142 @@ def test_uniform_staircase_snapping_vector():
     vec = shim.Vector(epsilon=1.0, function_sensitivity=0.25, dimension=3, random_state=13)
     f = vec.randomise(lambda w: float(np.sum(w ** 2)))
     assert np.isfinite(f(np.ones(3)))
+
+
+# ------------------------------------------------------------------ Staircase, Uniform: grid
+
+def _staircase_cdf(eps, sens, gamma):
+    """CDF of diffprivlib's continuous staircase noise (Geng et al. 2015)."""
+    q = math.exp(-eps)
+    p1 = gamma / (gamma + (1 - gamma) * q)
+
+    def one_sided(t):
+        u = np.asarray(t, dtype=float) / sens
+        j = np.floor(u)
+        f = u - j
+        inside = p1 * np.minimum(f / gamma, 1) + (1 - p1) * np.maximum((f - gamma) / (1 - gamma), 0)
+        return 1 - q ** j + q ** j * (1 - q) * inside
+
+    return lambda y: 0.5 + np.sign(y) * one_sided(np.abs(y)) / 2
+
+
+@pytest.mark.parametrize("eps,sens,gamma", [(1.0, 1.0, 0.5), (0.5, 2.0, 0.3), (3.0, 1.0, None)])
+def test_staircase_law(eps, sens, gamma):
+    mech = shim.Staircase(epsilon=eps, sensitivity=sens, gamma=gamma, random_state=13)
+    y = _draw(mech, 0.0, 20_000)
+    assert _ks(y, _staircase_cdf(eps, sens, mech.gamma)) > ALPHA
+    assert _ks(y, _staircase_cdf(0.8 * eps, sens, mech.gamma)) < ALPHA   # 20 % less epsilon
+    # the split inside each stair: P[first part] = gamma / (gamma + (1 - gamma) e^-eps),
+    # which a sampler ignoring the lower second level (P = gamma) does not match
+    first = int((np.mod(np.abs(y) / sens, 1.0) < mech.gamma).sum())
+    g = mech.gamma
+    assert stats.binomtest(first, y.size, g / (g + (1 - g) * math.exp(-eps))).pvalue > ALPHA
+    assert stats.binomtest(first, y.size, g).pvalue < ALPHA
+
+
+def test_uniform_law():
+    mech = shim.Uniform(delta=0.25, sensitivity=1.0, random_state=13)
+    u = _draw(mech, 0.0, 20_000)
+    assert _ks(u, stats.uniform(loc=-2.0, scale=4.0).cdf) > ALPHA
+    assert _ks(u, stats.uniform(loc=-1.8, scale=3.6).cdf) < ALPHA
+    assert np.abs(u).max() <= 2.0 * (1 + 2 ** -39)
+
+
+@pytest.mark.parametrize("cls,kw", [("Staircase", dict(epsilon=1.0, gamma=0.4)),
+                                    ("Uniform", dict(delta=0.1))])
+def test_staircase_and_uniform_release_on_a_grid(cls, kw):
+    """Floating-point safe (issue 22 item 8): the output is a grid point, and the private
+    value's bits below the grid never reach it (main added float noise to the value)."""
+    def make(seed):
+        return getattr(shim, cls)(sensitivity=1.0, random_state=seed, **kw)
+
+    y = _draw(make(2), 0.3, 1000)
+    g = 2.0 ** -40
+    assert np.all(y / g == np.round(y / g))
+    for seed in range(20):
+        assert make(seed).randomise(0.3) == make(seed).randomise(0.3 + 2 ** -45)
+    assert isinstance(make(3).randomise(1), float)
+
+
+def test_staircase_plan_is_exactly_private():
+    """The discrete staircase's pmf is non-increasing in |t| with f(t + W) = q f(t) and a
+    second-part level B in [q, 1] (in units of the first part's): at most a factor
+    1/q <= e^eps between neighbours whose rounded values differ by <= W steps."""
+    from fractions import Fraction
+    from dpfast.compat import _plans
+
+    for eps, sens, gamma in [(1.0, 1.0, 0.5), (0.01, 3.0, 0.0), (40.0, 1e-300, 1.0),
+                             (700.0, 1e300, 1 / (1 + math.exp(350))), (1e-16, 1.0, 0.5)]:
+        k, width, first, (num, den), (pn, pd) = _plans.staircase(eps, sens, gamma)
+        g = Fraction(2) ** k
+        assert (width - 1) * g <= Fraction(sens) < width * g       # W = floor(s/g) + 1
+        assert Fraction(den, num) <= Fraction(eps)                  # q >= e^-eps
+        p = Fraction(pn, pd)
+        if 0 < first < width:
+            level = (1 - p) * first / (p * (width - first))         # B
+            lo, hi = _core.exp_neg_interval(den, num, 3)
+            assert Fraction(lo, 2 ** 128) <= level <= 1             # q <= B <= 1
+        else:
+            assert p == (first == width)
+
+
+def test_uniform_plan_is_exactly_private():
+    """Total variation between neighbours: at most W of the 2M + 1 points move."""
+    from fractions import Fraction
+    from dpfast.compat import _plans
+
+    for delta in (0.5, 0.1, 1e-3, 1e-12, 5e-324):
+        for sens in (1.0, 3.0, 1e-300, 1e300):
+            k, half = _plans.uniform(delta, sens)
+            width = _plans._step_grid(sens)[1]
+            assert Fraction(width, 2 * half + 1) <= Fraction(delta)
+            # and no more noise than needed: one point fewer would not do
+            assert Fraction(width, 2 * half - 1) > Fraction(delta)
+
+
+# ------------------------------------------------------------------ InsecureRandomnessWarning
+
+def _recorded(call):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        call()
+    return [r for r in rec if issubclass(r.category, dpfast.InsecureRandomnessWarning)]
+
+
+def test_vector_and_bingham_warn_as_the_fast_paths_do():
+    """Continuous by design, simulation samplers: an InsecureRandomnessWarning naming the
+    mechanism, at the caller's line (main: silent)."""
+    vec = shim.Vector(epsilon=1.0, function_sensitivity=0.25, dimension=3)
+    rec = _recorded(lambda: vec.randomise(lambda w: float(np.sum(w ** 2))))
+    assert len(rec) == 1 and "Vector" in str(rec[0].message)
+    assert rec[0].filename == __file__
+    bing = shim.Bingham(epsilon=1.0, sensitivity=1.0)
+    rec = _recorded(lambda: bing.randomise(np.array([[3.0, 1.0], [1.0, 1.0]])))
+    assert len(rec) == 1 and "Bingham" in str(rec[0].message)
+
+
+def test_the_secure_classes_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpfast.InsecureRandomnessWarning)
+        shim.Staircase(epsilon=1.0, sensitivity=1.0).randomise(0.5)
+        shim.Uniform(delta=0.1, sensitivity=1.0).randomise(0.5)
+        shim.Laplace(epsilon=1.0, sensitivity=1.0).randomise(0.5)
+        shim.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0).randomise(0.5)
+        shim.Snapping(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=1.0).randomise(0.5)
+
+
+def test_logistic_regression_warns_when_patched(clean):
+    """diffprivlib's LogisticRegression draws through Vector: with dpfast patched in, the
+    warning names diffprivlib's line (the first frame outside dpfast)."""
+    x = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    y = (x[:, 0] > 0).astype(int)
+    with shim.patched():
+        model = dpl.models.LogisticRegression(epsilon=1.0, data_norm=1.5, random_state=0)
+        rec = _recorded(lambda: model.fit(x, y))
+    assert rec and all("Vector" in str(r.message) for r in rec)
+    assert all(os.sep + "diffprivlib" + os.sep in r.filename for r in rec)
+    assert not _recorded(lambda: dpl.models.LogisticRegression(
+        epsilon=1.0, data_norm=1.5, random_state=0).fit(x, y))        # unpatched: silent
 
 
 def _bingham_theta_probs(a, bins):

@@ -31,10 +31,14 @@ ExponentialCategorical,   dpfast's exact exponential mechanism over the targets
 ExponentialHierarchical
 Snapping                  diffprivlib's snapping arithmetic, dpfast's full-precision uniform
                           and sign bit
-Staircase, Uniform,       diffprivlib's float algorithms on dpfast draws (simulation path:
-Vector                    these are continuous-valued by design and not grid-hardened)
-Bingham                   an exact Kent-Ganeiber-Mardia rejection sampler (diffprivlib's
-                          acceptance ratio is inverted: its output is not Bingham)
+Staircase                 exact discrete staircase noise on the grid (Geng, Kairouz, Oh,
+                          Viswanath 2015), exactly epsilon-DP in steps
+Uniform                   exact uniform integer noise on the grid, exactly (0, delta)-DP
+Vector                    diffprivlib's float algorithm on dpfast's simulation samplers
+                          (continuous by design), with an ``InsecureRandomnessWarning``
+Bingham                   an exact-law Kent-Ganeiber-Mardia rejection sampler (diffprivlib's
+                          acceptance ratio is inverted: its output is not Bingham), in
+                          floating point, with an ``InsecureRandomnessWarning``
 ========================  ==================================================================
 
 The grid release rounds the input to the grid g = 2^k (about 2^-40 of the Laplace scale,
@@ -47,7 +51,14 @@ Gaussian, the bounded-domain search), the discrete law on a grid that fine is us
 that calibration; the discrete Laplace is exactly as private as the continuous one at
 equal scale in steps, the discrete Gaussian's privacy curve at equal sigma is the one
 proved by Canonne, Kamath and Steinke (2020, Theorem 7), which agrees with the continuous
-curve to well below diffprivlib's own bisection tolerance on this grid.
+curve to well below diffprivlib's own bisection tolerance on this grid.  Staircase and
+Uniform use the grid 2^k <= 2^-40 sensitivity and integer noise in steps that is exactly
+private for a shift of ``floor(sensitivity / g) + 1`` steps (rounding included); the
+output is the exact grid point rounded once to a double (``dpfast.compat._plans``).
+
+Vector and Bingham have no grid form (their outputs are continuous: a perturbed objective,
+a direction) and warn with :class:`~dpfast.InsecureRandomnessWarning` on every draw, as
+dpfast's own ``mode="fast"`` does, attributed to the caller's line.
 
 Randomness
 ----------
@@ -95,11 +106,12 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _plans, require
-from .. import _core
+from .. import _core, _insecure
 from .. import random as _random
 from .. import randomized_response as _rr
 from .. import selection as _sel
 from .._active import NO_BUDGET
+from .._errors import PrivacyParameterError
 from ..random import ChaCha20
 
 require("diffprivlib", "diffprivlib")
@@ -507,34 +519,55 @@ class Snapping(_dm.Snapping, LaplaceTruncated):
         return self._reverse_scale_and_offset_value(self._truncate(value_rounded))
 
 
+def _step_parameters(sensitivity: float, **positive: float) -> None:
+    """Refuse what diffprivlib lets through and no grid can hold: a non-finite sensitivity,
+    a NaN epsilon or delta (public parameters, before any draw)."""
+    if not 0.0 <= sensitivity < _INF:
+        raise PrivacyParameterError(f"sensitivity must be finite and >= 0; got {sensitivity!r}")
+    for name, v in positive.items():
+        if v != v:
+            raise PrivacyParameterError(f"{name} must be a number; got {v!r}")
+
+
 class Staircase(_dm.Staircase, Laplace):
     __doc__ = _dm.Staircase.__doc__
 
     def randomise(self, value: float) -> float:
-        # Geng, Kairouz, Oh, Viswanath (2015), as diffprivlib draws it: sign, geometric
-        # number of stairs (exact, q = e^-eps), position inside the stair, stair part
+        # Geng, Kairouz, Oh, Viswanath (2015) on the grid 2^k (about 2^-40 of the
+        # sensitivity): exact discrete staircase noise in steps, exactly epsilon-DP for a
+        # shift of the stair width, which covers the sensitivity plus the rounding
+        # (_plans.staircase)
         self._check_all(value)
-        rng = _rng(self)
-        sign = -1 if _core.discrete(_core.BERNOULLI, 1, 2, None, rng) else 1
-        num, den = _exact_rational(("sc", self.epsilon), _scale_of, 1, self.epsilon)
-        geometric_rv = _core.discrete(_core.GEOMETRIC, num, den, None, rng)
-        unif_rv = _random.uniform(rng=rng)
-        p0 = self.gamma / (self.gamma + (1 - self.gamma) * np.exp(-self.epsilon))
-        binary_rv = 0 if _random.uniform(rng=rng) < p0 else 1
-        return value + sign * ((1 - binary_rv) * ((geometric_rv + self.gamma * unif_rv)
-                                                  * self.sensitivity)
-                               + binary_rv * ((geometric_rv + self.gamma
-                                               + (1 - self.gamma) * unif_rv)
-                                              * self.sensitivity))
+        _step_parameters(self.sensitivity, epsilon=self.epsilon)
+        x = _plans.private_double(value)
+        if self.sensitivity == 0.0 or self.epsilon == _INF or not -_INF < x < _INF:
+            return x + 0.0          # diffprivlib: value + 0 noise (epsilon = inf: no noise)
+        plan = _plans.staircase(self.epsilon, self.sensitivity, self.gamma)
+        return _plans.staircase_release(plan, x, _rng(self))
 
 
 class Uniform(_dm.Uniform):
     __doc__ = _dm.Uniform.__doc__
 
     def randomise(self, value: float) -> float:
+        # uniform integer noise on the grid 2^k (about 2^-40 of the sensitivity): exactly
+        # (0, delta)-DP for a shift of the sensitivity plus the rounding (_plans.uniform)
         self._check_all(value)
-        unif_rv = _random.uniform(-1.0, 1.0, rng=_rng(self))
-        return value + unif_rv * (self.sensitivity / self.delta / 2)
+        _step_parameters(self.sensitivity, delta=self.delta)
+        x = _plans.private_double(value)
+        if self.sensitivity == 0.0 or not -_INF < x < _INF:
+            return x + 0.0
+        return _plans.uniform_release(_plans.uniform(self.delta, self.sensitivity), x,
+                                      _rng(self))
+
+
+_FLOAT_SAMPLER = (
+    "diffprivlib's {} mechanism draws continuous floating-point noise with dpfast's "
+    "simulation samplers ({}): not grid-hardened, not safe against floating-point attacks "
+    "(Mironov 2012); for simulation only, never for a real release (docs/backends.md)")
+_VECTOR_WARNING = _FLOAT_SAMPLER.format("Vector", "a Gamma norm times a Gaussian direction")
+_BINGHAM_WARNING = _FLOAT_SAMPLER.format("Bingham", "Gaussian proposals and a floating-point "
+                                                    "acceptance test")
 
 
 class Vector(_dm.Vector):
@@ -542,8 +575,11 @@ class Vector(_dm.Vector):
 
     def randomise(self, value: Any) -> Any:
         # Chaudhuri, Monteleoni, Sarwate (2011), objective perturbation, as diffprivlib
-        # calibrates it: a uniform direction times a Gamma(d, 2 D/eps') norm
+        # calibrates it: a uniform direction times a Gamma(d, 2 D/eps') norm.  Continuous
+        # by design (the released model is the optimum of a float objective): the
+        # simulation path, with an InsecureRandomnessWarning as dpfast's mode="fast"
         self._check_all(value)
+        _insecure._warn(_VECTOR_WARNING)
         epsilon_p = self.epsilon - 2 * np.log(1 + self.function_sensitivity
                                               * self.data_sensitivity / self.alpha)
         delta = 0
@@ -589,9 +625,11 @@ class Bingham(_dm.Bingham):
         for every s >= 0 and 0 < b <= d, so accepting with probability
         exp(-u'Au) (u'Omega u)^(d/2) / M is exact.  (diffprivlib divides by
         (u'Omega u)^(d/2) instead of multiplying.)  b solves sum 1/(b + 2 lambda_i) = 1,
-        which only makes acceptance efficient.  Floating-point sampler.
+        which only makes acceptance efficient.  Floating-point sampler: the simulation
+        path, with an InsecureRandomnessWarning as dpfast's mode="fast".
         """
         self._check_all(value)
+        _insecure._warn(_BINGHAM_WARNING)
         eigvals, eigvecs = np.linalg.eigh(value)
         dims = value.shape[0]
         if dims == 1:
