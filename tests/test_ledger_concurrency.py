@@ -23,19 +23,7 @@ UNIT = 2.0**-16  # charges are multiples of a dyadic unit: exact totals are inte
 
 # ---- a throwaway PostgreSQL cluster (dpfast.ledger.testing) ------------------------------
 
-@pytest.fixture(scope="module")
-def pg_server():
-    if not os.environ.get("CI"):
-        pytest.importorskip("psycopg")
-    from dpfast.ledger.testing import ThrowawayPostgres
-    try:
-        server = ThrowawayPostgres(fsync=False)
-    except (RuntimeError, OSError) as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    yield server
-    server.stop()
+# (pg_server: a throwaway PostgreSQL cluster per module, tests/conftest.py)
 
 
 _COUNTER = [0]

@@ -16,12 +16,11 @@ import sys
 import textwrap
 import threading
 import time
-from fractions import Fraction
 
 import pytest
 
 from dpfast import BudgetExceededError, ledger
-from dpfast.ledger.testing import fork_worker, read_lines
+from dpfast.ledger.testing import fork_worker
 
 UNIT = 2.0**-10          # every charge is one unit: totals are exact integers of units
 CAP_UNITS = 96           # the budget's total, in units
@@ -159,19 +158,7 @@ def _audit(url, lines):
     return admitted, lost, len(admitted) + extra, led
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    if not os.environ.get("CI"):
-        pytest.importorskip("psycopg")
-    from dpfast.ledger.testing import ThrowawayPostgres
-    try:
-        server = ThrowawayPostgres(fsync=False)
-    except (RuntimeError, OSError) as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI is set but no PostgreSQL server could be started: {e}")
-        pytest.skip(f"no PostgreSQL server: {e}")
-    yield server
-    server.stop()
+# (pg_server: a throwaway PostgreSQL cluster per module, tests/conftest.py)
 
 
 _DATABASES = [0]

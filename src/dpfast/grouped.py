@@ -192,12 +192,9 @@ def _is_pandas(x: object) -> bool:
     return mod == "pandas" or mod.startswith("pandas.")
 
 
-def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
-    """An input column as a 1-d numpy array (from a data frame / mapping, or array-like).
-
-    A numpy array (or a pandas column's numpy form) keeps its dtype, the caller's choice;
-    any other sequence is private data read element by element (``_keys``): no element
-    recasts the others, as ``np.asarray`` would."""
+def _lookup(data: Any, name: Any, what: str) -> Any:
+    """The column ``name`` of ``data`` (or ``name`` itself without data), a pandas
+    column as its numpy array."""
     if data is not None:
         try:
             col = data[name]
@@ -207,6 +204,16 @@ def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
         col = name
     if _is_pandas(col) and hasattr(col, "to_numpy"):
         col = col.to_numpy()
+    return col
+
+
+def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
+    """An input column as a 1-d numpy array (from a data frame / mapping, or array-like).
+
+    A numpy array (or a pandas column's numpy form) keeps its dtype, the caller's choice;
+    any other sequence is private data read element by element (``_keys``): no element
+    recasts the others, as ``np.asarray`` would."""
+    col = _lookup(data, name, what)
     if isinstance(col, np.ndarray):
         arr = col
     elif isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
@@ -223,15 +230,7 @@ def _values_column(data: Any, name: Any) -> npt.NDArray[np.float64]:
     """The values column as float64: a numpy array of integers or floats as it is, any
     other sequence by the one converter of private numbers (``_validation.float_data``:
     exact, integers beyond the doubles' exact range clamped, never refused by value)."""
-    if data is not None:
-        try:
-            col = data[name]
-        except (KeyError, IndexError, TypeError):
-            raise ValueError(f"values={name!r} is not a column of data") from None
-    else:
-        col = name
-    if _is_pandas(col) and hasattr(col, "to_numpy"):
-        col = col.to_numpy()
+    col = _lookup(data, name, "values")
     if isinstance(col, np.ndarray):
         if col.dtype == np.bool_ or col.dtype.kind not in "iuf" or col.dtype.itemsize > 8:
             raise TypeError(f"values must hold integers or float64 numbers; got dtype "
