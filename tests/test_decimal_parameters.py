@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_ledger_concurrency import pg_server  # noqa: F401  (the throwaway PostgreSQL fixture)
 
 import dpfast
 from dpfast import BudgetExceededError, PrivacyParameterError, ledger

@@ -51,6 +51,7 @@ is a pandas object (module ``dpfast._axes``).
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import Any, cast, overload
 
@@ -113,6 +114,9 @@ def _values(values: npt.ArrayLike) -> FloatArray:
     arr: FloatArray = _axes.records("values", values)
     keep = ~np.isnan(arr)
     return arr if keep.all() else arr[keep]
+
+
+_MAX_DOUBLE = sys.float_info.max
 
 
 def _value_grid(lo: float, hi: float) -> tuple[float, int, int]:
@@ -253,7 +257,12 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
-    return float(Fraction(noisy) * Fraction(step))
+    exact = Fraction(noisy) * Fraction(step)
+    # the noisy sum can pass the largest double when the bounds are near it: saturate
+    # there (post-processing) rather than let the noise decide to raise OverflowError
+    if abs(exact) > _MAX_DOUBLE:
+        return _MAX_DOUBLE if exact > 0 else -_MAX_DOUBLE
+    return float(exact)
 
 
 @overload
