@@ -327,3 +327,112 @@ def test_histogram_counts_beyond_int64_are_clamped_not_refused():
     # codes beyond int64 land in the last category, like any code beyond the range
     h = Q.Histogram.from_codes(DOM, [[2 ** 64, 0], [-2 ** 63 - 1, 1]])
     assert h.counts.tolist() == [0, 1, 0, 0, 1, 0]
+
+
+# ---------------------------------------------------------------- dpfast.learn
+
+from dpfast import learn as L  # noqa: E402
+
+_RNG = np.random.default_rng(0)
+X_LEARN = _RNG.integers(0, 5, size=(120, 3))
+Y_LEARN = np.where(_RNG.random(120) < 0.5, 1, -1)
+CLF = dict(n_rounds=3, sample_size=20, smoothness=20, thresholds=[1, 2, 3],
+           epsilon_test=0.5, epsilon_threshold=5.0, base_epsilon=0.5)
+
+
+def _fit(b, X=X_LEARN, y=Y_LEARN, **kw):
+    return L.PrivateBoostingClassifier(**{**CLF, "rng": ChaCha20(3), "budget": b,
+                                          **kw}).fit(X, y)
+
+
+LEARN_PARAMS = ["variant", "n_rounds", "sample_size", "smoothness", "eta", "gamma",
+                "epsilon_test", "epsilon_threshold", "base_epsilon", "thresholds",
+                "grid_resolution", "tie_break", "classes", "allow_uncertified",
+                "record_nonprivate_diagnostics"]
+
+
+def test_hostile_public_parameters_of_the_classifier_charge_nothing_when_refused():
+    """On main: base_epsilon >= 1000 raised OverflowError, grid_resolution=5e-324
+    ZeroDivisionError, n_rounds=10**29 OverflowError, and epsilon_threshold=1e308 gave
+    an infinite cost whose charge raised OverflowError."""
+    assert _charged_only_if_answered(_fit)[0] == "answered"
+    for p in LEARN_PARAMS:
+        for value in HOSTILE + [1000, 10 ** 29]:
+            _charged_only_if_answered(lambda b: _fit(b, **{p: value}))
+
+
+LEARN_FORMULAS = {
+    "plan_grid": (lambda **k: L.plan_grid(**{"n_samples": 5000, "epsilon": 2.0,
+                                             "delta": 1e-6, **k}),
+                  ["n_samples", "epsilon", "delta", "n_rounds", "sample_size", "smoothness",
+                   "eta", "noise_share", "grid_resolution"]),
+    "boosting_privacy_cost": (lambda **k: L.boosting_privacy_cost(**{
+        "n_samples": 5000, "n_rounds": 5, "sample_size": 100, "smoothness": 1000, "eta": 0.1,
+        "epsilon_test": 0.1, "epsilon_threshold": 1.0, "base_epsilon": 0.1, **k}),
+        ["n_samples", "n_rounds", "sample_size", "smoothness", "eta", "epsilon_test",
+         "epsilon_threshold", "base_epsilon", "base_delta", "grid_resolution", "variant"]),
+    "amplified_epsilon": (lambda **k: L.amplified_epsilon(**{
+        "sigma": 0.1, "k": 10, "eps_b": 0.5, **k}), ["sigma", "k", "eps_b"]),
+    "amplified_delta": (lambda **k: L.amplified_delta(**{
+        "sigma": 0.1, "k": 10, "eps_b": 0.5, "delta_b": 1e-6, **k}),
+        ["sigma", "k", "eps_b", "delta_b"]),
+    "smoothness_distance": (lambda **k: L.smoothness_distance(**{"ell": 10, **k}), ["ell"]),
+    "grid_size_bound": (lambda **k: L.grid_size_bound(**{
+        "t": 2, "m": 1000, "tau": 20.0, "alpha": 0.2, "c_grid": 1.0, **k}),
+        ["t", "m", "tau", "alpha", "c_grid"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEARN_FORMULAS))
+def test_hostile_parameters_of_the_learn_planners(name):
+    call, params = LEARN_FORMULAS[name]
+    assert _outcome(call)[0] == "answered"
+    for p in params:
+        for value in HOSTILE + [1, 2, 3, 100, 1000, 10 ** 29]:
+            _outcome(lambda: call(**{p: value}))
+
+
+def test_amplification_bounds_beyond_the_exponent_range_are_finite_or_infinite():
+    """eps_b = 1000 is a (useless) public choice: the bound is computed through logs, not
+    an OverflowError; below 700 the formulas are the ones they always were."""
+    a = L.amplified_epsilon(0.1, 10, 1000.0)
+    assert a == pytest.approx(10 * (1000 + math.log(0.1) - math.log1p(-0.1)), rel=1e-12)
+    assert L.amplified_delta(0.1, 10, 1000.0, 1e-6) == math.inf
+    assert L.amplified_epsilon(0.1, 10, 0.5) == 10 * (math.log1p(0.1 * math.expm1(0.5))
+                                                      - math.log1p(0.1 * math.expm1(-0.5)))
+
+
+def _rows(x):
+    rows = X_LEARN.tolist()
+    rows[0] = [x, rows[0][1], rows[0][2]]
+    return rows
+
+
+LEARN_NEIGHBOURS = {
+    "X_list": lambda x: _fit(None, X=_rows(x)),
+    "X_list_float": lambda x: _fit(None, X=[[x, 0.5, 1.0]] + X_LEARN[1:].tolist()),
+    "y_list": lambda x: _fit(None, y=[x] + Y_LEARN[1:].tolist()),
+    "y_list_big_classes": lambda x: _fit(None, y=[x] + [2 ** 64] * 119,
+                                         classes=(0, 2 ** 64)),
+    "predict_list": lambda x: _fit(None).predict(_rows(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEARN_NEIGHBOURS))
+def test_learn_neighbours_at_representability_edges(name):
+    """Lists of features and labels at 2**63 / 2**64 / -2**63: on main numpy typed the
+    list uint64 or object, and the fit raised a TypeError for one neighbour only."""
+    call = LEARN_NEIGHBOURS[name]
+    for a, b in _int_pairs():
+        assert _same_fate(call, a, b)[0] == "answered", (name, a, b)
+    if name != "y_list_big_classes":
+        for a, b in _float_pairs():
+            assert _same_fate(call, a, b)[0] == "answered", (name, a, b)
+
+
+def test_list_labels_compare_by_value():
+    """A list of labels: each is the positive class iff it equals classes[1]."""
+    from dpfast.learn import _data
+    y = [1, -1, 2 ** 64, "1", None, 1.0, True, -2 ** 63 - 1]
+    assert _data.labels(y, (-1, 1), len(y)).tolist() == [1, -1, -1, -1, -1, 1, 1, -1]
+    assert _data.labels([2 ** 64, 2 ** 64 - 1], (0, 2 ** 64), 2).tolist() == [1, -1]
