@@ -163,8 +163,8 @@ class OnlinePMW:
         NumericSparse's (ε, δ) (Dwork & Roth Alg. 3 splits and noise).
     n_public : float
         The public number of records (erratum E5).  On the secure path NumericSparse's
-        value range is n_public + |threshold|, which covers every per-query threshold
-        (a count beyond it is clamped there).
+        value range is ``n_public + abs(threshold)``, which covers every per-query
+        threshold (a count beyond it is clamped there).
     cutoff : int
         c, the number of updates (⊤ answers) before the halt.
     threshold : float, optional
