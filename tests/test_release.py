@@ -38,11 +38,20 @@ def test_from_codes_clamps_private_codes_never_raises(dom):
 
 
 @pytest.mark.parametrize("bad", [np.zeros((2, 4)), np.zeros((2, 4), dtype=bool),
-                                 np.zeros((2, 4), dtype=np.uint64),
-                                 np.zeros((2, 4), dtype=object)])
+                                 np.zeros((2, 4), dtype=object),
+                                 [[0, 0, 0, 0.0], [0, 0, 0, 0]]])
 def test_from_codes_refuses_by_dtype(dom, bad):
     with pytest.raises(TypeError):
         Histogram.from_codes(dom, bad)
+
+
+def test_from_codes_clamps_uint64_codes_like_int64(dom):
+    """uint64 codes are integers: clamped like any code, not refused by dtype (the
+    project's conversion rule, docs/security-model.md)."""
+    codes = np.array([[2 ** 64 - 1, 0, 0, 0], [0, 0, 0, 0]], dtype=np.uint64)
+    h = Histogram.from_codes(dom, codes)
+    assert h.counts[0] == 1
+    assert h.counts[np.ravel_multi_index((SHAPE[0] - 1, 0, 0, 0), SHAPE)] == 1
 
 
 def test_from_codes_refuses_by_shape(dom):

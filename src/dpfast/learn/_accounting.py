@@ -64,24 +64,61 @@ class PrivacyCost:
     formula_version: str = FORMULA_VERSION
 
 
+_EXP_MAX = 700.0      # e^x is a double for x <= 709; beyond, the formulas go through logs
+
+
+def _amplification_args(sigma: object, k: object, eps_b: object) -> tuple[float, int, float]:
+    sig = _v.finite("sigma", sigma)
+    if not 0.0 <= sig < 1.0:
+        _v._fail("sigma", "in [0, 1)", sigma)
+    return sig, _v.integer("k", k, minimum=1, maximum=2 ** 62), _v.positive("eps_b", eps_b)
+
+
+def _log1p_sigma_expm1(sigma: float, eps: float) -> float:
+    """ln(1 + sigma (e^eps - 1)) for eps > 0, without overflow: for eps beyond 700 it is
+    eps + ln(sigma + (1 - sigma) e^-eps)."""
+    if eps <= _EXP_MAX or sigma == 0.0:
+        return math.log1p(sigma * math.expm1(eps))
+    return eps + math.log(sigma + (1.0 - sigma) * math.exp(-eps))
+
+
+def _log_expm1(x: float) -> float:
+    """ln(e^x - 1) for x > 0, without overflow."""
+    return math.log(math.expm1(x)) if x <= _EXP_MAX else x + math.log1p(-math.exp(-x))
+
+
 def amplified_epsilon(sigma: float, k: int, eps_b: float) -> float:
     """A(sigma) = k ln(1 + sigma (e^eps_b - 1)) - k ln(1 - sigma (1 - e^-eps_b)):
     the epsilon of a base learner that is eps_b-DP per position of its k-tuple, run on k
     i.i.d. draws from two row distributions at statistical distance <= sigma < 1
-    (Lemma 6.5', dpfast's correction of the paper's Lemma 6.5, erratum E9; docs/learn.md)."""
-    return k * (math.log1p(sigma * math.expm1(eps_b)) - math.log1p(sigma * math.expm1(-eps_b)))
+    (Lemma 6.5', dpfast's correction of the paper's Lemma 6.5, erratum E9; docs/learn.md).
+    ``sigma`` in [0, 1), ``k`` >= 1, ``eps_b`` > 0 (refused otherwise); inf when the
+    bound leaves the doubles."""
+    sigma, k, eps_b = _amplification_args(sigma, k, eps_b)
+    return k * (_log1p_sigma_expm1(sigma, eps_b) - math.log1p(sigma * math.expm1(-eps_b)))
 
 
 def amplified_delta(sigma: float, k: int, eps_b: float, delta_b: float) -> float:
-    """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (Lemma 6.5', docs/learn.md)."""
-    if delta_b == 0.0:
+    """Delta(sigma) = delta_b (e^A(sigma) - 1) / (e^eps_b - 1) (Lemma 6.5', docs/learn.md);
+    inf when the bound leaves the doubles."""
+    sigma, k, eps_b = _amplification_args(sigma, k, eps_b)
+    delta_b = _v.delta(delta_b, "delta_b")
+    a = amplified_epsilon(sigma, k, eps_b)
+    if delta_b == 0.0 or a == 0.0:
         return 0.0
-    return delta_b * math.expm1(amplified_epsilon(sigma, k, eps_b)) / math.expm1(eps_b)
+    if a <= _EXP_MAX and eps_b <= _EXP_MAX:
+        return delta_b * math.expm1(a) / math.expm1(eps_b)
+    log_ratio = _log_expm1(a) - _log_expm1(eps_b) if a < math.inf else math.inf
+    return delta_b * math.exp(log_ratio) if log_ratio < _EXP_MAX else math.inf
 
 
 def smoothness_distance(ell: float) -> float:
     """sigma_l = (1/l)(1 + 1/(8(l - 1))): statistical distance over rows between the next
-    sampling laws of neighbouring data sets when the capped mass is >= l (the paper's Lemma 6.6 item 3 as corrected, erratum E7)."""
+    sampling laws of neighbouring data sets when the capped mass is >= l (the paper's
+    Lemma 6.6 item 3 as corrected, erratum E7).  ``ell`` > 1 (refused otherwise)."""
+    ell = _v.finite("ell", ell)
+    if not ell > 1.0:
+        _v._fail("ell", "> 1 (the smoothness)", ell)
     return (1.0 + 1.0 / (8.0 * (ell - 1.0))) / ell
 
 
@@ -89,9 +126,21 @@ def grid_size_bound(t: int, m: int, tau: float, alpha: float, c_grid: float) -> 
     """N_t^max, the size of round t's grid for any data:
     ceil((2 alpha + 2 ln m - ln tau + (t - 1)(2 alpha + ln(m/tau))) / ln(1 + c/tau)) + 1,
     from ln U <= ln m, -ln lambda_0 = ln m and ln w_s <= alpha + ln(m/tau).  One more
-    point than the formula guards against the rounding of the float evaluation."""
+    point than the formula guards against the rounding of the float evaluation.
+    ``PrivacyParameterError`` when that count is beyond 2**62 (or the arguments invalid)."""
+    t = _v.integer("t", t, minimum=1, maximum=2 ** 62)
+    m = _v.integer("m", m, minimum=2, maximum=2 ** 62)
+    tau = _v.positive("tau", tau)
+    alpha = _v.nonnegative("alpha", alpha)
+    c_grid = _v.positive("c_grid", c_grid)
     span = 2 * alpha + 2 * math.log(m) - math.log(tau) + (t - 1) * (2 * alpha + math.log(m / tau))
-    return math.ceil(span / math.log1p(c_grid / tau)) + 2
+    step = math.log1p(c_grid / tau)
+    points = max(span / step, 0.0) if step > 0.0 else math.inf
+    if not points < 2.0 ** 62:
+        raise PrivacyParameterError(
+            f"the threshold grid would need more than 2**62 points (grid_resolution "
+            f"{c_grid!r} against tau {tau!r}); use a larger grid_resolution")
+    return math.ceil(points) + 2
 
 
 def em_tail_exponent(eps_w: float, ell: float, c_grid: float) -> float:
@@ -116,10 +165,10 @@ def _check_common(
     epsilon_test: PrivacyParam, epsilon_threshold: PrivacyParam, base_epsilon: PrivacyParam,
     base_delta: PrivacyParam, grid_resolution: Real,
 ) -> tuple[int, int, int, int, float, float, float, float, float, float]:
-    m = _v.integer("n_samples", m, minimum=2)
-    T = _v.integer("n_rounds", n_rounds, minimum=1)
+    m = _v.integer("n_samples", m, minimum=2, maximum=2 ** 53)
+    T = _v.integer("n_rounds", n_rounds, minimum=1, maximum=10 ** 6)
     k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
-    ell = _v.integer("smoothness", smoothness, minimum=2)
+    ell = _v.integer("smoothness", smoothness, minimum=2, maximum=2 ** 53)
     eta = _v.finite("eta", eta)
     if not 0.0 < eta < 0.5:
         raise PrivacyParameterError(f"eta must be in (0, 1/2); got {eta!r}")
@@ -222,6 +271,10 @@ def boosting_privacy_cost(
     }
     eps = math.fsum(e for e, _ in breakdown.values())
     delta = math.fsum(d for _, d in breakdown.values())
+    if not _up(eps) < math.inf:
+        raise PrivacyParameterError(
+            "these public parameters give no finite epsilon; lower base_epsilon, "
+            "epsilon_test, epsilon_threshold or n_rounds")
     if not _up(delta) < 1.0:
         raise PrivacyParameterError(
             "these public parameters give no privacy guarantee (delta >= 1); raise "
@@ -248,13 +301,14 @@ def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_r
         n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
         base_epsilon, grid_resolution, and ``cost`` (the :class:`PrivacyCost`).
     """
-    m = _v.integer("n_samples", n_samples, minimum=8)
+    m = _v.integer("n_samples", n_samples, minimum=8, maximum=2 ** 53)
     epsilon = _v.epsilon(epsilon)
     delta = _v.delta(delta, allow_zero=False)
     share = _v.open_probability("noise_share", noise_share)
-    ell = m // 4 if smoothness is None else smoothness
-    k = _v.integer("sample_size", sample_size, minimum=1)
-    T0 = _v.integer("n_rounds", n_rounds, minimum=2)
+    ell = m // 4 if smoothness is None else _v.integer("smoothness", smoothness, minimum=2,
+                                                       maximum=2 ** 53)
+    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
+    T0 = _v.integer("n_rounds", n_rounds, minimum=2, maximum=10 ** 6)
     sig = smoothness_distance(ell)
     for T in [T0] + [t for t in (11, 7, 5, 3) if t < T0]:
         per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)

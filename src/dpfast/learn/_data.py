@@ -4,6 +4,12 @@ Features are kept column by column (a pandas frame may mix dtypes).  A column is
 accepted if its dtype converts exactly: bool, int8..int64, uint8..uint32, float16..64.
 uint64 (values up to 2**64 do not fit int64), long double, complex, object, strings and
 pandas extension dtypes are refused with a TypeError that names only the dtype.
+
+Python lists are read by the types of their elements, never by their magnitudes
+(``np.asarray`` makes ``[2**63]`` uint64 and ``[2**64]`` object): a list of ints is int64
+with every int clamped to the int64 range, a list mixing ints and floats is float64
+(``dpfast._validation.real_data``; docs/security-model.md "How data is converted"), a list
+of bools is bool.  Labels given as a list are compared with the public classes one by one.
 """
 
 from __future__ import annotations
@@ -13,11 +19,25 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _validation as _v
+
 _OK_KINDS = "biuf"
 
 
+def _from_list(name: str, value: list[Any] | tuple[Any, ...]) -> npt.NDArray[Any]:
+    """A list of features as an array, typed by its elements' types only."""
+    try:
+        obj = np.array(value, dtype=object)
+    except ValueError:
+        raise TypeError(f"{name} must be a rectangular list of numbers; got a ragged "
+                        "list") from None
+    if obj.size and all(isinstance(x, (bool, np.bool_)) for x in obj.flat):
+        return obj.astype(np.bool_)
+    return _v.real_data(name, value)[1]
+
+
 def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
-    col = np.asarray(col)
+    col = _from_list(name, col) if isinstance(col, (list, tuple)) else np.asarray(col)
     dt = col.dtype
     if dt.kind not in _OK_KINDS or dt == np.uint64 or (dt.kind == "f" and dt.itemsize > 8):
         raise TypeError(
@@ -35,7 +55,7 @@ def columns(X: Any, n_features: int | None = None) -> tuple[list[npt.NDArray[Any
         cols = [_column(f"column {c!r} of X", X[c].to_numpy()) for c in X.columns]
         n = len(X)
     else:
-        arr = np.asarray(X)
+        arr = _from_list("X", X) if isinstance(X, (list, tuple)) else np.asarray(X)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (rows, features); got shape {arr.shape}")
         arr = _column("X", arr)
@@ -71,13 +91,26 @@ def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDA
     """
     if hasattr(y, "to_numpy"):
         y = y.to_numpy()
-    y = np.asarray(y)
+    listed = isinstance(y, (list, tuple))
+    if listed:
+        try:
+            y = np.array(y, dtype=object)        # the elements as they are: no recast
+        except ValueError:
+            raise ValueError("y must be 1-dimensional; got a ragged list") from None
+    else:
+        y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional; got shape {y.shape}")
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]}")
+    if listed:
+        # each label against the public positive class, by value and within Python's
+        # own comparison: a label of any other type or size is simply not classes[1]
+        pos = np.fromiter((_is_label(v, classes[1]) for v in y), dtype=np.bool_,
+                          count=y.shape[0])
+        return np.where(pos, 1, -1).astype(np.int8)
     cls = np.asarray(classes)
     if y.dtype.kind in "biuf" and cls.dtype.kind in "biuf":
         if y.dtype.kind == "f" and y.dtype.itemsize > 8:
@@ -87,3 +120,12 @@ def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDA
                         f"classes={tuple(classes)!r}")
     pos = y == classes[1]
     return np.where(pos, 1, -1).astype(np.int8)
+
+
+def _is_label(value: Any, label: Any) -> bool:
+    """Whether one private label equals the public class (never an error: a value whose
+    comparison fails or is not a truth value is not the class)."""
+    try:
+        return bool(value == label)
+    except Exception:                      # noqa: BLE001  (e.g. an array-valued ==)
+        return False

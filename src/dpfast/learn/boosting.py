@@ -28,6 +28,8 @@ from .. import _validation as _v
 from .._active import NO_BUDGET
 from .._errors import NotFittedError, PrivacyParameterError
 from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
+from .. import mechanisms as _mech
+from .. import selection as _selection
 from ..mechanisms import geometric_mechanism, laplace_mechanism
 from ..random import ChaCha20
 from ..selection import exponential_mechanism
@@ -240,6 +242,19 @@ class PrivateBoostingClassifier(ParamsMixin):
             raise TypeError("budget must have spend(epsilon, delta, *, label=...)")
         return g, cls
 
+    def _plan_draws(self) -> None:
+        """Prepare the samplers of the stopping test and the threshold (public parameters
+        only, already validated by :meth:`privacy_cost`), so that one they cannot serve
+        is refused before the charge, not at the first test after it."""
+        if self.n_rounds < 2:                 # round T runs no test and no threshold
+            return
+        _mech._laplace_int_plan(_v.epsilon(float(self.epsilon_test)), 1.0)
+        eps_w = _v.epsilon(float(self.epsilon_threshold))
+        if self.variant == "paper":
+            _mech._laplace_grid_plan(eps_w, 1.0, 1, None)
+        else:
+            _selection._grid(eps_w, 1.0, False, False)
+
     # ------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> PrivateBoostingClassifier:
         """Fit on (X, y): validate the schema, charge the budget, then boost.
@@ -252,6 +267,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         learner = self._learner()
         if callable(getattr(learner, "check", None)):
             learner.check(len(cols))
+        self._plan_draws()
         rng = _rng(self.rng)
         if self.variant == "paper":
             warnings.warn("variant='paper' has no complete privacy proof (erratum E4, "

@@ -133,6 +133,23 @@ class MWState:
         self._since = 0
         self._tables.clear()
 
+    def restart_if_degenerate(self) -> bool:
+        """After an update: restart from uniform weights if they under- or overflowed
+        (sum 0, inf or NaN), and say whether it did.
+
+        Noisy targets far outside [0, n] (a tiny epsilon or n against the data) can
+        compound the clamped MW factors until no weight is left; the iterate is then
+        uninformative, and an estimate computed from it would be NaN, which the next
+        selection would refuse after the budget was charged.  A function of the public
+        noisy values only (post-processing); a run whose weights stay finite is
+        untouched (the check reads their sum)."""
+        total = float(self.w.sum())
+        if 0.0 < total < math.inf:
+            return False
+        self.w.fill(1.0 / self.domain.size)
+        self.renormalise()
+        return True
+
     def distribution(self) -> FloatArray:
         dist: FloatArray = self.w / self.w.sum()
         return dist

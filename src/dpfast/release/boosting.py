@@ -177,7 +177,7 @@ class BoostingForQueries:
         self.fit = _v.choice("fit", fit, ("joint", "sequential"))
         self.init = None if init is None else _v.epsilon(init, "init")
         self.round_to = None if round_to is None else _v.integer("round_to", round_to,
-                                                                  minimum=1)
+                                                                  minimum=1, maximum=2 ** 62)
         self.mode = _insecure.mode(mode)
         self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
@@ -223,6 +223,18 @@ class BoostingForQueries:
             plan_noise(cast(float, self.eps_base), None, float(self.k), self.k, self.mode)
         else:
             _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
+        if self.init:   # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
+            dom = self.workload.domain
+            plan_noise(self.init, None, float(dom.ndim), sum(dom.shape), self.mode)
+        for t in range(2, T + 1):       # the draws from D_t (_draw)
+            eps_t, sens_t = self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu
+            if not (0.0 < eps_t < math.inf and 0.0 < sens_t < math.inf):
+                raise PrivacyParameterError(
+                    f"round {t}'s draws have epsilon {eps_t!r} and sensitivity {sens_t!r}, "
+                    f"outside the doubles; got epsilon={epsilon!r}, eta={eta!r}, "
+                    f"sample_share={sample_share!r}")
+            if self.mode == "secure":
+                _sel._grid(_v.epsilon(eps_t), sens_t, False, False)
 
     def _laplace_plan(self, eps_init: float, share: float, lam: float | None, rest: float,
                       rest_x: Fraction) -> None:
@@ -251,7 +263,7 @@ class BoostingForQueries:
         discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
         T, k = self.rounds, self.k
         self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
-        rest = self.rho - eps_init ** 2 / 2.0
+        rest = self.rho - eps_init * eps_init / 2.0
         if not rest > 0.0:
             raise PrivacyParameterError("init's ε_init²/2 leaves no zCDP budget")
         S = (T - 1) * T * (2 * T - 1) / 6.0
@@ -307,7 +319,7 @@ class BoostingForQueries:
         if self.noise == "gaussian":
             r_sample = sum(k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
                            for t in range(1, T + 1))
-            parts = ((("init_rho", e_init ** 2 / 2.0),) if self.init else ()) + (
+            parts = ((("init_rho", e_init * e_init / 2.0),) if self.init else ()) + (
                 ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         e_sample = (sum(k * self._eps_draw(t) for t in range(1, T + 1)) if T == 1 else
@@ -397,6 +409,7 @@ class BoostingForQueries:
             wl._joint_fit(state, targets, self.fit_passes)
         elif self.fit_passes:
             wl._fit_queries(state, distinct, noisy, self.fit_passes)
+        state.restart_if_degenerate()
         counts = state.counts()
         if post is not None:
             # DRV Thm 5.3's small database: n' records drawn from A_t (post-processing)

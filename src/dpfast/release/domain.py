@@ -98,12 +98,21 @@ class Domain:
 
 
 def _integer_codes(name: str, col: Any) -> IntArray:
-    """An integer column as int64, refused by dtype only (never by value)."""
+    """An integer column as int64, refused by type only (never by value).
+
+    A list is read element by element (``_validation.real_data``): an int is an int
+    whatever its size, clamped to int64 (then to the attribute's range); np.asarray would
+    type the list by its magnitudes ([2**63] uint64, [2**64] object).  An integer array
+    of any dtype is clamped the same way (uint64 too); object arrays are refused."""
+    if isinstance(col, (list, tuple)):
+        kind, arr = _v.real_data(f"codes of {name!r}", col)
+        if kind != "i":
+            raise TypeError(f"codes of {name!r} must be integers; got a float among them")
+        return arr
     arr = np.asarray(col)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu" or arr.dtype == np.uint64:
-        raise TypeError(f"codes of {name!r} must be an integer dtype no wider than int64; "
-                        f"got {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
+    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
+        raise TypeError(f"codes of {name!r} must be an integer dtype; got {arr.dtype}")
+    return _v.real_data(f"codes of {name!r}", arr)[1]     # uint64 clamped to int64
 
 
 class Histogram:
@@ -118,9 +127,9 @@ class Histogram:
     ----------
     domain : Domain
     counts : array_like of real, shape ``(domain.size,)`` or ``domain.shape``
-        Refused by dtype (bool, complex, object, longdouble) and by shape only; values
-        are private, so a negative or non-finite count is clamped to ``[0, 2**53]``, never
-        refused.
+        Refused by type (bool, complex, object, longdouble; a list by the types of its
+        elements, never by their size) and by shape only; values are private, so a
+        negative, huge or non-finite count is clamped to ``[0, 2**53]``, never refused.
     """
 
     __slots__ = ("domain", "_counts")
@@ -128,11 +137,9 @@ class Histogram:
     def __init__(self, domain: Domain, counts: Any) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
-        arr = np.asarray(counts)
-        if arr.dtype == np.bool_ or arr.dtype.kind not in "iuf" or arr.dtype == np.uint64 \
-                or (arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
-            raise TypeError(f"counts must be integers or floats of at most 64 bits; "
-                            f"got {arr.dtype}")
+        # exact, classified by type (docs/security-model.md "How data is converted"):
+        # integers of any size clamped to +-2**53, floats as they are
+        arr = _v.float_data("counts", counts)
         if arr.shape not in ((domain.size,), domain.shape):
             raise PrivacyParameterError(
                 f"counts must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
@@ -193,11 +200,10 @@ def _columns(domain: Domain, table: Any) -> list[IntArray]:
                                 "missing values first")
             cols.append(_integer_codes(nm, col.to_numpy()))
         return cols
-    arr = np.asarray(table)
+    arr = _integer_codes("table", table)
     if arr.ndim != 2 or arr.shape[1] != domain.ndim:
         raise PrivacyParameterError(
             f"table must have shape (n, {domain.ndim}); got {arr.shape}")
-    arr = _integer_codes("table", arr)
     return [arr[:, a] for a in range(domain.ndim)]
 
 

@@ -123,7 +123,9 @@ class MWEM:
     Rogers 2021) and ε_r²/2 for "permute_and_flip", which is not bounded range for
     MWEM's non-monotone scores (:func:`dpfast.selection.selection_rho`); Laplace is
     ε_r²/2-zCDP (Bun & Steinke 2016).  ε_r = (ε − ε_init)/(2T) is rounded down.
-    Replays, averaging and the output choice are post-processing.
+    Replays, averaging and the output choice are post-processing, and so is the
+    restart from uniform weights when noisy measurements far outside [0, n] leave
+    none (their sum 0, inf or NaN): a run never fails after its charge.
     ``measure="gaussian"``: ρ-zCDP with ρ = ``zcdp_budget(ε, δ)``: per round the
     selection costs ρ_r/2 by the same rule (ε_sel = √(4ρ_r) for the exponential
     mechanism, √ρ_r for permute-and-flip: a permute-and-flip selection gets half the ε
@@ -196,7 +198,7 @@ class MWEM:
             # selection (selection_rho(law, ε_sel) = ρ_r/2: ε_sel = √(4ρ_r) for the
             # exponential mechanism, √ρ_r for permute-and-flip), half to the Gaussian.
             self.rho = _acc.zcdp_budget(self.epsilon, self.delta)
-            rho_round = (self.rho - eps_init ** 2 / 2.0) / self.rounds
+            rho_round = (self.rho - eps_init * eps_init / 2.0) / self.rounds
             if not rho_round > 0.0:
                 raise PrivacyParameterError(
                     "init's ε_init²/2 leaves no zCDP budget for the rounds")
@@ -228,6 +230,11 @@ class MWEM:
             _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
         if self.mode == "secure":
             _sel._grid(_v.epsilon(self.eps_round), 1.0, False, False)
+            if self.select == "permute_and_flip":     # its sampler has a limit of its own
+                _sel._noise_grid(_v.epsilon(self.eps_round), 1.0, False, np.zeros(1))
+        if self.init:   # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
+            plan_noise(self.init, None, float(wl.domain.ndim), sum(wl.domain.shape),
+                       self.mode)
 
     @property
     def privacy_cost(self) -> PrivacyCost:
@@ -237,7 +244,7 @@ class MWEM:
             rho_total = cast(float, self.rho)
             parts: tuple[tuple[str, float], ...] = (
                 (("init", eps_init),) if self.init else ()) + (
-                ("rho_per_round", (rho_total - eps_init ** 2 / 2.0) / self.rounds),)
+                ("rho_per_round", (rho_total - eps_init * eps_init / 2.0) / self.rounds),)
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         # basic composition: the parts were rounded down, their exact sum is <= epsilon
         parts = ((("init", eps_init),) if self.init else ()) + (
@@ -284,6 +291,7 @@ class MWEM:
             times[qs] += 1
             log.append((r, unit, noisy.copy()))
             self._replay(state, wl, sums, times, measured, group, first=unit)
+            state.restart_if_degenerate()
             if acc is not None:
                 acc += state.distribution()
         dist = acc / self.rounds if acc is not None else state.distribution()

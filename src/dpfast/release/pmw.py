@@ -17,6 +17,7 @@ from .._active import label as _label
 from ..accounting._numeric import bisect_least
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
+from .baselines import plan_noise
 from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
@@ -28,16 +29,47 @@ __all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alp
 _SQRT512 = math.sqrt(512.0)
 
 
+def _alpha_args(epsilon: float, delta: float, n: float, n_queries: int,
+                beta: float) -> tuple[float, float, float, int, float]:
+    """The public parameters of the accuracy formulas, validated."""
+    return (_v.epsilon(epsilon), _v.delta(delta), _v.positive("n_public", n),
+            _v.integer("n_queries", n_queries, minimum=1, maximum=2 ** 62),
+            _v.open_probability("beta", beta))
+
+
+def _no_alpha(what: str) -> PrivacyParameterError:
+    return PrivacyParameterError(
+        f"{what} is not a finite positive number for these parameters (epsilon * n_public "
+        "too small, or the universe too large, for the theorem)")
+
+
+def _alpha_sv(c: float, epsilon: float, delta: float, n: float, n_queries: int,
+              beta: float) -> float:
+    L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta)
+    scale = 1.0 / epsilon / n            # inf rather than ZeroDivisionError
+    if delta == 0.0:
+        a = 9.0 * c * L * scale
+    else:
+        a = L * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0) * scale
+    if not 0.0 < a < math.inf:
+        raise _no_alpha("alpha_SV")
+    return a
+
+
 def numeric_sparse_alpha(c: float, epsilon: float, delta: float, n: float,
                          n_queries: int, beta: float) -> float:
     """α_SV of NumericSparse (Dwork & Roth Thm 3.28) for k = 2|Q| one-sided queries of
     sensitivity 1/n, in normalised units: 9c(ln k + ln(4c/β))/(εn) if δ = 0, else
     (ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1)/(εn).  k = 2|Q| in both branches
-    (erratum E1)."""
-    L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta)
-    if delta == 0.0:
-        return 9.0 * c * L / (epsilon * n)
-    return L * math.sqrt(c * math.log(2.0 / delta)) * (_SQRT512 + 1.0) / (epsilon * n)
+    (erratum E1).  ``PrivacyParameterError`` when that is not a finite positive number."""
+    c = _v.positive("c", c)
+    return _alpha_sv(c, *_alpha_args(epsilon, delta, n, n_queries, beta))
+
+
+def _cutoff(lx: float, a: float) -> float:
+    """4 ln|X| / α² (inf when α² underflows, 0 when it overflows)."""
+    sq = a * a
+    return 4.0 * lx / sq if sq > 0.0 else math.inf
 
 
 def pmw_theory_alpha(epsilon: float, delta: float, n: float, universe_size: int,
@@ -47,36 +79,52 @@ def pmw_theory_alpha(epsilon: float, delta: float, n: float, universe_size: int,
     The fixed point α = α_SV(c(α)) (Dwork & Roth Thm 4.14/4.15, with the corrected constants: 36
     instead of 32, erratum E2; α instead of α² in the δ > 0 denominator, erratum E3):
     α³ = 36 ln|X| (ln 2|Q| + ln(16 ln|X|/(α²β)))/(εn) for δ = 0, and
-    α² = (2+32√2) sqrt(ln|X| ln(2/δ)) (ln 2|Q| + ln(16 ln|X|/(α²β)))/(εn) for δ > 0."""
-    lx = math.log(universe_size)
+    α² = (2+32√2) sqrt(ln|X| ln(2/δ)) (ln 2|Q| + ln(16 ln|X|/(α²β)))/(εn) for δ > 0.
+    ``PrivacyParameterError`` when the iteration leaves the positive doubles."""
+    epsilon, delta, n, n_queries, beta = _alpha_args(epsilon, delta, n, n_queries, beta)
+    lx = math.log(_v.integer("universe_size", universe_size, minimum=2))
+    scale = 1.0 / epsilon / n
     a = 0.5
     for _ in range(500):
-        c = 4.0 * lx / a ** 2
-        L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta)
+        c = _cutoff(lx, a)
+        L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta) if 0.0 < c < math.inf else c
+        if not 0.0 < L < math.inf:
+            raise _no_alpha("the fixed point alpha")
         if delta == 0.0:
-            a = (36.0 * lx * L / (epsilon * n)) ** (1.0 / 3.0)
+            a = (36.0 * lx * L * scale) ** (1.0 / 3.0)
         else:
             a = ((2.0 + 32.0 * math.sqrt(2.0)) * math.sqrt(lx * math.log(2.0 / delta)) * L
-                 / (epsilon * n)) ** 0.5
-    return a, math.ceil(4.0 * lx / a ** 2)
+                 * scale) ** 0.5
+        if not 0.0 < a < math.inf:
+            raise _no_alpha("the fixed point alpha")
+    c = _cutoff(lx, a)
+    if not 0.0 < c < 2.0 ** 62:
+        raise _no_alpha("the cut-off c")
+    return a, math.ceil(c)
 
 
 def pmw_min_alpha(epsilon: float, delta: float, n: float, universe_size: int,
                   n_queries: int, beta: float) -> float:
     """The smallest α that :meth:`OnlinePMW.from_accuracy` accepts: the least α with
     α ≥ α_SV(c) for the integer cut-off c = ceil(4 ln|X|/α²) (a little above the
-    continuous fixed point of :func:`pmw_theory_alpha`, because c is rounded up)."""
+    continuous fixed point of :func:`pmw_theory_alpha`, because c is rounded up).
+    ``PrivacyParameterError`` when the doubles hold none."""
+    lo, _ = pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta)
+    epsilon, delta, n, n_queries, beta = _alpha_args(epsilon, delta, n, n_queries, beta)
     lx = math.log(universe_size)
 
     def ok(a: float) -> bool:
-        c = math.ceil(4.0 * lx / a ** 2)
-        return a >= numeric_sparse_alpha(c, epsilon, delta, n, n_queries, beta)
+        x = _cutoff(lx, a)
+        if not x < 2.0 ** 62:
+            return False
+        return a >= _alpha_sv(max(1, math.ceil(x)), epsilon, delta, n, n_queries, beta)
 
-    lo, _ = pmw_theory_alpha(epsilon, delta, n, universe_size, n_queries, beta)
     lo *= 0.5
     hi = lo * 4.0
     while not ok(hi):
         hi *= 2.0
+        if not hi < math.inf:
+            raise _no_alpha("the smallest feasible alpha")
     # ok() is monotone: c(α) falls, so α_SV(c(α)) falls
     return bisect_least(ok, lo, hi)
 
@@ -114,7 +162,9 @@ class OnlinePMW:
     epsilon, delta : float
         NumericSparse's (ε, δ) (Dwork & Roth Alg. 3 splits and noise).
     n_public : float
-        The public number of records (erratum E5).
+        The public number of records (erratum E5).  On the secure path NumericSparse's
+        value range is ``n_public + abs(threshold)``, which covers every per-query
+        threshold (a count beyond it is clamped there).
     cutoff : int
         c, the number of updates (⊤ answers) before the halt.
     threshold : float, optional
@@ -148,7 +198,8 @@ class OnlinePMW:
     (ε, δ)-DP (Dwork & Roth Thm 4.13): x is reached only through NumericSparse
     (Thm 3.27); the one-sided queries f(x) - e and e - f(x) have sensitivity 1 because e
     is computed from public outputs; everything else (steps, threshold, replay, order,
-    clipping) is post-processing.  A warm start adds ε_init (basic composition).
+    clipping, the restart from uniform weights should an update leave none) is
+    post-processing.  A warm start adds ε_init (basic composition).
     With δ = 0 the whole is also (ε + ε_init)²/2-zCDP.
 
     Accuracy
@@ -193,6 +244,20 @@ class OnlinePMW:
         alpha = threshold / (2.0 * n) if alpha is None else _v.positive("alpha", alpha)
         eps_init = None if init is None else _v.epsilon(init, "init")
         mode = _insecure.mode(mode)
+        if eps_init:   # the warm start's Laplace plan, before NumericSparse charges
+            dom = histogram.domain
+            plan_noise(eps_init, None, float(dom.ndim), sum(dom.shape), mode)
+        # Every per-query threshold, e + T or T - e with e in [0, n], lies within
+        # n + |T|: on the secure path that public value range makes NumericSparse's grid
+        # cover it, so no query is refused after the charge (a count beyond it is clamped
+        # there: 1-Lipschitz, no sensitivity grows).
+        vrange = None
+        if mode == "secure":
+            vrange = (n + abs(threshold)) * (1 + 2.0 ** -20)
+            if not vrange < math.inf:
+                raise PrivacyParameterError(
+                    f"n_public + |threshold| must be finite; got n_public={n_public!r}, "
+                    f"threshold={threshold!r}")
         rng = _core.secure_rng(rng)
         budget = _v.budget(budget)           # resolved once: None -> the active budget
         label = _label(label, f"OnlinePMW(cutoff={cutoff})")
@@ -210,7 +275,8 @@ class OnlinePMW:
         # NumericSparse validates (ε, δ, c), then charges (through _Charge, the whole cost
         # including the warm start's), then draws its first threshold noise.
         self._ns = NumericSparse(threshold, cutoff=cutoff, epsilon=epsilon, delta=delta,
-                                 sensitivity=1.0, rng=rng, mode=mode, budget=charger)
+                                 sensitivity=1.0, rng=rng, mode=mode, budget=charger,
+                                 value_range=vrange)
         prior = one_way_prior(histogram, eps_init, rng, mode) if eps_init else None
         self._state = MWState(histogram.domain, n, prior, cache=True)
         self._released: list[tuple[Any, float]] = []   # every measured (query, value)
@@ -234,21 +300,23 @@ class OnlinePMW:
         if not isinstance(histogram, Histogram):
             raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
         alpha = _v.positive("alpha", alpha)
-        beta = _v.open_probability("beta", beta)
-        epsilon = _v.epsilon(epsilon)
-        delta = _v.delta(delta)
-        n = _v.positive("n_public", n_public)
-        nq = _v.integer("n_queries", n_queries, minimum=1)
+        epsilon, delta, n, nq, beta = _alpha_args(epsilon, delta, n_public, n_queries, beta)
         size = histogram.domain.size
         if size < 2:
             raise PrivacyParameterError("the universe needs at least 2 cells")
-        c = math.ceil(4.0 * math.log(size) / alpha ** 2)
-        a_sv = numeric_sparse_alpha(c, epsilon, delta, n, nq, beta)
+        x = _cutoff(math.log(size), alpha)
+        if not x <= 2.0 ** 40:
+            _v._fail("alpha", "large enough that c = ceil(4 ln|X|/alpha^2) <= 2**40", alpha)
+        c = max(1, math.ceil(x))
+        a_sv = _alpha_sv(c, epsilon, delta, n, nq, beta)
         if alpha < a_sv:
-            amin = pmw_min_alpha(epsilon, delta, n, size, nq, beta)
+            try:
+                amin = f"the fixed point {pmw_min_alpha(epsilon, delta, n, size, nq, beta):.6g}"
+            except PrivacyParameterError:
+                amin = "a fixed point that these parameters do not have"
             raise PrivacyParameterError(
-                f"alpha must be at least the fixed point {amin:.6g} for these parameters "
-                f"(Thm 4.14/4.15, with c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
+                f"alpha must be at least {amin} (Thm 4.14/4.15, with "
+                f"c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
         self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
                    threshold=(alpha + a_sv) * n, step="book", alpha=alpha, rng=rng,
                    mode=mode, budget=budget, label=label)
@@ -338,6 +406,10 @@ class OnlinePMW:
         return float(value)
 
     def _update(self, query: CellQuery | LinearQuery, est: float, value: float) -> None:
+        self._step(query, est, value)
+        self._state.restart_if_degenerate()
+
+    def _step(self, query: CellQuery | LinearQuery, est: float, value: float) -> None:
         state = self._state
         n = self.n_public
         if self.step_rule == "book":
