@@ -431,7 +431,10 @@ class LinearWorkload:
     def _joint_fit(self, state: Any, targets: FloatArray, passes: int) -> None:
         """``passes`` joint MW passes (as :meth:`MarginalWorkload._joint_fit`): every
         measured query's exponent (target - n q(A)/Z)/(2n) on the same iterate, then
-        A(x) *= exp(sum_q q(x) e_q) in one sweep."""
+        A(x) *= exp(sum_q q(x) e_q) in one sweep.  Weights that a pass left without
+        mass (noisy targets far outside [0, n]) restart from uniform before the next
+        pass, as the marginal kernel does (post-processing; no division by a zero sum
+        after the charge)."""
         measured = ~np.isnan(targets)
         if not measured.any() or passes < 1:
             return
@@ -441,6 +444,7 @@ class LinearWorkload:
         est = np.empty(self.n_queries)
         e = np.zeros(self.n_queries)
         for _ in range(passes):
+            state.restart_if_degenerate()       # in place: w is still state.w
             self.answer(w, est)
             z = float(w.sum())
             e.fill(0.0)
