@@ -11,7 +11,7 @@ import pytest
 from dpfast import objects as O
 from dpfast import release as Q
 from dpfast import selection as S
-from dpfast._validation import decimal_of, epsilon
+from dpfast._validation import charged, decimal_of, epsilon
 
 # ------------------------------------------------------------------ exact laws
 
@@ -185,3 +185,51 @@ def test_boosting_zcdp_parts_use_the_selection_rule():
                                                                     b._eps_draw(t)))
                                          for t in range(1, 6))
     assert rho == pytest.approx(want, rel=1e-9) and rho >= want
+
+
+def test_online_pmw_reports_the_exact_sum_it_charges():
+    """OnlinePMW charges NumericSparse's epsilon plus the warm start's, exactly; its
+    privacy_cost reported their float sum, rounded to nearest -- below the charge for
+    2.508 + 0.26 (2.7679999999999993) and 1.82434 + 0.6844 among these.  Charging the
+    reported cost must charge what the mechanism charged."""
+    from dpfast.accounting import PrivacyBudget
+    from dpfast.release.cost import charge
+
+    hist = Q.Histogram(Q.Domain(["a", "b"], [3, 2]), np.ones(6))
+    pairs = [(2.508, 0.26), (1.82434, 0.6844), (2.9, 0.101), (0.1, 0.2), (1.0, 1e-3)]
+    rnd = np.random.default_rng(5)
+    pairs += [(round(float(rnd.uniform(0.01, 3)), int(rnd.integers(1, 6))),
+               round(float(rnd.uniform(0.01, 1)), int(rnd.integers(1, 6))))
+              for _ in range(60)]
+    for eps, init in pairs:
+        if init <= 0:
+            continue
+        b = PrivacyBudget(100.0)
+        p = Q.OnlinePMW(hist, epsilon=eps, n_public=6.0, cutoff=3, threshold=2.0,
+                        init=init, budget=b)
+        want = decimal_of(eps) + decimal_of(init)
+        cost = p.privacy_cost
+        assert charged(cost.epsilon) == want, (eps, init)
+        assert Fraction(cost.rho) >= want * want / 2
+        again = PrivacyBudget(100.0)
+        charge(again, cost, "again")
+        assert again.spent == b.spent, (eps, init)
+
+
+@pytest.mark.parametrize("init", [None, 1 / 9])
+def test_boosting_laplace_draws_and_fits_sum_within_epsilon_exactly(init):
+    """Every epsilon a BoostingForQueries run calibrates for, at its decimal value (what
+    the Laplace fits and each exponential-mechanism draw are DP for): the warm start,
+    T NoisyFits and the k(T - 1) draws sum to at most epsilon, exactly -- no 2**-40
+    allowance."""
+    for eps in EPSILONS:
+        for T in (3, 5, 9):
+            for k in (1, 4, 17):
+                for share in (0.2, 0.05, 0.5):
+                    b = Q.BoostingForQueries(WL, epsilon=eps, n_public=500.0, rounds=T,
+                                             k=k, sample_share=share,
+                                             init=None if init is None else eps * init)
+                    total = ((decimal_of(b.init) if b.init else 0)
+                             + T * decimal_of(b.eps_base)
+                             + k * sum(decimal_of(b._eps_draw(t)) for t in range(2, T + 1)))
+                    assert total <= decimal_of(eps), (eps, T, k, share)
