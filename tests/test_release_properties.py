@@ -18,6 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hypothesis import HealthCheck, given, settings
@@ -319,6 +320,9 @@ RELEASE_NEIGHBOURS = {
     "codes_list": lambda x: Q.Histogram.from_codes(DOM, [[x, 0], [1, 1]]).counts,
     "mwem_counts": lambda x: Q.MWEM(WL, epsilon=1.0, rounds=1, n_public=15.0, rng=g()).run(
         Q.Histogram(DOM, [x, 1, 2, 3, 4, 5])),
+    # pandas types a column by its values ([2**63, 0] uint64, [2**64, 0] object)
+    "codes_frame": lambda x: Q.Histogram.from_codes(
+        DOM, pd.DataFrame({"a": [x, 0, 1], "b": [0, 1, 1]})).counts,
 }
 
 
@@ -438,6 +442,10 @@ LEARN_NEIGHBOURS = {
     "y_list_big_classes": lambda x: _fit(None, y=[x] + [2 ** 64] * 119,
                                          classes=(0, 2 ** 64)),
     "predict_list": lambda x: _fit(None).predict(_rows(x)),
+    # a DataFrame / Series built from lists: pandas types each column by its values
+    "X_frame": lambda x: _fit(None, X=pd.DataFrame(_rows(x), columns=["a", "b", "c"])),
+    "y_series": lambda x: _fit(None, y=pd.Series([x] + Y_LEARN[1:].tolist())),
+    "predict_frame": lambda x: _fit(None).predict(pd.DataFrame(_rows(x))),
 }
 
 
