@@ -291,7 +291,7 @@ def test_boosting_and_pmw_never_fail_after_their_charge_when_noise_dwarfs_n():
 # ---------------------------------------------------------------- 3. neighbouring values
 
 EDGES_INT = [2 ** 53, 2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 63, -2 ** 63 - 1,
-             10 ** 30]
+             10 ** 30, 2 ** 1024, -2 ** 1024, 10 ** 400]     # 2**1024: beyond every double
 FMAX = sys.float_info.max
 
 
@@ -320,6 +320,12 @@ RELEASE_NEIGHBOURS = {
     "codes_list": lambda x: Q.Histogram.from_codes(DOM, [[x, 0], [1, 1]]).counts,
     "mwem_counts": lambda x: Q.MWEM(WL, epsilon=1.0, rounds=1, n_public=15.0, rng=g()).run(
         Q.Histogram(DOM, [x, 1, 2, 3, 4, 5])),
+    # exact answers of a workload or a query on counts given as a list
+    "answer_marginals": lambda x: WL.answer([x, 1, 2, 3, 4, 5]),
+    "answer_linear": lambda x: LW.answer([x, 1, 2, 3, 4, 5]),
+    "evaluate_linear_query": lambda x: Q.LinearQuery(DOM, np.full(6, 0.5)).evaluate(
+        [x, 1, 2, 3, 4, 5]),
+    "evaluate_cell_query": lambda x: Q.CellQuery(DOM, "a", 0).evaluate([x, 1, 2, 3, 4, 5]),
     # pandas types a column by its values ([2**63, 0] uint64, [2**64, 0] object)
     "codes_frame": lambda x: Q.Histogram.from_codes(
         DOM, pd.DataFrame({"a": [x, 0, 1], "b": [0, 1, 1]})).counts,

@@ -74,9 +74,11 @@ class CellQuery:
             cell = cell * domain.shape[a] + v
         self.cell = cell
 
-    def evaluate(self, counts: FloatArray) -> float:
-        """The query's value on a histogram (array of length ``domain.size``)."""
-        return float(_core.rel_slice_sum(counts, shape64(self.domain), self.mask, self.vals))
+    def evaluate(self, counts: Any) -> float:
+        """The query's value on a histogram (a :class:`Histogram` or an array of length
+        ``domain.size``)."""
+        return float(_core.rel_slice_sum(_as_counts(self.domain, counts),
+                                         shape64(self.domain), self.mask, self.vals))
 
     def __repr__(self) -> str:
         body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
@@ -121,8 +123,10 @@ class LinearQuery:
         w[idx] = 1.0
         return cls(domain, w)
 
-    def evaluate(self, counts: FloatArray) -> float:
-        return float(np.dot(self.weights, counts))
+    def evaluate(self, counts: Any) -> float:
+        """The query's value on a histogram (a :class:`Histogram` or an array of length
+        ``domain.size``)."""
+        return float(np.dot(self.weights, _as_counts(self.domain, counts)))
 
     def __repr__(self) -> str:
         return f"LinearQuery(support={int(np.count_nonzero(self.weights))})"
@@ -489,7 +493,12 @@ def _as_counts(domain: Domain, counts: Any) -> FloatArray:
         if counts.domain != domain:
             raise PrivacyParameterError("the histogram is over another domain")
         return counts.counts
-    arr = np.ascontiguousarray(counts, dtype=np.float64)
+    if isinstance(counts, np.ndarray) and counts.dtype == np.float64:
+        arr = np.ascontiguousarray(counts)
+    else:
+        # exact, by type (a list by its elements' types: an int of any size is clamped to
+        # +-2**53, never an OverflowError; docs/security-model.md "How data is converted")
+        arr = np.ascontiguousarray(_v.float_data("counts", counts))
     if arr.shape != (domain.size,):
         raise PrivacyParameterError(f"expected {domain.size} counts; got {arr.shape}")
     return arr
