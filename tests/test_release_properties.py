@@ -394,6 +394,35 @@ def test_hostile_public_parameters_of_the_classifier_charge_nothing_when_refused
             _charged_only_if_answered(lambda b: _fit(b, **{p: value}))
 
 
+def test_hostile_thresholds_and_base_learners_charge_nothing_when_refused():
+    """Thresholds are public lists: an int beyond the doubles (10**400, 2**1024) raised
+    OverflowError from np.asarray on main; the DPStumpLearner's own parameters too."""
+    for v in HOSTILE + [2 ** 1024, -2 ** 1024, 10 ** 29]:
+        for th in ([v], [1, v], [[1, 2], [v], [3]], v):
+            out = _charged_only_if_answered(lambda b: _fit(b, thresholds=th))
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 1023:
+                assert out[0] == "refused", th
+        for p in ("epsilon", "thresholds", "include_constant"):
+            stump = {"epsilon": 0.5, "thresholds": [1, 2, 3], p: v}
+            _charged_only_if_answered(
+                lambda b: _fit(b, base_learner=L.DPStumpLearner(**stump)))
+        _outcome(lambda: L.PrivateBoostingClassifier(**CLF).privacy_cost(v))
+
+
+@FEW
+@given(eps=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       base=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       res=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       eta=st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+def test_random_public_floats_of_the_classifier_charge_nothing_when_refused(eps, base, res,
+                                                                             eta):
+    _charged_only_if_answered(lambda b: _fit(b, epsilon_test=eps, epsilon_threshold=eps,
+                                             base_epsilon=base, grid_resolution=res,
+                                             eta=eta))
+    _outcome(lambda: L.plan_grid(n_samples=5000, epsilon=max(eps, 5e-324), delta=1e-6,
+                                 eta=eta, grid_resolution=res))
+
+
 LEARN_FORMULAS = {
     "plan_grid": (lambda **k: L.plan_grid(**{"n_samples": 5000, "epsilon": 2.0,
                                              "delta": 1e-6, **k}),
