@@ -155,6 +155,42 @@ def test_hostile_public_parameters_of_release_charge_nothing_when_refused(name):
             _charged_only_if_answered(lambda b: call(b, **{p: value}))
 
 
+PUBLIC_CALLS = {
+    "Domain_size": lambda v: Q.Domain(["a", "b"], [3, v]),
+    "Domain_names": lambda v: Q.Domain(v, [3]),
+    "MarginalWorkload": lambda v: Q.MarginalWorkload(DOM, [v]),
+    "k_way": lambda v: Q.MarginalWorkload.k_way(DOM, v),
+    "LinearWorkload": lambda v: Q.LinearWorkload(DOM, [[v, 0, 0, 0, 0, 0]]),
+    "from_csr_indptr": lambda v: Q.LinearWorkload.from_csr(DOM, [0, v], [0]),
+    "from_csr_indices": lambda v: Q.LinearWorkload.from_csr(DOM, [0, 1], [v]),
+    "from_csr_values": lambda v: Q.LinearWorkload.from_csr(DOM, [0, 1], [0], [v]),
+    "CellQuery_value": lambda v: Q.CellQuery(DOM, "a", v),
+    "CellQuery_attr": lambda v: Q.CellQuery(DOM, v, 0),
+    "LinearQuery": lambda v: Q.LinearQuery(DOM, [v, 0, 0, 0, 0, 0]),
+    "LinearQuery_cells": lambda v: Q.LinearQuery.from_cells(DOM, [v]),
+    "cell_query": lambda v: WL.cell_query(v),
+    "marginal_slice": lambda v: WL.marginal_slice(v),
+    "marginal_slice_linear": lambda v: LW.marginal_slice(v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CALLS))
+def test_hostile_public_parameters_of_domains_workloads_and_queries(name):
+    """Only documented exceptions.  On main marginal_slice raised IndexError or
+    OverflowError for a float, a huge or an out-of-range unit (and silently wrapped a
+    negative one, or sliced with floats on a LinearWorkload)."""
+    for v in HOSTILE + [2 ** 1024, -2 ** 1024, 3, 2, 1, -2, 2 ** 24 + 1, [], "a"]:
+        _outcome(lambda: PUBLIC_CALLS[name](v))
+
+
+def test_marginal_slice_refuses_units_out_of_range():
+    assert WL.marginal_slice(1) == slice(3, 5) and LW.marginal_slice(4) == slice(4, 5)
+    with pytest.raises(dpfast.PrivacyParameterError):
+        WL.marginal_slice(-1)
+    with pytest.raises(TypeError):
+        LW.marginal_slice(1.5)
+
+
 ACCURACY_FORMULAS = {
     "numeric_sparse_alpha": (lambda **k: Q.numeric_sparse_alpha(**{
         "c": 10, "epsilon": 1.0, "delta": 0.0, "n": 100.0, "n_queries": 10, "beta": 0.1,

@@ -204,6 +204,8 @@ class MarginalWorkload:
         return CellQuery(self.domain, s, tuple(int(self.query_vals[q, a]) for a in s))
 
     def marginal_slice(self, g: int) -> slice:
+        """The queries (cells) of marginal ``g``, in workload order."""
+        g = _v.integer("g", g, minimum=0, maximum=self.m - 1)
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
     @property
@@ -410,6 +412,7 @@ class LinearWorkload:
 
     def marginal_slice(self, g: int) -> slice:
         """The queries of unit g: query g alone (a general workload has no groups)."""
+        g = _v.integer("g", g, minimum=0, maximum=self.n_queries - 1)
         return slice(g, g + 1)
 
     def sensitivity(self) -> tuple[float, float]:
