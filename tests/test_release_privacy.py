@@ -11,7 +11,7 @@ import pytest
 from dpfast import objects as O
 from dpfast import release as Q
 from dpfast import selection as S
-from dpfast._validation import decimal_of, epsilon
+from dpfast._validation import charged, decimal_of, epsilon
 
 # ------------------------------------------------------------------ exact laws
 
@@ -63,6 +63,29 @@ def test_permute_and_flip_is_not_bounded_range_on_mwem_scores(eps):
     assert worst_pf > 1.5 * float(S.selection_rho("exponential", eps))   # the old charge
     assert worst_pf <= float(S.selection_rho("permute_and_flip", eps)) * (1 + 1e-12)
     assert worst_em <= float(S.selection_rho("exponential", eps)) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("eps,delta,T", [(1.0, 1e-6, 10), (1.0, 1e-6, 30), (0.5, 1e-9, 5)])
+def test_mwem_gaussian_permute_and_flip_charge_covers_its_selection(eps, delta, T):
+    """MWEM's own parameters (measure="gaussian"): each round gives the selection rho_r/2.
+    The old rule ran permute-and-flip at eps_sel = sqrt(4 rho_r) (eps_sel^2/8 = rho_r/2);
+    on the worst MWEM neighbours (two units whose errors are 1/2 apart and swap order) its
+    Renyi divergence D_alpha exceeds alpha rho_r/2 -- the zCDP claim fails.  At the
+    eps_round MWEM now uses, D_alpha <= alpha eps_r^2/2 <= alpha rho_r/2 for every alpha.
+    (Composed with the Gaussian over T = 10 rounds at eps = 1, delta = 1e-6, the old
+    curve converts to eps ~ 1.40, the new one to ~ 0.95; docs/release.md.)"""
+    m = Q.MWEM(WL, epsilon=eps, delta=delta, rounds=T, n_public=100.0,
+               measure="gaussian", select="permute_and_flip")
+    rho_r = m.privacy_cost.rho / T
+    e_new, e_old = m.eps_round, math.sqrt(4 * rho_r)
+    u, v = (1.5, 1.0), (0.5, 2.0)
+    alphas = np.exp(np.linspace(math.log(1.01), math.log(2000), 300))
+    old = max(max(_renyi(_pf_law(a, e_old), _pf_law(b, e_old), al) / al
+                  for a, b in ((u, v), (v, u))) for al in alphas)
+    new = max(max(_renyi(_pf_law(a, e_new), _pf_law(b, e_new), al) / al
+                  for a, b in ((u, v), (v, u))) for al in alphas)
+    assert old > 1.5 * rho_r / 2          # the old charge under-reported
+    assert new <= float(S.selection_rho("permute_and_flip", e_new)) <= rho_r / 2
 
 
 def test_selection_rho_is_the_one_rule():
@@ -162,3 +185,51 @@ def test_boosting_zcdp_parts_use_the_selection_rule():
                                                                     b._eps_draw(t)))
                                          for t in range(1, 6))
     assert rho == pytest.approx(want, rel=1e-9) and rho >= want
+
+
+def test_online_pmw_reports_the_exact_sum_it_charges():
+    """OnlinePMW charges NumericSparse's epsilon plus the warm start's, exactly; its
+    privacy_cost reported their float sum, rounded to nearest -- below the charge for
+    2.508 + 0.26 (2.7679999999999993) and 1.82434 + 0.6844 among these.  Charging the
+    reported cost must charge what the mechanism charged."""
+    from dpfast.accounting import PrivacyBudget
+    from dpfast.release.cost import charge
+
+    hist = Q.Histogram(Q.Domain(["a", "b"], [3, 2]), np.ones(6))
+    pairs = [(2.508, 0.26), (1.82434, 0.6844), (2.9, 0.101), (0.1, 0.2), (1.0, 1e-3)]
+    rnd = np.random.default_rng(5)
+    pairs += [(round(float(rnd.uniform(0.01, 3)), int(rnd.integers(1, 6))),
+               round(float(rnd.uniform(0.01, 1)), int(rnd.integers(1, 6))))
+              for _ in range(60)]
+    for eps, init in pairs:
+        if init <= 0:
+            continue
+        b = PrivacyBudget(100.0)
+        p = Q.OnlinePMW(hist, epsilon=eps, n_public=6.0, cutoff=3, threshold=2.0,
+                        init=init, budget=b)
+        want = decimal_of(eps) + decimal_of(init)
+        cost = p.privacy_cost
+        assert charged(cost.epsilon) == want, (eps, init)
+        assert Fraction(cost.rho) >= want * want / 2
+        again = PrivacyBudget(100.0)
+        charge(again, cost, "again")
+        assert again.spent == b.spent, (eps, init)
+
+
+@pytest.mark.parametrize("init", [None, 1 / 9])
+def test_boosting_laplace_draws_and_fits_sum_within_epsilon_exactly(init):
+    """Every epsilon a BoostingForQueries run calibrates for, at its decimal value (what
+    the Laplace fits and each exponential-mechanism draw are DP for): the warm start,
+    T NoisyFits and the k(T - 1) draws sum to at most epsilon, exactly -- no 2**-40
+    allowance."""
+    for eps in EPSILONS:
+        for T in (3, 5, 9):
+            for k in (1, 4, 17):
+                for share in (0.2, 0.05, 0.5):
+                    b = Q.BoostingForQueries(WL, epsilon=eps, n_public=500.0, rounds=T,
+                                             k=k, sample_share=share,
+                                             init=None if init is None else eps * init)
+                    total = ((decimal_of(b.init) if b.init else 0)
+                             + T * decimal_of(b.eps_base)
+                             + k * sum(decimal_of(b._eps_draw(t)) for t in range(2, T + 1)))
+                    assert total <= decimal_of(eps), (eps, T, k, share)

@@ -18,6 +18,7 @@ from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hypothesis import HealthCheck, given, settings
@@ -66,7 +67,9 @@ def _outcome(call):
 
 
 def _budget():
-    return PrivacyBudget(1e6, 0.5)
+    # as large as a budget goes: a huge public epsilon must reach the mechanism, not
+    # stop at the budget's refusal
+    return PrivacyBudget(sys.float_info.max, 0.5)
 
 
 def _charged_only_if_answered(call):
@@ -150,6 +153,42 @@ def test_hostile_public_parameters_of_release_charge_nothing_when_refused(name):
     for p in params:
         for value in HOSTILE:
             _charged_only_if_answered(lambda b: call(b, **{p: value}))
+
+
+PUBLIC_CALLS = {
+    "Domain_size": lambda v: Q.Domain(["a", "b"], [3, v]),
+    "Domain_names": lambda v: Q.Domain(v, [3]),
+    "MarginalWorkload": lambda v: Q.MarginalWorkload(DOM, [v]),
+    "k_way": lambda v: Q.MarginalWorkload.k_way(DOM, v),
+    "LinearWorkload": lambda v: Q.LinearWorkload(DOM, [[v, 0, 0, 0, 0, 0]]),
+    "from_csr_indptr": lambda v: Q.LinearWorkload.from_csr(DOM, [0, v], [0]),
+    "from_csr_indices": lambda v: Q.LinearWorkload.from_csr(DOM, [0, 1], [v]),
+    "from_csr_values": lambda v: Q.LinearWorkload.from_csr(DOM, [0, 1], [0], [v]),
+    "CellQuery_value": lambda v: Q.CellQuery(DOM, "a", v),
+    "CellQuery_attr": lambda v: Q.CellQuery(DOM, v, 0),
+    "LinearQuery": lambda v: Q.LinearQuery(DOM, [v, 0, 0, 0, 0, 0]),
+    "LinearQuery_cells": lambda v: Q.LinearQuery.from_cells(DOM, [v]),
+    "cell_query": lambda v: WL.cell_query(v),
+    "marginal_slice": lambda v: WL.marginal_slice(v),
+    "marginal_slice_linear": lambda v: LW.marginal_slice(v),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_CALLS))
+def test_hostile_public_parameters_of_domains_workloads_and_queries(name):
+    """Only documented exceptions.  On main marginal_slice raised IndexError or
+    OverflowError for a float, a huge or an out-of-range unit (and silently wrapped a
+    negative one, or sliced with floats on a LinearWorkload)."""
+    for v in HOSTILE + [2 ** 1024, -2 ** 1024, 3, 2, 1, -2, 2 ** 24 + 1, [], "a"]:
+        _outcome(lambda: PUBLIC_CALLS[name](v))
+
+
+def test_marginal_slice_refuses_units_out_of_range():
+    assert WL.marginal_slice(1) == slice(3, 5) and LW.marginal_slice(4) == slice(4, 5)
+    with pytest.raises(dpfast.PrivacyParameterError):
+        WL.marginal_slice(-1)
+    with pytest.raises(TypeError):
+        LW.marginal_slice(1.5)
 
 
 ACCURACY_FORMULAS = {
@@ -249,6 +288,27 @@ def test_mwem_never_fails_after_its_charge_when_noise_dwarfs_n(workload, kw):
         assert b.spent.epsilon == 0.01 and len(b.ledger) == 1
 
 
+@pytest.mark.parametrize("what,kw", [
+    ("MWEM", dict(measure="gaussian", delta=1e-6, epsilon=1e-100, n_public=1.0)),
+    ("MWEM", dict(measure="gaussian", delta=1e-6, epsilon=1e-300, n_public=15.0,
+                  output="average")),
+    ("Boosting", dict(noise="gaussian", delta=1e-6, epsilon=1e-300, n_public=15.0)),
+], ids=["mwem", "mwem-average", "boosting"])
+def test_linear_joint_fit_never_fails_after_the_charge(what, kw):
+    """A LinearWorkload's joint MW pass divided by the weights' sum: noise of scale
+    ~1e100 against n = 1 left a pass with no mass, and the next pass raised
+    ZeroDivisionError after the charge (on main: 9-12 of these 200 seeds)."""
+    for seed in range(200):
+        b = PrivacyBudget(1.0, 0.5)
+        if what == "MWEM":
+            r = Q.MWEM(LW, rounds=3, rng=ChaCha20(seed), budget=b, **kw).run(HIST)
+        else:
+            r = Q.BoostingForQueries(LW, rounds=3, k=2, rng=ChaCha20(seed), budget=b,
+                                     **kw).run(HIST)
+        assert np.isfinite(r.answers).all(), seed
+        assert len(b.ledger) == 1
+
+
 def test_boosting_and_pmw_never_fail_after_their_charge_when_noise_dwarfs_n():
     for seed in range(30):
         for fit in ("joint", "sequential"):
@@ -267,7 +327,7 @@ def test_boosting_and_pmw_never_fail_after_their_charge_when_noise_dwarfs_n():
 # ---------------------------------------------------------------- 3. neighbouring values
 
 EDGES_INT = [2 ** 53, 2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64, -2 ** 63, -2 ** 63 - 1,
-             10 ** 30]
+             10 ** 30, 2 ** 1024, -2 ** 1024, 10 ** 400]     # 2**1024: beyond every double
 FMAX = sys.float_info.max
 
 
@@ -296,6 +356,15 @@ RELEASE_NEIGHBOURS = {
     "codes_list": lambda x: Q.Histogram.from_codes(DOM, [[x, 0], [1, 1]]).counts,
     "mwem_counts": lambda x: Q.MWEM(WL, epsilon=1.0, rounds=1, n_public=15.0, rng=g()).run(
         Q.Histogram(DOM, [x, 1, 2, 3, 4, 5])),
+    # exact answers of a workload or a query on counts given as a list
+    "answer_marginals": lambda x: WL.answer([x, 1, 2, 3, 4, 5]),
+    "answer_linear": lambda x: LW.answer([x, 1, 2, 3, 4, 5]),
+    "evaluate_linear_query": lambda x: Q.LinearQuery(DOM, np.full(6, 0.5)).evaluate(
+        [x, 1, 2, 3, 4, 5]),
+    "evaluate_cell_query": lambda x: Q.CellQuery(DOM, "a", 0).evaluate([x, 1, 2, 3, 4, 5]),
+    # pandas types a column by its values ([2**63, 0] uint64, [2**64, 0] object)
+    "codes_frame": lambda x: Q.Histogram.from_codes(
+        DOM, pd.DataFrame({"a": [x, 0, 1], "b": [0, 1, 1]})).counts,
 }
 
 
@@ -361,6 +430,35 @@ def test_hostile_public_parameters_of_the_classifier_charge_nothing_when_refused
             _charged_only_if_answered(lambda b: _fit(b, **{p: value}))
 
 
+def test_hostile_thresholds_and_base_learners_charge_nothing_when_refused():
+    """Thresholds are public lists: an int beyond the doubles (10**400, 2**1024) raised
+    OverflowError from np.asarray on main; the DPStumpLearner's own parameters too."""
+    for v in HOSTILE + [2 ** 1024, -2 ** 1024, 10 ** 29]:
+        for th in ([v], [1, v], [[1, 2], [v], [3]], v):
+            out = _charged_only_if_answered(lambda b: _fit(b, thresholds=th))
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 2 ** 1023:
+                assert out[0] == "refused", th
+        for p in ("epsilon", "thresholds", "include_constant"):
+            stump = {"epsilon": 0.5, "thresholds": [1, 2, 3], p: v}
+            _charged_only_if_answered(
+                lambda b: _fit(b, base_learner=L.DPStumpLearner(**stump)))
+        _outcome(lambda: L.PrivateBoostingClassifier(**CLF).privacy_cost(v))
+
+
+@FEW
+@given(eps=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       base=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       res=st.floats(min_value=0.0, allow_nan=False, allow_infinity=False),
+       eta=st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
+def test_random_public_floats_of_the_classifier_charge_nothing_when_refused(eps, base, res,
+                                                                             eta):
+    _charged_only_if_answered(lambda b: _fit(b, epsilon_test=eps, epsilon_threshold=eps,
+                                             base_epsilon=base, grid_resolution=res,
+                                             eta=eta))
+    _outcome(lambda: L.plan_grid(n_samples=5000, epsilon=max(eps, 5e-324), delta=1e-6,
+                                 eta=eta, grid_resolution=res))
+
+
 LEARN_FORMULAS = {
     "plan_grid": (lambda **k: L.plan_grid(**{"n_samples": 5000, "epsilon": 2.0,
                                              "delta": 1e-6, **k}),
@@ -415,6 +513,10 @@ LEARN_NEIGHBOURS = {
     "y_list_big_classes": lambda x: _fit(None, y=[x] + [2 ** 64] * 119,
                                          classes=(0, 2 ** 64)),
     "predict_list": lambda x: _fit(None).predict(_rows(x)),
+    # a DataFrame / Series built from lists: pandas types each column by its values
+    "X_frame": lambda x: _fit(None, X=pd.DataFrame(_rows(x), columns=["a", "b", "c"])),
+    "y_series": lambda x: _fit(None, y=pd.Series([x] + Y_LEARN[1:].tolist())),
+    "predict_frame": lambda x: _fit(None).predict(pd.DataFrame(_rows(x))),
 }
 
 

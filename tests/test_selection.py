@@ -3,6 +3,7 @@ permute-and-flip's law versus the exponential mechanism's, extreme scores, valid
 and the budget charged before anything is drawn."""
 import itertools
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -12,6 +13,8 @@ from scipy import integrate, stats
 import dpfast
 import dpfast.random as dr
 from dpfast import _core, selection as S
+from dpfast.accounting import PrivacyBudget
+from dpfast._validation import charged
 from stat_helpers import ALPHA, chi2_pvalue
 
 MODES = ["secure", "fast"]
@@ -608,6 +611,87 @@ def test_refused_budget_draws_nothing(call, total, mode):
     with pytest.raises(dpfast.BudgetExceededError):
         call(rng=g, mode=mode, budget=Stub(g, fail=True))
     assert _same_state(g.state, start)
+
+
+class ZcdpStub(Stub):
+    """A zCDP budget stand-in: records spend_rho as ("rho", rho), spend as ("eps", eps)."""
+
+    composition = "zcdp"
+
+    def spend(self, epsilon, delta=0.0, *, label=None):
+        self.calls.append(("eps", charged(epsilon)))     # the exact amount
+
+    def spend_rho(self, rho, *, label=None):
+        self.calls.append(("rho", rho))
+
+
+E7 = Fraction(7, 10)
+ZCDP_CHARGES = [   # the zCDP charge of each call of CHARGES, by hand
+    ("rho", E7 ** 2 / 8),      # exponential mechanism: bounded range
+    ("rho", E7 ** 2 / 2),      # report noisy max (Laplace): not bounded range
+    ("eps", 2 * E7),           # with the value: (eps + value_eps)-DP, read as eps^2/2
+    ("eps", Fraction(9, 10)),
+    ("rho", E7 ** 2 / 2),      # permute-and-flip: not bounded range
+    ("eps", E7),               # top_k: epsilon-DP
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("k", range(len(CHARGES)))
+def test_zcdp_budget_is_charged_the_selection_rule(k, mode):
+    """A zCDP budget gets selection_rho(method, epsilon) exactly: eps^2/8 for the
+    exponential mechanism, eps^2/2 for permute-and-flip and noisy max."""
+    stub = ZcdpStub()
+    CHARGES[k][0](rng=dr.ChaCha20(7), mode=mode, budget=stub)
+    assert stub.calls == [ZCDP_CHARGES[k]]
+    # and a real zCDP budget agrees with the stand-in
+    b = PrivacyBudget(rho=10.0, composition="zcdp")
+    CHARGES[k][0](rng=dr.ChaCha20(7), mode=mode, budget=b)
+    kind, amount = ZCDP_CHARGES[k]
+    want = amount if kind == "rho" else amount ** 2 / 2
+    assert b.spent.rho == float(want)
+
+
+def test_every_selection_charge_comes_from_selection_rho(monkeypatch):
+    """One rule in one place: replace dpfast.selection.selection_rho and every zCDP
+    charge of a selection follows -- the selection functions, the exponential
+    mechanism object, MWEM (both measures) and BoostingForQueries' draws.  On main
+    permute-and-flip and noisy max were charged by the budget's own eps^2/2 instead."""
+    from dpfast import objects as O
+    from dpfast import release as Q
+    real = S.selection_rho
+    seen = []
+
+    def rule(method, epsilon):
+        seen.append(method)
+        return real(method, epsilon) * 3       # a different rule, to tell them apart
+
+    monkeypatch.setattr(S, "selection_rho", rule)
+    for k, (call, _) in enumerate(CHARGES):
+        if ZCDP_CHARGES[k][0] == "rho":
+            stub = ZcdpStub()
+            call(rng=dr.ChaCha20(7), budget=stub)
+            assert stub.calls == [("rho", 3 * ZCDP_CHARGES[k][1])], k
+    assert seen == ["exponential", "report_noisy_max", "permute_and_flip"]
+    assert O.ExponentialMechanism(0.7).privacy_cost.rho >= float(3 * E7 ** 2 / 8)
+    dom = Q.Domain(["a", "b"], [3, 2])
+    wl = Q.MarginalWorkload(dom, [("a",), ("b",)])
+    for select, law in (("exponential", 8), ("permute_and_flip", 2)):
+        m = Q.MWEM(wl, epsilon=1.0, rounds=4, n_public=10.0, select=select)
+        e = Fraction(m.eps_round)
+        assert m.privacy_cost.rho >= float(4 * (3 * e * e / law + e * e / 2))
+        g = Q.MWEM(wl, epsilon=1.0, rounds=4, n_public=10.0, select=select,
+                   measure="gaussian", delta=1e-6)
+        # half of each round's rho to the selection, by the (tripled) rule
+        e = g.eps_round
+        assert 3 * e * e / law == pytest.approx(g.rho / 4 / 2, rel=1e-9)
+    b = Q.BoostingForQueries(wl, epsilon=1.0, n_public=10.0, rounds=3, k=2)
+    draws = sum(2 * real("exponential", b._eps_draw(t)) for t in (2, 3))
+    assert b.privacy_cost.rho >= float(3 * draws + 3 * Fraction(b.eps_base) ** 2 / 2)
+    bg = Q.BoostingForQueries(wl, epsilon=1.0, n_public=10.0, rounds=3, k=2,
+                              noise="gaussian", delta=1e-6)
+    rho_draws = sum(2 * float(rule("exponential", bg._eps_draw(t))) for t in (2, 3))
+    assert rho_draws == pytest.approx(bg.sample_share * bg.rho, rel=1e-9)
 
 
 def test_invalid_arguments_never_charge():

@@ -30,8 +30,13 @@ Every function takes ``budget=None``.  If given (or, when it is None, if a budge
 active: ``with b.active():``), ``budget.spend(epsilon_total, 0.0, label=...)`` is called
 after the arguments are validated and before anything is drawn; if it raises (e.g.
 ``BudgetExceededError``) nothing is drawn.  ``label=`` names the charge (default: the
-function's name); ``budget=dpfast.NO_BUDGET`` charges nothing.  Without any budget nothing
-is charged and you account for the release.  A predictable ``rng`` (seeded ChaCha20, numpy
+function's name); ``budget=dpfast.NO_BUDGET`` charges nothing.  A zCDP budget
+(``composition="zcdp"``) is charged one selection's rho by the one rule,
+:func:`selection_rho` (``spend_rho``): ``epsilon**2/8`` for :func:`exponential_mechanism`,
+``epsilon**2/2`` for :func:`permute_and_flip` and :func:`report_noisy_max`; ``top_k`` and
+``report_noisy_max(return_value=True)`` spend their total epsilon, which a zCDP budget
+reads as ``epsilon**2/2``.  Without any budget nothing is charged and you account for the
+release.  A predictable ``rng`` (seeded ChaCha20, numpy
 generator) or ``mode="fast"`` warns (``dpfast.InsecureRandomnessWarning``).
 """
 
@@ -140,15 +145,16 @@ def selection_rho(method: str, epsilon: float | Fraction) -> Fraction:
     return eps * eps / (8 if method in ("exponential", "gumbel") else 2)
 
 
-def _charge_bounded_range(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
-    """_charge for the exponential mechanism: ``selection_rho("exponential", epsilon)`` =
-    epsilon^2/8 on a zCDP budget, epsilon otherwise.  (Permute-and-flip and noisy max go
-    through ``spend``, whose zCDP reading of epsilon-DP is ``selection_rho``'s epsilon^2/2;
-    OpenDP under-reported them, opendp#2911.)"""
+def _charge_selection(budget: SupportsSpend | None, method: str, epsilon: float,
+                      label: str) -> None:
+    """_charge for one epsilon-DP selection by ``method``: ``epsilon`` on an (epsilon,
+    delta) budget, ``selection_rho(method, epsilon)`` (``spend_rho``) on a zCDP one --
+    epsilon^2/8 for the exponential mechanism, epsilon^2/2 for permute-and-flip and
+    noisy max (OpenDP under-reported those, opendp#2911)."""
     budget = _v.budget(budget)
     if budget is not None and getattr(budget, "composition", None) == "zcdp" \
             and callable(getattr(budget, "spend_rho", None)):
-        getattr(budget, "spend_rho")(selection_rho("exponential", epsilon), label=label)
+        getattr(budget, "spend_rho")(selection_rho(method, epsilon), label=label)
     elif budget is not None:
         budget.spend(epsilon, 0.0, label=label)
 
@@ -301,10 +307,10 @@ def exponential_mechanism(
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        _charge_bounded_range(budget, epsilon, label)
+        _charge_selection(budget, "exponential", epsilon, label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    _charge_bounded_range(budget, epsilon, label)
+    _charge_selection(budget, "exponential", epsilon, label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -369,7 +375,9 @@ def report_noisy_max(
     value_epsilon : float, optional
         Privacy parameter of the released value; default ``epsilon``.
     rng, mode, budget
-        As in :func:`exponential_mechanism`.  The budget is charged the total epsilon.
+        As in :func:`exponential_mechanism`.  The budget is charged the total epsilon (a
+        zCDP budget ``selection_rho("report_noisy_max", epsilon)`` = ``epsilon**2/2``
+        without ``return_value``).
 
     Returns
     -------
@@ -422,8 +430,11 @@ def report_noisy_max(
     gamma = _fast_gamma(eps, sens, mono) if mode == "fast" else 0.0
     if return_value:
         _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
-    total: float | Fraction = _v.charged(eps) + _v.charged(value_eps) if return_value else eps
-    _charge(budget, total, label)
+    if return_value:   # a selection and a Laplace release: (eps + value_eps)-DP together
+        _charge(budget, _v.charged(eps) + _v.charged(value_eps), label)
+    else:
+        _charge_selection(budget, "report_noisy_max" if noise == "laplace"
+                          else "report_noisy_max_exponential", eps, label)
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
@@ -480,7 +491,8 @@ def permute_and_flip(
     Parameters
     ----------
     scores, epsilon, sensitivity, monotonic, rng, mode, budget, label
-        As in :func:`exponential_mechanism`.
+        As in :func:`exponential_mechanism`, except that a zCDP budget is charged
+        ``selection_rho("permute_and_flip", epsilon)`` = ``epsilon**2/2``.
 
     Returns
     -------
@@ -488,7 +500,9 @@ def permute_and_flip(
 
     Privacy
     -------
-    epsilon-DP (McKenna & Sheldon 2020).  Secure mode: exact geometric noise on the
+    epsilon-DP (McKenna & Sheldon 2020), hence epsilon^2/2-zCDP; it is not
+    epsilon-bounded range on non-monotone scores, so the exponential mechanism's
+    epsilon^2/8 does not apply (:func:`selection_rho`).  Secure mode: exact geometric noise on the
     grid-rounded scores with uniform tie-breaking, which is exactly exponential noise on
     those scores (memorylessness); rate ``gamma = epsilon/W`` per grid step as in
     :func:`exponential_mechanism`.  Running time O(m), not constant time per candidate.
@@ -510,7 +524,7 @@ def permute_and_flip(
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    _charge(budget, epsilon, label)
+    _charge_selection(budget, "permute_and_flip", epsilon, label)
     if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),

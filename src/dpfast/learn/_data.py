@@ -1,15 +1,19 @@
 """Input conversion for dpfast.learn: refuse by type and shape only, never by value.
 
 Features are kept column by column (a pandas frame may mix dtypes).  A column is
-accepted if its dtype converts exactly: bool, int8..int64, uint8..uint32, float16..64.
-uint64 (values up to 2**64 do not fit int64), long double, complex, object, strings and
-pandas extension dtypes are refused with a TypeError that names only the dtype.
+accepted if its dtype converts exactly: bool, int8..int64, uint8..uint64 (uint64 clamped
+to the int64 range, as everywhere in dpfast), float16..64.  Long double, complex, strings
+and other dtypes are refused with a TypeError that names only the dtype.
 
 Python lists are read by the types of their elements, never by their magnitudes
 (``np.asarray`` makes ``[2**63]`` uint64 and ``[2**64]`` object): a list of ints is int64
 with every int clamped to the int64 range, a list mixing ints and floats is float64
 (``dpfast._validation.real_data``; docs/security-model.md "How data is converted"), a list
-of bools is bool.  Labels given as a list are compared with the public classes one by one.
+of bools is bool.  A pandas column of dtype object is read the same way, element by
+element: pandas types a column built from ``[2**64, 0]`` or ``[-2**63 - 1, 0]`` object and
+one built from ``[2**63, 0]`` uint64 by their values, so neither dtype may decide between
+answering and refusing (a numpy object array stays refused by type).  Labels given as a
+list or a pandas object Series are compared with the public classes one by one.
 """
 
 from __future__ import annotations
@@ -36,14 +40,22 @@ def _from_list(name: str, value: list[Any] | tuple[Any, ...]) -> npt.NDArray[Any
     return _v.real_data(name, value)[1]
 
 
+def _pandas_values(col: Any) -> Any:
+    """A pandas column's values: its numpy array, or, for dtype object, the list of its
+    elements (pandas typed it object by their values; read them like a list)."""
+    arr = col.to_numpy()
+    return arr.tolist() if getattr(arr, "dtype", None) == object else arr
+
+
 def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
     col = _from_list(name, col) if isinstance(col, (list, tuple)) else np.asarray(col)
+    if col.dtype == np.uint64:               # clamped to int64 (never above 2**53 later)
+        col = _v.real_data(name, col)[1]
     dt = col.dtype
-    if dt.kind not in _OK_KINDS or dt == np.uint64 or (dt.kind == "f" and dt.itemsize > 8):
+    if dt.kind not in _OK_KINDS or (dt.kind == "f" and dt.itemsize > 8):
         raise TypeError(
-            f"{name} must hold bool, int (at most 64-bit signed, 32-bit unsigned) or float "
-            f"(at most 64-bit) values that convert exactly; got dtype {dt}. Encode "
-            "categories with public codes first.")
+            f"{name} must hold bool, int or float (at most 64-bit) values that convert "
+            f"exactly; got dtype {dt}. Encode categories with public codes first.")
     if dt.kind == "b":
         col = col.astype(np.int8)
     return col
@@ -52,7 +64,7 @@ def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
 def columns(X: Any, n_features: int | None = None) -> tuple[list[npt.NDArray[Any]], int]:
     """The feature columns of X (2-d array-like or pandas DataFrame) as 1-d arrays."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):          # a pandas DataFrame
-        cols = [_column(f"column {c!r} of X", X[c].to_numpy()) for c in X.columns]
+        cols = [_column(f"column {c!r} of X", _pandas_values(X[c])) for c in X.columns]
         n = len(X)
     else:
         arr = _from_list("X", X) if isinstance(X, (list, tuple)) else np.asarray(X)
@@ -90,7 +102,7 @@ def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDA
     record, so neighbouring data sets stay neighbours and the guarantee is unchanged.
     """
     if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
+        y = _pandas_values(y)
     listed = isinstance(y, (list, tuple))
     if listed:
         try:

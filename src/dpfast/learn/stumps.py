@@ -106,7 +106,10 @@ class DPStumpLearner(ParamsMixin):
             raise ValueError(f"thresholds has {len(th)} entries but X has {d} features")
         out = []
         for f, t in enumerate(th):
-            a = np.asarray(t, dtype=np.float64).ravel()
+            try:
+                a = np.asarray(t, dtype=np.float64).ravel()
+            except OverflowError:        # an int beyond the doubles: not finite, below
+                a = np.array([np.inf])
             if a.size == 0 or a.size > _MAX_THRESHOLDS or not np.isfinite(a).all():
                 raise PrivacyParameterError(
                     f"thresholds[{f}] must hold 1..{_MAX_THRESHOLDS} finite numbers")

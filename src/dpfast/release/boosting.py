@@ -124,7 +124,8 @@ class BoostingForQueries:
     ε_t = 4α(t−1)ρ/μ-DP (erratum B5: round 1 is free; DRV Claim 4.4 charge 4αTρ/μ to
     every draw), and each NoisyFit is ε_base-DP (Dwork & Roth Thm 3.6).  μ is set so the
     sampling costs exactly s (ε − ε_init).  ρ-zCDP: the draws are ε_t-bounded-range,
-    ε_t²/8-zCDP (erratum B6: ρ_sample = (k/8) Σ ε_t²), plus ε_base²/2 per round and
+    ε_t²/8-zCDP (:func:`dpfast.selection.selection_rho`; erratum B6:
+    ρ_sample = (k/8) Σ ε_t²), plus ε_base²/2 per round and
     ε_init²/2 (Bun & Steinke 2016).  ``noise="gaussian"``: the whole budget is
     ρ = zcdp_budget(ε, δ); μ is solved so that (k/8) Σ_t ε_t² is ``sample_share`` of
     ρ − ε_init²/2, and each NoisyFit adds discrete Gaussian noise of σ² = k/(2ρ_base)
@@ -258,7 +259,8 @@ class BoostingForQueries:
 
     def _gaussian_plan(self, eps_init: float, share: float, lam: float | None) -> None:
         """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
-        cost ρ_sample = (k/8) Σ_t ε_t² = 2kα²ρ_q² S/μ² with S = Σ_t (t−1)², set to
+        cost ρ_sample = k Σ_t selection_rho("exponential", ε_t) = k c Σ_t ε_t² with
+        c = 1/8, that is 16kcα²ρ_q² S/μ² (ε_t = 4α(t−1)ρ_q/μ, S = Σ_t (t−1)²), set to
         share × the rest by μ; each NoisyFit gets ρ_base = (1 − share) × rest / T and
         discrete Gaussian noise with σ² = k/(2ρ_base) (L2 sensitivity √k)."""
         T, k = self.rounds, self.k
@@ -272,8 +274,10 @@ class BoostingForQueries:
             rho_base = rest
         else:
             rho_base = (1.0 - share) * rest / T
-            self.mu = (math.sqrt(2.0 * k * S / (share * rest)) * self.alpha * self.rho_q
-                       * (1 + 2.0 ** -40))
+            # c of the one rule, dpfast.selection.selection_rho (16 c = 2 exactly)
+            c = float(_sel.selection_rho("exponential", 1))
+            self.mu = (math.sqrt(16.0 * c * k * S / (share * rest)) * self.alpha
+                       * self.rho_q * (1 + 2.0 ** -40))
         self.rho_base = rho_base
         self.sigma2 = k / (2.0 * rho_base) * (1 + 2.0 ** -40)
         self.eps_base = None

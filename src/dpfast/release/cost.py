@@ -14,8 +14,9 @@ class PrivacyCost(NamedTuple):
 
     ``epsilon``, ``delta``: the (ε, δ)-DP guarantee charged to ``budget=`` (δ = 0 for
     pure ε-DP).  ``rho``: a ρ-zCDP guarantee where one follows (pure ε-DP implies
-    ε²/2-zCDP, Bun & Steinke 2016 Prop. 1.4; an ε-bounded-range selection is
-    ε²/8-zCDP, Cesar & Rogers 2021), else None.  ``parts``: the labelled components.
+    ε²/2-zCDP, Bun & Steinke 2016 Prop. 1.4; a selection's ρ is
+    :func:`dpfast.selection.selection_rho`'s, ε²/8 only for the exponential mechanism),
+    else None.  ``parts``: the labelled components.
     """
 
     epsilon: float

@@ -198,7 +198,11 @@ def _columns(domain: Domain, table: Any) -> list[IntArray]:
             elif str(col.dtype).startswith(("Int", "UInt")):
                 raise TypeError(f"column {nm!r} is a nullable integer; fill or drop the "
                                 "missing values first")
-            cols.append(_integer_codes(nm, col.to_numpy()))
+            arr = col.to_numpy()
+            # pandas types a column of ints by their values ([2**64, 0] and
+            # [-2**63 - 1, 0] object, [2**63, 0] uint64): an object column is read
+            # element by element, like the list it was built from
+            cols.append(_integer_codes(nm, arr.tolist() if arr.dtype == object else arr))
         return cols
     arr = _integer_codes("table", table)
     if arr.ndim != 2 or arr.shape[1] != domain.ndim:

@@ -78,7 +78,8 @@ class MWEM:
         ``"gaussian"`` (needs ``delta > 0``): (ε, δ) is turned into the largest ρ-zCDP
         budget that converts back to it (``accounting.zcdp_budget``); ρ_init = ε_init²/2
         goes to the warm start and each round gets ρ_r = (ρ − ρ_init)/T: half for the
-        selection at ε_sel = 2 sqrt(ρ_r), half for exact discrete Gaussian noise with
+        selection (ε_sel = 2 sqrt(ρ_r) for the exponential mechanism, sqrt(ρ_r) for
+        permute-and-flip; see Privacy), half for exact discrete Gaussian noise with
         σ² = 1/ρ_r on the floored counts.
     delta : float
         δ of the Gaussian variant (0 for Laplace).

@@ -328,9 +328,12 @@ class OnlinePMW:
     @property
     def privacy_cost(self) -> PrivacyCost:
         eps, dlt = self._ns.privacy_cost
-        total = eps + (self.init or 0.0)
+        # the exact sum _Charge spends (a float sum rounded to nearest could report less:
+        # 2.508 + 0.26 was 2.7679999999999993), carried as an Amount like every epsilon
+        total_x = _v.charged(eps) + (_v.charged(self.init) if self.init else 0)
+        total = _v.Amount(total_x)
         parts = (("numeric_sparse", eps),) + ((("init", self.init),) if self.init else ())
-        rho = total * total / 2.0 * (1 + 2.0 ** -40) if dlt == 0.0 else None
+        rho = _v.float_up(total_x * total_x / 2) if dlt == 0.0 else None
         return PrivacyCost(total, dlt, rho, parts)
 
     @property

@@ -74,9 +74,11 @@ class CellQuery:
             cell = cell * domain.shape[a] + v
         self.cell = cell
 
-    def evaluate(self, counts: FloatArray) -> float:
-        """The query's value on a histogram (array of length ``domain.size``)."""
-        return float(_core.rel_slice_sum(counts, shape64(self.domain), self.mask, self.vals))
+    def evaluate(self, counts: Any) -> float:
+        """The query's value on a histogram (a :class:`Histogram` or an array of length
+        ``domain.size``)."""
+        return float(_core.rel_slice_sum(_as_counts(self.domain, counts),
+                                         shape64(self.domain), self.mask, self.vals))
 
     def __repr__(self) -> str:
         body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
@@ -121,8 +123,10 @@ class LinearQuery:
         w[idx] = 1.0
         return cls(domain, w)
 
-    def evaluate(self, counts: FloatArray) -> float:
-        return float(np.dot(self.weights, counts))
+    def evaluate(self, counts: Any) -> float:
+        """The query's value on a histogram (a :class:`Histogram` or an array of length
+        ``domain.size``)."""
+        return float(np.dot(self.weights, _as_counts(self.domain, counts)))
 
     def __repr__(self) -> str:
         return f"LinearQuery(support={int(np.count_nonzero(self.weights))})"
@@ -200,6 +204,8 @@ class MarginalWorkload:
         return CellQuery(self.domain, s, tuple(int(self.query_vals[q, a]) for a in s))
 
     def marginal_slice(self, g: int) -> slice:
+        """The queries (cells) of marginal ``g``, in workload order."""
+        g = _v.integer("g", g, minimum=0, maximum=self.m - 1)
         return slice(int(self.offsets[g]), int(self.offsets[g + 1]))
 
     @property
@@ -406,6 +412,7 @@ class LinearWorkload:
 
     def marginal_slice(self, g: int) -> slice:
         """The queries of unit g: query g alone (a general workload has no groups)."""
+        g = _v.integer("g", g, minimum=0, maximum=self.n_queries - 1)
         return slice(g, g + 1)
 
     def sensitivity(self) -> tuple[float, float]:
@@ -431,7 +438,10 @@ class LinearWorkload:
     def _joint_fit(self, state: Any, targets: FloatArray, passes: int) -> None:
         """``passes`` joint MW passes (as :meth:`MarginalWorkload._joint_fit`): every
         measured query's exponent (target - n q(A)/Z)/(2n) on the same iterate, then
-        A(x) *= exp(sum_q q(x) e_q) in one sweep."""
+        A(x) *= exp(sum_q q(x) e_q) in one sweep.  Weights that a pass left without
+        mass (noisy targets far outside [0, n]) restart from uniform before the next
+        pass, as the marginal kernel does (post-processing; no division by a zero sum
+        after the charge)."""
         measured = ~np.isnan(targets)
         if not measured.any() or passes < 1:
             return
@@ -441,6 +451,7 @@ class LinearWorkload:
         est = np.empty(self.n_queries)
         e = np.zeros(self.n_queries)
         for _ in range(passes):
+            state.restart_if_degenerate()       # in place: w is still state.w
             self.answer(w, est)
             z = float(w.sum())
             e.fill(0.0)
@@ -485,7 +496,12 @@ def _as_counts(domain: Domain, counts: Any) -> FloatArray:
         if counts.domain != domain:
             raise PrivacyParameterError("the histogram is over another domain")
         return counts.counts
-    arr = np.ascontiguousarray(counts, dtype=np.float64)
+    if isinstance(counts, np.ndarray) and counts.dtype == np.float64:
+        arr = np.ascontiguousarray(counts)
+    else:
+        # exact, by type (a list by its elements' types: an int of any size is clamped to
+        # +-2**53, never an OverflowError; docs/security-model.md "How data is converted")
+        arr = np.ascontiguousarray(_v.float_data("counts", counts))
     if arr.shape != (domain.size,):
         raise PrivacyParameterError(f"expected {domain.size} counts; got {arr.shape}")
     return arr
