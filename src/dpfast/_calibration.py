@@ -174,7 +174,10 @@ def _dg_tail_bounds_direct(j: int, sigma: float) -> tuple[float, float]:
     bounding the rest (f(L+1) + int_{L+1}^inf f <= 2 f(L) for L >= sigma^2)."""
     import numpy as np
 
-    L = int(40.0 * sigma) + abs(j) + 2
+    # beyond 40 sigma every term is below 2^-1074 (exp(-800)): a j farther out gives
+    # t = 0 and the bound `rest`, without an array of j terms (j can be 2^31 when
+    # epsilon is huge and sigma small: 16 GiB)
+    L = int(40.0 * sigma) + min(abs(j), int(40.0 * sigma)) + 2
     y = np.arange(0, L + 1, dtype=np.float64)
     with np.errstate(over="ignore", under="ignore"):      # tiny sigma: terms are 0
         f = np.exp(-0.5 * (y / sigma) * (y / sigma))

@@ -87,6 +87,9 @@ def _check_int_noise(epsilon: float, sensitivity: float) -> None:
     """Prepare the exact sampler now, so that parameters it cannot serve are refused
     before the budget is charged."""
     from .mechanisms import _laplace_int_plan
+    if not epsilon > 0.0:
+        raise PrivacyParameterError(
+            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
     _laplace_int_plan(epsilon, sensitivity)
 
 
@@ -201,8 +204,9 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     mean_h = Fraction(s1) / n
     mean_h2 = (Fraction(s2) / n + w * w) / 2
     var_h = (mean_h2 - mean_h * mean_h) * n / (n - ddof)
-    v = float(var_h * Fraction(step) ** 2 / 4)
-    return min(max(v, 0.0), top)
+    v = var_h * Fraction(step) ** 2 / 4
+    # clamped before the conversion: the noisy v itself may be beyond the doubles
+    return float(min(max(v, Fraction(0)), Fraction(top)))
 
 
 @overload
@@ -243,7 +247,7 @@ def _depth(m: int) -> int:
 def _candidates(candidates: int | npt.ArrayLike, lo: float, hi: float) -> FloatArray:
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=2, maximum=2 ** 24)
-        return np.linspace(lo, hi, k)
+        return _v.even_grid(lo, hi, k)
     cand: FloatArray = _v.float_array("candidates", candidates)
     if cand.ndim != 1 or cand.size == 0:
         raise PrivacyParameterError("candidates must be a non-empty 1-d array of values")
@@ -356,6 +360,10 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
     order = sorted(range(len(levels)), key=levels.__getitem__)
     sorted_levels = [levels[i] for i in order]
     eps_call = _down(Fraction(epsilon) / _depth(len(levels)))
+    if not eps_call > 0.0:
+        raise PrivacyParameterError(
+            f"epsilon={epsilon!r} is too small to split between {_depth(len(levels))} levels "
+            "of quantiles (each must be at least the smallest double)")
     _charge(budget, epsilon, label)
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)

@@ -495,3 +495,15 @@ def out_array(out: object, shape: tuple[int, ...] | None) -> npt.NDArray[np.floa
     if shape is not None and out.shape != shape:
         raise ValueError(f"out must have shape {shape}; got {out.shape}")
     return out
+
+
+def even_grid(lo: float, hi: float, k: int) -> npt.NDArray[np.float64]:
+    """``k >= 2`` evenly spaced public values from ``lo`` to ``hi`` (``np.linspace``),
+    finite even when ``hi - lo`` is beyond the doubles (linspace's step would be inf and
+    its values inf or NaN): then ``lo (1 - t) + hi t``, clamped to ``[lo, hi]``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        grid: npt.NDArray[np.float64] = np.linspace(lo, hi, k)
+        if not np.isfinite(grid).all():
+            t = np.arange(k, dtype=np.float64) / (k - 1)
+            grid = np.clip(lo * (1.0 - t) + hi * t, lo, hi)
+    return grid

@@ -173,12 +173,13 @@ def partition_selection_probability(
     dl = _exact("delta", delta)
     l0 = _v.integer("max_partitions", max_partitions, minimum=1, maximum=_MAX_BOUND)
     table = _selection_table(eps / l0, dl / l0)
-    n = np.asarray(units)
-    if n.dtype.kind not in "iu":
-        raise TypeError(f"units must be integers; got dtype {n.dtype}")
+    # read as data is (a list by the types of its elements, never np.asarray's dtype),
+    # counts beyond int64 clamped to 2**63 - 1: kept with probability 1 like any n >= N
+    kind, n = _v.real_data("units", units)
+    if kind != "i":
+        raise TypeError("units must be integers; got floating-point numbers")
     if n.size and int(n.min()) < 0:
         raise PrivacyParameterError("units must be >= 0")
-    n = n.astype(np.int64)
     out = np.ones(n.shape)
     below = n < table.size
     out[below] = np.ldexp(table[n[below]].astype(np.float64), -64)
@@ -431,7 +432,7 @@ class _Plan:
         self.grid = None
         if "sum" in q or "nsum" in q:
             b = max(abs(lo), abs(hi))
-            width = b if "sum" in q else (hi - lo) / 2.0
+            width = b if "sum" in q else hi / 2.0 - lo / 2.0     # (hi - lo may overflow)
             ref = self._scale(width)
             _, eb = math.frexp(b)
             _, es = math.frexp(ref)
@@ -452,8 +453,10 @@ class _Plan:
         """The noise scale (Laplace b or Gaussian sigma) for this per-record bound."""
         if self.noise == "laplace":
             return self.l0 * self.linf * per_contribution / self.eps_f
-        sigma: float = gaussian_sigma(self.eps_f, self.delta_f,
-                                      _up(math.sqrt(self.l0) * self.linf * per_contribution))
+        l2 = math.sqrt(self.l0) * self.linf * per_contribution
+        if not l2 < math.inf:
+            return math.inf         # (only the grid's exponent is taken from it: frexp)
+        sigma: float = gaussian_sigma(self.eps_f, self.delta_f, _up(l2))
         return sigma
 
     def _sens(self, per_contribution: int) -> float:
@@ -494,6 +497,13 @@ class _Plan:
 
 
 # ------------------------------------------------------------------ the release
+
+def _saturate(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """x clamped to the finite doubles: with bounds near the largest double a noisy sum
+    may pass it (post-processing; never inf, and never inf - inf = NaN in a sum)."""
+    big = np.finfo(np.float64).max
+    return np.clip(x, -big, big)
+
 
 def grouped_release(
     data: Any = None, *, units: Any, keys: Any, values: Any = None,
@@ -559,7 +569,8 @@ def grouped_release(
     pandas.DataFrame or dict
         A data frame indexed by partition key with one column per statistic when the
         input came from pandas; otherwise ``{"key": ndarray, "count": ..., ...}``.
-        Counts are int64; sums and means float64.  Privately selected partitions
+        Counts are int64; sums and means float64 (a noisy sum beyond the largest double
+        saturates there: bounds near it are public, the answer stays finite).  Privately selected partitions
         come in one canonical order of the released keys (by type, then value:
         ``dpfast._keys.order``), and their keys are typed from the released keys alone
         (int64 when all fit, ``<U`` as long as the longest released string, object when
@@ -695,18 +706,21 @@ def grouped_release(
     if "sum" in plan.quantities:
         assert plan.grid is not None and qsum is not None         # (values were given)
         step = plan.grid[0]
-        out_sum = plan.release("sum", qsum[idx], gen).astype(np.float64) * step
+        with np.errstate(over="ignore"):
+            out_sum = _saturate(plan.release("sum", qsum[idx], gen).astype(np.float64) * step)
     if "nsum" in plan.quantities:
         assert plan.grid is not None and qsum is not None         # (values were given)
         step, qlo, qhi = plan.grid
         half = 2 * qsum[idx] - count[idx] * (qlo + qhi)      # exact half-steps (int64)
-        nsum = plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0)
+        with np.errstate(over="ignore"):
+            nsum = _saturate(plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0))
         mid = lo / 2.0 + hi / 2.0
         c = noisy_count.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             mean = np.clip(mid + nsum / np.maximum(c, 1.0), lo, hi)
         mean = np.where(c >= 1.0, mean, mid)
-        out_sum = nsum + mid * c
+        with np.errstate(over="ignore"):
+            out_sum = _saturate(nsum + _saturate(mid * c))
     for s in stats:
         out[s] = noisy_count if s == "count" else out_sum if s == "sum" else mean
     if as_pandas:

@@ -95,6 +95,34 @@ def _mech() -> Any:
     return mechanisms
 
 
+def _check_noise(epsilon: float, sensitivity: float, mode: str) -> None:
+    """Refuse now, before the charge, the parameters :func:`_int_release` could not
+    serve (an epsilon share below the doubles, a noise scale beyond the exact sampler's
+    or the doubles' range): public parameters only."""
+    if not epsilon > 0.0:
+        raise PrivacyParameterError(
+            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
+    if mode == "secure":
+        _mech()._laplace_int_plan(epsilon, float(sensitivity))
+    elif not 0.0 < sensitivity / epsilon < math.inf:
+        raise PrivacyParameterError(
+            f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the range of "
+            "doubles")
+
+
+def _fsum(x: FloatArray) -> float:
+    """math.fsum, saturated at the largest double (fast mode: the sum of clamped values
+    may pass it, and fsum would raise OverflowError, a decision of the data)."""
+    try:
+        return math.fsum(x)
+    except OverflowError:
+        return _MAX_DOUBLE if float(np.sum(x / 2.0)) > 0 else -_MAX_DOUBLE
+
+
+def _saturate(x: float) -> float:
+    return min(max(x, -_MAX_DOUBLE), _MAX_DOUBLE)
+
+
 def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode: str) -> Any:
     """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
     m = _mech()
@@ -182,6 +210,7 @@ def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "sec
     label = _label(label, "count")
     n = len(data)
     gen = _core.secure_rng(rng)
+    _check_noise(epsilon, 1, mode)
     _charge(budget, epsilon, label)
     noisy: int | float = _int_release(int(n), epsilon, 1, gen, mode)
     return noisy
@@ -248,11 +277,13 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
     arr = _values(values)
     gen = _core.secure_rng(rng)
     if mode == "fast":
+        _check_noise(epsilon, max(abs(lo), abs(hi)), "fast")
         _charge(budget, epsilon, label)
         clamped = np.clip(arr, lo, hi)
-        return float(_int_release(float(math.fsum(clamped)), epsilon, max(abs(lo), abs(hi)),
-                                  gen, "fast"))
+        return _saturate(float(_int_release(_fsum(clamped), epsilon, max(abs(lo), abs(hi)),
+                                            gen, "fast")))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
+    _check_noise(epsilon, max(abs(qlo), abs(qhi)), "secure")
     _charge(budget, epsilon, label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
@@ -324,15 +355,17 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
     arr = _values(values)
     gen = _core.secure_rng(rng)
     grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
-    _charge(budget, epsilon, label)
     half = epsilon / 2.0
+    _check_noise(half, 1, mode)
+    _check_noise(half, hi / 2.0 - lo / 2.0 if grid is None else grid[2] - grid[1], mode)
+    _charge(budget, epsilon, label)
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
     centre: float | Fraction
     s_noisy: float | Fraction
     if mode == "fast":
         centre = lo / 2.0 + hi / 2.0
-        s = math.fsum(np.clip(arr, lo, hi) - float(centre))
-        s_noisy = float(_int_release(s, half, (hi - lo) / 2.0, gen, "fast"))
+        s = _fsum(np.clip(arr, lo, hi) - float(centre))
+        s_noisy = float(_int_release(s, half, hi / 2.0 - lo / 2.0, gen, "fast"))
         n_noisy = float(n_noisy)
     else:
         assert grid is not None
@@ -346,7 +379,8 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
         n_noisy = int(n_noisy)
     if n_noisy < 1:
         return float(centre)
-    return float(min(max(float(centre + s_noisy / n_noisy), lo), hi))
+    # clamped before the conversion: the noisy ratio itself may be beyond the doubles
+    return float(min(max(centre + s_noisy / n_noisy, lo), hi))
 
 
 def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: PrivacyParam,
@@ -414,6 +448,7 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
     arr = _values(values)
     gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
+    _check_noise(epsilon, 1, mode)
     _charge(budget, epsilon, label)   # after the work that can fail, before any noise
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
@@ -487,7 +522,7 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     label = _label(label, "quantile")
     if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
         k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
-        cand = np.linspace(lo, hi, k) if k > 1 else np.array([(lo + hi) / 2.0])
+        cand = _v.even_grid(lo, hi, k) if k > 1 else np.array([lo / 2.0 + hi / 2.0])
     else:
         cand = _v.float_array("candidates", candidates)
         if cand.ndim != 1 or cand.size == 0:
