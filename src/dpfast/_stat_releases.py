@@ -434,9 +434,9 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
     canon = [_keys.canon(c) for c in cats]      # public: keys compare as records' do
+    where = {c: i for i, c in enumerate(canon) if c is not None}
     if any(c is None for c in canon):
         raise TypeError("categories must be hashable")
-    where = {c: i for i, c in enumerate(canon)}
     if len(where) != len(cats):
         raise PrivacyParameterError("categories must not repeat a category")
     _check_int_noise(epsilon, 1.0)
@@ -451,13 +451,13 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     else:
         arr = _keys.from_sequence(raw)
     if arr.ndim != 1:
-        raise ValueError(f"values must be one-dimensional; got shape {arr.shape}")
+        raise ValueError(f"values must be one-dimensional (one category per record); got "
+                         f"shape {arr.shape}: pass the one column to count")
     gen = _core.secure_rng(rng)
     _charge(budget, epsilon, label)
     uniq, codes, n_codes = _factorize(arr, "values")
     assert uniq is not None                 # need_uniques=True always returns them
-    pos = np.fromiter((-1 if k is None else where.get(k, -1)
-                       for k in _keys.canonical_of(uniq)), dtype=np.int64, count=len(uniq))
+    pos = _keys.lookup(where, _keys.canonical_of(uniq))
     rec = np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
     from .mechanisms import laplace_mechanism

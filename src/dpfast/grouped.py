@@ -269,17 +269,10 @@ def _factorize(
             uniq = np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype) if need_uniques else None
             return uniq, codes, hi - lo + 1
     if arr.dtype.kind == "O":
-        table: dict[tuple[Any, ...], int] = {}
-        canon = _keys.canon
-
-        def code(x: object) -> int:
-            c = canon(x)
-            return -1 if c is None else table.setdefault(c, len(table))
-        codes = np.fromiter((code(x) for x in arr.tolist()), dtype=np.int64, count=n)
+        keys, codes = _keys.encode(arr.tolist(), n, need_keys=need_uniques)
         if not need_uniques:
-            return None, codes, len(table)
-        keys = list(table)
-        order = _keys.order(keys)
+            return None, codes, len(keys)
+        order = _keys.presort(keys)
         rank = np.empty(len(keys) + 1, dtype=np.int64)
         rank[order] = np.arange(len(keys))
         rank[-1] = -1                                  # code -1 stays -1
@@ -288,18 +281,23 @@ def _factorize(
     return (uniq if need_uniques else None), codes.astype(np.int64, copy=False).ravel(), uniq.size
 
 
-def _released_keys(uniq: npt.NDArray[Any], idx: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
-    """The released keys: a typed array keeps its (public) dtype; canonical keys are
-    typed from the released ones alone (``_keys.typed``)."""
+def _released_keys(
+    uniq: npt.NDArray[Any], idx: npt.NDArray[np.intp], rng: BitGenerator,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
+    """(the released positions in output order, the released keys).
+
+    A typed array keeps its (public) dtype and numpy's sorted order.  Canonical keys
+    are ordered (``_keys.order``) and typed (``_keys.typed``) from the released ones
+    alone: no key that is not released can change either."""
     if uniq.dtype.kind != "O":
-        return uniq[idx]
-    return _keys.typed(uniq[idx].tolist())
+        return idx, uniq[idx]
+    keys = uniq[idx].tolist()
+    perm = _keys.order(keys, rng)
+    return idx[perm], _keys.typed([keys[i] for i in perm])
 
 
 def _object_array(items: Sequence[object]) -> npt.NDArray[np.object_]:
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    return out
+    return _keys.from_sequence(items)
 
 
 def _public_codes(
@@ -307,9 +305,8 @@ def _public_codes(
 ) -> npt.NDArray[np.int64]:
     """Map record codes (into ``uniq``) to positions in the public key list (-1: absent)."""
     if pub.dtype.kind == "O" or uniq.dtype.kind == "O" or pub.dtype.kind != uniq.dtype.kind:
-        where = {k: i for i, k in enumerate(_keys.canonical_of(pub))}
-        pos = np.fromiter((-1 if k is None else where.get(k, -1) for k in _keys.canonical_of(uniq)),
-                          dtype=np.int64, count=uniq.size)
+        where = {k: i for i, k in enumerate(_keys.canonical_of(pub)) if k is not None}
+        pos = _keys.lookup(where, _keys.canonical_of(uniq))
     else:
         order = np.argsort(pub, kind="stable")
         spub = pub[order]
@@ -692,10 +689,10 @@ def grouped_release(
         grid, l0, linf, pub is None, gen)
     if pub is None:
         assert nunits is not None and plan.table is not None     # (private selection)
-        # partitions in the canonical order of their keys (_factorize): the order of the
+        # partitions in the canonical order of the released keys: the order of the
         # output depends on the released keys only, never on an unreleased one
         idx = np.flatnonzero(_core.select_partitions(nunits, plan.table, gen))
-        released = _released_keys(kuniq, idx)
+        idx, released = _released_keys(kuniq, idx, gen)
     else:
         idx = np.arange(n_keys)
         assert pub_out is not None
