@@ -524,7 +524,10 @@ def grouped_release(
         not floats.  A list, an object array or a pandas object column is private data
         read element by element (``dpfast._keys``): keys compare by value within their
         own type (``1``, ``1.0`` and ``True`` are three keys; ``"NA"`` among integers
-        is one more key and recasts nothing); an unhashable element counts in no
+        is one more key and recasts nothing; a tuple compares element by element, so
+        ``(1, "a")`` and ``(1.0, "a")`` are two keys; every NaN is one key, and -0.0 is
+        0.0); other objects compare by their own ``==`` within their type.  An element
+        that is no key (unhashable, or whose hash or ``==`` raises) counts in no
         partition.  The same holds for ``units`` and ``public_partitions``.
     values : array_like of real or column name, optional
         Required for ``"sum"`` and ``"mean"``.  A NaN value drops its record (before
@@ -568,12 +571,20 @@ def grouped_release(
         input came from pandas; otherwise ``{"key": ndarray, "count": ..., ...}``.
         Counts are int64; sums and means float64 (a noisy sum beyond the largest double
         saturates there: bounds near it are public, the answer stays finite).  Privately selected partitions
-        come in one canonical order of the released keys (by type, then value:
-        ``dpfast._keys.order``), and their keys are typed from the released keys alone
-        (int64 when all fit, ``<U`` as long as the longest released string, object when
-        the types are mixed); a numpy input's key dtype is kept.  Public partitions
-        come in the caller's order, typed from the public list.  Neither order nor
-        dtype depends on a key that is not released (docs/security-model.md).
+        come in one canonical order of the released keys, never shuffled: a numpy
+        input's keys in numpy's sorted order; keys read element by element by type,
+        then value (bool, int, float, NaN, str, bytes, None, datetime64/timedelta64,
+        tuples of these element by element), then other objects by type name and,
+        within a type, by their own ``<`` when it orders the released ones into a
+        strict chain, else in a uniformly random order (``dpfast._keys.order``).  The
+        keys are typed from the released keys alone (int64 when all fit, float64,
+        ``<U``/``S`` as long as the longest released string, object when the types are
+        mixed); a numpy input's key dtype is kept; equal keys written differently are
+        released as one fixed element (0.0 for -0.0, the smallest ``repr`` for other
+        objects).  Public partitions come in the caller's order, typed from the
+        public list.  Neither order nor dtype nor the element released depends on a
+        key that is not released, nor on the order of the records
+        (docs/security-model.md, "Released keys: order and dtype").
 
     Privacy
     -------
