@@ -25,7 +25,7 @@ set -x
 python -m pip install -q ".[test,diffprivlib,opendp,pipeline-dp]" "pyspark==3.5.*"
 DPFAST_BACKENDS_CI=1 python -m pytest -q -p no:cacheprovider -rs \
     tests/test_compat_samplers.py tests/test_compat_diffprivlib.py tests/test_opendp.py \
-    tests/test_compat_pipeline_dp.py
+    tests/test_compat_pipeline_dp.py tests/test_compat_properties.py
 # the classifier's estimator checks again, on the older scikit-learn (< 1.8) that the
 # diffprivlib extra pins (the README test command runs them on the newest)
 python -m pytest -q -p no:cacheprovider -rs tests/test_learn.py -k sklearn

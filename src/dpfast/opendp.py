@@ -364,7 +364,8 @@ def make_noisy_max(input_domain: Domain, input_metric: Metric, output_measure: M
             return _up(Fraction(d_in) * factor)
     else:
         def privacy_map(d_in: Any) -> float:
-            return _up((Fraction(d_in) * factor) ** 2 / 8)
+            # the exponential mechanism's zCDP, from the one rule (selection_rho)
+            return _up(_sel.selection_rho("exponential", Fraction(d_in) * factor))
     _require_features()
     return dp.m.make_user_measurement(input_domain, input_metric, output_measure, function,
                                       privacy_map, TO="usize")

@@ -20,8 +20,10 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from .. import _core
+from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import random as _random
+from .._errors import PrivacyParameterError
 
 LAPLACE_GRID_BITS = 40           # as dpfast.mechanisms: g about 2^-40 of the scale
 GAUSS_GRID_BITS = 24             # as dpfast.mechanisms: g about 2^-24 of sigma
@@ -41,12 +43,20 @@ def _remember(key: Hashable, make: Callable[..., _T], *args: Any) -> _T:
     return plan
 
 
+def _public(scale_name: str, scale: Any, sensitivity: Any) -> tuple[float, float | None]:
+    """A plan's noise parameter and sensitivity, each finite and > 0 (None: no
+    sensitivity): the host's validation may let NaN, infinity or 0 through."""
+    return (_v.positive(scale_name, scale),
+            None if sensitivity is None else _v.positive("sensitivity", sensitivity))
+
+
 def _steps(scale: float, k: int, sensitivity: float | None) -> Fraction:
     inv_sens = 0 if sensitivity is None else 1 / Fraction(sensitivity)
     return Fraction(scale) * (Fraction(2) ** -k + inv_sens)
 
 
 def _laplace(scale: float, sensitivity: float | None, ceil_grid: bool) -> tuple[int, Any]:
+    scale, sensitivity = _public("scale", scale, sensitivity)
     k = _mech._grid_exponent(scale, LAPLACE_GRID_BITS, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
         k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
@@ -61,6 +71,7 @@ def laplace(scale: float, sensitivity: float | None, ceil_grid: bool = False) ->
 
 
 def _gauss(sigma: float, sensitivity: float | None) -> tuple[int, Any]:
+    sigma, sensitivity = _public("sigma", sigma, sensitivity)
     k = _mech._grid_exponent(sigma, GAUSS_GRID_BITS, None)
     s = _steps(sigma, k, sensitivity)
     return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
@@ -140,7 +151,9 @@ def _step_grid(sensitivity: float) -> tuple[int, int]:
 
 def _staircase(epsilon: float, sensitivity: float,
                gamma: float) -> tuple[int, int, int, tuple[int, int], tuple[int, int]]:
-    k, width = _step_grid(sensitivity)
+    epsilon = _v.positive("epsilon", epsilon)
+    gamma = _v.probability("gamma", gamma)
+    k, width = _step_grid(_v.positive("sensitivity", sensitivity))
     first = round(Fraction(gamma) * width)
     # stairs: geometric of ratio q = exp(-den/num) >= exp(-epsilon) (the scale rounded up)
     num, den = _random._exact_scale_rational(1 / Fraction(epsilon))
@@ -183,7 +196,10 @@ def staircase_release(plan: tuple[int, int, int, tuple[int, int], tuple[int, int
 
 
 def _uniform(delta: float, sensitivity: float) -> tuple[int, int]:
-    k, width = _step_grid(sensitivity)
+    delta = _v.positive("delta", delta)
+    if not delta <= 1.0:
+        raise PrivacyParameterError(f"delta must be in (0, 1]; got {delta!r}")
+    k, width = _step_grid(_v.positive("sensitivity", sensitivity))
     return k, math.ceil((width / Fraction(delta) - 1) / 2)
 
 

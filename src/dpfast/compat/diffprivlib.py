@@ -156,13 +156,18 @@ def _stream_of(src: object) -> ChaCha20 | None:
 def _rng(mech: Any) -> ChaCha20 | None:
     """The mechanism's dpfast generator, derived once per random source (see module doc)."""
     src = mech._rng
-    if type(src) is secrets.SystemRandom:
+    # random_state=None is the CSPRNG, also where diffprivlib swapped its SystemRandom
+    # for an OS-seeded numpy Generator (Staircase)
+    if type(src) is secrets.SystemRandom or mech.__dict__.get("random_state", 0) is None:
         return None
     cached = mech.__dict__.get("_dpfast_stream")
     if cached is not None and cached[0] is src:
-        return cached[1]
-    stream = _stream_of(src)
-    mech.__dict__["_dpfast_stream"] = (src, stream)
+        stream = cached[1]
+    else:
+        stream = _stream_of(src)
+        mech.__dict__["_dpfast_stream"] = (src, stream)
+    if stream is not None:           # seeded: predictable noise, as everywhere in dpfast
+        _insecure.warn_rng(stream)
     return stream
 
 
@@ -173,10 +178,12 @@ def _laplace_plan(scale: float, sensitivity: float | None) -> tuple[int, Any]:
 
 
 def _laplace_release(mech: Any, value: float, scale: float, sensitivity: float | None) -> float:
-    x = float(value)
-    if scale == 0.0 or not -_INF < x < _INF:
-        return x                     # diffprivlib returns value (+/- 0 noise, inf stays inf)
-    k, sampler = _plans.laplace(scale, sensitivity)
+    x = _plans.private_double(value)
+    if scale == 0.0:
+        return x                     # diffprivlib returns value (+/- 0 noise)
+    k, sampler = _plans.laplace(scale, sensitivity)    # public: refused before x is read
+    if not -_INF < x < _INF:
+        return x                     # inf stays inf, NaN stays NaN, as in diffprivlib
     return _core.grid_release(sampler, x, k, _rng(mech))
 
 
@@ -203,12 +210,46 @@ class LaplaceTruncated(_dm.LaplaceTruncated, Laplace):
         return self._truncate(Laplace.randomise(self, value))
 
 
+def _reflect(value: Any, lower: float, upper: float) -> Any:
+    """diffprivlib's fold (reflect at the nearer bound until inside [lower, upper]), with
+    no recursion: its own recursion never ends for lower == upper or a value far
+    outside (a private value must not raise).  The first 64 reflections are diffprivlib's
+    float arithmetic (the same answer); beyond them, or for an int, the fold is exact:
+    lower + the distance to lower modulo 2 (upper - lower), reflected once.
+    Post-processing of the noisy value, so it costs no privacy.  (diffprivlib's own
+    ``_fold`` stays as it is: the shim overrides ``randomise`` only.)"""
+    if isinstance(value, float):
+        if value != value:
+            return value
+        if value in (_INF, -_INF):
+            return float(upper if value > 0 else lower)
+        for _ in range(64):
+            if value < lower:
+                value = 2 * lower - value
+            elif value > upper:
+                value = 2 * upper - value
+            else:
+                return value
+    if not (math.isfinite(lower) and math.isfinite(upper)):    # one reflection at most
+        if math.isfinite(upper) and value > upper:
+            return float(2 * Fraction(upper) - Fraction(value))
+        if math.isfinite(lower) and value < lower:
+            return float(2 * Fraction(lower) - Fraction(value))
+        return _plans.private_double(value)
+    lo, hi = Fraction(lower), Fraction(upper)
+    width = hi - lo
+    if width == 0:
+        return float(lower)
+    y = (Fraction(value) - lo) % (2 * width)
+    return float(lo + (2 * width - y if y > width else y))
+
+
 class LaplaceFolded(_dm.LaplaceFolded, Laplace):
     __doc__ = _dm.LaplaceFolded.__doc__
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        return self._fold(Laplace.randomise(self, value))
+        return _reflect(Laplace.randomise(self, value), self.lower, self.upper)
 
 
 def _bounded_domain_scale(mech: Any) -> tuple[float, float | None]:
@@ -238,14 +279,12 @@ class LaplaceBoundedDomain(_dm.LaplaceBoundedDomain, LaplaceTruncated):
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        value = max(min(value, self.upper), self.lower)
-        if value != value:
-            return float("nan")
-        scale, g = _bounded_domain_scale(self)
-        if scale == 0.0:
-            return float(value)
-        return _random.laplace_truncated(float(value), scale, self.lower, self.upper,
-                                         rng=_rng(self), granularity=g)
+        scale, g = _bounded_domain_scale(self)                 # public, before the value
+        x = _plans.private_double(max(min(value, self.upper), self.lower))
+        if x != x or scale == 0.0:
+            return x
+        return _random.laplace_truncated(x, scale, self.lower, self.upper, rng=_rng(self),
+                                         granularity=g)
 
 
 class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
@@ -256,15 +295,16 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
         this: Any = self        # _scale, _noise_bound: diffprivlib's, None until set
         if this._scale is None or this._noise_bound is None:
             this._scale = self.sensitivity / self.epsilon
-            this._noise_bound = 0 if this._scale == 0 else \
-                this._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
-        x = float(value)
-        if x != x:
-            return float("nan")
-        if this._scale == 0 or not -_INF < x < _INF:
+            with np.errstate(over="ignore", invalid="ignore"):   # _noise_plan refuses
+                this._noise_bound = 0 if this._scale == 0 else \
+                    this._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
+        x = _plans.private_double(value)
+        if this._scale == 0:
             return x
         key = ("bn", self.epsilon, self.delta, self.sensitivity)
-        k, scale, bound = _exact_rational(key, self._noise_plan)
+        k, scale, bound = _exact_rational(key, self._noise_plan)   # public, before x
+        if not -_INF < x < _INF:
+            return x
         # the noise is a grid multiple; adding it to the grid-rounded value is one rounding
         z = _random.laplace_truncated(0.0, scale, -bound, bound, rng=_rng(self),
                                       granularity=math.ldexp(1.0, k))
@@ -273,10 +313,24 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
     def _noise_plan(self) -> tuple[int, float, float]:
         """diffprivlib's scale and noise bound at sensitivity + g, on the grid g."""
         this: Any = self
-        k = _random._bounded_grid(this._scale, -this._noise_bound, this._noise_bound, None)[0]
-        sens = self.sensitivity + math.ldexp(1.0, k)
-        scale = sens / self.epsilon
-        bound = scale * math.log1p(math.expm1(self.epsilon) / 2 / self.delta)
+        eps, delta = float(self.epsilon), float(self.delta)
+        # log(1 + (e^eps - 1)/(2 delta)) <= eps - log(2 delta) when e^eps overflows
+        # (delta <= 1/2): a larger bound truncates less, never a smaller one
+        tail = (math.log1p(math.expm1(eps) / 2 / delta) if eps < 700.0
+                else eps - math.log(2 * delta))
+        if not (0.0 < this._scale < _INF and 0.0 < this._scale * tail < _INF):
+            raise PrivacyParameterError(
+                "LaplaceBoundedNoise: sensitivity / epsilon and its noise bound must be "
+                f"finite positive doubles; got epsilon={eps!r}, delta={delta!r}, "
+                f"sensitivity={self.sensitivity!r}")
+        reach = this._noise_bound if 0.0 < this._noise_bound < _INF else this._scale * tail
+        k = _random._bounded_grid(this._scale, -reach, reach, None)[0]
+        scale = (self.sensitivity + math.ldexp(1.0, k)) / eps
+        bound = scale * tail
+        if not (0.0 < scale < _INF and 0.0 < bound < _INF):
+            raise PrivacyParameterError(
+                "LaplaceBoundedNoise: the noise bound on the grid exceeds the doubles; "
+                f"got epsilon={eps!r}, sensitivity={self.sensitivity!r}")
         return k, scale, bound
 
 
@@ -287,11 +341,13 @@ class Gaussian(_dm.Gaussian):
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        x = float(value)
+        x = _plans.private_double(value)
         sigma = self._scale
-        if sigma == 0.0 or not -_INF < x < _INF:
+        if sigma == 0.0:
             return x
-        k, sampler = _plans.gauss(sigma, self.sensitivity)
+        k, sampler = _plans.gauss(sigma, self.sensitivity)   # public, before x is read
+        if not -_INF < x < _INF:
+            return x
         return _core.grid_release(sampler, x, k, _rng(self))
 
 
@@ -312,7 +368,7 @@ class GaussianDiscrete(_dm.GaussianDiscrete):
             return value
         num, den = _exact_rational(("dg", sigma), _random._sigma_rational, sigma)
         z = _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, None, _rng(self))
-        return value + z
+        return int(value) + z        # a Python int: a private uint64/int64 never wraps
 
 
 # ------------------------------------------------------------------ geometric family
@@ -352,7 +408,8 @@ class GeometricFolded(_dm.GeometricFolded, Geometric):
 
     def randomise(self, value: int) -> int:
         self._check_all(value)
-        return int(np.round(self._fold(Geometric.randomise(self, value))))
+        return int(np.round(_reflect(Geometric.randomise(self, value), self.lower,
+                                     self.upper)))
 
 
 # ------------------------------------------------------------------ Binary
@@ -510,6 +567,7 @@ class Snapping(_dm.Snapping, LaplaceTruncated):
         if self.sensitivity == 0:
             return self._truncate(value)
         rng = _rng(self)
+        value = _plans.private_double(value)      # an int beyond the doubles saturates
         value_clamped = self._truncate(self._scale_and_offset_value(value))
         scale = 1.0 / self.effective_epsilon()
         lambda_ = self._get_nearest_power_of_2(scale)
@@ -517,16 +575,6 @@ class Snapping(_dm.Snapping, LaplaceTruncated):
         laplace = scale * self._laplace_sampler(sign, _uniform_open(rng))
         value_rounded = self._round_to_nearest_power_of_2(value_clamped + laplace, lambda_)
         return self._reverse_scale_and_offset_value(self._truncate(value_rounded))
-
-
-def _step_parameters(sensitivity: float, **positive: float) -> None:
-    """Refuse what diffprivlib lets through and no grid can hold: a non-finite sensitivity,
-    a NaN epsilon or delta (public parameters, before any draw)."""
-    if not 0.0 <= sensitivity < _INF:
-        raise PrivacyParameterError(f"sensitivity must be finite and >= 0; got {sensitivity!r}")
-    for name, v in positive.items():
-        if v != v:
-            raise PrivacyParameterError(f"{name} must be a number; got {v!r}")
 
 
 class Staircase(_dm.Staircase, Laplace):
@@ -538,11 +586,12 @@ class Staircase(_dm.Staircase, Laplace):
         # shift of the stair width, which covers the sensitivity plus the rounding
         # (_plans.staircase)
         self._check_all(value)
-        _step_parameters(self.sensitivity, epsilon=self.epsilon)
         x = _plans.private_double(value)
-        if self.sensitivity == 0.0 or self.epsilon == _INF or not -_INF < x < _INF:
+        if self.sensitivity == 0.0 or self.epsilon == _INF:
             return x + 0.0          # diffprivlib: value + 0 noise (epsilon = inf: no noise)
-        plan = _plans.staircase(self.epsilon, self.sensitivity, self.gamma)
+        plan = _plans.staircase(self.epsilon, self.sensitivity, self.gamma)   # public
+        if not -_INF < x < _INF:
+            return x
         return _plans.staircase_release(plan, x, _rng(self))
 
 
@@ -553,12 +602,13 @@ class Uniform(_dm.Uniform):
         # uniform integer noise on the grid 2^k (about 2^-40 of the sensitivity): exactly
         # (0, delta)-DP for a shift of the sensitivity plus the rounding (_plans.uniform)
         self._check_all(value)
-        _step_parameters(self.sensitivity, delta=self.delta)
         x = _plans.private_double(value)
-        if self.sensitivity == 0.0 or not -_INF < x < _INF:
+        if self.sensitivity == 0.0:
             return x + 0.0
-        return _plans.uniform_release(_plans.uniform(self.delta, self.sensitivity), x,
-                                      _rng(self))
+        plan = _plans.uniform(self.delta, self.sensitivity)           # public, before x
+        if not -_INF < x < _INF:
+            return x
+        return _plans.uniform_release(plan, x, _rng(self))
 
 
 _FLOAT_SAMPLER = (
