@@ -138,7 +138,7 @@ def test_inverses(error, inverse, kw):
 def test_gaussian_inverses():
     for sigma in [0.1, 1.0, 30.0]:
         a = A.gaussian_error(sigma, beta=0.05, k=4)
-        assert math.isclose(A.gaussian_sigma(a, beta=0.05, k=4), sigma, rel_tol=1e-12)
+        assert math.isclose(A.gaussian_max_sigma(a, beta=0.05, k=4), sigma, rel_tol=1e-12)
     for eps in [0.05, 0.5, 0.9]:
         a = A.gaussian_mechanism_error(eps, delta=1e-5, beta=0.1, l2_sensitivity=2.0, k=3)
         assert math.isclose(A.gaussian_mechanism_epsilon(a, delta=1e-5, beta=0.1,
@@ -186,3 +186,11 @@ def test_validation(call, exc):
 def test_huge_epsilon_is_finite():
     assert A.randomized_response_error(1e300, n=10, beta=0.1) > 0
     assert A.laplace_error(1e300, beta=0.1) > 0
+
+
+def test_the_old_name_of_gaussian_max_sigma_warns_and_still_answers():
+    with pytest.warns(DeprecationWarning, match="gaussian_max_sigma"):
+        old = A.gaussian_sigma
+    assert old is A.gaussian_max_sigma
+    with pytest.raises(AttributeError):
+        A.no_such_function  # noqa: B018

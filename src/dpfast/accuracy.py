@@ -39,7 +39,7 @@ __all__ = [
     "laplace_error", "laplace_epsilon",
     "exponential_mechanism_error", "exponential_mechanism_epsilon",
     "report_noisy_max_error", "report_noisy_max_epsilon",
-    "gaussian_error", "gaussian_sigma", "gaussian_mechanism_error",
+    "gaussian_error", "gaussian_max_sigma", "gaussian_mechanism_error",
     "gaussian_mechanism_epsilon",
     "randomized_response_error", "randomized_response_epsilon",
     "above_threshold_alpha", "above_threshold_epsilon",
@@ -184,8 +184,12 @@ def gaussian_error(sigma: Real, *, beta: Real, k: int = 1) -> float:
     return sigma * _z(beta, k)
 
 
-def gaussian_sigma(alpha: Real, *, beta: Real, k: int = 1) -> float:
-    """The largest sigma with :func:`gaussian_error` ``<= alpha``."""
+def gaussian_max_sigma(alpha: Real, *, beta: Real, k: int = 1) -> float:
+    """The largest sigma with :func:`gaussian_error` ``<= alpha``.
+
+    (Called ``gaussian_sigma`` before: that name also meant
+    :func:`dpfast.mechanisms.gaussian_sigma`, sigma from (epsilon, delta); the old name
+    here still works, with a ``DeprecationWarning``, for one release.)"""
     alpha = _v.positive("alpha", alpha)
     beta = _beta(beta)
     k = _count("k", k)
@@ -214,7 +218,7 @@ def gaussian_mechanism_epsilon(alpha: Real, *, delta: PrivacyParam, beta: Real,
                                l2_sensitivity: float = 1.0, k: int = 1) -> float:
     """The smallest epsilon with :func:`gaussian_mechanism_error` ``<= alpha``; raises if
     it is not below 1 (Thm 3.22 covers only ``epsilon < 1``: use the analytic calibration)."""
-    sigma = gaussian_sigma(alpha, beta=beta, k=k)
+    sigma = gaussian_max_sigma(alpha, beta=beta, k=k)
     delta = _v.delta(delta, allow_zero=False)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     eps = _classic_c(delta) * l2 / sigma
@@ -270,3 +274,18 @@ def randomized_response_epsilon(alpha: Real, *, n: int, beta: Real, k: int = 2) 
             f"alpha={alpha!r} is unreachable with n={n} reports at beta={beta!r}: even with "
             f"no privacy the sampling error bound is {_rr_t(n, beta, k)!r}")
     return math.log1p(c * k / (1.0 - c))
+
+
+_RENAMED = {"gaussian_sigma": "gaussian_max_sigma"}
+
+
+def __getattr__(name: str) -> object:
+    """Old names of this module, kept for one release behind a DeprecationWarning."""
+    new = _RENAMED.get(name)
+    if new is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import warnings
+    warnings.warn(f"dpfast.accuracy.{name} is renamed dpfast.accuracy.{new} (the old "
+                  "name also meant dpfast.mechanisms.gaussian_sigma); the old name goes in "
+                  "the next release", DeprecationWarning, stacklevel=2)
+    return globals()[new]
