@@ -24,10 +24,8 @@ from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import random as _random
 from .._errors import PrivacyParameterError
+from .._plans import GRID_BITS
 
-LAPLACE_GRID_BITS = 40           # as dpfast.mechanisms: g about 2^-40 of the scale
-GAUSS_GRID_BITS = 24             # as dpfast.mechanisms: g about 2^-24 of sigma
-STEP_GRID_BITS = 40              # staircase, uniform: g about 2^-40 of the sensitivity
 _TWO53 = 2.0 ** 53
 _FMAX = sys.float_info.max
 _CACHE: dict[Hashable, Any] = {}
@@ -57,7 +55,7 @@ def _steps(scale: float, k: int, sensitivity: float | None) -> Fraction:
 
 def _laplace(scale: float, sensitivity: float | None, ceil_grid: bool) -> tuple[int, Any]:
     scale, sensitivity = _public("scale", scale, sensitivity)
-    k = _mech._grid_exponent(scale, LAPLACE_GRID_BITS, None)
+    k = _mech._grid_exponent(scale, GRID_BITS.laplace, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
         k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
     return k, _mech._dlap(*_mech._ceil_rational(_steps(scale, k, sensitivity)))
@@ -72,7 +70,7 @@ def laplace(scale: float, sensitivity: float | None, ceil_grid: bool = False) ->
 
 def _gauss(sigma: float, sensitivity: float | None) -> tuple[int, Any]:
     sigma, sensitivity = _public("sigma", sigma, sensitivity)
-    k = _mech._grid_exponent(sigma, GAUSS_GRID_BITS, None)
+    k = _mech._grid_exponent(sigma, GRID_BITS.gauss, None)
     s = _steps(sigma, k, sensitivity)
     return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
 
@@ -145,7 +143,7 @@ def uniform_int(n: int, rng: Any) -> int:
 def _step_grid(sensitivity: float) -> tuple[int, int]:
     """(k, W): the grid 2^k <= 2^-40 sensitivity and the steps W = floor(sensitivity /
     2^k) + 1 by which neighbours' rounded values can differ (sensitivity > 0, finite)."""
-    k = math.frexp(sensitivity)[1] - 1 - STEP_GRID_BITS
+    k = math.frexp(sensitivity)[1] - 1 - GRID_BITS.step
     return k, math.floor(Fraction(sensitivity) / Fraction(2) ** k) + 1
 
 
