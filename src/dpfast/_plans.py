@@ -9,14 +9,19 @@ trades the rounding's cost (charged to the sensitivity, so a coarser grid adds n
 slack) against the range of the integer arithmetic (a finer grid means more grid steps of
 noise).  docs/privacy-map.md maps each path to its plan, its C kernel and its proof.
 
-This module imports nothing from dpfast, so every module may import it.
+This module imports only dpfast's leaves (validation, errors), so every module may
+import it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["GRID_BITS", "GridBits"]
+from . import _validation as _v
+from ._errors import PrivacyParameterError
+
+__all__ = ["GRID_BITS", "GridBits", "grid_exponent"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +90,24 @@ class GridBits:
 
 #: The one table of grid precisions (read-only).
 GRID_BITS: Final = GridBits()
+
+
+def grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
+    """k with 2^k the grid: 2^k <= 2^-bits scale (bits from GRID_BITS), or the largest
+    power of two <= granularity when the caller chose one; from public parameters only,
+    never from the data."""
+    if not scale < math.inf:
+        raise PrivacyParameterError(
+            f"the noise scale {scale!r} is outside the range of doubles: use a larger "
+            "epsilon or a smaller sensitivity")
+    if granularity is None:
+        # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
+        # coarser grid is a public choice, calibrated like any other
+        k = max(math.frexp(scale)[1] - 1 - bits, -1000) if scale > 0.0 else -1000
+    else:
+        k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
+    if not -1000 <= k <= 1000:
+        raise PrivacyParameterError(
+            f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
+            "[2^-1000, 2^1000]")
+    return k

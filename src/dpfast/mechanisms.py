@@ -51,7 +51,7 @@ from . import random as _random
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
-from ._plans import GRID_BITS
+from ._plans import GRID_BITS, grid_exponent
 from ._typing import PrivacyParam
 from ._calibration import (
     classic_gaussian_sigma,
@@ -136,25 +136,6 @@ def _ceil_rational(q: Fraction) -> tuple[int, int]:
     return num, den
 
 
-def _grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
-    """k with 2^k the grid: from public parameters only, never from the data."""
-    if not scale < _INF:
-        raise PrivacyParameterError(
-            f"the noise scale {scale!r} is outside the range of doubles: use a larger "
-            "epsilon or a smaller sensitivity")
-    if granularity is None:
-        # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
-        # coarser grid is a public choice, calibrated like any other
-        k = max(math.frexp(scale)[1] - 1 - bits, -1000) if scale > 0.0 else -1000
-    else:
-        k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
-    if not -1000 <= k <= 1000:
-        raise PrivacyParameterError(
-            f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
-            "[2^-1000, 2^1000]")
-    return k
-
-
 def _positive(name: str, value: object) -> float:
     """_validation.positive, with the common case (a finite positive float) inlined: a
     scalar release is called millions of times."""
@@ -209,7 +190,7 @@ def _shape_like(result: Any, data: Any, scalar: bool) -> Released:
 def _laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
                        granularity: float | None) -> tuple[int, Any]:
     b = sensitivity / epsilon
-    k = _grid_exponent(b, GRID_BITS.laplace, granularity)
+    k = grid_exponent(b, GRID_BITS.laplace, granularity)
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > _LAPLACE_MAX_STEPS:
@@ -252,7 +233,7 @@ def _gauss_sigma(epsilon: float, delta: float, l2: float, d: int, calibration: s
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibration: str,
                      granularity: float | None) -> tuple[int, Any]:
-    k = _grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
+    k = grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
                        GRID_BITS.gauss, granularity)
     # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
     # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below

@@ -24,7 +24,7 @@ from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import random as _random
 from .._errors import PrivacyParameterError
-from .._plans import GRID_BITS
+from .._plans import GRID_BITS, grid_exponent
 
 _TWO53 = 2.0 ** 53
 _FMAX = sys.float_info.max
@@ -55,7 +55,7 @@ def _steps(scale: float, k: int, sensitivity: float | None) -> Fraction:
 
 def _laplace(scale: float, sensitivity: float | None, ceil_grid: bool) -> tuple[int, Any]:
     scale, sensitivity = _public("scale", scale, sensitivity)
-    k = _mech._grid_exponent(scale, GRID_BITS.laplace, None)
+    k = grid_exponent(scale, GRID_BITS.laplace, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
         k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
     return k, _mech._dlap(*_mech._ceil_rational(_steps(scale, k, sensitivity)))
@@ -70,7 +70,7 @@ def laplace(scale: float, sensitivity: float | None, ceil_grid: bool = False) ->
 
 def _gauss(sigma: float, sensitivity: float | None) -> tuple[int, Any]:
     sigma, sensitivity = _public("sigma", sigma, sensitivity)
-    k = _mech._grid_exponent(sigma, GRID_BITS.gauss, None)
+    k = grid_exponent(sigma, GRID_BITS.gauss, None)
     s = _steps(sigma, k, sensitivity)
     return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
 
