@@ -118,3 +118,19 @@ def test_c_grid_add_refuses_what_it_cannot_do_exactly() -> None:
 
 def test_the_twin_is_gone() -> None:
     assert not hasattr(_plans, "grid_add")
+
+
+def test_bounded_noise_near_the_largest_double_never_raises() -> None:
+    # the twin's ldexp raised OverflowError when x rounded up to 2^1024 on a grid 2^k,
+    # k >= 972 (here 973): a private value must never raise (DESIGN.md); grid_shift
+    # returns the correctly rounded release (+inf beyond the doubles)
+    pytest.importorskip("diffprivlib")
+    import warnings
+
+    from dpfast.compat import diffprivlib as dpl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = dpl.LaplaceBoundedNoise(epsilon=1.0, delta=0.1, sensitivity=1e305)
+        for x in (MAX, -MAX, math.nextafter(MAX, 0.0)):
+            y = mech.randomise(x)
+            assert y == y and abs(y) >= 1e308, (x, y)
