@@ -206,6 +206,7 @@ def int_release(sampler: DiscreteLaplaceExact | DiscreteGaussianExact, x: int,
 @overload
 def int_release(sampler: DiscreteLaplaceExact | DiscreteGaussianExact, x: _I64,
                 rng: _Rng) -> _I64: ...
+def grid_add(x: float, z: int, k: int) -> float: ...
 
 class ScalarPlan:
     @property

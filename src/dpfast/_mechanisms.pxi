@@ -100,6 +100,17 @@ def grid_release(object sampler, object x, int k, object rng):
     return out
 
 
+def grid_add(double x, int64_t z, int k):
+    """fl(2^k (round(x / 2^k) + z)) for a finite float x, integer noise |z| < 2^53 grid
+    steps drawn by the caller, and -1000 <= k <= 1000 (dpf_grid_add: the one grid
+    release; DPF_E_RANGE for |z| >= 2^53)."""
+    cdef double y
+    if not -1000 <= k <= 1000:
+        raise ValueError(f"k must be in [-1000, 1000]; got {k!r}")
+    _check(dpf_grid_add(&x, &z, &y, 1, k))
+    return y
+
+
 cdef void _saturating_add(const int64_t *x, const int64_t *z, int64_t *out,
                          size_t n) noexcept nogil:
     # x + z saturated to [INT64_MIN, INT64_MAX]: a post-processing of the exact integer

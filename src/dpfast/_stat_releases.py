@@ -25,14 +25,13 @@ from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 from ._typing import PrivacyParam
 from .grouped import _down, _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
-_VAR_GRID_BITS = 15         # variance: (upper - lower) / step < 2^16, squares < 2^35
 _CHUNK = 1 << 20            # exact int64 partial sums, accumulated as Python ints
-_Q_BITS = 16                # quantile levels are rounded to multiples of 2^-16
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -102,7 +101,7 @@ def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
             f"upper - lower must be at most 2**511 for the variance (its square must be a "
             f"double); got lower={lo!r}, upper={hi!r}")
     _, e = math.frexp(half)
-    step = math.ldexp(1.0, e - _VAR_GRID_BITS)
+    step = math.ldexp(1.0, e - GRID_BITS.variance)
     if step == 0.0:
         raise PrivacyParameterError(f"bounds [{lo!r}, {hi!r}] are too close for the value grid")
     qlo, qhi = math.floor(lo / step), math.ceil(hi / step)       # exact: step = 2^j
@@ -258,7 +257,7 @@ def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, ge
     """Index into cand of an epsilon-DP ``level``-quantile of the sorted values ``srt``
     (the exponential mechanism of dpfast.selection on integer utilities; see quantiles)."""
     from .selection import exponential_mechanism
-    b = 1 << _Q_BITS
+    b = 1 << GRID_BITS.quantile_level
     a = round(level * b)
     less = np.searchsorted(srt, cand, side="left").astype(np.int64)
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)

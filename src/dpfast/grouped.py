@@ -29,6 +29,7 @@ from ._active import NO_BUDGET
 from ._active import label as _label
 from ._calibration import gaussian_sigma
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ _MAX_RECORDS = 2 ** 32 - 2          # csrc/grouped.c: record indices are 32-bit
 _MAX_BOUND = 2 ** 31                # max_partitions, max_contributions
 _SEL_EXP_BITS = 60                  # e^eps is bounded below by a multiple of 2^-60
 _SEL_MAX_TABLE = 2 ** 20            # longest threshold table (partition selection)
-_VALUE_GRID_BITS = 30               # value grid <= 2^-30 of the clamping bound ...
-_NOISE_GRID_BITS = 20               # ... and >= 2^-20 of the noise scale, whichever is larger
 _DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4 n + 1024
 
 
@@ -433,7 +432,7 @@ class _Plan:
             ref = self._scale(width)
             _, eb = math.frexp(b)
             _, es = math.frexp(ref)
-            j = max(eb - 1 - _VALUE_GRID_BITS, es - 1 - _NOISE_GRID_BITS)
+            j = max(eb - 1 - GRID_BITS.grouped_value, es - 1 - GRID_BITS.grouped_noise)
             if not -1070 <= j <= 1000:
                 raise PrivacyParameterError(
                     f"bounds [{lo!r}, {hi!r}] are outside the range of the value grid")

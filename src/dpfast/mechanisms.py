@@ -51,6 +51,7 @@ from . import random as _random
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS, grid_exponent
 from ._typing import PrivacyParam
 from ._calibration import (
     classic_gaussian_sigma,
@@ -67,14 +68,8 @@ __all__ = [
 ]
 
 _MODES = ("secure", "fast")
-# The Laplace grid is the power of two at or below scale * 2^-40: noise values of about
-# 2^40 grid steps, far below the 2^53 at which g * Z would stop being exact
-# (P[|Z| >= 2^53] < exp(-2^12)).
-_LAPLACE_GRID_BITS = 40
+# The grids: GRID_BITS.laplace and GRID_BITS.gauss (dpfast._plans, with their reasons).
 _LAPLACE_MAX_STEPS = 2 ** 44
-# The Gaussian grid is 2^-24 of sigma: sigma^2 in grid steps stays below 2^52, an exact
-# integer for the sampler.
-_GAUSS_GRID_BITS = 24
 _GAUSS_MAX_STEPS = 2 ** 26
 _RATIONAL_BITS = 56
 _INF = math.inf
@@ -141,25 +136,6 @@ def _ceil_rational(q: Fraction) -> tuple[int, int]:
     return num, den
 
 
-def _grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
-    """k with 2^k the grid: from public parameters only, never from the data."""
-    if not scale < _INF:
-        raise PrivacyParameterError(
-            f"the noise scale {scale!r} is outside the range of doubles: use a larger "
-            "epsilon or a smaller sensitivity")
-    if granularity is None:
-        # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
-        # coarser grid is a public choice, calibrated like any other
-        k = max(math.frexp(scale)[1] - 1 - bits, -1000) if scale > 0.0 else -1000
-    else:
-        k = math.frexp(_v.positive("granularity", granularity))[1] - 1  # 2^k <= granularity
-    if not -1000 <= k <= 1000:
-        raise PrivacyParameterError(
-            f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
-            "[2^-1000, 2^1000]")
-    return k
-
-
 def _positive(name: str, value: object) -> float:
     """_validation.positive, with the common case (a finite positive float) inlined: a
     scalar release is called millions of times."""
@@ -214,7 +190,7 @@ def _shape_like(result: Any, data: Any, scalar: bool) -> Released:
 def _laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
                        granularity: float | None) -> tuple[int, Any]:
     b = sensitivity / epsilon
-    k = _grid_exponent(b, _LAPLACE_GRID_BITS, granularity)
+    k = grid_exponent(b, GRID_BITS.laplace, granularity)
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > _LAPLACE_MAX_STEPS:
@@ -257,14 +233,14 @@ def _gauss_sigma(epsilon: float, delta: float, l2: float, d: int, calibration: s
 @functools.lru_cache(maxsize=512)
 def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibration: str,
                      granularity: float | None) -> tuple[int, Any]:
-    k = _grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
-                       _GAUSS_GRID_BITS, granularity)
+    k = grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
+                       GRID_BITS.gauss, granularity)
     # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
     # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below
     # 2^-12 where it can; a finer grid than needed costs speed (larger multi-word coins)
     extra = 0
     if granularity is None and d > 1:
-        k_sens = math.frexp(l2 / math.sqrt(d))[1] - 1 - 12
+        k_sens = math.frexp(l2 / math.sqrt(d))[1] - 1 - GRID_BITS.gauss_vector
         extra = min(6, max(0, k - k_sens))
         k -= extra
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up

@@ -72,6 +72,7 @@ from ._active import NO_BUDGET
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS, grid_exponent
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
            "ExponentialMechanism", "RandomizedResponse"]
@@ -361,7 +362,7 @@ def _rho_grid_plan(l2: float, rho: Fraction, d: int) -> tuple[int, Any]:
     of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
     ``l2 / 2^k + ceil(sqrt(d))`` and s^2 is that squared over 2 rho, rounded up
     (Thm 14 of CKS 2020 again)."""
-    k = _m._grid_exponent(float(l2 / math.sqrt(2 * rho)), _m._GAUSS_GRID_BITS, None)
+    k = grid_exponent(float(l2 / math.sqrt(2 * rho)), GRID_BITS.gauss, None)
     steps = Fraction(l2) / Fraction(2) ** k + _m._sqrt_ceil(d)
     s2 = steps * steps / (2 * rho)
     if s2 > _m._GAUSS_MAX_STEPS ** 2:

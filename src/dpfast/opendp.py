@@ -61,6 +61,7 @@ from . import random as _random
 from . import selection as _sel
 from ._active import NO_BUDGET
 from ._errors import DPFastError
+from ._plans import GRID_BITS, grid_exponent
 from ._typing import Real
 from .randomized_response import randomized_response as _rr
 from .compat import require
@@ -76,8 +77,6 @@ __all__ = [
     "make_noisy_max", "make_randomized_response_bool", "register", "CONSTRUCTORS",
 ]
 
-_LAPLACE_GRID_BITS = 44
-_GAUSS_GRID_BITS = 30
 _INT_RANGES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32,
                "u64": 64, "isize": 64, "usize": 64}
 _FEATURES = ("contrib", "honest-but-curious")
@@ -233,7 +232,7 @@ def make_laplace(
             return _up(Fraction(d_in) * inv)
     else:
         n = _float_n(elem, vector, size, "make_laplace")
-        kk = _mech._grid_exponent(scale, _LAPLACE_GRID_BITS, None)
+        kk = grid_exponent(scale, GRID_BITS.opendp_laplace, None)
         sampler = _mech._dlap(*_mech._ceil_rational(Fraction(scale) / Fraction(2) ** kk))
         slack = n * Fraction(2) ** kk
         inv = 1 / Fraction(scale)
@@ -291,7 +290,7 @@ def make_gaussian(
             return _up(Fraction(d_in) ** 2 * half_inv_var)
     else:
         n = _float_n(elem, vector, size, "make_gaussian")
-        kk = _mech._grid_exponent(scale, _GAUSS_GRID_BITS, None)
+        kk = grid_exponent(scale, GRID_BITS.opendp_gauss, None)
         steps = Fraction(scale) / Fraction(2) ** kk
         sampler = _random._dgauss_exact(*_random._fit_up("sigma**2", steps * steps))
         slack = _mech._sqrt_ceil(n) * Fraction(2) ** kk

@@ -72,6 +72,7 @@ from . import _parallel
 from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 
 __all__ = [
     "ChaCha20", "default_rng", "os_entropy",
@@ -908,9 +909,6 @@ def constant_time_slack(sampler: str, param: Rational | None = None, *,
 
 __all__ += ["laplace_truncated", "gamma", "uniform_full_precision"]
 
-# The bounded-domain grid: 2^-40 of the scale, as the Laplace mechanism's (mechanisms.py),
-# coarsened when a finite bound would lie beyond 2^61 grid steps.
-_BOUNDED_GRID_BITS = 40
 
 
 def _bound(name: str, value: object) -> float:
@@ -931,7 +929,7 @@ def _bounded_grid(scale: float, lower: float, upper: float,
     if granularity is not None:
         k = math.frexp(granularity)[1] - 1                  # 2^k <= granularity
     else:
-        k = math.frexp(scale)[1] - 1 - _BOUNDED_GRID_BITS
+        k = math.frexp(scale)[1] - 1 - GRID_BITS.bounded_laplace
     if width < _v._INF:
         k = min(k, math.frexp(width)[1] - 1)                # at least one grid point inside
     k = max(k, k_range)

@@ -65,6 +65,7 @@ from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 from ._typing import PrivacyParam
 from .selection import _common as _sel_common
 
@@ -74,8 +75,6 @@ __all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "
 
 _builtin_sum = sum
 FloatArray = npt.NDArray[np.float64]
-_SUM_GRID_BITS = 30            # value grid: 2^-30 of the clamping bound (at least)
-_Q_BITS = 16                   # quantile levels are rounded to multiples of 2^-16
 _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 GiB already
 
 
@@ -151,7 +150,7 @@ def _value_grid(lo: float, hi: float) -> tuple[float, int, int]:
     """Public grid 2^j <= max(|lo|, |hi|) 2^-30, and the bounds rounded outward to it (so
     qlo <= qhi even for bounds closer than one step)."""
     _, e = math.frexp(max(abs(lo), abs(hi)))
-    j = e - 1 - _SUM_GRID_BITS
+    j = e - 1 - GRID_BITS.sum_value
     step = math.ldexp(1.0, j)
     if step == 0.0:
         raise PrivacyParameterError(
@@ -528,8 +527,8 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
         if cand.ndim != 1 or cand.size == 0:
             raise PrivacyParameterError("candidates must be a non-empty 1-d array of values")
     arr = _values(values)
-    a = round(level * 2 ** _Q_BITS)
-    b = 2 ** _Q_BITS
+    a = round(level * 2 ** GRID_BITS.quantile_level)
+    b = 2 ** GRID_BITS.quantile_level
     sens = max(a, b - a)
     srt = np.sort(arr)
     less = np.searchsorted(srt, cand, side="left").astype(np.int64)

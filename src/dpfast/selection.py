@@ -57,6 +57,7 @@ from . import _validation as _v
 from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
 _Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
@@ -64,7 +65,6 @@ _Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
 __all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
            "selection_rho", "SELECTION_METHODS"]
 
-_GRID_BITS = 12                      # Delta / G in [2**12, 2**13)
 _MAX_CANDIDATES = 2 ** 40            # csrc/include/dpfast/selection.h
 _MIN_NOISE_GAMMA = Fraction(1, 2 ** 40)   # secure noisy max: noise scale <= 2**40 grid units
 _MIN_FLOAT_SENSITIVITY = 1e-290      # 1/G must stay a normal double
@@ -206,7 +206,7 @@ def _grid(epsilon: float, sensitivity: float, monotonic: bool, integer: bool,
                 "sensitivity must be >= 1e-290 for float scores on the secure path; got "
                 f"{sensitivity!r}")
         _, e = math.frexp(sensitivity)            # sensitivity in [2**(e-1), 2**e)
-        j = e - 1 - _GRID_BITS                     # G = 2**j
+        j = e - 1 - GRID_BITS.selection            # G = 2**j: Delta / G in [2**12, 2**13)
         inv_grid = math.ldexp(1.0, -j)
         steps = Fraction(sensitivity) / Fraction(2) ** j      # Delta/G, exact
         width = steps + 5 if monotonic else 2 * steps + 5

@@ -47,6 +47,7 @@ from . import _insecure
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._plans import GRID_BITS
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
@@ -54,9 +55,6 @@ __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 #: Relative upward margin on every noise scale computed in floating point: double
 #: rounding (a few units of 2**-53) can then only add noise, never remove it.
 _MARGIN = 2.0 ** -40
-#: Default grid: g = 2**(floor(log2(sensitivity)) - 20), coarsened only if the query noise
-#: would exceed the inversion's limit (about 2**40 grid steps).
-_GRID_BITS = 20
 #: The finest grid: the C path multiplies by 1/g, which must be a finite double.
 _MIN_GRID = 2.0 ** -1022
 _SQRT512 = math.sqrt(512.0)
@@ -215,7 +213,9 @@ def _grid(sensitivity: float, sigma: Fraction,
                 "limit of 2**40 / ln 2; pass a larger granularity")
         return g, k_grid, inv_l, atom
     e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
-    for bits in range(_GRID_BITS, -1100, -1):
+    # default grid: g = 2**(floor(log2(sensitivity)) - GRID_BITS.sparse), coarsened
+    # only if the query noise would exceed the inversion's limit (about 2**40 grid steps)
+    for bits in range(GRID_BITS.sparse, -1100, -1):
         if e - bits > 1023:                   # ldexp would overflow: no coarser grid
             break
         g = math.ldexp(1.0, e - bits)

@@ -24,10 +24,8 @@ from .. import _validation as _v
 from .. import mechanisms as _mech
 from .. import random as _random
 from .._errors import PrivacyParameterError
+from .._plans import GRID_BITS, grid_exponent
 
-LAPLACE_GRID_BITS = 40           # as dpfast.mechanisms: g about 2^-40 of the scale
-GAUSS_GRID_BITS = 24             # as dpfast.mechanisms: g about 2^-24 of sigma
-STEP_GRID_BITS = 40              # staircase, uniform: g about 2^-40 of the sensitivity
 _TWO53 = 2.0 ** 53
 _FMAX = sys.float_info.max
 _CACHE: dict[Hashable, Any] = {}
@@ -57,7 +55,7 @@ def _steps(scale: float, k: int, sensitivity: float | None) -> Fraction:
 
 def _laplace(scale: float, sensitivity: float | None, ceil_grid: bool) -> tuple[int, Any]:
     scale, sensitivity = _public("scale", scale, sensitivity)
-    k = _mech._grid_exponent(scale, LAPLACE_GRID_BITS, None)
+    k = grid_exponent(scale, GRID_BITS.laplace, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
         k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
     return k, _mech._dlap(*_mech._ceil_rational(_steps(scale, k, sensitivity)))
@@ -72,7 +70,7 @@ def laplace(scale: float, sensitivity: float | None, ceil_grid: bool = False) ->
 
 def _gauss(sigma: float, sensitivity: float | None) -> tuple[int, Any]:
     sigma, sensitivity = _public("sigma", sigma, sensitivity)
-    k = _mech._grid_exponent(sigma, GAUSS_GRID_BITS, None)
+    k = grid_exponent(sigma, GRID_BITS.gauss, None)
     s = _steps(sigma, k, sensitivity)
     return k, _random._dgauss_exact(*_random._fit_up("sigma**2", s * s))
 
@@ -87,14 +85,6 @@ def rational(key: Hashable, make: Callable[..., _T], *args: Any) -> _T:
     return _remember(key, make, *args)
 
 
-def grid_add(x: float, z: float, k: int) -> float:
-    """fl(round(x/2^k) 2^k + z) for a grid multiple z, as csrc/grid.c does in C."""
-    g = math.ldexp(1.0, k)
-    if abs(x) < _TWO53 * g:
-        x = math.ldexp(float(round(math.ldexp(x, -k))), k)     # round: ties to even
-    return x + z
-
-
 # ------------------------------------------------------------------ exact integer releases
 
 def private_double(value: Any) -> float:
@@ -105,6 +95,20 @@ def private_double(value: Any) -> float:
         return float(value)
     except OverflowError:
         return _FMAX if value > 0 else -_FMAX
+
+
+def grid_shift(x: float, n: int, k: int) -> float:
+    """fl(2^k (round(x / 2^k) + n)) for a finite double x and integer noise n of any size:
+    the correctly rounded grid point, +-inf beyond the doubles.
+
+    The C grid release (csrc/grid.c, ``dpf_grid_add``) computes it where its steps are
+    exact: |n| < 2^53 (n 2^k exact) and -1000 <= k <= 971 (2^-k, 2^k normal; with
+    2^k <= ulp(max double) neither round(x / 2^k) 2^k nor n 2^k overflows).  Elsewhere
+    the same sum is done on Python integers and rounded once (tests/test_compat_grid.py
+    compares the two at the edges)."""
+    if -_TWO53 < n < _TWO53 and -1000 <= k <= 971:
+        return _core.grid_add(x, n, k)
+    return grid_value(grid_index(x, k) + n, k)
 
 
 def grid_index(x: float, k: int) -> int:
@@ -145,7 +149,7 @@ def uniform_int(n: int, rng: Any) -> int:
 def _step_grid(sensitivity: float) -> tuple[int, int]:
     """(k, W): the grid 2^k <= 2^-40 sensitivity and the steps W = floor(sensitivity /
     2^k) + 1 by which neighbours' rounded values can differ (sensitivity > 0, finite)."""
-    k = math.frexp(sensitivity)[1] - 1 - STEP_GRID_BITS
+    k = math.frexp(sensitivity)[1] - 1 - GRID_BITS.step
     return k, math.floor(Fraction(sensitivity) / Fraction(2) ** k) + 1
 
 
@@ -192,7 +196,7 @@ def staircase_release(plan: tuple[int, int, int, tuple[int, int], tuple[int, int
             t += first + uniform_int(width - first, rng)
         if t or not negative:       # -0 would give 0 twice the mass of every other point
             break
-    return grid_value(grid_index(x, k) + (-t if negative else t), k)
+    return grid_shift(x, -t if negative else t, k)
 
 
 def _uniform(delta: float, sensitivity: float) -> tuple[int, int]:
@@ -217,4 +221,4 @@ def uniform(delta: float, sensitivity: float) -> tuple[int, int]:
 def uniform_release(plan: tuple[int, int], x: float, rng: Any) -> float:
     """x (finite) rounded to the plan's grid plus exact uniform noise, rounded once."""
     k, half = plan
-    return grid_value(grid_index(x, k) + uniform_int(2 * half + 1, rng) - half, k)
+    return grid_shift(x, uniform_int(2 * half + 1, rng) - half, k)

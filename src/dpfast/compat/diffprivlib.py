@@ -188,7 +188,6 @@ def _laplace_release(mech: Any, value: float, scale: float, sensitivity: float |
 
 
 _exact_rational = _plans.rational
-_grid_add = _plans.grid_add
 
 
 # ------------------------------------------------------------------ Laplace family
@@ -308,7 +307,7 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
         # the noise is a grid multiple; adding it to the grid-rounded value is one rounding
         z = _random.laplace_truncated(0.0, scale, -bound, bound, rng=_rng(self),
                                       granularity=math.ldexp(1.0, k))
-        return _grid_add(x, z, k)
+        return _plans.grid_shift(x, int(math.ldexp(z, -k)), k)   # z / 2^k: exact
 
     def _noise_plan(self) -> tuple[int, float, float]:
         """diffprivlib's scale and noise bound at sensitivity + g, on the grid g."""
