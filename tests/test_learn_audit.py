@@ -209,7 +209,7 @@ def test_pa4_sampling_amplification():
     grid = model.grid()
     Z = model.learner.encode([DB_X.astype(np.int64)])
     checked = 0
-    for j1, h in enumerate(model.cands):
+    for h in model.cands:
         for x2, y2, i in neighbours(with_index=True):
             Z2 = model.learner.encode([x2.astype(np.int64)])
             a = _core.boost_premultiply(np.ones(M), (h.predict(Z) * DB_Y).astype(np.int8),
