@@ -1,8 +1,10 @@
+"""Fixtures shared by the test modules (pytest finds them here; never import them)."""
 import os
 
 import pytest
 
 import dpfast.random as dr
+from release_helpers import toy_domain, toy_histogram
 
 
 @pytest.fixture
@@ -26,3 +28,15 @@ def pg_server():
         pytest.skip(f"no PostgreSQL server: {e}")
     yield server
     server.stop()
+
+
+# The toy domain and histogram of the dpfast.release tests (tests/release_helpers.py); a
+# module may define its own ``dom`` (test_release_joint.py does), which then wins there.
+@pytest.fixture
+def dom():
+    return toy_domain()
+
+
+@pytest.fixture
+def hist(dom):
+    return toy_histogram(dom)

@@ -1,8 +1,7 @@
-"""Shared pieces of the dpfast.release tests: the toy domain and histogram (also as the
-fixtures ``dom`` and ``hist``, imported by the test modules), and an instrumented
-histogram that counts every read of its private counts."""
+"""Shared pieces of the dpfast.release tests: the toy domain and histogram (the fixtures
+``dom`` and ``hist`` of tests/conftest.py), and an instrumented histogram that counts
+every read of its private counts."""
 import numpy as np
-import pytest
 
 from dpfast.release import Domain, Histogram
 
@@ -16,16 +15,6 @@ def toy_domain():
 def toy_histogram(dom):
     g = np.random.default_rng(5)
     return Histogram(dom, g.integers(0, 20, dom.size))
-
-
-@pytest.fixture
-def dom():
-    return toy_domain()
-
-
-@pytest.fixture
-def hist(dom):
-    return toy_histogram(dom)
 
 
 class Spy(Histogram):

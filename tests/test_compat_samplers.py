@@ -52,6 +52,7 @@ def test_laplace_truncated_secure_outputs_on_grid(seeded):
     assert np.array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_laplace_truncated_edges(seeded):
     assert dr.laplace_truncated(7.0, 0.0, 0.0, 1.0) == 1.0
     assert dr.laplace_truncated(0.5, 1.0, 2.0, 2.0) == 2.0

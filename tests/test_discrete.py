@@ -390,7 +390,8 @@ def test_lemire_rejections_replayed():
             ws = words[start:]
             g = dpfast._core.ReplayWords(ws)
             got = dpfast._core.uniform_below(n, None, g)
-            for k, w in enumerate(ws, 1):      # reference: accept once (w n mod 2^64) >= 2^64 mod n
+            # reference: accept once (w n mod 2^64) >= 2^64 mod n
+            for k, w in enumerate(ws, 1):  # noqa: B007 (k is read after the loop)
                 if (w * n) % TWO64 >= thresh:
                     break
             assert (got, g.consumed) == ((ws[k - 1] * n) >> 64, k)

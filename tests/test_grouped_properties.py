@@ -1,5 +1,5 @@
-"""keys2's property checks (grouped, partition selection, counts, everyday statistics),
-run against an export of main."""
+"""Property checks of the grouped releases (grouped, partition selection, counts, everyday
+statistics): hostile public parameters, extreme values, stray and generated keys."""
 import math
 import sys
 from decimal import Decimal

@@ -587,7 +587,7 @@ def test_claims_6_2_to_6_4_with_corrected_r():
     v = np.ones(m)
     votes = np.zeros(m)
     prodZ, ever = 1.0, np.zeros(m, dtype=bool)
-    for t in range(25):
+    for _ in range(25):
         D = v / v.sum()
         pred = preds[int(np.argmax((preds == y8) @ D))]
         votes += pred

@@ -209,7 +209,7 @@ def test_pa4_sampling_amplification():
     grid = model.grid()
     Z = model.learner.encode([DB_X.astype(np.int64)])
     checked = 0
-    for j1, h in enumerate(model.cands):
+    for h in model.cands:
         for x2, y2, i in neighbours(with_index=True):
             Z2 = model.learner.encode([x2.astype(np.int64)])
             a = _core.boost_premultiply(np.ones(M), (h.predict(Z) * DB_Y).astype(np.int8),
@@ -236,6 +236,7 @@ def test_pa4_sampling_amplification():
 
 # ---------------------------------------------------------------- PA5 (end to end)
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps_b,eps_test,eps_w,c_grid", [(1.0, 0.5, 0.5, 1.0),
                                                          (1.0, 0.5, 8.0, 0.5)])
 def test_pa5_end_to_end_exact(eps_b, eps_test, eps_w, c_grid):
@@ -254,6 +255,7 @@ def test_pa5_end_to_end_exact(eps_b, eps_test, eps_w, c_grid):
     assert 0 < worst <= eps
 
 
+@pytest.mark.slow
 def test_statistical_audit_black_box():
     """The implementation's view frequencies equal the exact law (so PA5 applies to it),
     and no view violates eps_G at joint confidence 1 - 1e-3 (Clopper-Pearson)."""

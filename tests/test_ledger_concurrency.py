@@ -78,6 +78,7 @@ def _exact_spent(rows):
     return total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kills", [300])
 def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     if store_url.startswith("postgresql"):
@@ -141,6 +142,7 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     print(f"{store_url.split(':')[0]}: {killed} kills, {len(labels)} charges, {len(stuck)} stuck reservations")
 
 
+@pytest.mark.slow
 def test_threads_times_processes_hammer_exact_final_balance(store_url):
     cap_units = 1500
     led = ledger.open(store_url)

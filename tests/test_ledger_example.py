@@ -5,9 +5,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 
 
+@pytest.mark.slow
 def test_service_under_load_audits_clean():
     out = subprocess.run([sys.executable, os.path.join(EXAMPLES, "ledger_load.py"), "--requests", "240",
                           "--clients", "4", "--analysts", "3", "--workers", "2"],

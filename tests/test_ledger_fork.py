@@ -174,6 +174,7 @@ def store_url(request, tmp_path):
 
 # ---- item 1: the opener exits, or is killed, before its forked workers --------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exit", "kill"])
 def test_workers_outliving_their_opener_lose_no_charge_and_never_overspend(store_url, mode):
     lines = _opener_outlived_by_workers(store_url, mode)

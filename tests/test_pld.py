@@ -258,6 +258,7 @@ _MECHS = st.sampled_from([
 ])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(_MECHS, st.integers(1, 20)), min_size=1, max_size=4))
 def test_properties(items):

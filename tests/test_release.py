@@ -15,7 +15,7 @@ from dpfast.release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogr
                             MarginalWorkload, boosting_alpha, gaussian_marginals,
                             laplace_marginals, laplace_per_query, marginal_sensitivity,
                             reweight)
-from release_helpers import SHAPE, Spy, dom, hist  # noqa: F401 (fixtures)
+from release_helpers import SHAPE, Spy
 from stat_helpers import ALPHA, chi2_pvalue
 
 

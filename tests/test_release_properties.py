@@ -288,6 +288,7 @@ def test_mwem_never_fails_after_its_charge_when_noise_dwarfs_n(workload, kw):
         assert b.spent.epsilon == 0.01 and len(b.ledger) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what,kw", [
     ("MWEM", dict(measure="gaussian", delta=1e-6, epsilon=1e-100, n_public=1.0)),
     ("MWEM", dict(measure="gaussian", delta=1e-6, epsilon=1e-300, n_public=15.0,

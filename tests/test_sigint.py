@@ -294,6 +294,7 @@ _IGNORING_SIGINT = ("import signal, sys, pytest; signal.signal(signal.SIGINT, si
                     "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider'] + sys.argv[1:]))")
 
 
+@pytest.mark.slow
 @needs_kill
 @needs_timer
 def test_the_ctrl_c_tests_pass_in_a_background_job():

@@ -356,7 +356,8 @@ def _step_counts(make, values, n_trials):
 
 
 @pytest.mark.parametrize("granularity, constant_time, steps",
-                         [(1.0, False, False), (0.25, False, False), (0.5, True, False),
+                         [(1.0, False, False), (0.25, False, False),
+                          pytest.param(0.5, True, False, marks=pytest.mark.slow),
                           (0.5, False, True)])
 def test_secure_above_threshold_halting_law(granularity, constant_time, steps):
     # constant_time: the threshold from the bitwise sampler, within 2^-59 of the exact law;

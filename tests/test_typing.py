@@ -47,11 +47,13 @@ def _errors(report: str) -> list[str]:
     return [line for line in report.splitlines() if _ERROR.match(line)]
 
 
+@pytest.mark.slow
 def test_package_is_strictly_typed(mypy_report: str) -> None:
     bad = [line for line in _errors(mypy_report) if "tests/typing/" not in line]
     assert not bad, "mypy --strict errors in the package:\n" + "\n".join(bad)
 
 
+@pytest.mark.slow
 def test_typical_user_code_is_strictly_typed(mypy_report: str) -> None:
     bad = [line for line in _errors(mypy_report) if "tests/typing/" in line]
     assert not bad, "mypy --strict errors in tests/typing/:\n" + "\n".join(bad)
