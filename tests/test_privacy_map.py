@@ -64,9 +64,9 @@ def _resolve(name: str) -> None:
         module = ".".join(parts[:cut])
         try:
             obj = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and exc.name.split(".")[0] != "dpfast" \
-                    and module in PEER_MODULES:
+        except ImportError as exc:   # a missing peer: ModuleNotFoundError, or the
+            # ImportError naming the extra that dpfast's backends raise (_compat.require)
+            if module in PEER_MODULES and (exc.name or "").split(".")[0] != "dpfast":
                 assert _defined_in_source(module, parts[cut:]), name
                 return
             continue
