@@ -1,6 +1,6 @@
 /* The operating system under the generator (entropy.h): OS entropy, fork safety
  * (the fork generation, the process id, wipe-on-fork pages) and erasure of memory.
- * Below chacha.c in the layers of docs/c-core.md; calls nothing of dpfast's. */
+ * Below chacha.c in the layers of docs/security-model.md ("C layers"). */
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
