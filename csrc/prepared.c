@@ -18,8 +18,8 @@
  * G = floor(Y/2^s) and L = Y mod 2^s are independent, G ~ Geometric(rho) with rho = q^(2^s),
  * and P(L = l) = (1-q) q^l / (1 - rho) on [0, 2^s).
  * Proof: P(G = g, L = l) = (1-q) q^(2^s g + l) = [(1 - rho) rho^g] [(1-q) q^l / (1 - rho)],
- * a product of a function of g and one of l, each summing to 1.  (This is the X = mQ + R
- * of issue 15 with m = 2^s; [CKS] Algorithm 2 uses the same split with m = s_num.)
+ * a product of a function of g and one of l, each summing to 1.  (The quotient/remainder
+ * split Y = mG + L with m = 2^s; [CKS] Algorithm 2 uses the same split with m = s_num.)
  *
  * Claim 2 (G by inversion).  With U uniform on [0, 1) and C_g = P(G <= g) = 1 - rho^(g+1),
  * G = #{g : C_g <= U} has the law of G.  A table holds C_0..C_(m-1), each as a certified
