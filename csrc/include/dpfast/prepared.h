@@ -35,9 +35,10 @@ extern "C" {
  * word; L's word, which also holds the sign).
  *
  * Every comparison of a uniform word with a certified threshold or coin is exact, by the
- * discipline of tables.h (below 2^-24 per value for the polynomial enclosure, the fill
- * continues exactly; undecided after 704 bits: DPF_E_RANGE).  fast_bits < 64 makes the
- * first comparison coarser (tests use it to exercise the exact continuation); use 64. */
+ * discipline of tables.h: one its first word leaves undecided (probability about 2^-64 per
+ * threshold; below 2^-24 for the polynomial enclosure) continues exactly, and only one still
+ * undecided after 704 bits returns DPF_E_RANGE.  fast_bits < 64 makes the first comparison
+ * coarser (tests use it to exercise the exact continuation); use 64. */
 
 typedef struct dpf_dlap_exact {
     uint64_t s_num, s_den;        /* the scale t, in lowest terms */
