@@ -7,6 +7,7 @@
 #include "dpfast/entropy.h"
 #include "dpfast/status.h"
 
+#include <stdlib.h>   /* arc4random_buf on macOS and the BSDs */
 #include <string.h>
 
 #if defined(_WIN32)
