@@ -1,13 +1,14 @@
 /* Boosting for People: reweighting kernels (see dpfast/boost.h).
  *
- * Privacy rests on three facts, each argued where the code realises it:
- *  - the grid is a function of public numbers only (dpf_boost_grid);
+ * Privacy rests on three facts, each argued in docs/learn.md ("The reweighting kernels'
+ * arguments", cited below as R1-R4) and realised here:
+ *  - the grid is a function of public numbers only (dpf_boost_grid; R1);
  *  - S(g) changes by at most 1 between neighbouring data sets because item i's term
  *    min(a_i/g, 1) lies in [0, 1] and every other a_j is a function of the public history
- *    and row j (spec B2-grid), so the exponential mechanism over -|S(g) - tau| (drawn by
+ *    and row j (R2), so the exponential mechanism over -|S(g) - tau| (drawn by
  *    dpfast.selection, not here) is epsilon_w-DP;
  *  - the sampled law has item weights in [0, 2^K] and total >= 2^K L_t (dpf_boost_sample),
- *    which is the statistical-distance bound of spec B3(a) / E7.
+ *    which is all the statistical-distance bound sigma_l (R4, erratum E7) uses.
  * Floating-point error in S (about 1e-12 m) is far below the sensitivity 1 and is not a
  * privacy argument: the exponential mechanism's guarantee holds for any scores whose
  * neighbouring values differ by <= 1, and the float S of neighbours differ by at most
@@ -40,7 +41,7 @@ int dpf_boost_grid(double g_min, double r, double g_max, size_t n_max, double *g
         g[n++] = x;
         x *= r;
     }
-    g[n++] = g_max;          /* the top point: S(g_max) <= tau (spec Sec. 3.2) */
+    g[n++] = g_max;          /* the top point: S(g_max) <= tau (R1) */
     *n_out = n;
     return DPF_OK;
 }
@@ -100,7 +101,7 @@ int dpf_boost_solve_w(const double *a, size_t m, double target, double *work, do
         if (!(a[i] > 0.0 && a[i] <= DBL_MAX)) return DPF_E_PARAM;
         if (a[i] > M) M = a[i];
     }
-    /* S is scale-equivariant (spec 3.3, log domain): solve on a / M, whose sums stay
+    /* S is scale-equivariant (R3): solve on a / M, whose sums stay
      * below m, and scale w back.  Terms that underflow weigh < 1e-308 of the largest. */
     for (size_t i = 0; i < m; i++) s[i] = a[i] / M;
     qsort(s, m, sizeof(double), desc);
@@ -110,7 +111,7 @@ int dpf_boost_solve_w(const double *a, size_t m, double target, double *work, do
         acc += s[j];
         R[j] = acc;
     }
-    /* Spec Sec. 3.3: if exactly the c largest items are capped, S(w) = c + R_c / w, so
+    /* R3: if exactly the c largest items are capped, S(w) = c + R_c / w, so
      * w = R_c / (target - c); the right c is the smallest c in [0, ceil(target) - 1] with
      * s_c (target - c) < R_c, a predicate that is monotone in c
      * (phi(c+1) - phi(c) = (target - c - 1)(s_{c+1} - s_c) <= 0), true at the top end

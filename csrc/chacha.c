@@ -1,8 +1,6 @@
-/* ChaCha20 block function (RFC 8439 §2.3) with run-time SIMD choice, the buffered
- * generator of chacha.h, OS entropy and fork safety. */
-#if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE
-#endif
+/* ChaCha20 block function (RFC 8439 §2.3) with run-time SIMD choice and the buffered
+ * generator of chacha.h.  OS entropy, fork safety and erasure are in entropy.c, the
+ * layer below. */
 #include "dpfast/chacha.h"
 #include "dpfast/status.h"
 
@@ -10,33 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(_WIN32)
-#include <windows.h>
-#include <bcrypt.h>
-#else
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
-
-volatile uint32_t dpf_fork_generation = 1;
-
 /* ------------------------------------------------------------------ helpers */
-
-/* memset called through a volatile pointer: the compiler cannot know which function it
- * calls, so it cannot drop the stores as dead (OpenSSL's OPENSSL_cleanse, crypto/mem_clr.c,
- * does the same); unlike a volatile byte loop it runs at memset's speed. */
-static void *(*const volatile dpf_memset_v)(void *, int, size_t) = memset;
-
-void dpf_secure_zero(void *p, size_t n)
-{
-    dpf_memset_v(p, 0, n);
-}
 
 static uint32_t load32_le(const uint8_t *p)
 {
@@ -644,90 +616,7 @@ int dpf_chacha_keystream(int impl, const uint8_t key[32], const uint8_t nonce[12
     free(w);
     return 0;
 }
-
-/* ------------------------------------------------------------------ OS entropy */
-
-int dpf_os_entropy(void *buf, size_t n)
-{
-    unsigned char *p = (unsigned char *)buf;
-#if defined(_WIN32)
-    while (n > 0) {
-        ULONG chunk = n > 0x10000000u ? 0x10000000u : (ULONG)n;
-        if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, p, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
-            return DPF_E_ENTROPY;
-        p += chunk;
-        n -= chunk;
-    }
-    return DPF_OK;
-#elif defined(__APPLE__) || defined(__OpenBSD__) || defined(__FreeBSD__) || \
-    defined(__NetBSD__) || defined(__DragonFly__)
-    arc4random_buf(p, n); /* cannot fail: keyed from the kernel */
-    return DPF_OK;
-#else
-#if defined(SYS_getrandom)
-    while (n > 0) {
-        long got = syscall(SYS_getrandom, p, n > 33554431 ? 33554431 : n, 0);
-        if (got < 0) {
-            if (errno == EINTR) continue;
-            if (errno == ENOSYS) break; /* a kernel older than 3.17: use /dev/urandom */
-            return DPF_E_ENTROPY;
-        }
-        p += got;
-        n -= (size_t)got;
-    }
-    if (n == 0) return DPF_OK;
-#endif
-    {
-        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return DPF_E_ENTROPY;
-        while (n > 0) {
-            ssize_t got = read(fd, p, n);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) { close(fd); return DPF_E_ENTROPY; }
-            p += got;
-            n -= (size_t)got;
-        }
-        close(fd);
-        return DPF_OK;
-    }
-#endif
-}
-
-/* ------------------------------------------------------------------ fork safety */
-
-#if defined(__linux__) && defined(MADV_WIPEONFORK)
-/* A page the kernel zeroes in every child (of fork() or of a raw clone() without
- * CLONE_VM, which runs no atfork handler): it holds this process's id once read, so
- * dpf_process_id is a load instead of a system call (a stream checks it on every
- * feed).  A child reads 0 and asks the kernel again.  NULL where the kernel refuses
- * MADV_WIPEONFORK: then every call asks the kernel. */
-static volatile uint64_t *pid_page = NULL;
-#endif
-
-uint64_t dpf_process_id(void)
-{
-#if defined(_WIN32)
-    return (uint64_t)GetCurrentProcessId();
-#else
-#if defined(__linux__) && defined(MADV_WIPEONFORK)
-    if (pid_page != NULL) {
-        uint64_t p = *pid_page;
-        if (p == 0) *pid_page = p = (uint64_t)getpid();   /* every thread stores the same */
-        return p;
-    }
-#endif
-    return (uint64_t)getpid();
-#endif
-}
-
-#if !defined(_WIN32)
-static void after_fork_child(void)
-{
-    /* Every buffer filled before the fork is now stale; OS-mode states rekey. */
-    dpf_fork_generation++;
-    if (dpf_fork_generation == 0) dpf_fork_generation = 1;
-}
-#endif
+/* ------------------------------------------------------------------ set-up */
 
 int dpf_chacha_global_init(void)
 {
@@ -738,20 +627,7 @@ int dpf_chacha_global_init(void)
     if (dpf_chacha_impl_available(DPF_IMPL_VEC128)) best_impl = DPF_IMPL_VEC128;
     if (dpf_chacha_impl_available(DPF_IMPL_AVX2)) best_impl = DPF_IMPL_AVX2;
     if (dpf_chacha_impl_available(DPF_IMPL_AVX512)) best_impl = DPF_IMPL_AVX512;
-#if !defined(_WIN32)
-    if (pthread_atfork(NULL, NULL, after_fork_child) != 0) return -1;
-#endif
-#if defined(__linux__) && defined(MADV_WIPEONFORK)
-    {
-        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
-        if (p != MAP_FAILED) {
-            if (madvise(p, 4096, MADV_WIPEONFORK) == 0) pid_page = (volatile uint64_t *)p;
-            else munmap(p, 4096);
-        }
-    }
-#endif
-    return 0;
+    return dpf_fork_init();
 }
 
 /* ------------------------------------------------------------------ generator */
@@ -760,23 +636,13 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
 {
     dpf_chacha_t *c = NULL;
     *mapped = 0;
-#if defined(__linux__) && defined(MADV_WIPEONFORK)
     if (mode == DPF_CHACHA_OS) {
         /* Own pages, zeroed in a child even if it was forked by a raw clone() that ran
-         * no atfork handler: the zero magic then forces a rekey from the OS. */
-        void *p = mmap(NULL, sizeof(dpf_chacha_t), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-            if (madvise(p, sizeof(dpf_chacha_t), MADV_WIPEONFORK) == 0) {
-                c = (dpf_chacha_t *)p;
-                *mapped = 1;
-            } else {
-                /* an older kernel: calloc below, and the process id check */
-                munmap(p, sizeof(dpf_chacha_t));
-            }
-        }
+         * no atfork handler: the zero magic then forces a rekey from the OS.  NULL (an
+         * older kernel, or not Linux): calloc below, and the process id check. */
+        c = (dpf_chacha_t *)dpf_wiped_pages_alloc(sizeof(dpf_chacha_t));
+        if (c != NULL) *mapped = 1;
     }
-#endif
     if (c == NULL) {
         c = (dpf_chacha_t *)calloc(1, sizeof(dpf_chacha_t));
         if (c == NULL) return NULL;
@@ -792,15 +658,12 @@ dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
 
 void dpf_chacha_free(dpf_chacha_t *c, int mapped)
 {
-    (void)mapped; /* only Linux maps OS-keyed states */
     if (c == NULL) return;
-#if defined(__linux__) && defined(MADV_WIPEONFORK)
-    if (mapped) {
+    if (mapped) {   /* only Linux maps OS-keyed states */
         dpf_secure_zero(c, sizeof *c);
-        munmap(c, sizeof(dpf_chacha_t));
+        dpf_wiped_pages_free(c, sizeof(dpf_chacha_t));
         return;
     }
-#endif
     dpf_secure_zero(c, sizeof *c);
     free(c);
 }

@@ -51,7 +51,7 @@
  * uniform U; any further bits of U or V come from fresh words, drawn only by this trial.  So
  * B, u, S and V are independent with the laws above, and trials are independent.
  *
- * Claim 6 (exact comparisons; the certified-threshold discipline of prepared.h).  B is
+ * Claim 6 (exact comparisons; the certified-threshold discipline of tables.h).  B is
  * #{j < J : C_j <= U}, C_j = (w_0 + .. + w_j) / W (inversion; a guide table [CA74]
  * indexed by w's top bits starts the scan).  The C_j are certified 192-bit intervals
  * (outward rounding in certified.c, nothing from libm), stored as 64-bit floor bounds: U is
@@ -73,7 +73,7 @@
 #include "dpfast/certified.h"
 #include "dpfast/exact.h"
 #include "dpfast/expfix.h"
-#include "dpfast/prepared.h"
+#include "dpfast/tables.h"
 #include "dpfast/dgauss.h"
 
 #define BK_PB 8                                   /* V's bits taken from the trial's word */
@@ -367,10 +367,9 @@ static DPF_INLINE int bk_block_coin(dpf_rng_t *r, const dpf_dgblock_t *k,
     return acc;
 }
 
-int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
-                               uint64_t u, int64_t *out, size_t n)
+int dpf_dgblock_coin_fill(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_tab)[2],
+                          uint64_t j, uint64_t u, int64_t *out, size_t n)
 {
-    const dpf_dgblock_t *k = g->blk;
     bk_state_t s;
     size_t i;
     int err = 0;
@@ -378,29 +377,27 @@ int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64
     s.have_e1 = 0;
     s.c = NULL;
     for (i = 0; i < n && !err; i++)
-        out[i] = bk_block_coin(r, k, g->e_tab, &s, j << k->bits, u, dpf_next_u64(r) >> BK_VSHIFT,
+        out[i] = bk_block_coin(r, k, e_tab, &s, j << k->bits, u, dpf_next_u64(r) >> BK_VSHIFT,
                                &err);
     return err;
 }
 
-int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
-                                 int crude, uint64_t *plo, uint64_t *phi)
+int dpf_dgblock_coin_bounds(const dpf_dgblock_t *k, const uint64_t (*e_tab)[2], uint64_t j,
+                            uint64_t u, int crude, uint64_t *plo, uint64_t *phi)
 {
-    const dpf_dgblock_t *k = g->blk;
     uint64_t elo, ehi;
     if (k == NULL || j >= k->nblk || u >= k->m) return DPF_E_PARAM;
     bk_exponent(k, j << k->bits, u, &elo, &ehi);
-    *plo = crude ? dpf_exp54_crude(g->e_tab, ehi, 0) : dpf_exp54(g->e_tab, ehi, 0);
-    *phi = crude ? dpf_exp54_crude(g->e_tab, elo, 1) : dpf_exp54(g->e_tab, elo, 1);
+    *plo = crude ? dpf_exp54_crude(e_tab, ehi, 0) : dpf_exp54(e_tab, ehi, 0);
+    *phi = crude ? dpf_exp54_crude(e_tab, elo, 1) : dpf_exp54(e_tab, elo, 1);
     return DPF_OK;
 }
 
-int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
-                               uint64_t *hi)
+int dpf_dgblock_threshold(const dpf_dgblock_t *k, uint64_t j, uint64_t *lo, uint64_t *hi)
 {
-    if (g->blk == NULL || j >= g->blk->nblk) return DPF_E_PARAM;
-    *lo = g->blk->thr[j].lo;
-    *hi = g->blk->thr[j].hi;
+    if (k == NULL || j >= k->nblk) return DPF_E_PARAM;
+    *lo = k->thr[j].lo;
+    *hi = k->thr[j].hi;
     return DPF_OK;
 }
 

@@ -24,14 +24,15 @@
  * with the multi-word routines of certified.c; a result outside int64 gives DPF_E_RANGE.
  *
  * This file: the exact samplers with no set-up ([CKS] loops).  The prepared ones are in
- * prepared.c, the constant-time ones in consttime.c, the arithmetic in certified.c.
+ * prepared.c, the constant-time ones in consttime.c, the arithmetic in certified.c; the
+ * choice between the loops here and the prepared samplers for an array is in discrete.c,
+ * the layer above both.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "dpfast/arith.h"
 #include "dpfast/certified.h"
 #include "dpfast/exact.h"
-#include "dpfast/prepared.h"
 
 /* ================================================================ exact samplers */
 
@@ -361,21 +362,12 @@ int dpf_geometric(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out)
     return st;
 }
 
-int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n)
+int dpf_geometric_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                           size_t n)
 {
     geo_t g;
     size_t i;
     int st;
-    if (n >= DPF_EXACT_FILL_MIN) {
-        /* the prepared tables (~33 KB) live on the heap: a worker thread's stack may be
-         * as small as 128 KB (musl) */
-        dpf_dlap_exact_t *x = malloc(sizeof *x);
-        if (x == NULL) return DPF_E_NOMEM;
-        st = dpf_dlap_exact_prepare(x, s_num, s_den, 64);
-        if (st == DPF_OK) st = dpf_geometric_exact_fill(r, x, out, n);
-        free(x);
-        return st;
-    }
     st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {
@@ -396,21 +388,13 @@ int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *
     return dlap_draw(r, &g, &b, out);
 }
 
-int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
-                              size_t n)
+int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                                  size_t n)
 {
     geo_t g;
     dpf_bits_t b = {0, 0};
     size_t i;
     int st;
-    if (n >= DPF_EXACT_FILL_MIN) {
-        dpf_dlap_exact_t *x = malloc(sizeof *x);    /* ~33 KB: heap, as above */
-        if (x == NULL) return DPF_E_NOMEM;
-        st = dpf_dlap_exact_prepare(x, s_num, s_den, 64);
-        if (st == DPF_OK) st = dpf_discrete_laplace_exact_fill(r, x, out, n);
-        free(x);
-        return st;
-    }
     st = geo_init(&g, s_num, s_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {
@@ -530,22 +514,13 @@ int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den
     return dg_draw(r, &g, &b, out);
 }
 
-int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
-                               int64_t *out, size_t n)
+int dpf_discrete_gaussian_cks_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                                   int64_t *out, size_t n)
 {
     dg_t g;
     dpf_bits_t b = {0, 0};
     size_t i;
     int st;
-    if (n >= DPF_EXACT_FILL_MIN) {
-        dpf_dgauss_exact_t *x = malloc(sizeof *x);   /* ~56 KB: heap, as above */
-        if (x == NULL) return DPF_E_NOMEM;
-        st = dpf_dgauss_exact_prepare(x, sigma2_num, sigma2_den, 64);
-        if (st == DPF_OK) st = dpf_discrete_gaussian_exact_fill(r, x, out, n);
-        dpf_dgauss_exact_free(x);
-        free(x);
-        return st;
-    }
     st = dg_init(&g, sigma2_num, sigma2_den);
     if (st != DPF_OK) return st;
     for (i = 0; i < n; i++) {

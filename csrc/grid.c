@@ -60,16 +60,3 @@ int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k
     }
     return bad ? DPF_E_RANGE : DPF_OK;
 }
-
-int dpf_int_add(const int64_t *x, const int64_t *z, int64_t *out, size_t n)
-{
-    int bad = 0;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        /* overflow iff both operands have the sign opposite to the wrapped sum's */
-        const uint64_t s = (uint64_t)x[i] + (uint64_t)z[i];
-        bad |= (int)((((uint64_t)x[i] ^ s) & ((uint64_t)z[i] ^ s)) >> 63);
-        out[i] = (int64_t)s;
-    }
-    return bad ? DPF_E_RANGE : DPF_OK;
-}

@@ -6,8 +6,9 @@
 #include "dpfast/certified.h"
 #include "dpfast/exact.h"
 #include "dpfast/expfix.h"
-#include "dpfast/prepared.h"
+#include "dpfast/tables.h"
 #include "dpfast/dgauss.h"
+#include "dpfast/prepared.h"
 
 /* ================================================================ exact, prepared
  *
@@ -17,8 +18,8 @@
  * G = floor(Y/2^s) and L = Y mod 2^s are independent, G ~ Geometric(rho) with rho = q^(2^s),
  * and P(L = l) = (1-q) q^l / (1 - rho) on [0, 2^s).
  * Proof: P(G = g, L = l) = (1-q) q^(2^s g + l) = [(1 - rho) rho^g] [(1-q) q^l / (1 - rho)],
- * a product of a function of g and one of l, each summing to 1.  (This is the X = mQ + R
- * of issue 15 with m = 2^s; [CKS] Algorithm 2 uses the same split with m = s_num.)
+ * a product of a function of g and one of l, each summing to 1.  (The quotient/remainder
+ * split Y = mG + L with m = 2^s; [CKS] Algorithm 2 uses the same split with m = s_num.)
  *
  * Claim 2 (G by inversion).  With U uniform on [0, 1) and C_g = P(G <= g) = 1 - rho^(g+1),
  * G = #{g : C_g <= U} has the law of G.  A table holds C_0..C_(m-1), each as a certified
@@ -60,7 +61,7 @@
  * A tie of U against a threshold now has probability about m 2^-ubits <= 2^-15 per value,
  * finished exactly as before.
  *
- * Exactness of every comparison: see prepared.h.  The thresholds are computed from the
+ * Exactness of every comparison: see tables.h.  The thresholds are computed from the
  * public scale only (certified.c, 192 bits, outward rounding); nothing here uses libm.
  */
 
@@ -139,18 +140,6 @@ static uint32_t table_build(dpf_thr_t *thr, uint16_t *guide, const dpf_fxi_t *rh
     }
     dpf_guide_build(thr, g, guide, shift);
     return g;
-}
-
-void dpf_guide_build(const dpf_thr_t *thr, uint32_t m, uint16_t *guide, uint32_t shift)
-{
-    /* guide[i]: the thresholds certainly below every word of cell i (hi is nondecreasing) */
-    uint32_t i;
-    for (i = 0; i < (1u << DPF_XT_GUIDE_BITS); i++) {
-        uint64_t cellmin = ((uint64_t)i << XT_GUIDE_SHIFT) >> shift;
-        uint32_t k = i ? guide[i - 1] : 0;
-        while (k < m && thr[k].hi < cellmin) k++;
-        guide[i] = (uint16_t)k;
-    }
 }
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
@@ -232,30 +221,6 @@ static const dpf_fxi_t *xt_e1(xt_state_t *x)
         x->have_e1 = 1;
     }
     return &x->e1;
-}
-
-/* Is U < p, for the uniform U whose first *nw words are words[]?  U lies in
- * [u, u + 2^(-64 nw)): 1 once that interval is below the certified 704-bit interval of p,
- * 0 once it is at or above it, else one more word (kept: later comparisons of the same U
- * use it).  Undecided after 704 bits (probability < 2^-600): *err. */
-int dpf_u_below(dpf_rng_t *r, uint64_t *words, int *nw, const dpf_fxi_t *p, int *err)
-{
-    const int n = DPF_FXMAX;
-    dpf_fx_t u, uhi;
-    int j;
-    for (;;) {
-        dpf_fx_zero(&u);
-        for (j = 0; j < *nw; j++) u.w[n - 2 - j] = words[j];
-        uhi = u;
-        dpf_fx_add_at(&uhi, n - 1 - *nw, n);
-        if (dpf_fx_cmp(&uhi, &p->lo, n) <= 0) return 1;
-        if (dpf_fx_cmp(&u, &p->hi, n) >= 0) return 0;
-        if (*nw == n - 1) {
-            *err = DPF_E_RANGE;
-            return 0;
-        }
-        words[(*nw)++] = dpf_next_u64(r);
-    }
 }
 
 static int lazy_vs_interval(dpf_rng_t *r, uint64_t w, const dpf_fxi_t *p, int *err)
@@ -734,6 +699,24 @@ int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_
 {
     return dpf_dgauss_exact_prepare_ex(g, sigma2_num, sigma2_den, fast_bits,
                                        DPF_DGBLOCK_SPAN2);
+}
+
+int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
+                                 int crude, uint64_t *plo, uint64_t *phi)
+{
+    return dpf_dgblock_coin_bounds(g->blk, g->e_tab, j, u, crude, plo, phi);
+}
+
+int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
+                               uint64_t u, int64_t *out, size_t n)
+{
+    return dpf_dgblock_coin_fill(r, g->blk, g->e_tab, j, u, out, n);
+}
+
+int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
+                               uint64_t *hi)
+{
+    return dpf_dgblock_threshold(g->blk, j, lo, hi);
 }
 
 void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk)

@@ -518,8 +518,9 @@ static DPF_INLINE int s128_cmp(s128 a, s128 b)
  * fractional part with the same law for every candidate (memorylessness).  So the argmax of
  * the continuous noisy scores is the argmax of the geometric ones with uniform tie-breaking:
  * this is exactly one-sided exponential noisy max ([DR14] before Thm 3.13), which has the
- * law of permute-and-flip [MS20, DKSSWXZ21] -- not the exponential mechanism's (the SPEC
- * erratum on Thm 3.13).
+ * law of permute-and-flip [MS20, DKSSWXZ21] -- not the exponential mechanism's, as [DR14]
+ * Thm 3.13 states (an erratum: two candidates with scores 0 and c already tell the two
+ * laws apart).
  *
  * Laplace noise: exact discrete Laplace P(Z = z) proportional to exp(-gamma |z|).
  *

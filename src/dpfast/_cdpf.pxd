@@ -27,7 +27,6 @@ cdef extern from "dpfast/chacha.h" nogil:
         uint32_t key[8]
         uint32_t nonce[3]
         uint64_t counter
-    uint32_t dpf_fork_generation
     int dpf_chacha_global_init()
     dpf_chacha_t *dpf_chacha_alloc(int mode, int *mapped)
     void dpf_chacha_free(dpf_chacha_t *c, int mapped)
@@ -43,6 +42,9 @@ cdef extern from "dpfast/chacha.h" nogil:
     int dpf_chacha_impl_available(int impl)
     int dpf_chacha_best_impl()
     const char *dpf_chacha_impl_name(int impl)
+
+cdef extern from "dpfast/entropy.h" nogil:
+    uint32_t dpf_fork_generation
     int dpf_os_entropy(void *buf, size_t n)
     void dpf_secure_zero(void *p, size_t n)
 
@@ -68,7 +70,6 @@ cdef extern from "dpfast/continuous.h" nogil:
 
 cdef extern from "dpfast/grid.h" nogil:
     int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k)
-    int dpf_int_add(const int64_t *x, const int64_t *z, int64_t *out, size_t n)
 
 cdef extern from "dpfast/discrete.h" nogil:
     enum:

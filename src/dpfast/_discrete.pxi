@@ -18,8 +18,10 @@ cdef _rat_fill_fn _RAT_FILL[5]
 _RAT_FILL[:] = [dpf_bernoulli_rational_fill, dpf_bernoulli_exp_fill, dpf_geometric_fill,
                 dpf_discrete_laplace_fill, dpf_discrete_gaussian_fill]
 
-cdef extern from "dpfast/prepared.h":
+cdef extern from "dpfast/discrete.h":
     enum: DPF_EXACT_FILL_MIN
+
+cdef extern from "dpfast/prepared.h":
     int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
                                uint64_t *plo, uint64_t *phi) nogil
     void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi) nogil
@@ -27,15 +29,15 @@ cdef extern from "dpfast/prepared.h":
                                     uint64_t sigma2_den, unsigned fast_bits,
                                     unsigned span2) nogil
     void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk) nogil
-
-cdef extern from "dpfast/dgauss.h":
-    enum: DPF_DGBLOCK_SPAN2, DPF_DGBLOCK_TMIN
     int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
                                      int crude, uint64_t *plo, uint64_t *phi) nogil
     int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
                                    uint64_t *hi) nogil
     int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
                                    uint64_t u, int64_t *out, size_t n) nogil
+
+cdef extern from "dpfast/dgauss.h":
+    enum: DPF_DGBLOCK_SPAN2, DPF_DGBLOCK_TMIN
 
 # The bulk fills below run through _sliced (_continuous.pxi): one job, its slices.
 cdef enum _int_kind:

@@ -4,11 +4,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "dpfast/exact.h"
+#include "dpfast/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define DPF_BIG_MAX_LIMBS 20          /* multi-word rationals: at most 1280 bits */
 
 /* ---------------------------------------------------------------- certified arithmetic */
 

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "dpfast/common.h"
+#include "dpfast/entropy.h"   /* the layer below: OS entropy and fork safety */
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,11 +55,8 @@ typedef struct dpf_chacha {
 
 #define DPF_CHACHA_MAGIC 0x64706661737443ULL
 
-/* Incremented in every forked child (pthread_atfork).  A buffer filled under an older
- * generation is never handed out. */
-extern volatile uint32_t dpf_fork_generation;
-
-/* One-time set-up: CPU dispatch and fork handlers.  Returns 0 on success. */
+/* One-time set-up: CPU dispatch and the fork handlers (dpf_fork_init).  Returns 0 on
+ * success. */
 int dpf_chacha_global_init(void);
 
 /* Allocate a zeroed state; OS-mode states go in their own pages with MADV_WIPEONFORK
@@ -101,15 +99,6 @@ int dpf_chacha_keystream(int impl, const uint8_t key[32], const uint8_t nonce[12
 int dpf_chacha_impl_available(int impl);
 int dpf_chacha_best_impl(void);
 const char *dpf_chacha_impl_name(int impl);
-
-/* The calling process's id (getpid; GetCurrentProcessId on Windows). */
-uint64_t dpf_process_id(void);
-
-/* Fill buf with n bytes of OS entropy: 0 on success, DPF_E_ENTROPY otherwise. */
-int dpf_os_entropy(void *buf, size_t n);
-
-/* Overwrite memory in a way the compiler may not elide. */
-void dpf_secure_zero(void *p, size_t n);
 
 #ifdef __cplusplus
 }

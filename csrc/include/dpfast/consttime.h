@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+#define DPF_DLAP_CT_MAX_DIGITS 62     /* bitwise geometric: |value| < 2^62 */
+#define DPF_DGAUSS_CT_MAX 4096        /* cumulative table entries (sigma up to ~410) */
+
 /* A cycle-resolution tick counter for the timing probe (bench/timing_probe.py): rdtsc on
  * x86, the virtual counter on arm64, clock() elsewhere.  Never used to sample. */
 static DPF_INLINE uint64_t dpf_ticks(void)

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "dpfast/prepared.h"
+#include "dpfast/tables.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,16 +40,16 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
 int dpf_dgblock_fill(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_tab)[2],
                      int64_t *out, size_t n);
 
-/* Test hooks (DPF_E_PARAM without a block sampler or out of range): *plo <= 2^64 p <= *phi
- * for the block coin p = exp(-u (2 j m + u) / (2 sigma^2)) (crude: the first, wider
- * enclosure); n draws of that coin by the fill's own code (V from a fresh word's top
- * bits); the stored bounds of the threshold C_j (64 - shift bits). */
-int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
-                                 int crude, uint64_t *plo, uint64_t *phi);
-int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
-                               uint64_t u, int64_t *out, size_t n);
-int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
-                               uint64_t *hi);
+/* Test hooks, reached through the dpf_dgauss_block_* hooks of prepared.h (DPF_E_PARAM
+ * when k is NULL or j, u are out of range): *plo <= 2^64 p <= *phi for the block coin
+ * p = exp(-u (2 j m + u) / (2 sigma^2)) (crude: the first, wider enclosure); n draws of
+ * that coin by the fill's own code (V from a fresh word's top bits); the stored bounds of
+ * the threshold C_j (64 - shift bits). */
+int dpf_dgblock_coin_bounds(const dpf_dgblock_t *k, const uint64_t (*e_tab)[2], uint64_t j,
+                            uint64_t u, int crude, uint64_t *plo, uint64_t *phi);
+int dpf_dgblock_coin_fill(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_tab)[2],
+                          uint64_t j, uint64_t u, int64_t *out, size_t n);
+int dpf_dgblock_threshold(const dpf_dgblock_t *k, uint64_t j, uint64_t *lo, uint64_t *hi);
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,12 @@
  *
  * One file per job, each with its header (included here):
  *   exact.h / exact.c            the [CKS] loops, no set-up
+ *   tables.h / tables.c          certified threshold tables and their exact ties
  *   prepared.h / prepared.c      prepared exact samplers: certified coins, exact ties
+ *   dgauss.h / dgauss.c          the prepared discrete Gaussian by blocks
  *   consttime.h / consttime.c    constant-time samplers and their slack
  *   certified.h / certified.c    multi-word integers, certified fixed-point intervals
+ *   discrete.c                   the fills below: the choice of loop or prepared sampler
  *
  * Every kernel takes a dpf_rng_t first and reads 64-bit words from it; exactness assumes
  * those words are independent and uniform.  No function here calls libm.
@@ -45,4 +48,21 @@
 #include "dpfast/consttime.h"
 #include "dpfast/certified.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The fills of the exact laws (discrete.c): the [CKS] loops of exact.h (*_cks_fill) below
+ * DPF_EXACT_FILL_MIN values, the prepared samplers of prepared.h (set up for the call)
+ * from there on.  The same law either way; the status conventions of exact.h. */
+#define DPF_EXACT_FILL_MIN 16384
+int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n);
+int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                              size_t n);
+int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                               int64_t *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,16 +6,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "dpfast/certified.h"   /* DPF_BIG_MAX_LIMBS */
 #include "dpfast/rng.h"
 #include "dpfast/status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define DPF_BIG_MAX_LIMBS 20          /* multi-word rationals: at most 1280 bits */
-#define DPF_DLAP_CT_MAX_DIGITS 62     /* bitwise geometric: |value| < 2^62 */
-#define DPF_DGAUSS_CT_MAX 4096        /* cumulative table entries (sigma up to ~410) */
 
 /* ---------------------------------------------------------------- exact */
 
@@ -44,16 +41,21 @@ int dpf_bernoulli_exp_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t
 /* Scale t = s_num/s_den > 0 (both >= 1).  Geometric: P(k) ∝ exp(-k/t), k >= 0.
  * Discrete Laplace: P(x) ∝ exp(-|x|/t), x in Z. */
 int dpf_geometric(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out);
-int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n);
 int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out);
-int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
-                              size_t n);
 
 /* sigma^2 = sigma2_num/sigma2_den > 0: P(x) ∝ exp(-x^2 / (2 sigma^2)), x in Z. */
 int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
                           int64_t *out);
-int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
-                               int64_t *out, size_t n);
+
+/* The same laws for arrays by the [CKS] loops, value after value.  Callers use the fills
+ * of discrete.h (dpf_geometric_fill, ...), which choose between these and the prepared
+ * samplers by the array's length. */
+int dpf_geometric_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                           size_t n);
+int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                                  size_t n);
+int dpf_discrete_gaussian_cks_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
+                                   int64_t *out, size_t n);
 
 /* Internal, shared with csrc/prepared.c (which builds on the [CKS] coins). */
 

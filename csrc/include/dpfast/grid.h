@@ -16,8 +16,5 @@
  * meaningful) if some |z[i]| >= 2^53, where g * z[i] would not be exact. */
 int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k);
 
-/* out[i] = x[i] + z[i] for integers; DPF_E_RANGE if a sum would overflow int64. */
-int dpf_int_add(const int64_t *x, const int64_t *z, int64_t *out, size_t n);
-
 #endif
 

@@ -5,6 +5,7 @@
 
 #include "dpfast/certified.h"
 #include "dpfast/exact.h"
+#include "dpfast/tables.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,19 +34,11 @@ extern "C" {
  * other 64 - s - 9 >= 24 bits, continued exactly by fresh words on a tie); two above (G's
  * word; L's word, which also holds the sign).
  *
- * Every comparison of a uniform word w with a certified interval [lo, hi] of 2^64 p is
- * exact: w < lo gives U < p and w > hi gives U >= p, since the uniform real in
- * [w, w+1)/2^64 is then certainly below or above p.  Otherwise (probability about 2^-64
- * per threshold; below 2^-24 for the polynomial enclosure) the comparison continues exactly
- * with further words against a 704-bit certified interval of p, computed on first need;
- * only if that is still undecided (probability below 2^-600 per draw) does the fill
- * return DPF_E_RANGE rather than a value.  fast_bits < 64 makes the first comparison
+ * Every comparison of a uniform word with a certified threshold or coin is exact, by the
+ * discipline of tables.h: one its first word leaves undecided (probability about 2^-64 per
+ * threshold; below 2^-24 for the polynomial enclosure) continues exactly, and only one still
+ * undecided after 704 bits returns DPF_E_RANGE.  fast_bits < 64 makes the first comparison
  * coarser (tests use it to exercise the exact continuation); use 64. */
-#define DPF_XT_MAX 512          /* table entries: m <= 512 */
-#define DPF_XT_GUIDE_BITS 12
-typedef struct dpf_thr {
-    uint64_t lo, hi;              /* floor(2^fast_bits C) over the certified interval of C */
-} dpf_thr_t;
 
 typedef struct dpf_dlap_exact {
     uint64_t s_num, s_den;        /* the scale t, in lowest terms */
@@ -118,15 +111,16 @@ int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, u
                            uint64_t *phi);
 void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi);
 
-/* Internal, shared with dgauss.c: the exact continuation of a uniform U (its first *nw
- * words in words[]) against a 704-bit interval p: 1 if U < p (prepared.c), and the guide
- * table of nondecreasing thresholds thr[0..m-1] (64 - shift bits each). */
-int dpf_u_below(dpf_rng_t *r, uint64_t *words, int *nw, const dpf_fxi_t *p, int *err);
-void dpf_guide_build(const dpf_thr_t *thr, uint32_t m, uint16_t *guide, uint32_t shift);
-
-/* The unprepared fills (dpf_geometric_fill, dpf_discrete_laplace_fill,
- * dpf_discrete_gaussian_fill) prepare and use these when n >= DPF_EXACT_FILL_MIN. */
-#define DPF_EXACT_FILL_MIN 16384
+/* Test hooks of the block sampler (dgauss.h; DPF_E_PARAM without a block sampler or out of
+ * range): *plo <= 2^64 p <= *phi for the block coin p = exp(-u (2 j m + u) / (2 sigma^2))
+ * (crude: the first, wider enclosure); n draws of that coin by the fill's own code (V from
+ * a fresh word's top bits); the stored bounds of the threshold C_j (64 - shift bits). */
+int dpf_dgauss_block_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t u,
+                                 int crude, uint64_t *plo, uint64_t *phi);
+int dpf_dgauss_block_coin_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t j,
+                               uint64_t u, int64_t *out, size_t n);
+int dpf_dgauss_block_threshold(const dpf_dgauss_exact_t *g, uint64_t j, uint64_t *lo,
+                               uint64_t *hi);
 
 #ifdef __cplusplus
 }
