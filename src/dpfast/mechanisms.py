@@ -51,6 +51,8 @@ from . import random as _random
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._privacy import Cost, charge
+from ._privacy import Rng as _Rng
 from ._typing import PrivacyParam
 from ._calibration import (
     classic_gaussian_sigma,
@@ -84,8 +86,9 @@ _SCALAR_LAPLACE_PLANS: dict[tuple[float, float], Any] = {}
 #: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
 #: the input's shape otherwise.
 Released = Union[int, float, npt.NDArray[np.int64], npt.NDArray[np.float64]]
-#: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
-Rng = Union[None, np.random.BitGenerator, np.random.Generator]
+#: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator
+#: (dpfast._privacy.Rng, its one definition).
+Rng = _Rng
 
 
 # ------------------------------------------------------------------ helpers
@@ -184,13 +187,6 @@ def _dlap(num: int, den: int) -> Any:
 def _dgauss(num: int, den: int) -> Any:
     """The prepared exact discrete Gaussian sampler of sigma^2 = num/den (public)."""
     return _core.DiscreteGaussianExact(num, den)
-
-
-def _charge(budget: Any, epsilon: float, delta: float, label: str) -> None:
-    """Charge the budget that ``_v.budget`` resolved (None: nothing; never resolved
-    again, which would find the active budget a second time)."""
-    if budget is not None:
-        budget.spend(epsilon, delta, label=label)
 
 
 def _release(apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool,
@@ -368,9 +364,7 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
             plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _core.ScalarPlan(sampler, k)
         lab = "laplace_mechanism" if label is None else _label(label, "laplace_mechanism")
         gen = None if rng is None else _core.secure_rng(rng)
-        charged = _active_budget() if budget is None else _v.budget(budget)
-        if charged is not None:
-            charged.spend(epsilon, 0.0, label=lab)
+        charge(_active_budget() if budget is None else _v.budget(budget), Cost(epsilon, 0.0), lab)
         if gen is None:
             # the thread's private OS-keyed scalar stream (_core.ScalarPlan): the same C
             # calls on the same plan as grid_release, without the generator's lock
@@ -392,18 +386,18 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
                 "range of doubles")
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, 0.0, label)
+        charge(budget, Cost(epsilon, 0.0), label)
         return cast(Released, data + _random.laplace(scale=scale,
                                                      size=None if scalar else data.shape,
                                                      rng=gen, workers=nworkers))
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
-        _charge(budget, epsilon, 0.0, label)
+        charge(budget, Cost(epsilon, 0.0), label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
-    _charge(budget, epsilon, 0.0, label)
+    charge(budget, Cost(epsilon, 0.0), label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
@@ -501,18 +495,18 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Pr
     if mode == "fast":
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, delta, label)
+        charge(budget, Cost(epsilon, delta), label)
         return cast(Released, data + _random.normal(scale=sigma,
                                                     size=None if scalar else data.shape,
                                                     rng=gen, workers=nworkers))
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        _charge(budget, epsilon, delta, label)
+        charge(budget, Cost(epsilon, delta), label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    _charge(budget, epsilon, delta, label)
+    charge(budget, Cost(epsilon, delta), label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 

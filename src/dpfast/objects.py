@@ -55,10 +55,9 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, cast
+from typing import Any, ClassVar, cast
 
 import numpy.typing as npt
-from numpy.random import BitGenerator, Generator
 
 from . import _core, _parallel
 from . import _validation as _v
@@ -72,55 +71,31 @@ from ._active import NO_BUDGET
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._privacy import Budget, Cost, Rng, charge
+from ._privacy import decimal_up as _decimal_up  # a reported bound, docs/accounting.md
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
            "ExponentialMechanism", "RandomizedResponse"]
 
 _INF = math.inf
 
-#: ``rng=``: None (the calling thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
-_Rng = None | BitGenerator | Generator
+#: ``rng=`` and ``budget=`` (the one definitions are in dpfast._privacy)
+_Rng = Rng
+_Budget = Budget
 
-
-class _Budget(Protocol):
-    """What ``budget=`` needs (dpfast.accounting.PrivacyBudget, a ledger budget, ...)."""
-
-    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
-
-
-class _ZcdpBudget(Protocol):
-    composition: str
-
-    def spend_rho(self, rho: Any, *, label: str | None = ...) -> object: ...
-
-
-class PrivacyCost(NamedTuple):
-    """The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
-    (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up."""
-
-    epsilon: float | None
-    delta: float | None
-    rho: float
-
-
-def _up(q: Fraction) -> float:
-    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
-    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
-    return _v.decimal_up(Fraction(q))
+#: The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
+#: (``None`` when only rho was given), ``rho`` for rho-zCDP; floats rounded up.  The one
+#: privacy-cost class (:class:`dpfast.accounting.Cost`).
+PrivacyCost = Cost
 
 
 def _pure_cost(epsilon: float) -> PrivacyCost:
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
+    return PrivacyCost(epsilon, 0.0, _decimal_up(_v.charged(epsilon) ** 2 / 2))
 
 
 def _interval(half_width: float, value: float) -> tuple[float, float]:
     return (value - half_width, value + half_width)
-
-
-def _is_zcdp(budget: object) -> TypeGuard[_ZcdpBudget]:
-    return (getattr(budget, "composition", None) == "zcdp"
-            and callable(getattr(budget, "spend_rho", None)))
 
 
 class _Mechanism:
@@ -262,9 +237,7 @@ class Laplace(_LaplaceFamily):
                 return _core.grid_release(sampler, value, k, None)
             lab = _label(label, "laplace_mechanism")
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
-            charged = _v.budget(budget)
-            if charged is not None:
-                charged.spend(self.epsilon, 0.0, label=lab)
+            charge(_v.budget(budget), Cost(self.epsilon, 0.0), lab)
             return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
@@ -337,9 +310,7 @@ class DiscreteLaplace(_LaplaceFamily):
                 return _core.int_release(self._sampler, _v._clamp_int(value), None)
             lab = _label(label, "laplace_mechanism")
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
-            charged = _v.budget(budget)
-            if charged is not None:
-                charged.spend(self.epsilon, 0.0, label=lab)
+            charge(_v.budget(budget), Cost(self.epsilon, 0.0), lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                       rng=rng, budget=budget, label=label)
@@ -457,7 +428,7 @@ class Gaussian(_NoiseBound):
             self.epsilon = None if dl is None else zcdp_to_dp(_v.float_up(self._rho_x), dl)
             _rho_int_sampler(self.sensitivity, self._rho_x)
             self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
-        self.rho = _up(self._rho_x)
+        self.rho = _decimal_up(self._rho_x)
         self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
     def _eps_plan_rho(self, integer: bool, d: int) -> Fraction:
@@ -486,20 +457,6 @@ class Gaussian(_NoiseBound):
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def _charge(self, budget: Any, rho_x: Fraction, label: str) -> None:
-        """Charge the budget ``_v.budget`` resolved (None: nothing)."""
-        if budget is None:
-            return
-        if _is_zcdp(budget):
-            budget.spend_rho(rho_x, label=label)
-            return
-        if self.epsilon is None:
-            raise PrivacyParameterError(
-                "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
-                "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
-                "(epsilon, delta)")
-        budget.spend(self.epsilon, self.delta, label=label)
-
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
                 workers: int | None = None, label: str | None = None) -> _m.Released:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
@@ -526,21 +483,23 @@ class Gaussian(_NoiseBound):
         gen = _core.secure_rng(rng)                       # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
+            # charge(): the exact rho on a zCDP budget, else (epsilon, delta) -- refused
+            # (PrivacyParameterError) when no delta= was given
             if integer:
                 sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
-                self._charge(budget, self._rho_x, label)
+                charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
             k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
-            self._charge(budget, self._rho_x, label)
+            charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
             return _m._shape_like(_m._release(
                 lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
                 nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
-        self._charge(budget, rho_x, label)
+        charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
         # the epsilon/delta form: both were given
         return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
                                      delta=cast(float, self.delta),
@@ -601,7 +560,7 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0, _up(_sel.selection_rho("exponential", self.epsilon)))
+        return PrivacyCost(self.epsilon, 0.0, _decimal_up(_sel.selection_rho("exponential", self.epsilon)))
 
     def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
