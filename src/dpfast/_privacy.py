@@ -179,9 +179,9 @@ def charge(budget: Budget | None, cost: Cost, label: str | None) -> None:
         return
     if cost.epsilon is None:
         raise PrivacyParameterError(
-            "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
-            "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
-            "(epsilon, delta)")
+            f"{label or 'this release'}: a Gaussian given rho= or sigma= without delta= can "
+            "charge only a zCDP budget (PrivacyBudget(composition='zcdp', ...)); give "
+            "delta= to charge (epsilon, delta)")
     budget.spend(cost.epsilon, cost.delta, label=label)
 
 

@@ -52,7 +52,6 @@ Gaussian, Thm 14); Bun & Steinke, TCC 2016 (zCDP); Mironov, CCS 2012 (grid relea
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 from typing import Any, ClassVar, cast
@@ -318,30 +317,6 @@ class DiscreteLaplace(_LaplaceFamily):
 
 # ------------------------------------------------------------------ Gaussian
 
-@functools.lru_cache(maxsize=256)
-def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
-    """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
-    sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
-    return _m._dgauss(*_m._ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
-
-
-@functools.lru_cache(maxsize=256)
-def _rho_grid_plan(l2: float, rho: Fraction, d: int) -> tuple[int, Any]:
-    """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
-    coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
-    of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
-    ``l2 / 2^k + ceil(sqrt(d))`` and s^2 is that squared over 2 rho, rounded up
-    (Thm 14 of CKS 2020 again)."""
-    k = _m._grid_exponent(float(l2 / math.sqrt(2 * rho)), _m._GAUSS_GRID_BITS, None)
-    steps = Fraction(l2) / Fraction(2) ** k + _m._sqrt_ceil(d)
-    s2 = steps * steps / (2 * rho)
-    if s2 > _m._GAUSS_MAX_STEPS ** 2:
-        raise PrivacyParameterError(
-            f"{d} coordinates need a grid finer than 2^-26 of sigma; release fewer "
-            "coordinates at once")
-    return k, _m._dgauss(*_m._ceil_rational(s2))
-
-
 class Gaussian(_NoiseBound):
     """The Gaussian mechanism as an object, specified one of three ways.
 
@@ -426,24 +401,21 @@ class Gaussian(_NoiseBound):
             dl = None if delta is None else _v.delta(delta, allow_zero=False)
             self.delta = dl
             self.epsilon = None if dl is None else zcdp_to_dp(_v.float_up(self._rho_x), dl)
-            _rho_int_sampler(self.sensitivity, self._rho_x)
-            self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
+            _m._rho_int_sampler(self.sensitivity, self._rho_x)
+            self._scalar = _m._rho_grid_plan(self.sensitivity, self._rho_x, 1)
         self.rho = _decimal_up(self._rho_x)
         self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
     def _eps_plan_rho(self, integer: bool, d: int) -> Fraction:
-        """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
-        (sensitivity in sampler units)^2 / (2 s^2), s^2 read from the prepared sampler."""
+        """Exact rho of the function path's plan for d coordinates
+        (:func:`dpfast.mechanisms._plan_rho`)."""
         if integer:
             sampler = _m._dgauss(*_m._ceil_rational(Fraction(_m._gauss_sigma(
                 self.epsilon, self.delta, self.sensitivity, d, self.calibration)) ** 2))
-            steps = Fraction(self.sensitivity)
-        else:
-            k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
-                                             self.calibration, None)
-            steps = Fraction(self.sensitivity) / Fraction(2) ** k + _m._sqrt_ceil(d)
-        num, den = sampler.sigma2
-        return Fraction(steps * steps * den, 2 * num)
+            return _m._plan_rho(self.sensitivity, None, d, sampler)
+        k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
+                                         self.calibration, None)
+        return _m._plan_rho(self.sensitivity, k, d, sampler)
 
     @property
     def variance(self) -> float:
@@ -486,12 +458,12 @@ class Gaussian(_NoiseBound):
             # charge(): the exact rho on a zCDP budget, else (epsilon, delta) -- refused
             # (PrivacyParameterError) when no delta= was given
             if integer:
-                sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
+                sampler = _m._rho_int_sampler(self.sensitivity, self._rho_x)
                 charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
-            k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
+            k, sampler = self._scalar if d == 1 else _m._rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
             charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
             return _m._shape_like(_m._release(
@@ -560,7 +532,8 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0, _decimal_up(_sel.selection_rho("exponential", self.epsilon)))
+        return PrivacyCost(self.epsilon, 0.0,
+                           _decimal_up(_sel.selection_rho("exponential", self.epsilon)))
 
     def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""

@@ -443,7 +443,8 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
     gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
     _check_noise(epsilon, 1, mode)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)   # after the work that can fail, before any noise
+    # after the work that can fail, before any noise
+    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 

@@ -101,7 +101,8 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     plan_noise(epsilon, None, float(workload.n_queries), workload.n_queries, mode)
-    charge(_v.budget(budget), charged_amounts(PrivacyCost(epsilon, 0.0)), _label(label, "laplace_per_query"))
+    charge(_v.budget(budget), charged_amounts(PrivacyCost(epsilon, 0.0)),
+           _label(label, "laplace_per_query"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
@@ -132,7 +133,8 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
                                             budget)
     l1, _ = workload.sensitivity()
     plan_noise(epsilon, None, l1, workload.n_queries, mode)
-    charge(_v.budget(budget), charged_amounts(PrivacyCost(epsilon, 0.0)), _label(label, "laplace_marginals"))
+    charge(_v.budget(budget), charged_amounts(PrivacyCost(epsilon, 0.0)),
+           _label(label, "laplace_marginals"))
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
