@@ -43,6 +43,7 @@ def test_cost_is_the_named_tuple_it_replaces():
     assert c._fields == ("epsilon", "delta", "rho") and len(c) == 3
     assert c._asdict() == {"epsilon": 0.5, "delta": 0.0, "rho": 0.125}
     assert P.Cost(1.0, 0.0) == (1.0, 0.0, None)                  # rho defaults to None
+    assert c != [0.5, 0.0, 0.125] and c != 0.5 and c != (0.5, 0.0) and not c == None  # noqa: E711
     assert repr(c) == "Cost(epsilon=0.5, delta=0.0, rho=0.125)"
     assert c.parts == () and c.breakdown == {} and c.certified is True
     with pytest.raises(AttributeError):

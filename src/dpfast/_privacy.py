@@ -135,12 +135,15 @@ class Cost(tuple[Any, ...]):
         raise AttributeError(f"Cost is immutable: cannot delete {name!r}")
 
     def __eq__(self, other: object) -> bool:
+        if not isinstance(other, tuple):
+            return NotImplemented
         if not tuple.__eq__(self, other):
             return False
         return not isinstance(other, Cost) or self._extras() == other._extras()
 
     def __ne__(self, other: object) -> bool:
-        return not self == other
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
         return hash((tuple(self), self.parts))
