@@ -14,9 +14,9 @@ from fractions import Fraction
 import pytest
 
 import dpfast
+from dpfast import PrivacyParameterError
 from dpfast import _privacy as P
 from dpfast.accounting import PrivacyBudget
-from dpfast import PrivacyParameterError
 
 SRC = pathlib.Path(dpfast.__file__).resolve().parent
 

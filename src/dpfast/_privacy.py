@@ -19,7 +19,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from numpy.random import BitGenerator, Generator
 
@@ -178,7 +178,7 @@ def charge(budget: Budget | None, cost: Cost, label: str | None) -> None:
     if budget is None:
         return
     if cost.rho is not None and is_zcdp(budget):
-        getattr(budget, "spend_rho")(cost.rho, label=label)
+        cast(Any, budget).spend_rho(cost.rho, label=label)     # is_zcdp checked it
         return
     if cost.epsilon is None:
         raise PrivacyParameterError(
