@@ -19,6 +19,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
+from operator import itemgetter
 from typing import Any, Protocol, TypeAlias, cast, runtime_checkable
 
 from numpy.random import BitGenerator, Generator
@@ -93,25 +94,18 @@ class Cost(tuple[Any, ...]):
                 variant: str | None = None, certified: bool = True,
                 n_samples: int | None = None, adjacency: str | None = None,
                 formula_version: str | None = None) -> Cost:
-        self = super().__new__(cls, (epsilon, delta, rho))
-        if parts or variant is not None or certified is not True or n_samples is not None \
-                or adjacency is not None or formula_version is not None:
+        self = tuple.__new__(cls, (epsilon, delta, rho))
+        if parts or not (variant is None and certified is True and n_samples is None
+                         and adjacency is None and formula_version is None):
             self.__dict__.update(parts=tuple(parts), variant=variant, certified=certified,
                                  n_samples=n_samples, adjacency=adjacency,
                                  formula_version=formula_version)
         return self
 
-    @property
-    def epsilon(self) -> Any:
-        return self[0]
-
-    @property
-    def delta(self) -> Any:
-        return self[1]
-
-    @property
-    def rho(self) -> Any:
-        return self[2]
+    # the tuple's fields, read as NamedTuple fields are (a C-level getter)
+    epsilon = property(itemgetter(0), doc="epsilon of (epsilon, delta)-DP, or None")
+    delta = property(itemgetter(1), doc="delta of (epsilon, delta)-DP, or None")
+    rho = property(itemgetter(2), doc="rho of rho-zCDP, or None")
 
     @property
     def breakdown(self) -> dict[str, Any]:
@@ -177,15 +171,16 @@ def charge(budget: Budget | None, cost: Cost, label: str | None) -> None:
     ``PrivacyParameterError``, before anything is charged."""
     if budget is None:
         return
-    if cost.rho is not None and is_zcdp(budget):
-        cast(Any, budget).spend_rho(cost.rho, label=label)     # is_zcdp checked it
+    epsilon, delta, rho = cost
+    if rho is not None and is_zcdp(budget):
+        cast(Any, budget).spend_rho(rho, label=label)     # is_zcdp checked it
         return
-    if cost.epsilon is None:
+    if epsilon is None:
         raise PrivacyParameterError(
             f"{label or 'this release'}: a Gaussian given rho= or sigma= without delta= can "
             "charge only a zCDP budget (PrivacyBudget(composition='zcdp', ...)); give "
             "delta= to charge (epsilon, delta)")
-    budget.spend(cost.epsilon, cost.delta, label=label)
+    budget.spend(epsilon, delta, label=label)
 
 
 # ---- directed rounding ----------------------------------------------------------------

@@ -403,7 +403,9 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
             plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _core.ScalarPlan(sampler, k)
         lab = "laplace_mechanism" if label is None else _label(label, "laplace_mechanism")
         gen = None if rng is None else _core.secure_rng(rng)
-        charge(_active_budget() if budget is None else _v.budget(budget), Cost(epsilon, 0.0), lab)
+        charged = _active_budget() if budget is None else _v.budget(budget)
+        if charged is not None:
+            charge(charged, Cost(epsilon, 0.0), lab)
         if gen is None:
             # the thread's private OS-keyed scalar stream (_core.ScalarPlan): the same C
             # calls on the same plan as grid_release, without the generator's lock
@@ -425,18 +427,21 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
                 "range of doubles")
         data = _as_float(integer, data, scalar)
-        charge(budget, Cost(epsilon, 0.0), label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, 0.0), label)
         return cast(Released, data + _random.laplace(scale=scale,
                                                      size=None if scalar else data.shape,
                                                      rng=gen, workers=nworkers))
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
-        charge(budget, Cost(epsilon, 0.0), label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, 0.0), label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
-    charge(budget, Cost(epsilon, 0.0), label)
+    if budget is not None:
+        charge(budget, Cost(epsilon, 0.0), label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
@@ -557,19 +562,22 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = N
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
         rho_x = Fraction(l2) ** 2 / (2 * Fraction(sigma) ** 2) if zcdp else None
-        charge(budget, Cost(epsilon, delta, rho_x), label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, delta, rho_x), label)
         return cast(Released, data + _random.normal(scale=sigma,
                                                     size=None if scalar else data.shape,
                                                     rng=gen, workers=nworkers))
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        charge(budget, Cost(epsilon, delta, _plan_rho(l2, None, d, sampler) if zcdp else None),
-               label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, delta, _plan_rho(l2, None, d, sampler) if zcdp else None),
+                   label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    charge(budget, Cost(epsilon, delta, _plan_rho(l2, k, d, sampler) if zcdp else None), label)
+    if budget is not None:
+        charge(budget, Cost(epsilon, delta, _plan_rho(l2, k, d, sampler) if zcdp else None), label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
@@ -604,17 +612,20 @@ def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam |
                 f"l2_sensitivity / sqrt(2 rho) = {l2_sensitivity!r} / sqrt(2 * {rho!r}) is "
                 "outside the range of doubles")
         data = _as_float(integer, data, scalar)
-        charge(budget, cost, label)
+        if budget is not None:
+            charge(budget, cost, label)
         return cast(Released, data + _random.normal(scale=sigma,
                                                     size=None if scalar else data.shape,
                                                     rng=gen, workers=nworkers))
     if integer:
         sampler = _rho_int_sampler(l2, rho_x)
-        charge(budget, cost, label)
+        if budget is not None:
+            charge(budget, cost, label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     k, sampler = _rho_grid_plan(l2, rho_x, d, granularity)
-    charge(budget, cost, label)
+    if budget is not None:
+        charge(budget, cost, label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 

@@ -236,7 +236,9 @@ class Laplace(_LaplaceFamily):
                 return _core.grid_release(sampler, value, k, None)
             lab = _label(label, "laplace_mechanism")
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
-            charge(_v.budget(budget), Cost(self.epsilon, 0.0), lab)
+            charged = _v.budget(budget)
+            if charged is not None:
+                charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
@@ -309,7 +311,9 @@ class DiscreteLaplace(_LaplaceFamily):
                 return _core.int_release(self._sampler, _v._clamp_int(value), None)
             lab = _label(label, "laplace_mechanism")
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
-            charge(_v.budget(budget), Cost(self.epsilon, 0.0), lab)
+            charged = _v.budget(budget)
+            if charged is not None:
+                charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                       rng=rng, budget=budget, label=label)
@@ -459,19 +463,22 @@ class Gaussian(_NoiseBound):
             # (PrivacyParameterError) when no delta= was given
             if integer:
                 sampler = _m._rho_int_sampler(self.sensitivity, self._rho_x)
-                charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
+                if budget is not None:
+                    charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
             k, sampler = self._scalar if d == 1 else _m._rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
-            charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
+            if budget is not None:
+                charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
             return _m._shape_like(_m._release(
                 lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
                 nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
-        charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
+        if budget is not None:
+            charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
         # the epsilon/delta form: both were given
         return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
                                      delta=cast(float, self.delta),

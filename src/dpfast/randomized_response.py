@@ -178,7 +178,9 @@ def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
     label = _label(label, "coin_response")
     bits, scalar = _truth_bits(truth)
     gen = _core.secure_rng(rng)
-    charge(_v.budget(budget), Cost(math.log(3.0), 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(math.log(3.0), 0.0), label)
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
@@ -235,7 +237,9 @@ def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: Rng
     bits, scalar = _truth_bits(truth)
     gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, 2)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
@@ -309,7 +313,9 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
     gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, k)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     out: I64Array = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
     return int(out.reshape(())) if scalar else out
 

@@ -295,10 +295,14 @@ def exponential_mechanism(
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        charge(_v.budget(budget), _selection_cost("exponential", epsilon), label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, _selection_cost("exponential", epsilon), label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    charge(_v.budget(budget), _selection_cost("exponential", epsilon), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, _selection_cost("exponential", epsilon), label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -418,12 +422,13 @@ def report_noisy_max(
     gamma = _fast_gamma(eps, sens, mono) if mode == "fast" else 0.0
     if return_value:
         _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
-    if return_value:   # a selection and a Laplace release: (eps + value_eps)-DP together
-        charge(_v.budget(budget), Cost(_v.charged(eps) + _v.charged(value_eps), 0.0), label)
-    else:
-        charge(_v.budget(budget), _selection_cost("report_noisy_max" if noise == "laplace"
-                                                  else "report_noisy_max_exponential", eps),
-               label)
+    charged = _v.budget(budget)
+    if charged is not None and return_value:
+        # a selection and a Laplace release: (eps + value_eps)-DP together
+        charge(charged, Cost(_v.charged(eps) + _v.charged(value_eps), 0.0), label)
+    elif charged is not None:
+        charge(charged, _selection_cost("report_noisy_max" if noise == "laplace"
+                                        else "report_noisy_max_exponential", eps), label)
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
@@ -513,7 +518,9 @@ def permute_and_flip(
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    charge(_v.budget(budget), _selection_cost("permute_and_flip", epsilon), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, _selection_cost("permute_and_flip", epsilon), label)
     if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
@@ -570,10 +577,14 @@ def top_k(
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
-        charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, Cost(epsilon, 0.0), label)
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _core.topk_fast(arr, gamma, k, rng)
 
 
