@@ -59,7 +59,8 @@ class ChargeOnce:
 
     def spend(self, epsilon: Any, delta: Any, *, label: str | None = None) -> None:
         if not self._spent:
-            charge(self._budget, Cost(self._epsilon, 0.0), label)
+            if self._budget is not None:
+                charge(self._budget, Cost(self._epsilon, 0.0), label)
             self._spent = True
 
 

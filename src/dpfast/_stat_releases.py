@@ -185,7 +185,9 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     label = _label(label, "variance")
     arr = _real_array(values)
     gen = _core.secure_rng(rng)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     x = finite_records(arr, lo, hi)
     q = np.clip(np.rint(x / step), qlo, qhi).astype(np.int64)
     h = 2 * q - (qlo + qhi)
@@ -359,7 +361,9 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
         raise PrivacyParameterError(
             f"epsilon={epsilon!r} is too small to split between {_depth(len(levels))} levels "
             "of quantiles (each must be at least the smallest double)")
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)
 
@@ -449,7 +453,9 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
         raise ValueError(f"values must be one-dimensional (one category per record); got "
                          f"shape {arr.shape}: pass the one column to count")
     gen = _core.secure_rng(rng)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     uniq, codes, n_codes = _factorize(arr, "values")
     assert uniq is not None                 # need_uniques=True always returns them
     pos = _keys.lookup(where, _keys.canonical_of(uniq))

@@ -668,8 +668,9 @@ def grouped_release(
     as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
     gen = _core.secure_rng(rng)
     # the caller's own objects where the whole of them is spent (exact as given)
-    charge(budget, Cost(epsilon, delta if plan.delta == dl else (
-        plan.delta if plan.delta else 0.0)), label)
+    if budget is not None:
+        charge(budget, Cost(epsilon, delta if plan.delta == dl else (
+            plan.delta if plan.delta else 0.0)), label)
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)

@@ -205,7 +205,9 @@ def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "sec
     n = len(data)
     gen = _core.secure_rng(rng)
     _check_noise(epsilon, 1, mode)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     noisy: int | float = _int_release(int(n), epsilon, 1, gen, mode)
     return noisy
 
@@ -272,13 +274,17 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
     gen = _core.secure_rng(rng)
     if mode == "fast":
         _check_noise(epsilon, max(abs(lo), abs(hi)), "fast")
-        charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, Cost(epsilon, 0.0), label)
         clamped = np.clip(arr, lo, hi)
         return _saturate(float(_int_release(_fsum(clamped), epsilon, max(abs(lo), abs(hi)),
                                             gen, "fast")))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
     _check_noise(epsilon, max(abs(qlo), abs(qhi)), "secure")
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
@@ -352,7 +358,9 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
     half = epsilon / 2.0
     _check_noise(half, 1, mode)
     _check_noise(half, hi / 2.0 - lo / 2.0 if grid is None else grid[2] - grid[1], mode)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
     centre: float | Fraction
     s_noisy: float | Fraction
@@ -444,7 +452,9 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
     _check_noise(epsilon, 1, mode)
     # after the work that can fail, before any noise
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 
@@ -532,7 +542,9 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     scores = -np.abs((b - a) * less - a * greater)
     scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
                                                             rng, mode)
-    charge(_v.budget(budget), Cost(epsilon, 0.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     from .selection import exponential_mechanism
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
                                 mode=mode, budget=NO_BUDGET)   # charged above

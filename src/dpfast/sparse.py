@@ -368,7 +368,8 @@ class _SVTBase(_core._SVTStream):
         # exact: the caller's delta plus the sampler's slack (a float bound, at its value)
         self._cost = (epsilon, _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta)
         # the whole cost, before any noise is drawn; raising here leaves nothing drawn
-        charge(budget, Cost(*self._cost), label)
+        if budget is not None:
+            charge(budget, Cost(*self._cost), label)
         self._start()
 
     _threshold: float
