@@ -278,8 +278,11 @@ def test_real_budgets():
     z2 = PrivacyBudget(composition="zcdp", rho=1.0)
     ge.release(2.0, budget=z2)
     assert z2.spent.rho == ge.rho and z2.ledger[0].label == "gaussian_mechanism"
-    with pytest.raises(ValueError):    # the function refuses a zCDP budget for Gaussian
-        M.gaussian_mechanism(2.0, epsilon=1.0, delta=1e-6, budget=z2)
+    # the function charges a zCDP budget the exact rho of the plan it draws with (it
+    # refused one before issue 23 item 3); the object charges the larger of its d = 1 plans
+    z4 = PrivacyBudget(composition="zcdp", rho=1.0)
+    M.gaussian_mechanism(2.0, epsilon=1.0, delta=1e-6, budget=z4)
+    assert 0.0 < z4.spent.rho <= ge.rho and z4.ledger[0].label == "gaussian_mechanism"
     # rho without delta cannot be charged to an (epsilon, delta) budget; nothing drawn
     with pytest.raises(PrivacyParameterError):
         g.release(1.0, budget=PrivacyBudget(10.0, 1e-3))

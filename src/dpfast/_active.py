@@ -34,16 +34,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
+
+from ._privacy import Budget
 
 __all__ = ["NO_BUDGET", "Budget", "activate", "current", "resolve", "label"]
 
 
-@runtime_checkable
-class Budget(Protocol):
-    """Anything a mechanism can charge: ``spend(epsilon, delta, *, label=None)``."""
-
-    def spend(self, epsilon: Any, delta: Any = 0.0, *, label: str | None = None) -> Any: ...
 
 
 class _NoBudget:

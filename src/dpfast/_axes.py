@@ -31,7 +31,8 @@ from . import _core
 from . import _validation as _v
 from ._active import NO_BUDGET
 from ._errors import PrivacyParameterError
-from .grouped import _down
+from ._privacy import Cost, charge
+from ._privacy import float_down as _down
 
 __all__ = ["along", "is_pandas", "ChargeOnce"]
 
@@ -57,8 +58,9 @@ class ChargeOnce:
         self._spent = False
 
     def spend(self, epsilon: Any, delta: Any, *, label: str | None = None) -> None:
-        if not self._spent and self._budget is not None:
-            self._budget.spend(self._epsilon, 0.0, label=label)
+        if not self._spent:
+            if self._budget is not None:
+                charge(self._budget, Cost(self._epsilon, 0.0), label)
             self._spent = True
 
 

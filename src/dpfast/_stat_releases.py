@@ -26,8 +26,10 @@ from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from ._privacy import Cost, charge
 from ._typing import PrivacyParam
-from .grouped import _down, _factorize
+from ._privacy import float_down as _down
+from .grouped import _factorize
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
@@ -62,13 +64,6 @@ def _real_array(values: Any, name: str = "values") -> FloatArray:
     """Private records as a flat float64 array: the one exact converter of private data
     (dpfast._validation.float_data; inexact types refused by type, integers clamped)."""
     return _axes.records(name, values)
-
-
-def _charge(budget: Any, epsilon: float, label: str) -> None:
-    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
-    budget = _v.budget(budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
 
 
 def _exact_sum(ints: npt.NDArray[np.int64]) -> int:
@@ -189,7 +184,9 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     label = _label(label, "variance")
     arr = _real_array(values)
     gen = _core.secure_rng(rng)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     x = finite_records(arr, lo, hi)
     q = np.clip(np.rint(x / step), qlo, qhi).astype(np.int64)
     h = 2 * q - (qlo + qhi)
@@ -363,7 +360,9 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
         raise PrivacyParameterError(
             f"epsilon={epsilon!r} is too small to split between {_depth(len(levels))} levels "
             "of quantiles (each must be at least the smallest double)")
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     srt = np.sort(finite_records(arr, lo, hi))
     found = [0.0] * len(levels)
 
@@ -453,7 +452,9 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
         raise ValueError(f"values must be one-dimensional (one category per record); got "
                          f"shape {arr.shape}: pass the one column to count")
     gen = _core.secure_rng(rng)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     uniq, codes, n_codes = _factorize(arr, "values")
     assert uniq is not None                 # need_uniques=True always returns them
     pos = _keys.lookup(where, _keys.canonical_of(uniq))

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from numpy.random import BitGenerator, Generator
+
+from ._privacy import Budget, Rng
 
 __all__ = ["Real", "PrivacyParam", "RngLike", "SupportsSpend", "F64Array", "I64Array",
            "BoolArray"]
@@ -22,19 +23,13 @@ __all__ = ["Real", "PrivacyParam", "RngLike", "SupportsSpend", "F64Array", "I64A
 Real: TypeAlias = float | Fraction | np.floating[Any] | np.integer[Any]
 #: epsilon and delta: a real number, or a ``Decimal`` taken as the exact value it spells.
 PrivacyParam: TypeAlias = Real | Decimal
-#: ``rng=``: ``None`` (the calling thread's OS-keyed ChaCha20), a numpy BitGenerator
-#: (dpfast's ChaCha20 is one) or a numpy Generator.
-RngLike: TypeAlias = None | BitGenerator | Generator
+#: ``rng=`` (:data:`dpfast._privacy.Rng`, its one definition).
+RngLike: TypeAlias = Rng
 
 F64Array: TypeAlias = npt.NDArray[np.float64]
 I64Array: TypeAlias = npt.NDArray[np.int64]
 BoolArray: TypeAlias = npt.NDArray[np.bool_]
 
 
-class SupportsSpend(Protocol):
-    """What ``budget=`` needs: :class:`dpfast.accounting.PrivacyBudget`, a ledger budget,
-    or any object with this method (it raises to refuse a charge)."""
-
-    # epsilon and delta as the caller gave them (float, Fraction, Decimal: budgets add
-    # exact values), so Any here: any implementation's own parameter types match.
-    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
+#: What ``budget=`` needs (:class:`dpfast._privacy.Budget`, its one definition).
+SupportsSpend = Budget

@@ -31,6 +31,11 @@ import numpy.typing as npt
 
 from ._active import resolve as _resolve_budget
 from ._typing import SupportsSpend
+from ._privacy import decimal_down as decimal_down  # re-exported (one definition there)
+from ._privacy import decimal_of as decimal_of
+from ._privacy import decimal_up as decimal_up
+from ._privacy import float_down as float_down
+from ._privacy import float_up as float_up
 from ._errors import PrivacyParameterError as PrivacyParameterError  # re-exported
 
 _INF = math.inf
@@ -62,65 +67,6 @@ class Amount(float):
     def __repr__(self) -> str:
         # what the caller wrote (a message or an object's repr shows 0.1, not 0.0999...)
         return decimal_text(self.exact)
-
-
-def _float_vs(x: float, q: Fraction) -> int:
-    """The sign of x - q, exactly (integer cross-multiplication: no Fraction built)."""
-    n, d = x.as_integer_ratio()
-    a, b = n * q.denominator, q.numerator * d
-    return (a > b) - (a < b)
-
-
-def float_down(q: Fraction) -> float:
-    """The largest float <= q (q in [0, max float]); float() alone rounds to nearest."""
-    x = float(q)
-    if _float_vs(x, q) > 0:
-        x = math.nextafter(x, -_INF)
-    return x
-
-
-def float_up(q: Fraction) -> float:
-    """The smallest float >= q; +inf beyond the largest float."""
-    if q > _MAX:
-        return _INF
-    x = float(q)
-    if _float_vs(x, q) < 0:
-        x = math.nextafter(x, _INF)
-    return x
-
-
-def decimal_of(x: float) -> Fraction:
-    """What a float privacy parameter means: the decimal it prints as, ``Fraction(repr(x))``
-    (x finite).  Shortest round-trip reprs are increasing in x, so this is monotone."""
-    cached = _DECIMALS.get(x)
-    if cached is not None:
-        return cached
-    q = Fraction(repr(float(x)))
-    if len(_DECIMALS) >= 4096:
-        _DECIMALS.clear()
-    _DECIMALS[x] = q
-    return q
-
-
-_DECIMALS: dict[float, Fraction] = {}
-
-
-def decimal_up(q: Fraction) -> float:
-    """The smallest float whose decimal (:func:`decimal_of`) is >= q: a bound handed back
-    to the caller, which means exactly q whenever q has a float that prints as it
-    (``basic_composition([0.1] * 10)`` is ``1.0``)."""
-    x = float_up(q) if q > _MAX else float(q)
-    while x < _INF and decimal_of(x) < q:
-        x = math.nextafter(x, _INF)
-    return x
-
-
-def decimal_down(q: Fraction) -> float:
-    """The largest float whose decimal is <= q (q >= 0): a remainder handed back."""
-    x = float(min(q, _MAX))
-    while x > 0.0 and decimal_of(x) > q:
-        x = math.nextafter(x, -_INF)
-    return x
 
 
 def decimal_text(q: Fraction) -> str:

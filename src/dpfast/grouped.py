@@ -30,6 +30,12 @@ from ._active import label as _label
 from ._calibration import gaussian_sigma
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from ._privacy import Cost, charge
+from ._privacy import deflate
+# a budget share rounds down (the shares never add up to more than the total);
+# sensitivities round up
+from ._privacy import float_down as _down
+from ._privacy import float_up_finite as _up
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 if TYPE_CHECKING:
@@ -63,7 +69,7 @@ def _exp_lower_dyadic(epsilon: Fraction) -> int:
     libm's exp is within a few ulps (2^-50 relative is far more than any libm's error);
     the result is decreased by 2^-40 relative and rounded down."""
     assert epsilon <= _SEL_EPS_CAP
-    x = math.exp(float(epsilon)) * (1.0 - 2.0 ** -40)
+    x = deflate(math.exp(float(epsilon)))
     return max(math.floor(math.ldexp(x, _SEL_EXP_BITS)), 1 << _SEL_EXP_BITS)
 
 
@@ -345,19 +351,6 @@ def _public_list(public: Any) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
 
 
 # ------------------------------------------------------------------ planning
-
-def _down(x: Fraction | float) -> float:
-    """The largest double <= the exact rational x (a budget share rounds down, so the
-    shares never add up to more than the total)."""
-    f = float(x)
-    return f if Fraction(f) <= Fraction(x) else math.nextafter(f, -math.inf)
-
-
-def _up(x: Fraction | float) -> float:
-    """The smallest double >= the exact rational or float x (sensitivities round up)."""
-    f = float(x)
-    return f if Fraction(f) >= Fraction(x) else math.nextafter(f, math.inf)
-
 
 
 
@@ -673,10 +666,10 @@ def grouped_release(
         raise ValueError(f"at most {_MAX_RECORDS} records per call")
     as_pandas = _is_pandas(data) or any(_is_pandas(c) for c in (units, keys, values))
     gen = _core.secure_rng(rng)
+    # the caller's own objects where the whole of them is spent (exact as given)
     if budget is not None:
-        # the caller's own objects where the whole of them is spent (exact as given)
-        budget.spend(epsilon, delta if plan.delta == dl else (
-            plan.delta if plan.delta else 0.0), label=label)
+        charge(budget, Cost(epsilon, delta if plan.delta == dl else (
+            plan.delta if plan.delta else 0.0)), label)
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)

@@ -52,7 +52,10 @@ from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS, grid_exponent
+from ._privacy import Cost, bound_up, charge, is_zcdp
+from ._privacy import Rng as _Rng
 from ._typing import PrivacyParam
+from .accounting.zcdp import zcdp_to_dp
 from ._calibration import (
     classic_gaussian_sigma,
     discrete_gaussian_sigma,
@@ -79,8 +82,9 @@ _SCALAR_LAPLACE_PLANS: dict[tuple[float, float], Any] = {}
 #: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
 #: the input's shape otherwise.
 Released = Union[int, float, npt.NDArray[np.int64], npt.NDArray[np.float64]]
-#: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
-Rng = Union[None, np.random.BitGenerator, np.random.Generator]
+#: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator
+#: (dpfast._privacy.Rng, its one definition).
+Rng = _Rng
 
 
 # ------------------------------------------------------------------ helpers
@@ -160,13 +164,6 @@ def _dlap(num: int, den: int) -> Any:
 def _dgauss(num: int, den: int) -> Any:
     """The prepared exact discrete Gaussian sampler of sigma^2 = num/den (public)."""
     return _core.DiscreteGaussianExact(num, den)
-
-
-def _charge(budget: Any, epsilon: float, delta: float, label: str) -> None:
-    """Charge the budget that ``_v.budget`` resolved (None: nothing; never resolved
-    again, which would find the active budget a second time)."""
-    if budget is not None:
-        budget.spend(epsilon, delta, label=label)
 
 
 def _release(apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool,
@@ -254,6 +251,44 @@ def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibratio
             f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
     sigma = math.ceil(sigma)
     return k, _dgauss(sigma * sigma, 1)
+
+
+def _plan_rho(l2: float, k: int | None, d: int, sampler: Any) -> Fraction:
+    """Exact rho of a discrete Gaussian plan: (l2 sensitivity in sampler units)^2 / (2 s^2)
+    with s^2 read from the prepared sampler (Canonne, Kamath & Steinke 2020, Thm 14).
+    On integers (``k`` None) the sensitivity is l2; on the grid 2^k it is
+    ``l2 / 2^k + ceil(sqrt(d))`` (rounding d coordinates to the grid adds sqrt(d) steps)."""
+    steps = Fraction(l2) if k is None else Fraction(l2) / Fraction(2) ** k + _sqrt_ceil(d)
+    num, den = sampler.sigma2
+    return Fraction(steps * steps * den, 2 * num)
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
+    """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
+    sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
+    return _dgauss(*_ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
+
+
+@functools.lru_cache(maxsize=256)
+def _rho_grid_plan(l2: float, rho: Fraction, d: int,
+                   granularity: float | None = None) -> tuple[int, Any]:
+    """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
+    coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
+    of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
+    ``l2 / 2^k + ceil(sqrt(d))`` and s^2 is that squared over 2 rho, rounded up
+    (Thm 14 of CKS 2020 again)."""
+    k = grid_exponent(float(l2 / math.sqrt(2 * rho)), GRID_BITS.gauss, granularity)
+    steps = Fraction(l2) / Fraction(2) ** k + _sqrt_ceil(d)
+    s2 = steps * steps / (2 * rho)
+    if s2 > _GAUSS_MAX_STEPS ** 2:
+        if granularity is not None:
+            raise PrivacyParameterError(
+                f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+        raise PrivacyParameterError(
+            f"{d} coordinates need a grid finer than 2^-26 of sigma; release fewer "
+            "coordinates at once")
+    return k, _dgauss(*_ceil_rational(s2))
 
 
 # ------------------------------------------------------------------ Laplace
@@ -346,7 +381,7 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
         gen = None if rng is None else _core.secure_rng(rng)
         charged = _active_budget() if budget is None else _v.budget(budget)
         if charged is not None:
-            charged.spend(epsilon, 0.0, label=lab)
+            charge(charged, Cost(epsilon, 0.0), lab)
         if gen is None:
             # the thread's private OS-keyed scalar stream (_core.ScalarPlan): the same C
             # calls on the same plan as grid_release, without the generator's lock
@@ -368,18 +403,21 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
                 "range of doubles")
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, 0.0, label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, 0.0), label)
         return cast(Released, data + _random.laplace(scale=scale,
                                                      size=None if scalar else data.shape,
                                                      rng=gen, workers=nworkers))
     if integer:
         sampler = _laplace_int_plan(epsilon, sensitivity)
-        _charge(budget, epsilon, 0.0, label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, 0.0), label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     d = 1 if scalar else data.size
     k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
-    _charge(budget, epsilon, 0.0, label)
+    if budget is not None:
+        charge(budget, Cost(epsilon, 0.0), label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 
@@ -409,24 +447,35 @@ def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitiv
 
 # ------------------------------------------------------------------ Gaussian
 
-def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
+def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = None,
+                       delta: PrivacyParam | None = None,
                        l2_sensitivity: float = 1.0, calibration: str = "analytic",
                        rng: Rng = None, mode: str = "secure", granularity: float | None = None,
                        budget: Any = None, workers: int | None = None,
-                       label: str | None = None) -> Released:
-    """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP.
+                       label: str | None = None, rho: PrivacyParam | None = None) -> Released:
+    """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP, or rho-zCDP.
 
     Parameters
     ----------
     value : int, float or array-like of them
     epsilon : float > 0 (< 1 for ``calibration="classic"``)
+        With ``delta``: the (epsilon, delta) form.
     delta : float in (0, 1)
+        Required with ``epsilon``; optional with ``rho`` (then an (epsilon, delta) budget
+        is charged ``(zcdp_to_dp(rho, delta), delta)``).
+    rho : float > 0, optional
+        The zCDP-native form, instead of ``epsilon``: noise of variance
+        ``l2_sensitivity^2 / (2 rho)`` (rounded up), as :class:`dpfast.objects.Gaussian`
+        with ``rho=``.
     l2_sensitivity : float > 0
         The l2 sensitivity of f over add/remove neighbours.
     calibration : {"analytic", "classic"}
-        How sigma is chosen: see :func:`gaussian_sigma`.
+        How sigma is chosen in the (epsilon, delta) form: see :func:`gaussian_sigma`.
     rng, budget, workers
-        As in :func:`laplace_mechanism`; ``budget`` is charged (epsilon, delta).
+        As in :func:`laplace_mechanism`.  ``budget`` is charged (epsilon, delta); a zCDP
+        budget (``composition="zcdp"``) is charged the exact rho of the noise drawn
+        (``spend_rho``), in either form.  The ``rho`` form without ``delta`` can charge
+        only a zCDP budget (``PrivacyParameterError`` otherwise, before anything is drawn).
     label : str, optional
         Recorded with the charge (default ``"gaussian_mechanism"``).
     mode : {"secure", "fast"}
@@ -450,7 +499,10 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Pr
     Privacy
     -------
     (epsilon, delta)-DP for add/remove neighbours when ``l2_sensitivity`` bounds the l2
-    change of ``value`` (Dwork & Roth Theorem 3.22; Balle & Wang 2018; CKS 2020).
+    change of ``value`` (Dwork & Roth Theorem 3.22; Balle & Wang 2018; CKS 2020).  Every
+    path is also rho-zCDP with rho = (sensitivity in noise units)^2 / (2 s^2) for its
+    noise's s^2 (Bun & Steinke 2016 Prop. 1.6; CKS 2020 Thm 14 for the discrete
+    Gaussian), the rho a zCDP budget is charged.
 
     Accuracy
     --------
@@ -462,6 +514,13 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Pr
     Dwork & Roth, Theorem 3.22.  Balle & Wang, ICML 2018.  Canonne, Kamath & Steinke,
     NeurIPS 2020.  Mironov, CCS 2012.
     """
+    if rho is not None:
+        if epsilon is not None:
+            raise TypeError("gaussian_mechanism takes epsilon= (with delta=) or rho=, not both")
+        return _gaussian_rho(value, rho, delta, l2_sensitivity, calibration, rng, mode,
+                             granularity, budget, workers, label)
+    if epsilon is None or delta is None:
+        raise TypeError("gaussian_mechanism needs epsilon= and delta=, or rho=")
     epsilon = _v.epsilon(epsilon)
     delta = _v.delta(delta, allow_zero=False)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
@@ -474,21 +533,75 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Pr
     integer, data, scalar = _as_data(value)
     gen = _core.secure_rng(rng)
     d = 1 if scalar else max(data.size, 1)
+    zcdp = is_zcdp(budget)       # then the charge is the exact rho of the noise drawn
     if mode == "fast":
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         data = _as_float(integer, data, scalar)
-        _charge(budget, epsilon, delta, label)
+        rho_x = Fraction(l2) ** 2 / (2 * Fraction(sigma) ** 2) if zcdp else None
+        if budget is not None:
+            charge(budget, Cost(epsilon, delta, rho_x), label)
         return cast(Released, data + _random.normal(scale=sigma,
                                                     size=None if scalar else data.shape,
                                                     rng=gen, workers=nworkers))
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        _charge(budget, epsilon, delta, label)
+        if budget is not None:
+            charge(budget, Cost(epsilon, delta, _plan_rho(l2, None, d, sampler) if zcdp else None),
+                   label)
         return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
                                     scalar, nworkers), data, scalar)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    _charge(budget, epsilon, delta, label)
+    if budget is not None:
+        charge(budget, Cost(epsilon, delta, _plan_rho(l2, k, d, sampler) if zcdp else None), label)
+    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
+                                scalar, nworkers), data, scalar)
+
+
+def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam | None,
+                  l2_sensitivity: float, calibration: str, rng: Rng, mode: str,
+                  granularity: float | None, budget: Any, workers: int | None,
+                  label: str | None) -> Released:
+    """:func:`gaussian_mechanism` with ``rho=``: the zCDP-native Gaussian, the plans of
+    :class:`dpfast.objects.Gaussian` with ``rho=`` (same validation order as the
+    (epsilon, delta) form: public parameters, data, rng; then plan, charge, draw)."""
+    rho_x = _v.epsilon(rho, "rho").exact              # exact: the plans are exact in it
+    dl = None if delta is None else _v.delta(delta, allow_zero=False)
+    eps = None if dl is None else zcdp_to_dp(_v.float_up(rho_x), dl)
+    l2 = _v.positive("l2_sensitivity", l2_sensitivity)
+    _v.choice("calibration", calibration, ("analytic", "classic"))
+    mode = _mode(mode)
+    nworkers = _parallel.workers(workers)
+    granularity = _granularity(granularity)
+    budget = _v.budget(budget)
+    label = _label(label, "gaussian_mechanism")
+    integer, data, scalar = _as_data(value)
+    gen = _core.secure_rng(rng)
+    d = 1 if scalar else max(data.size, 1)
+    cost = Cost(eps, dl, rho_x)
+    if mode == "fast":
+        # continuous noise of sigma >= l2 / sqrt(2 rho): rho-zCDP (Bun & Steinke 2016,
+        # Prop. 1.6); the float evaluation is a few ulps off, bound_up covers it
+        sigma = bound_up(l2 / math.sqrt(2.0 * float(rho_x)))
+        if not sigma < _INF:
+            raise PrivacyParameterError(
+                f"l2_sensitivity / sqrt(2 rho) = {l2_sensitivity!r} / sqrt(2 * {rho!r}) is "
+                "outside the range of doubles")
+        data = _as_float(integer, data, scalar)
+        if budget is not None:
+            charge(budget, cost, label)
+        return cast(Released, data + _random.normal(scale=sigma,
+                                                    size=None if scalar else data.shape,
+                                                    rng=gen, workers=nworkers))
+    if integer:
+        sampler = _rho_int_sampler(l2, rho_x)
+        if budget is not None:
+            charge(budget, cost, label)
+        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
+                                    scalar, nworkers), data, scalar)
+    k, sampler = _rho_grid_plan(l2, rho_x, d, granularity)
+    if budget is not None:
+        charge(budget, cost, label)
     return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
                                 scalar, nworkers), data, scalar)
 

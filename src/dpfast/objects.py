@@ -52,13 +52,11 @@ Gaussian, Thm 14); Bun & Steinke, TCC 2016 (zCDP); Mironov, CCS 2012 (grid relea
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, cast
+from typing import Any, ClassVar, cast
 
 import numpy.typing as npt
-from numpy.random import BitGenerator, Generator
 
 from . import _core, _parallel
 from . import _validation as _v
@@ -72,56 +70,31 @@ from ._active import NO_BUDGET
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
-from ._plans import GRID_BITS, grid_exponent
+from ._privacy import Budget, Cost, Rng, charge
+from ._privacy import decimal_up as _decimal_up  # a reported bound, docs/accounting.md
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
            "ExponentialMechanism", "RandomizedResponse"]
 
 _INF = math.inf
 
-#: ``rng=``: None (the calling thread's OS-keyed ChaCha20), a BitGenerator or a Generator.
-_Rng = None | BitGenerator | Generator
+#: ``rng=`` and ``budget=`` (the one definitions are in dpfast._privacy)
+_Rng = Rng
+_Budget = Budget
 
-
-class _Budget(Protocol):
-    """What ``budget=`` needs (dpfast.accounting.PrivacyBudget, a ledger budget, ...)."""
-
-    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
-
-
-class _ZcdpBudget(Protocol):
-    composition: str
-
-    def spend_rho(self, rho: Any, *, label: str | None = ...) -> object: ...
-
-
-class PrivacyCost(NamedTuple):
-    """The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
-    (``None`` when only rho was given), ``rho`` for rho-zCDP.  Floats rounded up."""
-
-    epsilon: float | None
-    delta: float | None
-    rho: float
-
-
-def _up(q: Fraction) -> float:
-    """A reported bound: the smallest float whose decimal is >= the Fraction q (decimal
-    parameters, docs/accounting.md: what a budget would charge for it is >= q)."""
-    return _v.decimal_up(Fraction(q))
+#: The privacy cost of one release: ``epsilon`` and ``delta`` for (epsilon, delta)-DP
+#: (``None`` when only rho was given), ``rho`` for rho-zCDP; floats rounded up.  The one
+#: privacy-cost class (:class:`dpfast.accounting.Cost`).
+PrivacyCost = Cost
 
 
 def _pure_cost(epsilon: float) -> PrivacyCost:
     """epsilon-DP is epsilon^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-    return PrivacyCost(epsilon, 0.0, _up(_v.charged(epsilon) ** 2 / 2))
+    return PrivacyCost(epsilon, 0.0, _decimal_up(_v.charged(epsilon) ** 2 / 2))
 
 
 def _interval(half_width: float, value: float) -> tuple[float, float]:
     return (value - half_width, value + half_width)
-
-
-def _is_zcdp(budget: object) -> TypeGuard[_ZcdpBudget]:
-    return (getattr(budget, "composition", None) == "zcdp"
-            and callable(getattr(budget, "spend_rho", None)))
 
 
 class _Mechanism:
@@ -265,7 +238,7 @@ class Laplace(_LaplaceFamily):
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
             charged = _v.budget(budget)
             if charged is not None:
-                charged.spend(self.epsilon, 0.0, label=lab)
+                charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.grid_release(sampler, value, k, gen)
         return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                     rng=rng, mode=self.mode, granularity=self.granularity,
@@ -340,37 +313,13 @@ class DiscreteLaplace(_LaplaceFamily):
             gen = _core.secure_rng(rng)        # a bad rng never spends privacy
             charged = _v.budget(budget)
             if charged is not None:
-                charged.spend(self.epsilon, 0.0, label=lab)
+                charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
         return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
                                       rng=rng, budget=budget, label=label)
 
 
 # ------------------------------------------------------------------ Gaussian
-
-@functools.lru_cache(maxsize=256)
-def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
-    """N_Z(0, s^2) with s^2 >= l2^2 / (2 rho) (rounded up): rho-zCDP on integers of l2
-    sensitivity l2 (Canonne, Kamath & Steinke 2020, Thm 14)."""
-    return _m._dgauss(*_m._ceil_rational(Fraction(l2) ** 2 / (2 * rho)))
-
-
-@functools.lru_cache(maxsize=256)
-def _rho_grid_plan(l2: float, rho: Fraction, d: int) -> tuple[int, Any]:
-    """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
-    coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
-    of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
-    ``l2 / 2^k + ceil(sqrt(d))`` and s^2 is that squared over 2 rho, rounded up
-    (Thm 14 of CKS 2020 again)."""
-    k = grid_exponent(float(l2 / math.sqrt(2 * rho)), GRID_BITS.gauss, None)
-    steps = Fraction(l2) / Fraction(2) ** k + _m._sqrt_ceil(d)
-    s2 = steps * steps / (2 * rho)
-    if s2 > _m._GAUSS_MAX_STEPS ** 2:
-        raise PrivacyParameterError(
-            f"{d} coordinates need a grid finer than 2^-26 of sigma; release fewer "
-            "coordinates at once")
-    return k, _m._dgauss(*_m._ceil_rational(s2))
-
 
 class Gaussian(_NoiseBound):
     """The Gaussian mechanism as an object, specified one of three ways.
@@ -456,24 +405,21 @@ class Gaussian(_NoiseBound):
             dl = None if delta is None else _v.delta(delta, allow_zero=False)
             self.delta = dl
             self.epsilon = None if dl is None else zcdp_to_dp(_v.float_up(self._rho_x), dl)
-            _rho_int_sampler(self.sensitivity, self._rho_x)
-            self._scalar = _rho_grid_plan(self.sensitivity, self._rho_x, 1)
-        self.rho = _up(self._rho_x)
+            _m._rho_int_sampler(self.sensitivity, self._rho_x)
+            self._scalar = _m._rho_grid_plan(self.sensitivity, self._rho_x, 1)
+        self.rho = _decimal_up(self._rho_x)
         self._fast = _core.ScalarPlan(self._scalar[1], self._scalar[0])
 
     def _eps_plan_rho(self, integer: bool, d: int) -> Fraction:
-        """Exact rho of the function path's plan for d coordinates (CKS 2020 Thm 14):
-        (sensitivity in sampler units)^2 / (2 s^2), s^2 read from the prepared sampler."""
+        """Exact rho of the function path's plan for d coordinates
+        (:func:`dpfast.mechanisms._plan_rho`)."""
         if integer:
             sampler = _m._dgauss(*_m._ceil_rational(Fraction(_m._gauss_sigma(
                 self.epsilon, self.delta, self.sensitivity, d, self.calibration)) ** 2))
-            steps = Fraction(self.sensitivity)
-        else:
-            k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
-                                             self.calibration, None)
-            steps = Fraction(self.sensitivity) / Fraction(2) ** k + _m._sqrt_ceil(d)
-        num, den = sampler.sigma2
-        return Fraction(steps * steps * den, 2 * num)
+            return _m._plan_rho(self.sensitivity, None, d, sampler)
+        k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
+                                         self.calibration, None)
+        return _m._plan_rho(self.sensitivity, k, d, sampler)
 
     @property
     def variance(self) -> float:
@@ -486,20 +432,6 @@ class Gaussian(_NoiseBound):
     def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
-
-    def _charge(self, budget: Any, rho_x: Fraction, label: str) -> None:
-        """Charge the budget ``_v.budget`` resolved (None: nothing)."""
-        if budget is None:
-            return
-        if _is_zcdp(budget):
-            budget.spend_rho(rho_x, label=label)
-            return
-        if self.epsilon is None:
-            raise PrivacyParameterError(
-                "Gaussian(rho=/sigma=) without delta= can charge only a zCDP budget "
-                "(PrivacyBudget(composition='zcdp', ...)); give delta= to charge "
-                "(epsilon, delta)")
-        budget.spend(self.epsilon, self.delta, label=label)
 
     def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
                 workers: int | None = None, label: str | None = None) -> _m.Released:
@@ -527,21 +459,26 @@ class Gaussian(_NoiseBound):
         gen = _core.secure_rng(rng)                       # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
+            # charge(): the exact rho on a zCDP budget, else (epsilon, delta) -- refused
+            # (PrivacyParameterError) when no delta= was given
             if integer:
-                sampler = _rho_int_sampler(self.sensitivity, self._rho_x)
-                self._charge(budget, self._rho_x, label)
+                sampler = _m._rho_int_sampler(self.sensitivity, self._rho_x)
+                if budget is not None:
+                    charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
                 return _m._shape_like(_m._release(
                     lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
                     nworkers), data, scalar)
-            k, sampler = self._scalar if d == 1 else _rho_grid_plan(self.sensitivity,
+            k, sampler = self._scalar if d == 1 else _m._rho_grid_plan(self.sensitivity,
                                                                      self._rho_x, d)
-            self._charge(budget, self._rho_x, label)
+            if budget is not None:
+                charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
             return _m._shape_like(_m._release(
                 lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
                 nworkers), data, scalar)
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
-        self._charge(budget, rho_x, label)
+        if budget is not None:
+            charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
         # the epsilon/delta form: both were given
         return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
                                      delta=cast(float, self.delta),
@@ -602,7 +539,8 @@ class ExponentialMechanism(_Mechanism):
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0, _up(_sel.selection_rho("exponential", self.epsilon)))
+        return PrivacyCost(self.epsilon, 0.0,
+                           _decimal_up(_sel.selection_rho("exponential", self.epsilon)))
 
     def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""

@@ -62,6 +62,7 @@ from . import selection as _sel
 from ._active import NO_BUDGET
 from ._errors import DPFastError
 from ._plans import GRID_BITS, grid_exponent
+from ._privacy import float_up_finite as _up  # a bound promised to OpenDP: the smallest double >= q
 from ._typing import Real
 from .randomized_response import randomized_response as _rr
 from .compat import require
@@ -92,12 +93,6 @@ def _require_features() -> None:
             "OpenDP trusts dpfast's privacy maps: if you accept that, call "
             "opendp.prelude.enable_features('contrib', 'honest-but-curious') yourself "
             "(dpfast never does)")
-
-
-def _up(q: Fraction) -> float:
-    """The smallest double >= the exact rational q (a bound promised to OpenDP)."""
-    f = float(q)
-    return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
 def _space(input_domain: Any) -> tuple[str, bool, int | None]:

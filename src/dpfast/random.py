@@ -73,6 +73,7 @@ from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from ._privacy import Rng as _Rng
 
 __all__ = [
     "ChaCha20", "default_rng", "os_entropy",
@@ -81,8 +82,9 @@ __all__ = [
     "constant_time_slack",
 ]
 
-#: What every sampler accepts as ``rng=``.
-Rng = Union[None, ChaCha20, np.random.BitGenerator, np.random.Generator]
+#: What every sampler accepts as ``rng=`` (dpfast._privacy.Rng, its one definition;
+#: ChaCha20 is a BitGenerator).
+Rng = _Rng
 #: An output shape: an int or a sequence of ints.
 Shape = Union[SupportsIndex, Sequence[SupportsIndex]]
 #: numpy's ``size``: None (one value) or a shape.

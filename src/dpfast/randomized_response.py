@@ -50,6 +50,7 @@ from . import _core
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError
+from ._privacy import Cost, charge
 from ._typing import BoolArray, F64Array, I64Array, PrivacyParam, RngLike, SupportsSpend
 
 _Scalar = bool | int | np.bool_ | np.integer[Any]
@@ -109,13 +110,6 @@ def _probs(t: int | None, k: int) -> tuple[float, float]:
         return 1.0 / k, 1.0 / k
     q = t / _TWO64
     return 1.0 - q, q / (k - 1)
-
-
-def _charge(budget: SupportsSpend | None, epsilon: float, label: str) -> None:
-    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
-    budget = _v.budget(budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
 
 
 def _truth_bits(truth: npt.ArrayLike) -> tuple[npt.NDArray[np.uint8], bool]:
@@ -184,7 +178,9 @@ def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
     label = _label(label, "coin_response")
     bits, scalar = _truth_bits(truth)
     gen = _core.secure_rng(rng)
-    _charge(budget, math.log(3.0), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(math.log(3.0), 0.0), label)
     return _as_output(_core.rr_coins(bits, gen), scalar)
 
 
@@ -241,7 +237,9 @@ def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: Rng
     bits, scalar = _truth_bits(truth)
     gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, 2)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
 
 
@@ -315,7 +313,9 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     codes = np.ascontiguousarray(np.clip(arr.astype(np.int64), 0, k - 1), dtype=np.int64)
     gen = _core.secure_rng(rng)
     t = _flip_threshold(epsilon, k)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     out: I64Array = _core.rr_kary(codes, k, _TWO64 - 1 if t is None else t, gen)
     return int(out.reshape(())) if scalar else out
 

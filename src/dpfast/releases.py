@@ -66,6 +66,7 @@ from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from ._privacy import Cost, charge
 from ._typing import PrivacyParam
 from .selection import _common as _sel_common
 
@@ -80,13 +81,6 @@ _MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 G
 
 def _mode(mode: str) -> str:
     return _insecure.mode(mode)
-
-
-def _charge(budget: Any, epsilon: float, label: str) -> None:
-    """Resolve the caller's ``budget`` once (None: the active budget) and charge it."""
-    budget = _v.budget(budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
 
 
 def _mech() -> Any:
@@ -210,7 +204,9 @@ def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "sec
     n = len(data)
     gen = _core.secure_rng(rng)
     _check_noise(epsilon, 1, mode)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     noisy: int | float = _int_release(int(n), epsilon, 1, gen, mode)
     return noisy
 
@@ -277,13 +273,17 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
     gen = _core.secure_rng(rng)
     if mode == "fast":
         _check_noise(epsilon, max(abs(lo), abs(hi)), "fast")
-        _charge(budget, epsilon, label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, Cost(epsilon, 0.0), label)
         clamped = np.clip(arr, lo, hi)
         return _saturate(float(_int_release(_fsum(clamped), epsilon, max(abs(lo), abs(hi)),
                                             gen, "fast")))
     step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
     _check_noise(epsilon, max(abs(qlo), abs(qhi)), "secure")
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
     total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
@@ -357,7 +357,9 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
     half = epsilon / 2.0
     _check_noise(half, 1, mode)
     _check_noise(half, hi / 2.0 - lo / 2.0 if grid is None else grid[2] - grid[1], mode)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     n_noisy = _int_release(int(arr.size), half, 1, gen, mode)
     centre: float | Fraction
     s_noisy: float | Fraction
@@ -448,7 +450,10 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
     gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
     _check_noise(epsilon, 1, mode)
-    _charge(budget, epsilon, label)   # after the work that can fail, before any noise
+    # after the work that can fail, before any noise
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _int_release(counts.astype(np.int64), epsilon, 1, gen, mode), edges
 
 
@@ -536,7 +541,9 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     scores = -np.abs((b - a) * less - a * greater)
     scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
                                                             rng, mode)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     from .selection import exponential_mechanism
     idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
                                 mode=mode, budget=NO_BUDGET)   # charged above

@@ -58,6 +58,7 @@ from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from ._privacy import Cost, charge
 from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
 _Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
@@ -109,14 +110,6 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
     return arr
 
 
-def _charge(budget: SupportsSpend | None, epsilon: float | Fraction, label: str) -> None:
-    """Spend before drawing (duck-typed: anything with ``spend(eps, delta, *, label)``).
-    ``budget`` is the caller's argument, resolved here once (None: the active budget)."""
-    budget = _v.budget(budget)
-    if budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
-
-
 #: The selection laws :func:`selection_rho` knows.  "exponential" and "gumbel" are the
 #: exponential mechanism (Gumbel-max has exactly its law); "permute_and_flip",
 #: "report_noisy_max" (Laplace noise) and "report_noisy_max_exponential" are not.
@@ -145,18 +138,13 @@ def selection_rho(method: str, epsilon: float | Fraction) -> Fraction:
     return eps * eps / (8 if method in ("exponential", "gumbel") else 2)
 
 
-def _charge_selection(budget: SupportsSpend | None, method: str, epsilon: float,
-                      label: str) -> None:
-    """_charge for one epsilon-DP selection by ``method``: ``epsilon`` on an (epsilon,
-    delta) budget, ``selection_rho(method, epsilon)`` (``spend_rho``) on a zCDP one --
-    epsilon^2/8 for the exponential mechanism, epsilon^2/2 for permute-and-flip and
-    noisy max (OpenDP under-reported those, opendp#2911)."""
-    budget = _v.budget(budget)
-    if budget is not None and getattr(budget, "composition", None) == "zcdp" \
-            and callable(getattr(budget, "spend_rho", None)):
-        getattr(budget, "spend_rho")(selection_rho(method, epsilon), label=label)
-    elif budget is not None:
-        budget.spend(epsilon, 0.0, label=label)
+def _selection_cost(method: str, epsilon: float) -> Cost:
+    """The cost of one epsilon-DP selection by ``method``, as :func:`charge` charges it:
+    ``epsilon`` (as given) on an (epsilon, delta) budget, ``selection_rho(method,
+    epsilon)`` (exact, ``spend_rho``) on a zCDP one -- epsilon^2/8 for the exponential
+    mechanism, epsilon^2/2 for permute-and-flip and noisy max (OpenDP under-reported
+    those, opendp#2911)."""
+    return Cost(epsilon, 0.0, selection_rho(method, epsilon))
 
 
 def _dyadic_floor(gamma: Fraction) -> tuple[int, int]:
@@ -307,10 +295,14 @@ def exponential_mechanism(
                                                          monotonic, rng, mode)
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        _charge_selection(budget, "exponential", epsilon, label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, _selection_cost("exponential", epsilon), label)
         return int(_core.em_secure(arr, inv_grid, g, s, rng))
     gamma = _fast_gamma(epsilon, sensitivity, monotonic)
-    _charge_selection(budget, "exponential", epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, _selection_cost("exponential", epsilon), label)
     return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
 
 
@@ -430,11 +422,13 @@ def report_noisy_max(
     gamma = _fast_gamma(eps, sens, mono) if mode == "fast" else 0.0
     if return_value:
         _plan_value_release(value_eps, sens, arr.dtype == np.int64, mode)
-    if return_value:   # a selection and a Laplace release: (eps + value_eps)-DP together
-        _charge(budget, _v.charged(eps) + _v.charged(value_eps), label)
-    else:
-        _charge_selection(budget, "report_noisy_max" if noise == "laplace"
-                          else "report_noisy_max_exponential", eps, label)
+    charged = _v.budget(budget)
+    if charged is not None and return_value:
+        # a selection and a Laplace release: (eps + value_eps)-DP together
+        charge(charged, Cost(_v.charged(eps) + _v.charged(value_eps), 0.0), label)
+    elif charged is not None:
+        charge(charged, _selection_cost("report_noisy_max" if noise == "laplace"
+                                        else "report_noisy_max_exponential", eps), label)
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
@@ -524,7 +518,9 @@ def permute_and_flip(
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
-    _charge_selection(budget, "permute_and_flip", epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, _selection_cost("permute_and_flip", epsilon), label)
     if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
     return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
@@ -581,10 +577,14 @@ def top_k(
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
         inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
                                rounds=k)
-        _charge(budget, epsilon, label)
+        charged = _v.budget(budget)
+        if charged is not None:
+            charge(charged, Cost(epsilon, 0.0), label)
         return _core.topk_secure(arr, inv_grid, g, s, k, rng)
     gamma = _fast_gamma(epsilon, sensitivity, monotonic, rounds=k)
-    _charge(budget, epsilon, label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, Cost(epsilon, 0.0), label)
     return _core.topk_fast(arr, gamma, k, rng)
 
 

@@ -49,12 +49,13 @@ from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
+from ._privacy import Cost, charge
+# every noise scale computed in floating point is raised by 2**-40 relative (inflate):
+# double rounding (a few units of 2**-53) can then only add noise, never remove it
+from ._privacy import inflate
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 
-#: Relative upward margin on every noise scale computed in floating point: double
-#: rounding (a few units of 2**-53) can then only add noise, never remove it.
-_MARGIN = 2.0 ** -40
 #: The finest grid: the C path multiplies by 1/g, which must be a finite double.
 _MIN_GRID = 2.0 ** -1022
 _SQRT512 = math.sqrt(512.0)
@@ -67,10 +68,10 @@ _LN2 = math.log(2.0)
 def _sparse_sigma(cutoff: int, epsilon: float, delta: float) -> Fraction:
     """Algorithm 2's sigma in units of the sensitivity: 2c/eps (delta = 0) or
     sqrt(32 c ln(1/delta))/eps.  Exact (a Fraction) when delta = 0, else a float rounded
-    up by _MARGIN."""
+    up by 2**-40 relative (inflate)."""
     if delta == 0.0:
         return Fraction(2 * cutoff) / Fraction(epsilon)
-    sigma = math.sqrt(32.0 * cutoff * -math.log(delta)) / epsilon * (1 + _MARGIN)
+    sigma = inflate(math.sqrt(32.0 * cutoff * -math.log(delta)) / epsilon)
     return Fraction(_finite_scale(sigma))
 
 
@@ -118,7 +119,7 @@ def _calibration_exact(kind: str, epsilon: float, delta: float,
 
     sigma is the threshold noise's scale (the query noise's is 2 sigma); sigma_value the
     scale of NumericSparse's released noise (None otherwise).  Exact Fractions when
-    delta = 0, else floats rounded up by _MARGIN."""
+    delta = 0, else floats rounded up by 2**-40 relative (inflate)."""
     if kind == "AboveThreshold":
         # Algorithm 1: threshold Lap(2/eps), queries Lap(4/eps), i.e. sigma = 2/eps
         return Fraction(2) / Fraction(epsilon), None
@@ -144,8 +145,8 @@ def _calibration_exact(kind: str, epsilon: float, delta: float,
     _check_advanced("NumericSparse", cutoff, eps1 / math.sqrt(8.0 * cutoff * ln_2_delta),
                     ln_2_delta, eps1)
     _check_advanced("NumericSparse", cutoff, eps2 / root, ln_2_delta, eps2 / 2)
-    return (Fraction(_finite_scale(root / eps1 * (1 + _MARGIN))),
-            Fraction(_finite_scale(root / eps2 * (1 + _MARGIN))))
+    return (Fraction(_finite_scale(inflate(root / eps1))),
+            Fraction(_finite_scale(inflate(root / eps2))))
 
 
 def _finite_scale(sigma: float) -> float:
@@ -193,7 +194,7 @@ def _inv_l(k_grid: int, sigma: Fraction, atom_bits: int) -> float:
     denom = 1.0 - s * 2.0 ** (atom_bits - 63)
     if not denom > 0.5:
         return math.inf
-    return (2 * k_grid + 2) * math.log(2.0) * s / denom * (1 + _MARGIN)
+    return inflate((2 * k_grid + 2) * math.log(2.0) * s / denom)
 
 
 def _grid(sensitivity: float, sigma: Fraction,
@@ -339,12 +340,12 @@ class _SVTBase(_core._SVTStream):
             # value draws) is within total variation `slack` of the exact law, so the
             # stream is (eps, delta + (1 + e^eps) * total slack)-DP.
             total = cutoff * (slack_thr + (slack_val if numeric else 0.0))
-            extra = (min(1.0, (1.0 + math.exp(min(epsilon, 700.0))) * total * (1 + _MARGIN))
+            extra = (min(1.0, inflate((1.0 + math.exp(min(epsilon, 700.0))) * total))
                      if total else 0.0)
         else:
             g_fast: float | None = None
-            s = float(sigma) * sensitivity * (1 + _MARGIN)
-            sv = (float(sigma_value) * sensitivity * (1 + _MARGIN)
+            s = inflate(float(sigma) * sensitivity)
+            sv = (inflate(float(sigma_value) * sensitivity)
                   if sigma_value is not None else 0.0)
             self._configure_fast(rng, cutoff, numeric, threshold, s, 2.0 * s, sv)
             noise = {"threshold_scale": s, "query_scale": 2.0 * s,
@@ -366,9 +367,9 @@ class _SVTBase(_core._SVTStream):
         self._noise = noise
         # exact: the caller's delta plus the sampler's slack (a float bound, at its value)
         self._cost = (epsilon, _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta)
+        # the whole cost, before any noise is drawn; raising here leaves nothing drawn
         if budget is not None:
-            # the whole cost, before any noise is drawn; raising here leaves nothing drawn
-            budget.spend(self._cost[0], self._cost[1], label=label)
+            charge(budget, Cost(*self._cost), label)
         self._start()
 
     _threshold: float

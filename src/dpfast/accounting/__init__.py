@@ -39,7 +39,7 @@ How many releases fit (:mod:`.capacity`)
     :func:`max_releases`, :func:`max_releases_gaussian`, :func:`max_releases_laplace`.
 Budget
     :class:`PrivacyBudget` (with :meth:`~PrivacyBudget.spend_parallel`), :class:`Reservation`, :class:`LedgerEntry`,
-    :class:`PrivacyAmount`.
+    :class:`PrivacyAmount` (the one privacy-cost class, :class:`Cost`).
 
 Rounding
 --------
@@ -66,6 +66,7 @@ Errata honoured here
 from .accountant import METHODS as ACCOUNTANT_METHODS
 from .accountant import Accountant, calibrate_gaussian, calibrate_laplace
 from .capacity import max_releases, max_releases_gaussian, max_releases_laplace
+from .._privacy import Cost
 from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
 from .composition import (
     PRODUCT_MECHANISM_EPSILON_MAX,
@@ -153,6 +154,7 @@ __all__ = [
     "calibrate_laplace",
     "PrivacyBudget",
     "PrivacyAmount",
+    "Cost",
     "Reservation",
     "LedgerEntry",
     "EpsilonDelta",

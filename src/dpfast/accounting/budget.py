@@ -35,6 +35,7 @@ from typing import Any, NamedTuple, NoReturn, TypeAlias, cast
 from .. import _validation as _v
 from .._active import activate as _activate
 from .._errors import BudgetExceededError, PrivacyParameterError
+from .._privacy import Cost
 from ._numeric import _up
 from .zcdp import zcdp_budget
 
@@ -74,13 +75,10 @@ def fork_generation() -> int:
     return _FORK[0]
 
 
-class PrivacyAmount(NamedTuple):
-    """An amount of privacy budget: (epsilon, delta) in "basic"/"advanced" mode, rho in
-    "zcdp" mode (the fields that do not apply are ``None``)."""
-
-    epsilon: float | None
-    delta: float | None
-    rho: float | None = None
+#: An amount of privacy budget (:attr:`PrivacyBudget.spent`, :attr:`~PrivacyBudget.remaining`):
+#: (epsilon, delta) in "basic"/"advanced" mode, rho in "zcdp" mode (the fields that do
+#: not apply are ``None``).  The one privacy-cost class, :class:`dpfast.accounting.Cost`.
+PrivacyAmount = Cost
 
 
 class LedgerEntry(NamedTuple):
@@ -528,7 +526,7 @@ class PrivacyBudget:
     >>> budget.commit(r)                             # doctest: +ELLIPSIS
     LedgerEntry(index=1, ...)
     >>> budget.remaining
-    PrivacyAmount(epsilon=0.25, delta=0.0, rho=None)
+    Cost(epsilon=0.25, delta=0.0, rho=None)
     """
 
     def __init__(self, epsilon: object = None, delta: object = 0.0, composition: str = "basic", *,
@@ -747,7 +745,7 @@ class PrivacyBudget:
         >>> budget.spend_parallel([0.5, 0.25, 0.5], label="count per region")  # doctest: +ELLIPSIS
         LedgerEntry(index=0, label='count per region', epsilon=0.5, delta=0.0, ...)
         >>> budget.remaining
-        PrivacyAmount(epsilon=0.5, delta=0.0, rho=None)
+        Cost(epsilon=0.5, delta=0.0, rho=None)
         """
         items = []
         for c in charges:

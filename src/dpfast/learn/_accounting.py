@@ -8,19 +8,20 @@ dpfast's own, checked numerically and by the exact audits in tests/test_learn_au
 they are not peer reviewed.
 
 Returned epsilons and deltas are bounds, rounded up: each is the float evaluation times
-(1 + 2**-40), then the next double up, far more than the few ulps of error of the
-evaluation.
+(1 + 2**-40), then the next double up (dpfast._privacy.bound_up), far more than the few
+ulps of error of the evaluation.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from fractions import Fraction
 from typing import Any
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._privacy import Cost
+from .._privacy import bound_up as _up
 from .._typing import PrivacyParam, Real
 from ..selection import _grid as _selection_grid
 
@@ -38,30 +39,13 @@ _MAX_NEG_LOG_LAMBDA = 700.0
 _MAX_GRID = 1 << 22
 
 
-def _up(x: float) -> float:
-    """A float bound rounded up by far more than its evaluation error."""
-    if x == 0.0:
-        return 0.0
-    return math.nextafter(x * (1.0 + 2.0 ** -40), math.inf)
-
-
-@dataclasses.dataclass(frozen=True)
-class PrivacyCost:
-    """The (epsilon, delta) a fit is charged, with its parts.
-
-    ``breakdown`` maps each mechanism family to its (epsilon, delta) share.
-    ``certified`` is False for ``variant="paper"`` (no complete proof: erratum E4, docs/learn.md) and when
-    non-private diagnostics were recorded.  ``adjacency`` is "replace-one": the data sets
-    have the same public size m and differ in one row.
-    """
-    epsilon: float
-    delta: float
-    breakdown: dict[str, Any]
-    variant: str
-    certified: bool
-    n_samples: int
-    adjacency: str = "replace-one"
-    formula_version: str = FORMULA_VERSION
+#: A fit's privacy cost: the one privacy-cost class (:class:`dpfast.accounting.Cost`).
+#: ``epsilon``, ``delta``: what the fit is charged; ``breakdown`` (its ``parts`` as a
+#: dict) maps each mechanism family to its (epsilon, delta) share.  ``certified`` is
+#: False for ``variant="paper"`` (no complete proof: erratum E4, docs/learn.md) and when
+#: non-private diagnostics were recorded.  ``adjacency`` is "replace-one": the data sets
+#: have the same public size ``n_samples`` and differ in one row.  ``rho`` is None.
+PrivacyCost = Cost
 
 
 _EXP_MAX = 700.0      # e^x is a double for x <= 709; beyond, the formulas go through logs
@@ -280,8 +264,9 @@ def boosting_privacy_cost(
             "these public parameters give no privacy guarantee (delta >= 1); raise "
             "epsilon_threshold or smoothness, or lower n_rounds")
     breakdown = {key: (_up(e), _up(d)) for key, (e, d) in breakdown.items()}
-    return PrivacyCost(_up(eps), _up(delta), breakdown, variant,
-                       variant == "grid", m)
+    return PrivacyCost(_up(eps), _up(delta), None, breakdown.items(), variant=variant,
+                       certified=variant == "grid", n_samples=m, adjacency="replace-one",
+                       formula_version=FORMULA_VERSION)
 
 
 def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_rounds: int = 15,

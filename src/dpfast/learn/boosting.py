@@ -13,7 +13,6 @@ grid ("Theorem G" in docs/learn.md).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from collections.abc import Sequence
@@ -27,6 +26,8 @@ from .. import _core
 from .. import _validation as _v
 from .._active import NO_BUDGET
 from .._errors import NotFittedError, PrivacyParameterError
+from .._privacy import Cost, charge
+from .._privacy import deflate, inflate
 from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from .. import mechanisms as _mech
 from .. import selection as _selection
@@ -220,7 +221,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             epsilon_threshold=self.epsilon_threshold, base_epsilon=eps_b, base_delta=delta_b,
             grid_resolution=self.grid_resolution)
         if self.record_nonprivate_diagnostics is True and cost.certified:
-            cost = dataclasses.replace(cost, certified=False)
+            cost = cost._replace(certified=False)
         return cost
 
     def _check_public(self) -> tuple[float, tuple[Any, ...]]:
@@ -279,7 +280,7 @@ class PrivateBoostingClassifier(ParamsMixin):
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
                 label += f" (variant={self.variant}, UNCERTIFIED)"
-            budget.spend(_v.charged(cost.epsilon), _v.charged(cost.delta), label=label)
+            charge(budget, Cost(_v.charged(cost.epsilon), _v.charged(cost.delta)), label)
         Z = encode(learner, cols)
         self._run(Z, y_pm, m, learner, rng, gamma, cost)
         self.classes_ = np.asarray(classes)
@@ -329,8 +330,8 @@ class PrivateBoostingClassifier(ParamsMixin):
                                          eps_w, rng)
                 # Public updates of the bounds (docs/learn.md, Variants), nudged to stay
                 # bounds after rounding: lam_t <= min v_t, U_t >= sum v_t.
-                lam = min(1.0, down * lam / w) * (1.0 - 2.0 ** -40)
-                U = min(float(m), up * U / w * (1.0 + 2.0 ** -40))
+                lam = deflate(min(1.0, down * lam / w))
+                U = min(float(m), inflate(up * U / w))
             else:                                               # step 5 (paper, uncertified)
                 target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng,
                                            budget=NO_BUDGET)

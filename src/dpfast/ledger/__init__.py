@@ -7,7 +7,7 @@ by threads, processes and hosts.
 >>> b.spend(0.25, label="count").index      # committed before the mechanism draws noise
 1
 >>> b.remaining
-PrivacyAmount(epsilon=0.75, delta=1e-06, rho=None)
+Cost(epsilon=0.75, delta=1e-06, rho=None)
 
 Stores
 ------

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
+from .._privacy import Budget as _Budget
+from .._privacy import Rng as _Rng
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-#: None, a dpfast ChaCha20, a numpy BitGenerator or Generator (dpfast._core.resolve_rng)
-Rng = Any
-#: None or anything with ``spend(epsilon, delta, *, label=None)``
-Budget = Any
+#: None, a dpfast ChaCha20, a numpy BitGenerator or Generator (dpfast._privacy.Rng)
+Rng = _Rng
+#: None or anything with ``spend(epsilon, delta, *, label=None)`` (dpfast._privacy.Budget)
+Budget = _Budget | None

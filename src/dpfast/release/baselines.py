@@ -14,7 +14,8 @@ from .. import _validation as _v
 from .. import mechanisms as _mech
 from .._active import NO_BUDGET
 from .._active import label as _label
-from .cost import PrivacyCost, charge, check_budget
+from .._privacy import charge
+from .cost import PrivacyCost, charged_amounts, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
 from .._errors import PrivacyParameterError
@@ -100,7 +101,10 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     epsilon, n_public, mode, rng = _prepare(workload, epsilon, n_public, rng, mode,
                                             budget)
     plan_noise(epsilon, None, float(workload.n_queries), workload.n_queries, mode)
-    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_per_query"))
+    label = _label(label, "laplace_per_query")
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, charged_amounts(PrivacyCost(epsilon, 0.0)), label)
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
                                     sensitivity=float(workload.n_queries), rng=rng,
@@ -131,7 +135,10 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
                                             budget)
     l1, _ = workload.sensitivity()
     plan_noise(epsilon, None, l1, workload.n_queries, mode)
-    charge(budget, PrivacyCost(epsilon, 0.0, None), _label(label, "laplace_marginals"))
+    label = _label(label, "laplace_marginals")
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, charged_amounts(PrivacyCost(epsilon, 0.0)), label)
     truth = workload.answer(histogram)
     noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
                                     mode=mode, budget=NO_BUDGET)   # charged above
@@ -156,7 +163,9 @@ def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: f
     delta = _v.delta(delta, allow_zero=False)
     _mech.gaussian_sigma(epsilon, delta, l2)   # may refuse the parameters: before charging
     plan_noise(epsilon, delta, l2, workload.n_queries, mode)
-    charge(budget, PrivacyCost(epsilon, delta, None), label)
+    charged = _v.budget(budget)
+    if charged is not None:
+        charge(charged, charged_amounts(PrivacyCost(epsilon, delta)), label)
     truth = workload.answer(histogram)
     noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
                                      l2_sensitivity=l2, rng=rng, mode=mode,

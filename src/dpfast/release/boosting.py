@@ -20,7 +20,9 @@ from .._active import NO_BUDGET
 from ..accounting._numeric import bisect_least
 from .._active import label as _label
 from ._mw import MWState, one_way_prior
-from .cost import PrivacyCost, charge, check_budget
+from .._privacy import charge
+from .._privacy import inflate
+from .cost import PrivacyCost, charged_amounts, check_budget
 from .baselines import plan_noise
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
@@ -250,8 +252,8 @@ class BoostingForQueries:
             self.eps_base = _v.decimal_down((1 - Fraction(share)) * rest_x / T)
             # B5: eps_sample = 2 alpha k rho T(T-1)/mu = share * rest
             # (rounded up: a larger mu only lowers the sampling cost below share * rest)
-            self.mu = (2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
-                       * (1 + 2.0 ** -40))
+            self.mu = inflate(2.0 * self.alpha * self.k * self.rho_q * T * (T - 1)
+                              / (share * rest))
             if self.composition == "advanced":
                 self.mu = self._advanced_mu(share * rest)
         self.lam = (2.0 * self.k / self.eps_base if lam is None
@@ -276,10 +278,10 @@ class BoostingForQueries:
             rho_base = (1.0 - share) * rest / T
             # c of the one rule, dpfast.selection.selection_rho (16 c = 2 exactly)
             c = float(_sel.selection_rho("exponential", 1))
-            self.mu = (math.sqrt(16.0 * c * k * S / (share * rest)) * self.alpha
-                       * self.rho_q * (1 + 2.0 ** -40))
+            self.mu = inflate(math.sqrt(16.0 * c * k * S / (share * rest)) * self.alpha
+                              * self.rho_q)
         self.rho_base = rho_base
-        self.sigma2 = k / (2.0 * rho_base) * (1 + 2.0 ** -40)
+        self.sigma2 = inflate(k / (2.0 * rho_base))
         self.eps_base = None
         self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
                     else _v.nonnegative("lam", lam))
@@ -299,7 +301,7 @@ class BoostingForQueries:
             return basic
         sq = k * math.fsum(e * e for e in eps_t)
         drift = k * math.fsum(e * math.expm1(e) for e in eps_t)
-        adv = (math.sqrt(2.0 * -math.log(self.delta) * sq) + drift) * (1 + 2.0 ** -40)
+        adv = inflate(math.sqrt(2.0 * -math.log(self.delta) * sq) + drift)
         return min(basic, float(adv))
 
     def _advanced_mu(self, target: float) -> float:
@@ -337,10 +339,9 @@ class BoostingForQueries:
             ("base", T * eb), ("sampling", e_sample))
         # eps is epsilon by construction of mu (mu rounded up); the float sum can only
         # differ from it by rounding, so the promised bound is epsilon itself
-        up = 1 + 2.0 ** -40
-        eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else eps * up
+        eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else inflate(eps)
         # advanced: (ε, δ) with δ = δ′ of the draws; the zCDP reading is unchanged
-        return PrivacyCost(eps, self.delta, rho * up, parts)
+        return PrivacyCost(eps, self.delta, inflate(rho), parts)
 
     def run(self, histogram: Histogram, *, return_weights: bool = False) -> BoostingResult:
         """Charge the budget, then boost; returns :class:`BoostingResult`."""
@@ -349,7 +350,7 @@ class BoostingForQueries:
         if not isinstance(return_weights, bool):
             raise TypeError("return_weights must be a bool")
         cost = self.privacy_cost
-        charge(self.budget, cost, self.label)
+        charge(_v.budget(self.budget), charged_amounts(cost), self.label)
         wl, rng, mode = self.workload, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         truth = wl.answer(histogram)

@@ -20,7 +20,9 @@ from .. import selection as _sel
 from .._active import NO_BUDGET
 from .._active import label as _label
 from ._mw import MWState, one_way_prior
-from .cost import PrivacyCost, charge, check_budget
+from .._privacy import charge
+from .._privacy import deflate, inflate
+from .cost import PrivacyCost, charged_amounts, check_budget
 from .baselines import plan_noise
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
@@ -204,9 +206,9 @@ class MWEM:
                 raise PrivacyParameterError(
                     "init's ε_init²/2 leaves no zCDP budget for the rounds")
             per_eps2 = float(_sel.selection_rho(self._select_law, 1.0))   # 1/8 or 1/2
-            self.eps_round = math.sqrt(rho_round / 2.0 / per_eps2) * (1 - 2.0 ** -40)
+            self.eps_round = deflate(math.sqrt(rho_round / 2.0 / per_eps2))
             # σ² = 1/(2 · ρ_round/2), rounded up
-            self.sigma2 = (1.0 / rho_round) * (1 + 2.0 ** -40)
+            self.sigma2 = inflate(1.0 / rho_round)
             if not math.isfinite(self.sigma2):
                 raise PrivacyParameterError(
                     "epsilon and delta give a zCDP share per round too small for the "
@@ -263,7 +265,7 @@ class MWEM:
         if not isinstance(histogram, Histogram) or histogram.domain != self.workload.domain:
             raise TypeError("histogram must be a Histogram over the workload's domain")
         cost = self.privacy_cost
-        charge(self.budget, cost, self.label)
+        charge(_v.budget(self.budget), charged_amounts(cost), self.label)
         wl, n, rng, mode = self.workload, self.n_public, self.rng, self.mode
         prior = one_way_prior(histogram, self.init, rng, mode) if self.init else None
         state = MWState(wl.domain, n, prior)

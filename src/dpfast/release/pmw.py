@@ -18,6 +18,7 @@ from ..accounting._numeric import bisect_least
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
 from .baselines import plan_noise
+from .._privacy import Cost, charge
 from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
@@ -139,7 +140,7 @@ class _Charge:
         self.budget, self.extra, self.label = budget, extra, label
 
     def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
-        self.budget.spend(_v.charged(epsilon) + _v.charged(self.extra), delta, label=self.label)
+        charge(self.budget, Cost(_v.charged(epsilon) + _v.charged(self.extra), delta), self.label)
 
 
 class OnlinePMW:
