@@ -46,11 +46,28 @@ static DPF_INLINE double pow2(int k)
     return v;
 }
 
+/* Coarse grids, k >= DPF_GRID_K_COARSE (2^53 g >= 2^1024, so every finite x takes the
+ * rounding branch): m g can round to +-2^1024 = +-inf (x near the largest double) and z g
+ * can overflow too, so xr + z g could be inf - inf = NaN, a value that tells neighbours
+ * apart.  There |m| <= 2^(1024 - k) <= 2^53 and |z| < 2^53, so m + z is one IEEE
+ * addition, correctly rounded, and the product by g = 2^k is exact or overflows to the
+ * correctly signed infinity: the output is the correctly rounded g (m + z) (IEEE
+ * overflow rounding included), a function of m + z alone, never NaN. */
+#define DPF_GRID_K_COARSE 971
+
 int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k)
 {
     const double g = pow2(k), inv_g = pow2(-k), big = TWO53 * g;
     int bad = 0;
     size_t i;
+    if (k >= DPF_GRID_K_COARSE) {
+        for (i = 0; i < n; i++) {
+            const int64_t zi = z[i];
+            bad |= (zi >= (int64_t)1 << 53) | (zi <= -((int64_t)1 << 53));
+            out[i] = (round_half_even(x[i] * inv_g) + (double)zi) * g;
+        }
+        return bad ? DPF_E_RANGE : DPF_OK;
+    }
     for (i = 0; i < n; i++) {
         const double xi = x[i];
         const int64_t zi = z[i];

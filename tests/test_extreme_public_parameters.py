@@ -3,6 +3,8 @@ query release) are refused with documented exceptions *before* anything is charg
 never with OverflowError/ZeroDivisionError or an internal error after the charge
 (issue 22 item 11)."""
 
+import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -10,7 +12,10 @@ import pytest
 
 import dpfast
 import dpfast.releases as R
+from dpfast import _core
 from dpfast import grouped as G
+from dpfast import mechanisms as M
+from dpfast import random as dr
 from dpfast import release as Q
 from dpfast.accounting import PrivacyBudget
 
@@ -94,3 +99,41 @@ def test_partition_selection_never_keeps_a_one_unit_partition_beyond_delta(eps):
     assert p[0] == 0.0 and 0.0 < p[1] <= delta and p[2] == p[3] == 1.0
     table = G._selection_table(Fraction(eps), Fraction(delta))
     assert table.size <= 3 and int(table[1]) <= Fraction(delta) * 2 ** 64
+
+
+# ---------------------------------------------------------------- coarse grids (k >= 971)
+
+def _exact_grid_release(x, z, k):
+    """fl(2^k (round_half_even(x / 2^k) + z)), exactly, IEEE overflow to +-inf included."""
+    g = Fraction(2) ** k
+    m = round(Fraction(x) / g)                      # Python's round: ties to even
+    exact = g * (m + z)
+    top = Fraction(2) ** 1024 - Fraction(2) ** (1024 - 54)   # where IEEE rounds to inf
+    if abs(exact) >= top:
+        return math.inf if exact > 0 else -math.inf
+    if abs(exact) >= Fraction(sys.float_info.max):    # rounds down to the largest double
+        return sys.float_info.max if exact > 0 else -sys.float_info.max
+    return float(exact)                             # correctly rounded (Fraction.__float__)
+
+
+@pytest.mark.parametrize("k", [969, 970, 971, 972, 983, 1000])
+def test_grid_release_on_coarse_grids_is_the_correctly_rounded_sum(k):
+    """dpf_grid_add on grids of 2^971 and coarser: x near the largest double rounds to
+    2^1024, which overflowed to inf before the noise was added (inf - inf = NaN: a NaN
+    output told neighbours apart).  Now every output is fl(g (m + z)), never NaN."""
+    fmax = sys.float_info.max
+    xs = [fmax, -fmax, fmax * (1 - 2.0 ** -40), -fmax / 3, 0.0, -0.0, 5e-324, 2.0 ** k,
+          2.0 ** (k - 1), -(2.0 ** (k - 1)) * 3]
+    zs = [0, 1, -1, 2 ** 40, -(2 ** 40), 2 ** 52 + 1, -(2 ** 53 - 1), 2 ** 53 - 1]
+    for x in xs:
+        for z in zs:
+            got = _core.grid_add(x, z, k)
+            assert not math.isnan(got), (x, z, k)
+            assert got == _exact_grid_release(x, z, k), (x, z, k)
+
+
+def test_laplace_at_a_scale_near_the_largest_double_never_releases_nan():
+    out = M.laplace_mechanism(np.full(4000, -sys.float_info.max), epsilon=1.0,
+                              sensitivity=1e308, rng=dr.ChaCha20(5))
+    assert not np.isnan(out).any()
+    assert np.isin(np.sign(out), [-1.0, 1.0]).all()
