@@ -35,7 +35,7 @@ from ._numeric import (
     _sum_up,
     _up,
 )
-from .budget import exact_amount
+from .rules import exact_amount
 
 
 class EpsilonDelta(NamedTuple):
