@@ -38,6 +38,7 @@ from .rules import (  # noqa: F401 - UNIT, LEGACY_FACTOR, exact_amount, scale, u
     Filter,
     State,
     exact_amount,
+    cached_scaled,
     scale,
     scaled_float,
     unscale,
@@ -124,8 +125,6 @@ class Charge(NamedTuple):
     is_rho: bool                # charged as rho (spend_rho, reserve_rho)
 
 
-#: Builds the exception for the first inadmissible charge: (state before it, its index).
-Refusal = Callable[[State, int], BaseException]
 
 _B = TypeVar("_B", bound="PrivacyBudget")
 
@@ -138,18 +137,15 @@ class BudgetStore(Protocol):
     state it returns, all charges or none.
     """
 
-    #: Inserted into a refusal's message after "charge (...)" ("" in memory).
-    where: str
     #: The message of the ValueError for a reservation of another budget.
     foreign: str
 
     def check_process(self) -> None:
         """Raise if this process may not charge the store (before any validation)."""
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str,
-              refusal: Refusal) -> list[int]:
-        """Admit every charge or none (``refusal(state, i)`` for the first that does not
-        fit); record each with ``status`` ("spent" or "reserved"); return their indices."""
+    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
+        """Admit every charge or none (raise :func:`refusal` for the first that does not
+        fit); record each with ``status`` ("spent" or "reserved"); return their lines."""
 
     def settle(self, reservation: Reservation, cost: State, status: str) -> LedgerEntry:
         """Commit ("committed") or roll back ("rolled_back", giving ``cost`` back) an open
@@ -168,6 +164,19 @@ class BudgetStore(Protocol):
         """``__reduce__`` of a budget on this store (or raise ``TypeError``)."""
 
 
+def refusal(rule: Filter, where: str, charges: Sequence[Charge], state: State,
+            i: int) -> BudgetExceededError:
+    """The error of a store that cannot admit ``charges[i]`` on ``state``: names the
+    charge, the budget (``where``, in a ledger), and what remains."""
+    c = charges[i]
+    what = f"rho={c.rho!r}" if c.is_rho else f"epsilon={c.epsilon!r}, delta={c.delta!r}"
+    extra = (f" (charge {i + 1} of {len(charges)}; none of them was recorded)"
+             if len(charges) > 1 else "")
+    return BudgetExceededError(
+        f"charge ({what}, label={c.label!r}){where} refused: it would exceed "
+        f"the budget{extra}; remaining {PrivacyAmount(*rule.remaining(state))}")
+
+
 class MemoryStore:
     """A budget's state and ledger in this process's memory, under one lock.
 
@@ -175,7 +184,6 @@ class MemoryStore:
     charge and pickling refuses (each copy would spend the whole budget).
     """
 
-    where = ""
     foreign = "reservation belongs to another PrivacyBudget"
     __slots__ = ("_state", "_ledger", "_open", "_lock", "_fork_gen")
 
@@ -202,8 +210,10 @@ class MemoryStore:
         ``None`` where the general path must decide (another process, or a refusal)."""
         if self._fork_gen != _FORK[0]:
             return None
-        ce = scaled_float(epsilon)      # each float charges the decimal it prints as
-        cd = scaled_float(delta) if delta else 0
+        ce = cached_scaled(epsilon)     # each float charges the decimal it prints as
+        if ce is None:
+            ce = scaled_float(epsilon)
+        cd = (cached_scaled(delta) or scaled_float(delta)) if delta else 0
         with self._lock:
             e, dl = self._state
             e += ce
@@ -215,23 +225,24 @@ class MemoryStore:
                 return entry
         return None
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str,
-              refusal: Refusal) -> list[int]:
+    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
         with self._lock:
             state = self._state
-            for i, c in enumerate(charges):
+            i = 0
+            for c in charges:
                 new = rule.admit(state, c.cost)
                 if new is None:
-                    raise refusal(state, i)
+                    raise refusal(rule, "", charges, state, i)
                 state = new
+                i += 1
             self._state = state
             out = []
             for c in charges:
-                index = len(self._ledger)
-                self._ledger.append(LedgerEntry(index, c.label, c.epsilon, c.delta, c.rho, status))
+                entry = LedgerEntry(len(self._ledger), c.label, c.epsilon, c.delta, c.rho, status)
+                self._ledger.append(entry)
                 if status == "reserved":
-                    self._open.add(index)
-                out.append(index)
+                    self._open.add(entry.index)
+                out.append(entry)
             return out
 
     def settle(self, reservation: Reservation, cost: State, status: str) -> LedgerEntry:
@@ -405,42 +416,46 @@ class PrivacyBudget:
         self.epsilon, self.delta = rule.epsilon, rule.delta
         self.delta_prime, self.rho = rule.delta_prime, rule.rho
         # spend's inlined path: the memory store's "basic" rule only
-        self._fast = isinstance(store, MemoryStore) and rule.composition == "basic"
+        self._fast = (store.spend_basic if isinstance(store, MemoryStore)
+                      and rule.composition == "basic" else None)
 
     def __reduce__(self) -> tuple[Any, ...]:   # the store decides (memory: always raises)
         return self._store.reduce()
 
     # ---- charging: validate, let the store admit atomically ----------------------------
 
-    def _charge(self, charges: Sequence[tuple[object, object, object, object]],
-                status: str) -> list[Any]:
-        """Validate ``charges`` (``(epsilon, delta, rho, label)`` each) and have the store
-        admit them all or none; return their ledger lines ("spent") or reservations."""
+    def _charge(self, epsilon: object, delta: object, rho: object, label: object,
+                status: str) -> Any:
+        """Validate one charge and have the store admit it; return its ledger line
+        (status "spent") or its reservation (status "reserved")."""
+        store, rule = self._store, self._rule
+        store.check_process()
+        eps_f, dlt_f, rho_f, amounts = rule.convert(epsilon, delta, rho)
+        if label is not None and type(label) is not str:
+            _label(label)
+        c = Charge(rule.cost(amounts), amounts, label,  # type: ignore[arg-type]  # (checked)
+                   eps_f, dlt_f, rho_f, rho is not None)
+        line = store.admit(rule, (c,), status)[0]
+        if status == "reserved":
+            return Reservation(line.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
+        return line
+
+    def _charge_all(self, charges: Sequence[tuple[object, object, object, object]],
+                    status: str) -> list[Any]:
+        """:meth:`_charge` for several ``(epsilon, delta, rho, label)``, all or none."""
         store, rule = self._store, self._rule
         store.check_process()
         prepared = []
         for epsilon, delta, rho, label in charges:
             eps_f, dlt_f, rho_f, amounts = rule.convert(epsilon, delta, rho)
-            if label is not None and type(label) is not str:
-                _label(label)
-            prepared.append(Charge(rule.cost(amounts), amounts, cast("str | None", label),
+            _label(label)
+            prepared.append(Charge(rule.cost(amounts), amounts, label,  # type: ignore[arg-type]
                                    eps_f, dlt_f, rho_f, rho is not None))
-
-        def refusal(state: State, i: int) -> BudgetExceededError:
-            c = prepared[i]
-            what = f"rho={c.rho!r}" if c.is_rho else f"epsilon={c.epsilon!r}, delta={c.delta!r}"
-            extra = (f" (charge {i + 1} of {len(prepared)}; none of them was recorded)"
-                     if len(prepared) > 1 else "")
-            return BudgetExceededError(
-                f"charge ({what}, label={c.label!r}){store.where} refused: it would exceed "
-                f"the budget{extra}; remaining {PrivacyAmount(*rule.remaining(state))}")
-
-        indices = store.admit(rule, prepared, status, refusal)
+        lines = store.admit(rule, prepared, status)
         if status == "reserved":
-            return [Reservation(i, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
-                    for i, c in zip(indices, prepared, strict=True)]
-        return [LedgerEntry(i, c.label, c.epsilon, c.delta, c.rho, status)
-                for i, c in zip(indices, prepared, strict=True)]
+            return [Reservation(e.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
+                    for e, c in zip(lines, prepared, strict=True)]
+        return lines
 
     def _settle(self, reservation: Reservation, status: str) -> LedgerEntry:
         if not isinstance(reservation, Reservation):
@@ -502,13 +517,13 @@ class PrivacyBudget:
         See the class docstring: the charge is admitted only if the composed total stays
         within the budget.
         """
-        if (self._fast and type(epsilon) is float and type(delta) is float
+        if (self._fast is not None and type(epsilon) is float and type(delta) is float
                 and 0.0 <= epsilon < _INF and 0.0 <= delta < 1.0
                 and (label is None or type(label) is str)):
-            entry = cast(MemoryStore, self._store).spend_basic(self._rule, epsilon, delta, label)
+            entry = self._fast(self._rule, epsilon, delta, label)
             if entry is not None:
                 return entry
-        return cast(LedgerEntry, self._charge([(epsilon, delta, None, label)], "spent")[0])
+        return cast(LedgerEntry, self._charge(epsilon, delta, None, label, "spent"))
 
     def spend_parallel(self, charges: Iterable[object], *,
                        label: str | None = None) -> LedgerEntry:
@@ -615,7 +630,7 @@ class PrivacyBudget:
         -------
         Bun & Steinke 2016 Lemma 1.7 (the rhos add up), as a Renyi filter.
         """
-        return cast(LedgerEntry, self._charge([(None, 0.0, rho, label)], "spent")[0])
+        return cast(LedgerEntry, self._charge(None, 0.0, rho, label, "spent"))
 
     def reserve(self, epsilon: object, delta: object = 0.0, *,
                 label: str | None = None) -> Reservation:
@@ -640,11 +655,11 @@ class PrivacyBudget:
         A reservation counts as spent until it is rolled back.  Roll back only a charge
         whose mechanism released nothing (e.g. it failed before drawing noise).
         """
-        return cast(Reservation, self._charge([(epsilon, delta, None, label)], "reserved")[0])
+        return cast(Reservation, self._charge(epsilon, delta, None, label, "reserved"))
 
     def reserve_rho(self, rho: object, *, label: str | None = None) -> Reservation:
         """Like :meth:`reserve` for a rho-zCDP charge ("zcdp" mode only)."""
-        return cast(Reservation, self._charge([(None, 0.0, rho, label)], "reserved")[0])
+        return cast(Reservation, self._charge(None, 0.0, rho, label, "reserved"))
 
     def commit(self, reservation: Reservation) -> LedgerEntry:
         """Turn a reservation into a permanent charge.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
-from ..accounting.budget import Charge, LedgerEntry, PrivacyBudget, Refusal, Reservation
+from ..accounting.budget import Charge, LedgerEntry, PrivacyBudget, Reservation, refusal
 from ..accounting.rules import Filter, State
 from ._chain import HistoryRow, open_reservations
 from ._store import SQLStore
@@ -39,11 +39,12 @@ class KeyedStore:
     def check_process(self) -> None:
         """Nothing here: every transaction checks its process (:class:`SQLStore`)."""
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str,
-              refusal: Refusal) -> list[int]:
+    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
         kind = "reserve" if status == "reserved" else "spend"
-        return self.sql.charge(self.key, rule, [(c.cost, c.amounts, c.label, kind) for c in charges],
-                               refusal)
+        seqs = self.sql.charge(self.key, rule, [(c.cost, c.amounts, c.label, kind) for c in charges],
+                               lambda state, i: refusal(rule, self.where, charges, state, i))
+        return [LedgerEntry(seq, c.label, c.epsilon, c.delta, c.rho, status)
+                for seq, c in zip(seqs, charges, strict=True)]
 
     def settle(self, reservation: Reservation, cost: State, status: str) -> LedgerEntry:
         kind = "commit" if status == "committed" else "rollback"
@@ -136,7 +137,7 @@ class LedgerBudget(PrivacyBudget):
             rows.append((c[0], c[1], None, c[2] if len(c) == 3 else None))
         if not rows:
             return []
-        return cast("list[LedgerEntry]", self._charge(rows, "spent"))
+        return self._charge_all(rows, "spent")
 
     # ---- the durable record ------------------------------------------------------------
 
