@@ -83,7 +83,7 @@ def test_every_store_gives_the_same_answers(rule, caps, backend, tmp_path, reque
         values = (rng.choice([rng.uniform(0, 0.08), Fraction(1, rng.randint(10, 300)), 0.0]),
                   0.0 if rule == "zcdp" else rng.choice([0.0, 1e-8, Fraction(1, 10**8)]),
                   rng.random())
-        outcomes = {name: _outcome(lambda b=b: _step(b, rule, values, i))
+        outcomes = {name: _outcome(lambda b=b, v=values, i=i: _step(b, rule, v, i))
                     for name, b in budgets.items()}
         assert len(set(outcomes.values())) == 1, (i, values, outcomes)
         totals = {(b.spent, b.remaining, b.can_spend(0.01)) for b in budgets.values()}
@@ -186,3 +186,34 @@ def test_no_import_cycle_inside_ledger():
     for m in sorted(names):
         if m not in state:
             visit(m, [m])
+
+
+# ---- schema 1 ------------------------------------------------------------------------------
+
+def test_budget_rows_in_the_old_units_are_upgraded_once_at_open(tmp_path):
+    import sqlite3
+
+    from dpfast import ledger
+    from dpfast.accounting.rules import LEGACY_FACTOR
+    url = f"sqlite:///{tmp_path}/old.db"
+    led = ledger.open(url)
+    b = led.budget("k", epsilon=1.0, create=True)
+    b.reserve(0.25)
+    b.spend(0.5)
+    history = b.history()
+    led.close()
+    raw = sqlite3.connect(tmp_path / "old.db")
+    (text,) = raw.execute("SELECT state FROM dpfast_budget").fetchone()
+    eps, dlt = (int(s) for s in text.removeprefix("u2:").split(";"))
+    old = f"{eps // LEGACY_FACTOR};{dlt // LEGACY_FACTOR}"     # as schema 1 wrote it
+    with raw:
+        raw.execute("UPDATE dpfast_budget SET state = ?", (old,))
+    led = ledger.open(url)                                     # the upgrade runs here
+    assert raw.execute("SELECT state FROM dpfast_budget").fetchone() == (text,)
+    b = led.budget("k")
+    assert b.history() == history and all(r.ok for r in led.verify())
+    assert b.remaining.epsilon == 0.25
+    with pytest.raises(BudgetExceededError):
+        b.spend(0.5)
+    raw.close()
+    led.close()

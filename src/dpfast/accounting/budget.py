@@ -25,7 +25,7 @@ import dataclasses
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any, NamedTuple, NoReturn, Protocol, TypeVar, cast
 
