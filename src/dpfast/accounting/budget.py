@@ -125,7 +125,6 @@ class Charge(NamedTuple):
     is_rho: bool                # charged as rho (spend_rho, reserve_rho)
 
 
-
 _B = TypeVar("_B", bound="PrivacyBudget")
 
 
@@ -228,13 +227,11 @@ class MemoryStore:
     def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
         with self._lock:
             state = self._state
-            i = 0
-            for c in charges:
+            for i, c in enumerate(charges):
                 new = rule.admit(state, c.cost)
                 if new is None:
                     raise refusal(rule, "", charges, state, i)
                 state = new
-                i += 1
             self._state = state
             out = []
             for c in charges:
@@ -431,10 +428,8 @@ class PrivacyBudget:
         store, rule = self._store, self._rule
         store.check_process()
         eps_f, dlt_f, rho_f, amounts = rule.convert(epsilon, delta, rho)
-        if label is not None and type(label) is not str:
-            _label(label)
-        c = Charge(rule.cost(amounts), amounts, label,  # type: ignore[arg-type]  # (checked)
-                   eps_f, dlt_f, rho_f, rho is not None)
+        text = label if label is None or type(label) is str else _label(label)
+        c = Charge(rule.cost(amounts), amounts, text, eps_f, dlt_f, rho_f, rho is not None)
         line = store.admit(rule, (c,), status)[0]
         if status == "reserved":
             return Reservation(line.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
@@ -448,8 +443,7 @@ class PrivacyBudget:
         prepared = []
         for epsilon, delta, rho, label in charges:
             eps_f, dlt_f, rho_f, amounts = rule.convert(epsilon, delta, rho)
-            _label(label)
-            prepared.append(Charge(rule.cost(amounts), amounts, label,  # type: ignore[arg-type]
+            prepared.append(Charge(rule.cost(amounts), amounts, _label(label),
                                    eps_f, dlt_f, rho_f, rho is not None))
         lines = store.admit(rule, prepared, status)
         if status == "reserved":
@@ -466,7 +460,7 @@ class PrivacyBudget:
             raise ValueError(self._store.foreign)
         return self._store.settle(reservation, owner[1], status)
 
-    # ---- public API  --------------------------------------------------------------------
+    # ---- public API ---------------------------------------------------------------------
 
     def active(self) -> contextlib.AbstractContextManager[PrivacyBudget]:
         """``with budget.active(): ...``: every mechanism called in the block without

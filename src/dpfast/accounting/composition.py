@@ -95,7 +95,7 @@ def _bound(x: float) -> float:
 
 
 def _exact_param(name: str, value: object, rule: str) -> Fraction:
-    """One exact parameter with the rule of :func:`dpfast.accounting.budget.exact_amount`."""
+    """One exact parameter with the rule of :func:`dpfast.accounting.rules.exact_amount`."""
     return exact_amount(name, value, rule)[1]
 
 

@@ -74,10 +74,13 @@ class KeyedStore:
         return isinstance(other, KeyedStore) and (other.url, other.key) == (self.url, self.key)
 
     def reduce(self) -> tuple[Any, tuple[str, str]]:
-        if not self.sql.forkable or self._reopen is None:
+        if not self.sql.forkable:
             raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: "
                             "it lives in this process's memory; use a sqlite:/// or "
                             "postgresql:// ledger to share budgets")
+        if self._reopen is None:
+            raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: open "
+                            "the ledger with dpfast.ledger.open to share its budgets")
         return (self._reopen, (self.url, self.key))
 
 
