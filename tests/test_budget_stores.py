@@ -190,24 +190,30 @@ def test_no_import_cycle_inside_ledger():
 
 # ---- schema 1 ------------------------------------------------------------------------------
 
-def test_budget_rows_in_the_old_units_are_upgraded_once_at_open(tmp_path):
-    import sqlite3
-
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_budget_rows_in_the_old_units_are_upgraded_once_at_open(tmp_path, backend, request):
     from dpfast import ledger
     from dpfast.accounting.rules import LEGACY_FACTOR
-    url = f"sqlite:///{tmp_path}/old.db"
+    if backend == "sqlite":
+        import sqlite3
+        url = f"sqlite:///{tmp_path}/old.db"
+        raw = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+        mark = "?"
+    else:
+        url = request.getfixturevalue("pg_server").database(f"u{os.getpid()}")
+        import psycopg
+        raw = psycopg.connect(url, autocommit=True)
+        mark = "%s"
     led = ledger.open(url)
     b = led.budget("k", epsilon=1.0, create=True)
     b.reserve(0.25)
     b.spend(0.5)
     history = b.history()
     led.close()
-    raw = sqlite3.connect(tmp_path / "old.db")
     (text,) = raw.execute("SELECT state FROM dpfast_budget").fetchone()
     eps, dlt = (int(s) for s in text.removeprefix("u2:").split(";"))
     old = f"{eps // LEGACY_FACTOR};{dlt // LEGACY_FACTOR}"     # as schema 1 wrote it
-    with raw:
-        raw.execute("UPDATE dpfast_budget SET state = ?", (old,))
+    raw.execute(f"UPDATE dpfast_budget SET state = {mark}", (old,))
     led = ledger.open(url)                                     # the upgrade runs here
     assert raw.execute("SELECT state FROM dpfast_budget").fetchone() == (text,)
     b = led.budget("k")
