@@ -2,7 +2,8 @@
 
 A package with one module per job: :mod:`.composition`, :mod:`.optimal`, :mod:`.zcdp`,
 :mod:`.rdp`, :mod:`.gdp`, :mod:`.pld`, :mod:`.accountant`, :mod:`.divergences`,
-:mod:`.budget`, :mod:`.capacity`; every public name is re-exported here.
+:mod:`.rules` (the arithmetic of a budget's composition rules), :mod:`.budget` (the
+budget: a rule and a store), :mod:`.capacity`; every public name is re-exported here.
 
 Everything here is pure bookkeeping: no function in this package touches data or draws
 noise.  Mechanisms call :meth:`PrivacyBudget.spend` *before* they draw noise, so an

@@ -16,7 +16,7 @@ from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam, Real
 from ._numeric import _KOV_K_MAX, _fraction_to_float_down
 from .accountant import Accountant
-from .budget import _float_up, exact_amount
+from .rules import _float_up, exact_amount
 from .composition import advanced_composition
 from .optimal import optimal_composition_delta
 from .pld import compose as _pld_compose

@@ -35,7 +35,7 @@ from ._numeric import (
     _sum_up,
     _up,
 )
-from .budget import exact_amount
+from .rules import exact_amount
 
 
 class EpsilonDelta(NamedTuple):
@@ -95,7 +95,7 @@ def _bound(x: float) -> float:
 
 
 def _exact_param(name: str, value: object, rule: str) -> Fraction:
-    """One exact parameter with the rule of :func:`dpfast.accounting.budget.exact_amount`."""
+    """One exact parameter with the rule of :func:`dpfast.accounting.rules.exact_amount`."""
     return exact_amount(name, value, rule)[1]
 
 

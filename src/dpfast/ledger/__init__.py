@@ -21,8 +21,8 @@ Stores
     PostgreSQL through psycopg 3 (extra ``ledger-postgres``), for several hosts.
 
 Budgets (:class:`LedgerBudget`) are :class:`~dpfast.accounting.PrivacyBudget` objects
-with the same filters (one implementation: :class:`~dpfast.accounting.budget.Filter`);
-any mechanism's ``budget=`` accepts them.  Amounts are stored exactly (rationals as
+on a durable store, with the same filters (one implementation:
+:class:`~dpfast.accounting.rules.Filter`); any mechanism's ``budget=`` accepts them.  Amounts are stored exactly (rationals as
 text), the history is append-only and hash-chained (:meth:`Ledger.verify`), and the
 schema is versioned (:data:`SCHEMA_VERSION`).  See ``docs/ledger.md``.
 """
@@ -40,8 +40,11 @@ import numpy as np
 from ..accounting.budget import fork_generation
 from ._budget import LedgerBudget
 from ._chain import HistoryRow
-from ._ledger import Ledger, VerifyReport
+from ._ledger import Ledger
+from ._postgres import PostgresStore
+from ._sqlite import SQLiteStore, open_path
 from ._store import SCHEMA_VERSION, LedgerError
+from ._verify import VerifyReport
 
 __all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "LedgerError",
            "SCHEMA_VERSION"]
@@ -73,19 +76,16 @@ def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natu
         raise TypeError(f"url must be a str; got {type(url).__name__}")
     timeout = _seconds(timeout)
     if url == "memory:":
-        from ._sqlite import SQLiteStore
-        return Ledger(SQLiteStore(":memory:", memory=True, timeout=timeout))
+        return Ledger(SQLiteStore(":memory:", memory=True, timeout=timeout), reopen=_reopen_budget)
     if url.startswith("sqlite:///"):
-        from ._sqlite import open_path
         path, _, query = url[len("sqlite:///"):].partition("?")
         options = dict(urllib.parse.parse_qsl(query, strict_parsing=bool(query)))
         unknown = set(options) - {"synchronous"}
         if unknown or not path:
             raise ValueError(f"a SQLite ledger URL is sqlite:///path[?synchronous=full|normal|extra]; got {url!r}")
-        return Ledger(open_path(path, timeout=timeout, **options))
+        return Ledger(open_path(path, timeout=timeout, **options), reopen=_reopen_budget)
     if url.startswith(("postgresql://", "postgres://")):
-        from ._postgres import PostgresStore
-        return Ledger(PostgresStore(url, timeout=timeout))
+        return Ledger(PostgresStore(url, timeout=timeout), reopen=_reopen_budget)
     raise ValueError(f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://...")
 
 
@@ -115,7 +115,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def _reopen_budget(url: str, key: str) -> LedgerBudget:
-    """Unpickling a LedgerBudget: reconnect to its store (one Ledger per URL and process)."""
+    """Unpickling a LedgerBudget: reconnect to its store (one Ledger per URL and process).
+    Looks up :func:`open` in this module when called."""
     gen = fork_generation()
     with _OPENED_LOCK:
         led = _OPENED.get((url, gen))

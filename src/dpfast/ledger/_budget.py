@@ -1,19 +1,87 @@
-"""A :class:`~dpfast.accounting.PrivacyBudget` whose state lives in a durable store."""
+"""A budget of a ledger: :class:`~dpfast.accounting.PrivacyBudget` on a durable store.
+
+:class:`KeyedStore` is the :class:`~dpfast.accounting.budget.BudgetStore` of one keyed
+budget of a SQL store: each charge is one transaction of that store
+(:meth:`~dpfast.ledger._store.SQLStore.charge`), in which the budget's rule admits it.
+:class:`LedgerBudget` is the one budget class with the ledger's public extras (history,
+verification, batched charges); it changes nothing in how a charge is decided or kept.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
-from .._errors import BudgetExceededError
-from ..accounting.budget import LedgerEntry, PrivacyBudget, Reservation, _label
-from ._chain import HistoryRow
-
-if TYPE_CHECKING:
-    from ._ledger import Ledger, VerifyReport
+from ..accounting.budget import Charge, LedgerEntry, PrivacyBudget, Reservation, refusal
+from ..accounting.rules import Filter, State
+from ._chain import HistoryRow, open_reservations
+from ._store import SQLStore
+from ._verify import VerifyReport, verify_budget
 
 _STATUS = {"commit": "committed", "rollback": "rolled_back", "release": "released"}
+
+#: Unpickling a budget: ``reopen(url, key)`` (given by :func:`dpfast.ledger.open`).
+Reopen = Callable[[str, str], Any]
+
+
+class KeyedStore:
+    """Budget ``key`` of the SQL store ``sql``, as a budget's store."""
+
+    foreign = "reservation belongs to another budget"
+
+    def __init__(self, sql: SQLStore, key: str, reopen: Reopen | None = None) -> None:
+        self.sql = sql
+        self.key = key
+        self.url = sql.url
+        self.where = f" on budget {key!r}"
+        self._reopen = reopen
+
+    def check_process(self) -> None:
+        """Nothing here: every transaction checks its process (:class:`SQLStore`)."""
+
+    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
+        kind = "reserve" if status == "reserved" else "spend"
+        seqs = self.sql.charge(self.key, rule, [(c.cost, c.amounts, c.label, kind) for c in charges],
+                               lambda state, i: refusal(rule, self.where, charges, state, i))
+        return [LedgerEntry(seq, c.label, c.epsilon, c.delta, c.rho, status)
+                for seq, c in zip(seqs, charges, strict=True)]
+
+    def settle(self, reservation: Reservation, cost: State, status: str) -> LedgerEntry:
+        kind = "commit" if status == "committed" else "rollback"
+        r = self.sql.settle(self.key, reservation.index, kind)
+        return LedgerEntry(r.seq, r.label, reservation.epsilon, reservation.delta,
+                           reservation.rho, status)
+
+    def state(self) -> State:
+        return self.sql.state(self.key)
+
+    def history(self) -> list[HistoryRow]:
+        return self.sql.history(self.key)[0]
+
+    def entries(self) -> list[LedgerEntry]:
+        rows = self.history()
+        settled = {r.ref: _STATUS[r.kind] for r in rows if r.ref is not None}
+        out = []
+        for r in rows:
+            if r.kind in ("spend", "reserve"):
+                status = "spent" if r.kind == "spend" else settled.get(r.seq, "reserved")
+                assert r.epsilon is not None and r.delta is not None  # (a charge row)
+                out.append(LedgerEntry(r.seq, r.label, float(r.epsilon), float(r.delta),
+                                       None if r.rho is None else float(r.rho), status))
+        return out
+
+    def same(self, other: object) -> bool:
+        return isinstance(other, KeyedStore) and (other.url, other.key) == (self.url, self.key)
+
+    def reduce(self) -> tuple[Any, tuple[str, str]]:
+        if not self.sql.forkable:
+            raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: "
+                            "it lives in this process's memory; use a sqlite:/// or "
+                            "postgresql:// ledger to share budgets")
+        if self._reopen is None:
+            raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: open "
+                            "the ledger with dpfast.ledger.open to share its budgets")
+        return (self._reopen, (self.url, self.key))
 
 
 class LedgerBudget(PrivacyBudget):
@@ -27,51 +95,18 @@ class LedgerBudget(PrivacyBudget):
     ``memory:`` ledger refuses both, as an in-memory budget does).
     """
 
-    def __init__(self, ledger: Ledger, key: str, filt: Any) -> None:
-        self._init_filter(filt)
-        self.ledger_url = ledger.url
-        self.key = key
-        self._owner_ledger = ledger
-        self._store = ledger._store
+    def _keyed(self) -> KeyedStore:
+        return cast(KeyedStore, self._store)
 
-    # ---- charging --------------------------------------------------------------------
+    @property
+    def key(self) -> str:
+        """The budget's name in its ledger."""
+        return self._keyed().key
 
-    def _admit(
-        self, epsilon: object, delta: object, rho: object, label: str | None, status: str,
-    ) -> LedgerEntry | Reservation:
-        entry: LedgerEntry | Reservation = self._admit_many([(epsilon, delta, rho, label)],
-                                                            status)[0]
-        return entry
-
-    def _admit_many(
-        self, charges: Sequence[tuple[object, object, object, str | None]], status: str,
-    ) -> list[Any]:
-        filt = self._filter
-        prepared, shown = [], []
-        kind = "reserve" if status == "reserved" else "spend"
-        for epsilon, delta, rho, label in charges:
-            eps_f, dlt_f, rho_f, amounts = filt.convert(epsilon, delta, rho)
-            _label(label)
-            cost = filt.cost(amounts)
-            prepared.append((cost, amounts, label, kind))
-            shown.append((eps_f, dlt_f, rho_f, rho is not None, label, cost))
-
-        def refusal(state: tuple[int | Fraction, ...], i: int) -> BudgetExceededError:
-            eps_f, dlt_f, rho_f, is_rho, label, _ = shown[i]
-            what = f"rho={rho_f!r}" if is_rho else f"epsilon={eps_f!r}, delta={dlt_f!r}"
-            extra = f" (charge {i + 1} of {len(shown)}; none of them was recorded)" if len(shown) > 1 else ""
-            return BudgetExceededError(
-                f"charge ({what}, label={label!r}) on budget {self.key!r} refused: it would "
-                f"exceed the budget{extra}; remaining {filt.remaining(state)}")
-
-        seqs = self._store.charge(self.key, filt, prepared, refusal)
-        out: list[Any] = []   # Reservation or LedgerEntry, by status
-        for seq, (eps_f, dlt_f, rho_f, _, label, cost) in zip(seqs, shown, strict=True):
-            if status == "reserved":
-                out.append(Reservation(seq, label, eps_f, dlt_f, rho_f, (self, cost)))
-            else:
-                out.append(LedgerEntry(seq, label, eps_f, dlt_f, rho_f, "spent"))
-        return out
+    @property
+    def ledger_url(self) -> str:
+        """The URL of its ledger."""
+        return self._keyed().url
 
     def spend_many(self, charges: Iterable[Sequence[Any]]) -> list[LedgerEntry]:
         """Charge several (epsilon, delta) mechanisms in one transaction, all or none.
@@ -105,44 +140,14 @@ class LedgerBudget(PrivacyBudget):
             rows.append((c[0], c[1], None, c[2] if len(c) == 3 else None))
         if not rows:
             return []
-        return self._admit_many(rows, "spent")
-
-    def _settle(self, reservation: Reservation, status: str) -> LedgerEntry:
-        if not isinstance(reservation, Reservation):
-            raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
-        owner = reservation._owner
-        if (not isinstance(owner, tuple) or not isinstance(owner[0], LedgerBudget)
-                or (owner[0].ledger_url, owner[0].key) != (self.ledger_url, self.key)):
-            raise ValueError("reservation belongs to another budget")
-        kind = "commit" if status == "committed" else "rollback"
-        r = self._store.settle(self.key, reservation.index, kind)
-        return LedgerEntry(r.seq, r.label, reservation.epsilon, reservation.delta,
-                           reservation.rho, status)
-
-    def _snapshot(self) -> tuple[int | Fraction, ...]:
-        return self._store.state(self.key)
+        return self._charge_all(rows, "spent")
 
     # ---- the durable record ------------------------------------------------------------
 
     def history(self) -> list[HistoryRow]:
         """The append-only history of this budget, oldest first (a list of
         :class:`~dpfast.ledger.HistoryRow`)."""
-        return self._store.history(self.key)[0]
-
-    @property
-    def ledger(self) -> list[LedgerEntry]:
-        """The charges in :class:`LedgerEntry` form (as for an in-memory budget): one
-        line per "spend" or "reserve" row, its status resolved by later rows."""
-        rows = self.history()
-        settled = {r.ref: _STATUS[r.kind] for r in rows if r.ref is not None}
-        out = []
-        for r in rows:
-            if r.kind in ("spend", "reserve"):
-                status = "spent" if r.kind == "spend" else settled.get(r.seq, "reserved")
-                assert r.epsilon is not None and r.delta is not None  # (a charge row)
-                out.append(LedgerEntry(r.seq, r.label, float(r.epsilon), float(r.delta),
-                                       None if r.rho is None else float(r.rho), status))
-        return out
+        return self._keyed().history()
 
     def open_reservations(self) -> list[HistoryRow]:
         """Reservations not yet committed or rolled back (with the host and process that
@@ -152,22 +157,8 @@ class LedgerBudget(PrivacyBudget):
 
     def verify(self) -> list[VerifyReport]:
         """Check this budget's hash chain and replay it; see :meth:`Ledger.verify`."""
-        return self._owner_ledger.verify(self.key)
-
-    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
-        if not self._store.forkable:
-            raise TypeError(f"a budget of the {self.ledger_url!r} ledger cannot be pickled: "
-                            "it lives in this process's memory; use a sqlite:/// or "
-                            "postgresql:// ledger to share budgets")
-        from . import _reopen_budget
-        return (_reopen_budget, (self.ledger_url, self.key))
+        return [verify_budget(self._keyed().sql, self.key)]
 
     def __repr__(self) -> str:
-        return (f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._filter.describe()}, "
+        return (f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._rule.describe()}, "
                 f"rule={self.composition!r}, spent={self.spent})")
-
-
-def open_reservations(rows: Iterable[HistoryRow]) -> list[HistoryRow]:
-    settled = {r.ref for r in rows if r.ref is not None}
-    return [r for r in rows if r.kind == "reserve" and r.seq not in settled]
-

@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import Any, overload
 
-from ..accounting.budget import legacy_state
+from ..accounting.rules import Filter
+from ._schema1 import UNIT_TAG, parse_legacy
 
 GENESIS = "0" * 64
 # Kinds of history rows.  "spend" and "reserve" add their cost to the state; "commit"
@@ -49,32 +50,40 @@ def parse_rational(text: str | None) -> Fraction | None:
     return None if text is None else Fraction(text)
 
 
-# States and costs are stored in the budget's scaled units (accounting.budget.UNIT),
-# marked with this prefix.  Text without it was written with the unit 2**1074 of schema 1
-# (before decimal amounts) and is converted exactly on reading, so old ledgers keep
-# working and their hash chains still verify (the stored text is never rewritten).
-_UNIT_TAG = "u2:"
+# States and costs are stored in the budget's scaled units (accounting.rules.UNIT),
+# marked with UNIT_TAG.  Text without it was written with the unit 2**1074 of schema 1
+# (before decimal amounts): a store upgrades its budget rows once when it is opened
+# (_schema1.upgrade); history rows are never rewritten (their hashes chain them), so an
+# old cost is converted exactly on reading (_schema1.parse_legacy) and still verifies.
 
 
 def state_text(state: tuple[int | Fraction, ...]) -> str:
     """A filter state (scaled ints, or Fractions) as text, exactly."""
     if not state:
         return ""
-    return _UNIT_TAG + ";".join(rational(s) for s in state)
+    return UNIT_TAG + ";".join(rational(s) for s in state)
 
 
 def parse_state(text: str) -> tuple[int | Fraction, ...]:
+    """The state (or cost) stored as ``text``, in the current units."""
     if text == "":
         return ()
-    legacy = not text.startswith(_UNIT_TAG)
+    if not text.startswith(UNIT_TAG):
+        return parse_legacy(text)
     out: list[int | Fraction] = []
-    for part in (text if legacy else text[len(_UNIT_TAG):]).split(";"):
+    for part in text[len(UNIT_TAG):].split(";"):
         if "/" not in part:
             out.append(int(part))
             continue
         f = Fraction(part)
         out.append(f.numerator if f.denominator == 1 else f)
-    return legacy_state(tuple(out)) if legacy else tuple(out)
+    return tuple(out)
+
+
+def params_text(filt: Filter) -> str:
+    """A filter's exact parameters as stored (the budget row and its "create" row)."""
+    return json.dumps({k: rational(v) if k != "composition" else v
+                       for k, v in filt.params.items()}, sort_keys=True)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -124,6 +133,13 @@ def row_hash(prev: str, key: str, seq: int, kind: str, ref: int | None, label: s
     body = json.dumps([prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
                       separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+def open_reservations(rows: Iterable[HistoryRow]) -> list[HistoryRow]:
+    """The reservations among ``rows`` (a budget's history) that nothing settled."""
+    rows = list(rows)
+    settled = {r.ref for r in rows if r.ref is not None}
+    return [r for r in rows if r.kind == "reserve" and r.seq not in settled]
 
 
 def from_stored(values: Sequence[Any]) -> HistoryRow:

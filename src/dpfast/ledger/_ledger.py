@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import socket
-from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
 from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam
-from ..accounting.budget import Filter
-from . import _chain
-from ._budget import LedgerBudget, open_reservations
+from ..accounting.budget import PrivacyAmount
+from ..accounting.rules import Filter
+from . import _chain, _schema1
+from ._budget import KeyedStore, LedgerBudget, Reopen
+from ._chain import open_reservations, params_text
 from ._store import LedgerError, SQLStore
-
-
-@dataclasses.dataclass(frozen=True)
-class VerifyReport:
-    """What :meth:`Ledger.verify` found for one budget: ``ok`` iff ``problems`` is empty."""
-
-    key: str
-    rows: int
-    problems: tuple[str, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+from ._verify import VerifyReport, verify_budget
 
 
 def _check_key(key: object) -> str:
@@ -40,32 +28,13 @@ def _check_key(key: object) -> str:
     return key
 
 
-def _params_json(filt: Filter) -> str:
-    return json.dumps({k: _chain.rational(v) if k != "composition" else v
-                       for k, v in filt.params.items()}, sort_keys=True)
-
-
-def _legacy_params_json(epsilon: object, delta: object, rule: str, delta_prime: object,
-                        rho: object) -> str | None:
-    """The params a dpfast before decimal parameters stored for these caps (a float at
-    its binary value), so such a budget still opens when its caps are given again; it
-    keeps its stored caps."""
-    def binary(v: Any) -> Any:
-        return Fraction(float(v)) if isinstance(v, (float, np.floating)) else v
-    try:
-        filt = Filter(binary(epsilon), binary(delta), rule, delta_prime=binary(delta_prime),
-                      rho=binary(rho))
-    except (TypeError, ValueError):
-        return None
-    return _params_json(filt)
-
-
 class Ledger:
     """Keyed privacy budgets in one durable store; see :func:`dpfast.ledger.open`."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: SQLStore, *, reopen: Reopen | None = None) -> None:
         self._store = store
         self.url = store.url
+        self._reopen = reopen  # how an unpickled budget reconnects (from dpfast.ledger.open)
 
     def budget(self, key: str, epsilon: PrivacyParam | None = None, delta: PrivacyParam = 0.0,
                rule: str = "basic", *, delta_prime: PrivacyParam | None = None,
@@ -104,15 +73,17 @@ class Ledger:
                 raise LedgerError(f"no budget {key!r} in {self.url!r} (create it with create=True and its caps)")
         else:
             filt = Filter(epsilon, delta, rule, delta_prime=delta_prime, rho=rho)
-            wanted = _params_json(filt)
+            wanted = params_text(filt)
             stored = self._store.create(key, filt) if create else self._store.params(key)
             if stored is None:
                 raise LedgerError(f"no budget {key!r} in {self.url!r} (pass create=True to create it)")
-            if stored != wanted and stored != _legacy_params_json(epsilon, delta, rule,
-                                                                  delta_prime, rho):
-                raise PrivacyParameterError(
-                    f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
-        return LedgerBudget(self, key, Filter.from_params(json.loads(stored)))
+            if stored != wanted:
+                legacy = _schema1.legacy_filter(epsilon, delta, rule, delta_prime, rho)
+                if legacy is None or stored != params_text(legacy):
+                    raise PrivacyParameterError(
+                        f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
+        return LedgerBudget.with_store(Filter.from_params(json.loads(stored)),
+                                       KeyedStore(self._store, key, self._reopen))
 
     def keys(self) -> list[str]:
         """The keys of every budget in this ledger, sorted."""
@@ -126,7 +97,8 @@ class Ledger:
             filt = Filter.from_params(json.loads(params))
             state = _chain.parse_state(state_text)
             out.append({"key": key, "rule": filt.composition, "caps": filt.describe(),
-                        "spent": filt.spent(state), "remaining": filt.remaining(state),
+                        "spent": PrivacyAmount(*filt.spent(state)),
+                        "remaining": PrivacyAmount(*filt.remaining(state)),
                         "rows": int(seq) + 1, "head": head})
         return out
 
@@ -147,58 +119,7 @@ class Ledger:
         the stored state.  Returns a list of :class:`VerifyReport` (one per budget).
         """
         keys = self.keys() if key is None else [_check_key(key)]
-        return [self._verify_one(k) for k in keys]
-
-    def _verify_one(self, key: str) -> VerifyReport:
-        rows, budget = self._store.history(key)
-        problems = []
-        if budget is None:
-            return VerifyReport(key, len(rows), (f"no budget row for {key!r}",))
-        params, state_text, seq, head = budget
-        prev = _chain.GENESIS
-        for i, r in enumerate(rows):
-            if r.seq != i:
-                problems.append(f"row {i}: numbered {r.seq} (a row was removed or reordered)")
-            if r.prev != prev:
-                problems.append(f"row {r.seq}: does not chain to the row before it")
-            f = r.fields()
-            if _chain.row_hash(r.prev, *f[:13]) != r.hash:
-                problems.append(f"row {r.seq}: contents do not match its hash (edited)")
-            prev = r.hash
-        if head != prev or int(seq) != len(rows) - 1:
-            problems.append("the budget's head does not name the last history row "
-                            "(rows were removed or appended outside dpfast)")
-        if not rows or rows[0].kind != "create" or rows[0].note != params:
-            problems.append("the budget's parameters differ from its creation row")
-            return VerifyReport(key, len(rows), tuple(problems))
-        filt = Filter.from_params(json.loads(params))  # params: the creation row's note
-        state = filt.zero()
-        reserved, settled = {}, set()
-        for r in rows[1:]:
-            if r.kind in ("spend", "reserve"):
-                cost = _chain.parse_state(r.cost)
-                if r.epsilon is None or r.delta is None or \
-                        cost != filt.cost((r.epsilon, r.delta, r.rho)):
-                    problems.append(f"row {r.seq}: its cost does not match its amounts")
-                new = filt.admit(state, cost)
-                if new is None:
-                    problems.append(f"row {r.seq}: the history exceeds the budget here")
-                    new = Filter.add(state, cost)
-                state = new
-                if r.kind == "reserve":
-                    reserved[r.seq] = cost
-            elif r.kind in ("commit", "rollback", "release"):
-                if r.ref not in reserved or r.ref in settled:
-                    problems.append(f"row {r.seq}: settles {r.ref}, which is not an open reservation")
-                    continue
-                settled.add(r.ref)
-                if r.kind != "commit":
-                    state = Filter.add(state, reserved[r.ref], -1)
-            else:
-                problems.append(f"row {r.seq}: unknown kind {r.kind!r}")
-        if state != _chain.parse_state(state_text):
-            problems.append("the stored state differs from the replayed history")
-        return VerifyReport(key, len(rows), tuple(problems))
+        return [verify_budget(self._store, k) for k in keys]
 
     def release(
         self, key: str, seq: int, *, reason: str, force: bool = False,

@@ -2,7 +2,7 @@
 
 Every charge is one short transaction that reads the budget's row (locking it for
 writing: ``BEGIN IMMEDIATE`` in SQLite, ``SELECT ... FOR UPDATE`` in PostgreSQL), asks
-the budget's :class:`~dpfast.accounting.budget.Filter` whether the charge is admissible,
+the budget's :class:`~dpfast.accounting.rules.Filter` whether the charge is admissible,
 appends the history row and updates the state, then commits (SQLite's "Atomic Commit"
 and WAL documents; psycopg 3 transactions).  Nothing is cached outside the transaction,
 so processes and hosts sharing the store never overspend.  The transaction has
@@ -24,7 +24,6 @@ one process share its connection under a lock.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import socket
 import threading
@@ -35,9 +34,10 @@ from types import TracebackType
 from typing import Any, Literal
 
 from .._errors import BudgetExceededError, DPFastError
-from ..accounting.budget import Filter, fork_generation
-from . import _chain
-from ._chain import GENESIS, rational, row_hash, state_text
+from ..accounting.budget import fork_generation
+from ..accounting.rules import Filter
+from . import _chain, _schema1
+from ._chain import GENESIS, params_text, rational, row_hash, state_text
 
 SCHEMA_VERSION = 1
 APPLICATION = "dpfast-ledger"
@@ -291,6 +291,8 @@ class SQLStore:
         elif version < SCHEMA_VERSION:
             cur.execute(self.sql("UPDATE dpfast_meta SET value = ? WHERE name = ?"),
                         (str(SCHEMA_VERSION), "schema_version"))
+        if version > 0:  # budget rows still in the units of schema 1: rewritten once, here
+            _schema1.upgrade(cur, self.sql, state_text)
 
     # ---- budgets -----------------------------------------------------------------------
 
@@ -308,8 +310,7 @@ class SQLStore:
 
     def create(self, key: str, filt: Filter) -> str:
         """Create budget ``key``; return its stored params (existing ones if it exists)."""
-        params = json.dumps({k: rational(v) if k != "composition" else v
-                             for k, v in filt.params.items()}, sort_keys=True)
+        params = params_text(filt)
         with self.transaction() as cur:
             if self.create_lock:  # FOR UPDATE cannot lock a row that does not exist yet
                 cur.execute(self.sql(self.create_lock), (key,))

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import IO, Any
 
 from .._errors import DPFastError
-from . import _budget, _chain
+from . import _chain
 from . import open as open_ledger
 
 
@@ -86,14 +86,15 @@ def _run(args: argparse.Namespace, out: IO[str]) -> int:
     if cmd == "create":
         b = led.budget(args.key, args.epsilon, args.delta, args.rule, delta_prime=args.delta_prime,
                        rho=args.rho, create=True)
-        print(f"budget {b.key!r}: {b._filter.describe()}, rule {b.composition}; spent {tuple(b.spent)}", file=out)
+        caps = next(s["caps"] for s in led.summary() if s["key"] == b.key)
+        print(f"budget {b.key!r}: {caps}, rule {b.composition}; spent {tuple(b.spent)}", file=out)
         return 0
     if cmd == "show":
         summaries = [s for s in led.summary() if args.key in (None, s["key"])]
         if args.key is not None and not summaries:
             print(f"error: no budget {args.key!r}", file=sys.stderr)
             return 2
-        opened = {s["key"]: len(_budget.open_reservations(led.history(s["key"]))) for s in summaries}
+        opened = {s["key"]: len(_chain.open_reservations(led.history(s["key"]))) for s in summaries}
         table(["key", "rule", "caps", "spent eps", "spent delta", "spent rho", "left eps", "left delta",
                "left rho", "rows", "open res.", "head"],
               [[s["key"], s["rule"], s["caps"], _num(s["spent"].epsilon), _num(s["spent"].delta),
