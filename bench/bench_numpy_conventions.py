@@ -11,7 +11,7 @@ reference there is dpfast itself).  "ratio" is dpfast's time divided by the refe
 import numpy as np
 
 import dpfast.random as dr
-import dpfast.releases as R
+import dpfast.stats as R
 from _common import parser, ratio, report, timeit
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import _common
 import release_adult
 from dpfast import _core
-from dpfast.release import (MWEM, BoostingForQueries, MarginalWorkload, OnlinePMW,
+from dpfast.query_release import (MWEM, BoostingForQueries, MarginalWorkload, OnlinePMW,
                             laplace_marginals, laplace_per_query)
 from dpfast.sparse import NumericSparse
 
@@ -87,7 +87,7 @@ def run_method(name, eps, h, wl, truth, n, rng, queries, order):
         return MWEM(wl, epsilon=eps, rounds=MWEM_Q_T[eps], n_public=n, init=ei,
                     unit="query", exclude_measured=False, rng=rng).run(h).answers
     if name == "pmw_theory":
-        from dpfast.release import pmw_min_alpha
+        from dpfast.query_release import pmw_min_alpha
         a = pmw_min_alpha(eps, 0.0, n, wl.domain.size, wl.n_queries, 0.05)
         p = OnlinePMW.from_accuracy(h, alpha=a, beta=0.05, epsilon=eps,
                                     n_public=n, n_queries=wl.n_queries, rng=rng)

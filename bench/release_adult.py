@@ -11,7 +11,7 @@ import bisect
 import numpy as np
 
 from _adult import COLUMNS, read_rows
-from dpfast.release import Domain, Histogram
+from dpfast.query_release import Domain, Histogram
 
 EDUCATION = ["Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th",
              "HS-grad", "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters",

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 
-from dpfast import BudgetExceededError, PrivacyParameterError, ledger, releases
+from dpfast import BudgetExceededError, PrivacyParameterError, ledger, stats
 
 # Public bounds of each column: the mean clamps to them (they fix the sensitivity).
 COLUMNS = {"age": (18.0, 100.0), "income": (0.0, 250_000.0)}
@@ -54,7 +54,7 @@ class Service:
     def count(self, q):
         b = self.budget(q.get("analyst"))
         rows = self.data["age"] >= float(q.get("min_age", "0"))
-        value = releases.count(np.flatnonzero(rows), epsilon=float(q["epsilon"]), budget=b)
+        value = stats.count(np.flatnonzero(rows), epsilon=float(q["epsilon"]), budget=b)
         return {"count": int(value), "epsilon": float(q["epsilon"]), "remaining": b.remaining._asdict()}
 
     def mean(self, q):
@@ -63,7 +63,7 @@ class Service:
         if column not in COLUMNS:
             raise PrivacyParameterError(f"column must be one of {sorted(COLUMNS)}")
         lower, upper = COLUMNS[column]
-        value = releases.mean(self.data[column], lower=lower, upper=upper,
+        value = stats.mean(self.data[column], lower=lower, upper=upper,
                               epsilon=float(q["epsilon"]), budget=b)
         return {"mean": float(value), "column": column, "epsilon": float(q["epsilon"]),
                 "remaining": b.remaining._asdict()}

@@ -30,7 +30,7 @@ def pg_server():
     server.stop()
 
 
-# The toy domain and histogram of the dpfast.release tests (tests/release_helpers.py); a
+# The toy domain and histogram of the dpfast.query_release tests (tests/release_helpers.py); a
 # module may define its own ``dom`` (test_release_joint.py does), which then wins there.
 @pytest.fixture
 def dom():

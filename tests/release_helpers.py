@@ -1,9 +1,9 @@
-"""Shared pieces of the dpfast.release tests: the toy domain and histogram (the fixtures
+"""Shared pieces of the dpfast.query_release tests: the toy domain and histogram (the fixtures
 ``dom`` and ``hist`` of tests/conftest.py), and an instrumented histogram that counts
 every read of its private counts."""
 import numpy as np
 
-from dpfast.release import Domain, Histogram
+from dpfast.query_release import Domain, Histogram
 
 SHAPE = (3, 4, 2, 5)
 

@@ -12,11 +12,11 @@ import pytest
 
 import dpfast
 import dpfast.random as dr
-from dpfast import grouped, mechanisms as M, objects as O, releases as R, selection as S
+from dpfast import grouped, mechanisms as M, objects as O, stats as R, selection as S
 from dpfast import sparse
 from dpfast.accounting import PrivacyBudget
 from dpfast.learn import PrivateBoostingClassifier
-from dpfast.release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
+from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
                             OnlinePMW, gaussian_marginals, gaussian_per_query,
                             laplace_marginals, laplace_per_query)
 

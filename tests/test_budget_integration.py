@@ -4,7 +4,7 @@ import pytest
 
 import dpfast
 from dpfast import mechanisms as M
-from dpfast import releases as R
+from dpfast import stats as R
 from dpfast import selection as S
 from dpfast.accounting import PrivacyBudget
 

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import dpfast
-import dpfast.releases as R
+import dpfast.stats as R
 from dpfast import _core
 from dpfast import grouped as G
 from dpfast import mechanisms as M
 from dpfast import random as dr
-from dpfast import release as Q
+from dpfast import query_release as Q
 from dpfast.accounting import PrivacyBudget
 
 DOM = Q.Domain(["a", "b"], [3, 2])

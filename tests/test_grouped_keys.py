@@ -12,7 +12,7 @@ import pytest
 
 import dpfast.random as dr
 from dpfast import _keys
-from dpfast import releases as R
+from dpfast import stats as R
 
 BIG = dict(epsilon=20.0, delta=1e-6, max_partitions=1, max_contributions=1)
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import dpfast.releases as R
+import dpfast.stats as R
 from dpfast import _keys
 from test_properties import FEW, HOSTILE, _documented, g
 

@@ -14,7 +14,7 @@ import dpfast
 from dpfast import _keys as K
 from dpfast import grouped as G
 from dpfast import random as dr
-from dpfast import releases as R
+from dpfast import stats as R
 from dpfast.accounting import PrivacyBudget
 
 FEW = settings(max_examples=60, deadline=None, derandomize=True,

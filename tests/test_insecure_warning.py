@@ -15,7 +15,7 @@ import pytest
 
 import dpfast
 import dpfast.random as dr
-from dpfast import mechanisms as M, objects as O, releases as R, selection as S, sparse
+from dpfast import mechanisms as M, objects as O, stats as R, selection as S, sparse
 from dpfast.accounting import PrivacyBudget
 from test_active_budget import ENTRY_POINTS
 

@@ -27,9 +27,9 @@ def test_every_old_cost_name_is_the_one_class():
     import dpfast.accounting as A
     import dpfast.learn as L
     import dpfast.objects as O
-    import dpfast.release as R
+    import dpfast.query_release as R
     from dpfast.accounting.budget import PrivacyAmount
-    from dpfast.release.cost import PrivacyCost
+    from dpfast.query_release.cost import PrivacyCost
     for alias in (A.PrivacyAmount, A.Cost, PrivacyAmount, O.PrivacyCost, R.PrivacyCost,
                   PrivacyCost, L.PrivacyCost):
         assert alias is P.Cost
@@ -67,7 +67,7 @@ def test_cost_parts_and_notes():
 
 def test_every_privacy_cost_is_a_cost():
     from dpfast import objects as O
-    from dpfast import release as R
+    from dpfast import query_release as R
     from dpfast.learn import boosting_privacy_cost
     for obj in (O.Laplace(0.5), O.DiscreteLaplace(0.5), O.Gaussian(rho=0.1),
                 O.Gaussian(epsilon=0.5, delta=1e-6), O.ExponentialMechanism(1.0),

@@ -23,7 +23,7 @@ import dpfast  # noqa: E402
 from dpfast import accuracy as A  # noqa: E402
 from dpfast import mechanisms as M  # noqa: E402
 from dpfast import random as dr  # noqa: E402
-from dpfast import releases as R  # noqa: E402
+from dpfast import stats as R  # noqa: E402
 from dpfast import selection as S  # noqa: E402
 from dpfast import sparse as SP  # noqa: E402
 from dpfast.randomized_response import kary_response, randomized_response  # noqa: E402

@@ -1,4 +1,4 @@
-"""dpfast.release: data model, strided kernels, baselines, MWEM, Boosting for Queries,
+"""dpfast.query_release: data model, strided kernels, baselines, MWEM, Boosting for Queries,
 privacy costs."""
 import itertools
 import math
@@ -11,7 +11,7 @@ import dpfast
 import dpfast.random as dr
 from dpfast import _core
 from dpfast.accounting import PrivacyBudget
-from dpfast.release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
+from dpfast.query_release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
                             MarginalWorkload, boosting_alpha, gaussian_marginals,
                             laplace_marginals, laplace_per_query, marginal_sensitivity,
                             reweight)
@@ -171,7 +171,7 @@ def test_workload_answers_and_sensitivity(dom, hist, k):
 
 def test_mw_marginal_equals_cell_by_cell(dom):
     """One marginal's C update equals MWEM's rule applied cell by cell in order."""
-    from dpfast.release._mw import MWState
+    from dpfast.query_release._mw import MWState
     g = np.random.default_rng(3)
     wl = MarginalWorkload(dom, [("b", "d")])
     n = 500.0
@@ -362,7 +362,7 @@ def test_boosting_first_round_draws_uniform(dom, seeded):
 
 
 def test_release_exported():
-    assert "release" in dpfast.__all__ and dpfast.release.MWEM is MWEM
+    assert "query_release" in dpfast.__all__ and dpfast.query_release.MWEM is MWEM
     assert dr.ChaCha20 is not None
 
 

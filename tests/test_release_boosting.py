@@ -7,7 +7,7 @@ import pytest
 
 import dpfast
 from dpfast.accounting import PrivacyBudget, heterogeneous_advanced_composition
-from dpfast.release import BoostingForQueries, Domain, Histogram, MarginalWorkload
+from dpfast.query_release import BoostingForQueries, Domain, Histogram, MarginalWorkload
 
 
 @pytest.fixture

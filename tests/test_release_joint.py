@@ -6,9 +6,9 @@ import pytest
 
 import dpfast
 from dpfast import _core
-from dpfast.release import (MWEM, BoostingForQueries, Domain, Histogram, LinearWorkload,
+from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, LinearWorkload,
                             MarginalWorkload)
-from dpfast.release._mw import MWState
+from dpfast.query_release._mw import MWState
 
 SHAPE = (3, 4, 2, 5, 2)
 

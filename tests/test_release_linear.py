@@ -1,4 +1,4 @@
-"""General linear query workloads (dpfast.release.LinearWorkload): construction and
+"""General linear query workloads (dpfast.query_release.LinearWorkload): construction and
 refusals by type/shape/public value, exact sensitivities, the CSR kernels against numpy,
 MWEM's exact law at T = 1 with a fractional query, the baselines' noise scale, and the
 marginal path reproduced when the matrix encodes the same marginal cells."""
@@ -12,7 +12,7 @@ from scipy import sparse, stats
 import dpfast
 from dpfast import _core
 from dpfast.accounting import PrivacyBudget
-from dpfast.release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
+from dpfast.query_release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
                             LinearQuery, LinearWorkload, MarginalWorkload,
                             gaussian_marginals, laplace_marginals, laplace_per_query,
                             marginal_sensitivity)

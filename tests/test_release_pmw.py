@@ -1,4 +1,4 @@
-"""dpfast.release.OnlinePMW: exact law on a 2-element universe, ⊥ is free, at most c
+"""dpfast.query_release.OnlinePMW: exact law on a 2-element universe, ⊥ is free, at most c
 updates, no data access after the halt, erratum E7, Thm 4.10, the theory fixed point."""
 import math
 
@@ -8,9 +8,9 @@ from scipy import integrate, stats
 
 import dpfast
 from dpfast.accounting import PrivacyBudget, max_divergence
-from dpfast.release import (CellQuery, Domain, Histogram, MarginalWorkload, OnlinePMW,
+from dpfast.query_release import (CellQuery, Domain, Histogram, MarginalWorkload, OnlinePMW,
                             pmw_min_alpha, pmw_theory_alpha)
-from dpfast.release._mw import MWState
+from dpfast.query_release._mw import MWState
 from stat_helpers import ALPHA, chi2_pvalue
 from test_release import Spy
 
@@ -253,7 +253,7 @@ def test_steps_and_replay_learn(seeded, step):
 def test_linear_queries(seeded):
     """General [0, 1] queries: validated as public, answered through the same stream
     with the same E7 rule; updates move the hypothesis; project needs a 0/1 query."""
-    from dpfast.release import LinearQuery
+    from dpfast.query_release import LinearQuery
     dom = Domain(["a", "b"], [3, 4])
     counts = np.arange(12.0)
     spy = Spy(dom, counts)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpfast import objects as O
-from dpfast import release as Q
+from dpfast import query_release as Q
 from dpfast import selection as S
 from dpfast._validation import charged, decimal_of, epsilon
 
@@ -194,7 +194,7 @@ def test_online_pmw_reports_the_exact_sum_it_charges():
     reported cost must charge what the mechanism charged."""
     from dpfast.accounting import PrivacyBudget
     from dpfast._privacy import charge
-    from dpfast.release.cost import charged_amounts
+    from dpfast.query_release.cost import charged_amounts
 
     hist = Q.Histogram(Q.Domain(["a", "b"], [3, 2]), np.ones(6))
     pairs = [(2.508, 0.26), (1.82434, 0.6844), (2.9, 0.101), (0.1, 0.2), (1.0, 1e-3)]

@@ -1,4 +1,4 @@
-"""Property checks of docs/security-model.md for dpfast.release and dpfast.learn (issue 22
+"""Property checks of docs/security-model.md for dpfast.query_release and dpfast.learn (issue 22
 items 7 and 11), in the style of tests/test_properties.py:
 
 1. Hostile public parameters of every query-release mechanism (MWEM, OnlinePMW,
@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpfast
-from dpfast import release as Q
+from dpfast import query_release as Q
 from dpfast.accounting import PrivacyBudget
 from dpfast.random import ChaCha20
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dpfast.random as dr
-from dpfast.release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
+from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
                             OnlinePMW, laplace_marginals)
 
 SHAPE = (4, 5, 3, 2, 2, 3)

@@ -1,4 +1,4 @@
-"""dpfast.releases: noise laws and sensitivities, exactness of the secure integer paths,
+"""dpfast.stats: noise laws and sensitivities, exactness of the secure integer paths,
 public bounds required, validation, budget charged once before drawing."""
 import math
 
@@ -8,7 +8,7 @@ from scipy import stats
 
 import dpfast
 import dpfast.random as dr
-from dpfast import releases as R
+from dpfast import stats as R
 from stat_helpers import ALPHA, chi2_pvalue
 
 

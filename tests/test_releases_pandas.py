@@ -1,4 +1,4 @@
-"""pandas in, pandas out, and numpy's ``axis=`` for dpfast.releases (issue 14, item 4):
+"""pandas in, pandas out, and numpy's ``axis=`` for dpfast.stats (issue 14, item 4):
 labels kept, one release per column with the budget split and charged once, before any
 noise, and after validation; numpy-only use never imports pandas."""
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 import dpfast
-import dpfast.releases as R
+import dpfast.stats as R
 from dpfast.accounting import PrivacyBudget
 from dpfast.random import ChaCha20
 from stat_helpers import ALPHA
@@ -223,7 +223,7 @@ def test_mixed_integer_and_float_columns_are_converted_one_by_one():
 # ------------------------------------------------------------------ pandas stays optional
 
 def test_numpy_only_use_never_imports_pandas():
-    code = ("import sys, numpy as np, dpfast.releases as R\n"
+    code = ("import sys, numpy as np, dpfast.stats as R\n"
             "R.sum(np.ones((3, 2)), lower=0, upper=1, epsilon=1.0, axis=0)\n"
             "R.quantiles(np.ones(9), [0.5], lower=0, upper=1, epsilon=1.0)\n"
             "R.counts(np.array([1, 2]), [1, 2], epsilon=1.0)\n"

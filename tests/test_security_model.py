@@ -15,7 +15,7 @@ from dpfast import _validation as V
 from dpfast import accuracy as A
 from dpfast import mechanisms as M
 from dpfast import random as dr
-from dpfast import releases as R
+from dpfast import stats as R
 from dpfast import selection as S
 from dpfast import sparse as SP
 from dpfast.randomized_response import kary_response

@@ -24,11 +24,11 @@ import pytest
 import dpfast.mechanisms as M
 import dpfast.random as dr
 import dpfast.randomized_response as RR
-import dpfast.releases as R
+import dpfast.stats as R
 import dpfast.selection as S
 import dpfast.sparse as SP
 from dpfast import objects as O
-from dpfast import release as Q
+from dpfast import query_release as Q
 from dpfast.accounting import PrivacyBudget
 
 PINNED = Path(__file__).parent / "data" / "seeded_digests.json"

@@ -658,7 +658,7 @@ def test_every_selection_charge_comes_from_selection_rho(monkeypatch):
     mechanism object, MWEM (both measures) and BoostingForQueries' draws.  On main
     permute-and-flip and noisy max were charged by the budget's own eps^2/2 instead."""
     from dpfast import objects as O
-    from dpfast import release as Q
+    from dpfast import query_release as Q
     real = S.selection_rho
     seen = []
 

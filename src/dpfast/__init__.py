@@ -6,10 +6,10 @@ Modules: :mod:`dpfast.random` (the ChaCha20 CSPRNG and raw samplers),
 :mod:`dpfast.accounting` (composition, zCDP/RDP, privacy budgets),
 :mod:`dpfast.sparse` (AboveThreshold, Sparse, NumericSparse streams),
 :mod:`dpfast.selection` (exponential mechanism, report noisy max, permute-and-flip, top-k),
-:mod:`dpfast.randomized_response`, :mod:`dpfast.releases` (count, sum, mean, histogram,
+:mod:`dpfast.randomized_response`, :mod:`dpfast.stats` (count, sum, mean, histogram,
 quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses),
 :mod:`dpfast.learn` (Boosting for People, a private boosted classifier),
-:mod:`dpfast.release` (query release: online PMW, MWEM, Boosting for Queries),
+:mod:`dpfast.query_release` (query release: online PMW, MWEM, Boosting for Queries),
 :mod:`dpfast.ledger` (durable, shared privacy budgets).
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
@@ -21,10 +21,10 @@ from . import mechanisms
 from . import sparse
 from . import selection
 from . import randomized_response
-from . import releases
+from . import stats
 from . import accuracy
 from . import learn
-from . import release
+from . import query_release
 from . import objects
 from ._errors import (
     BudgetExceededError,
@@ -37,6 +37,9 @@ from ._errors import (
 from ._errors import InsecureRandomnessWarning
 from ._active import NO_BUDGET
 from ._active import current as active_budget
+from . import _renamed
+
+_renamed.install()
 
 __version__ = "0.1.0"
 
@@ -48,10 +51,10 @@ __all__ = [
     "sparse",
     "selection",
     "randomized_response",
-    "releases",
+    "stats",
     "accuracy",
     "learn",
-    "release",
+    "query_release",
     "DPFastError",
     "PrivacyParameterError",
     "BudgetExceededError",
@@ -62,3 +65,12 @@ __all__ = [
     "NO_BUDGET",
     "active_budget",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``dpfast.releases`` and ``dpfast.release``: the old names of :mod:`dpfast.stats` and
+    :mod:`dpfast.query_release`, for one release behind a ``DeprecationWarning``."""
+    module = _renamed.old_attribute(__name__, name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return module

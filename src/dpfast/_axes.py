@@ -1,4 +1,4 @@
-"""numpy's ``axis=`` and pandas in/out for the everyday releases of :mod:`dpfast.releases`.
+"""numpy's ``axis=`` and pandas in/out for the everyday releases of :mod:`dpfast.stats`.
 
 A release with ``axis=k`` treats the positions along axis k as the records and releases
 one statistic per position of the other axes (numpy's ``np.sum(a, axis=k)``: that axis is
@@ -50,7 +50,7 @@ class ChargeOnce:
     """A budget for the k releases of one call: the first ``spend`` (made by the first
     release after its validation, before its noise) charges the call's whole ``epsilon``
     to the caller's budget; the others charge nothing more.  For the pure-epsilon
-    releases of dpfast.releases only (delta 0)."""
+    releases of dpfast.stats only (delta 0)."""
 
     def __init__(self, budget: Any, epsilon: Any) -> None:
         self._budget = _v.budget(budget)

@@ -19,7 +19,7 @@ import numpy as np
 import dpfast
 import dpfast.mechanisms as M
 import dpfast.random as dr
-from dpfast import releases, sparse
+from dpfast import stats, sparse
 from dpfast.accounting import PrivacyBudget
 
 #: one budget for the whole demo: the epsilons below are dyadic, so they add up to it exactly
@@ -122,7 +122,7 @@ def _releases(budget: PrivacyBudget) -> None:
     _line("best of 4 candidates", "exponential mechanism", 0.5, 0.0,
           f"candidate {pick}", f"scores {scores.tolist()}")
     ages = rng.integers(18, 90, size=5000).astype(float)
-    median = releases.quantile(ages, 0.5, lower=0.0, upper=120.0, epsilon=0.5, budget=budget)
+    median = stats.quantile(ages, 0.5, lower=0.0, upper=120.0, epsilon=0.5, budget=budget)
     _line("median of 5,000 ages", "exponential quantile", 0.5, 0.0, f"{median:.1f}",
           f"{np.median(ages):.1f}")
 

@@ -3,7 +3,7 @@
 * :class:`Cost` -- what a release costs: epsilon, delta, rho where known, and named parts.
   Every ``privacy_cost`` and every budget report (``spent``, ``remaining``) is one; the
   old public names (``dpfast.accounting.PrivacyAmount``, ``dpfast.objects.PrivacyCost``,
-  ``dpfast.release.PrivacyCost``, ``dpfast.learn.PrivacyCost``) are this class.
+  ``dpfast.query_release.PrivacyCost``, ``dpfast.learn.PrivacyCost``) are this class.
 * :func:`charge` -- the only way dpfast code charges a budget.
 * :class:`Budget` -- what ``budget=`` needs; :data:`Rng` -- what ``rng=`` accepts.
 * :func:`float_up`, :func:`float_down`, :func:`float_up_finite`, :func:`decimal_up`,

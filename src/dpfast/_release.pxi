@@ -1,5 +1,5 @@
 # Query release kernels (csrc/release.c): marginal reductions and MW updates on a dense
-# histogram by implicit strides.  The Python layer (dpfast.release) has validated the
+# histogram by implicit strides.  The Python layer (dpfast.query_release) has validated the
 # shape, the masks and the codes; these wrappers only check the array lengths they index
 # (a wrong length would be an out-of-bounds access, so it is refused here too).
 
@@ -192,7 +192,7 @@ def rel_pmw_probe(_SVTStream stream, double est, double truth, double T, bint as
 
 from libc.stdint cimport int32_t
 
-# General linear queries in CSR form (dpfast.release.LinearWorkload).  The wrappers
+# General linear queries in CSR form (dpfast.query_release.LinearWorkload).  The wrappers
 # check everything an index depends on (C-side, O(nnz)), so a malformed matrix is an
 # error, never an out-of-bounds access.
 

@@ -1,5 +1,5 @@
 """Everyday statistics beyond count/sum/mean: variance, std, several quantiles at once,
-categorical counts, and private bounds estimation (to be re-exported by dpfast.releases).
+categorical counts, and private bounds estimation (to be re-exported by dpfast.stats).
 
 Neighbouring data sets differ by adding or removing one record.  Every bound, category
 list and candidate grid is a public argument.  Values are real numbers; a NaN record is
@@ -129,7 +129,7 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
         Divide by ``n - ddof`` (numpy's convention, default 0; pandas' default is 1), with
         the noisy n.
     axis : None or int
-        As in :func:`dpfast.releases.sum`: ``axis=0`` gives one variance per column, each
+        As in :func:`dpfast.stats.sum`: ``axis=0`` gives one variance per column, each
         with ``epsilon / k`` (they compose).
     rng, budget
         As everywhere; ``budget`` (None: the active budget, if any) is charged
@@ -284,7 +284,7 @@ def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
         Number of evenly spaced public candidates in ``[lower, upper]`` (default 1025),
         or the candidates themselves (public; clamped to the bounds).
     axis : None or int
-        As in :func:`dpfast.releases.sum`: ``axis=0`` gives the levels of every column
+        As in :func:`dpfast.stats.sum`: ``axis=0`` gives the levels of every column
         (shape ``(len(qs), k)``, as ``np.quantile(a, qs, axis=0)``), each column with
         ``epsilon / k`` (they compose).
     rng, budget

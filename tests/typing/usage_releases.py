@@ -11,7 +11,7 @@ import numpy.typing as npt
 from typing_extensions import assert_type
 
 import dpfast
-from dpfast import mechanisms, objects, releases
+from dpfast import mechanisms, objects, stats
 from dpfast.accounting import (
     EpsilonDelta,
     PrivacyAmount,
@@ -27,13 +27,13 @@ ages = np.array([31, 47, 25, 62, 38], dtype=np.int64)
 # ---------------------------------------------------------------- releases under one budget
 
 budget = PrivacyBudget(1.0, 1e-6)
-n = releases.count(ages, epsilon=0.25, budget=budget)
+n = stats.count(ages, epsilon=0.25, budget=budget)
 assert_type(n, int | float)
-avg = releases.mean(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
+avg = stats.mean(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(avg, float)
-total = releases.sum(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
+total = stats.sum(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(total, float)
-hist, edges = releases.histogram(ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25,
+hist, edges = stats.histogram(ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25,
                                  budget=budget)
 assert_type(edges, npt.NDArray[np.float64])
 assert_type(budget.remaining, PrivacyAmount)

@@ -1,4 +1,4 @@
-"""Workloads of linear queries over a :class:`~dpfast.release.Domain`: marginal-cell
+"""Workloads of linear queries over a :class:`~dpfast.query_release.Domain`: marginal-cell
 queries (all cells of a chosen set of marginals), single cell queries, and general
 [0, 1] query matrices (:class:`LinearWorkload`, compressed sparse rows).
 
@@ -238,7 +238,7 @@ class MarginalWorkload:
         """``passes`` joint MW passes: every measured cell's factor
         exp((target - n m(A)/Z)/(2n)) is computed on the same iterate A and all are
         applied together (targets[q] NaN: not measured).  Post-processing; see
-        :class:`~dpfast.release.MWEM` ``replay``.
+        :class:`~dpfast.query_release.MWEM` ``replay``.
 
         In C (``dpf_rel_mw_joint``): the reduction plan runs forwards for the marginals
         of A, then backwards for the factors -- each marginal's factor table is folded

@@ -1,4 +1,4 @@
-"""Type aliases shared by dpfast.release's annotations."""
+"""Type aliases shared by dpfast.query_release's annotations."""
 
 from __future__ import annotations
 
