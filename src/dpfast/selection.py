@@ -52,9 +52,9 @@ import numpy.typing as npt
 from numpy.random import BitGenerator
 
 from . import _core
+from . import _draw
 from . import _insecure
 from . import _validation as _v
-from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
@@ -442,27 +442,20 @@ def report_noisy_max(
 
 def _plan_value_release(epsilon: float, sensitivity: float, integer: bool, mode: str) -> None:
     """Raise now (before any charge) if the value release below would refuse its scale."""
-    from . import mechanisms
-
     if mode == "fast":
         if not sensitivity / epsilon < math.inf:
             raise PrivacyParameterError(f"value_epsilon {epsilon!r} is too small for "
                                         f"sensitivity {sensitivity!r}: infinite noise scale")
-    elif integer:
-        mechanisms._laplace_int_plan(epsilon, sensitivity)
     else:
-        mechanisms._laplace_grid_plan(epsilon, sensitivity, 1, None)
+        _draw.laplace_plan(epsilon, sensitivity, integer, 1, mode)
 
 
 def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGenerator,
                    mode: str) -> float:
     """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
-    the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
-    from .mechanisms import laplace_mechanism
-    released = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
-                                        rng=rng, mode=mode,
-                                        budget=NO_BUDGET)   # charged with the selection
-    return cast(float, released)
+    the secure float (or exact integer) Laplace draw of dpfast._draw, or float noise;
+    charged with the selection."""
+    return cast(float, _draw.laplace_release(value, epsilon, sensitivity, rng, mode))
 
 
 def permute_and_flip(
