@@ -38,7 +38,7 @@ from ._plans import GRID_BITS, grid_exponent
 
 __all__ = ["Released", "LaplacePlan", "laplace_plan", "laplace_draw", "laplace_release",
            "laplace_grid_plan", "laplace_int_plan", "as_data", "as_float", "ceil_rational",
-           "dlap", "release", "shape_like", "positive"]
+           "dlap", "release", "shape_like", "positive", "geometric_release"]
 
 _INF = math.inf
 # The grid: GRID_BITS.laplace (dpfast._plans, with its reason).
@@ -227,3 +227,16 @@ def laplace_release(value: object, epsilon: float, sensitivity: float, gen: Any,
                         granularity)
     return laplace_draw(plan, integer, data, scalar,
                         _core.secure_rng(None) if gen is None else gen, nworkers)
+
+
+def geometric_release(value: object, epsilon: float, sensitivity: float,
+                      gen: Any) -> Released:
+    """:func:`laplace_release` of integers only, with the checks of
+    :func:`dpfast.mechanisms.geometric_mechanism` in its order (``TypeError`` for floats):
+    exact two-sided geometric noise (Ghosh, Roughgarden & Sundararajan 2009)."""
+    epsilon = _v.epsilon(epsilon)
+    sensitivity = _v.positive("sensitivity", sensitivity)
+    integer, data, _ = as_data(value)
+    if not integer:
+        raise TypeError("geometric_mechanism takes integers; use laplace_mechanism for floats")
+    return laplace_release(data, epsilon, sensitivity, gen)

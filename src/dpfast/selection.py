@@ -293,17 +293,43 @@ def exponential_mechanism(
     label = _label(label, "exponential_mechanism")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
-    if mode == "secure":  # plan first: nothing is charged for parameters that fail
-        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        charged = _v.budget(budget)
-        if charged is not None:
-            charge(charged, _selection_cost("exponential", epsilon), label)
-        return int(_core.em_secure(arr, inv_grid, g, s, rng))
-    gamma = _fast_gamma(epsilon, sensitivity, monotonic)
+    # plan first: nothing is charged for parameters that fail
+    plan = _exponential_plan(epsilon, sensitivity, monotonic, arr, mode)
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, _selection_cost("exponential", epsilon), label)
-    return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
+    return _exponential_draw(arr, plan, rng)
+
+
+def _exponential_plan(epsilon: float, sensitivity: float, monotonic: bool, arr: _Scores,
+                      mode: str) -> tuple[float, ...]:
+    """The exponential mechanism's plan, from public parameters only: the secure grid
+    ``(inv_grid, g, s)`` (:func:`_grid`) or the fast path's ``(gamma,)``."""
+    if mode == "secure":
+        return _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+    return (_fast_gamma(epsilon, sensitivity, monotonic),)
+
+
+def _exponential_draw(arr: _Scores, plan: tuple[float, ...], rng: BitGenerator) -> int:
+    """One draw of the planned exponential mechanism (nothing validated or charged)."""
+    if len(plan) == 3:
+        inv_grid, g, s = plan
+        return int(_core.em_secure(arr, inv_grid, int(g), int(s), rng))
+    return int(_core.noisy_max_fast(arr, plan[0], _core.SEL_GUMBEL, rng))
+
+
+def exponential_release(scores: npt.ArrayLike, *, epsilon: PrivacyParam,
+                        sensitivity: Real = 1.0, monotonic: bool = False,
+                        rng: BitGenerator, mode: str = "secure") -> int:
+    """:func:`exponential_mechanism` for a composite that has charged its whole cost and
+    resolved ``rng`` and ``mode`` (which warned once): the same checks of the scores and
+    parameters, the same plan and the same draw, nothing charged and no warning.  Not
+    exported."""
+    eps = _v.epsilon(epsilon)
+    sens = _v.positive("sensitivity", sensitivity)
+    mono = _flag("monotonic", monotonic)
+    arr = _scores(scores, mode)
+    return _exponential_draw(arr, _exponential_plan(eps, sens, mono, arr, mode), rng)
 
 
 def _noise_grid(epsilon: float, sensitivity: float, monotonic: bool,
