@@ -3,7 +3,7 @@ its public parameters are validated and its budget is charged.
 
 A public call validates, plans, charges once, draws.  :func:`laplace_plan` is the plan (the
 sampler and grid chosen from public parameters only; it raises, before any charge, for
-parameters it cannot serve) and :func:`laplace_draw` the draw.
+parameters it cannot serve) and :func:`draw` the draw.
 :func:`dpfast.mechanisms.laplace_mechanism` is their public face; a composite (selection,
 releases, grouped, ...) charges its whole cost once and then calls :func:`laplace_release`
 (or plan and draw), never a public face with ``budget=NO_BUDGET``.
@@ -36,7 +36,7 @@ from . import random as _random
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS, grid_exponent
 
-__all__ = ["Released", "LaplacePlan", "laplace_plan", "laplace_draw", "laplace_release",
+__all__ = ["Released", "NoisePlan", "laplace_plan", "draw", "laplace_release",
            "laplace_grid_plan", "laplace_int_plan", "as_data", "as_float", "ceil_rational",
            "dlap", "release", "shape_like", "positive", "geometric_release"]
 
@@ -159,10 +159,11 @@ def laplace_int_plan(epsilon: float, sensitivity: float) -> Any:
     return dlap(*ceil_rational(Fraction(sensitivity) / Fraction(epsilon)))
 
 
-class LaplacePlan(NamedTuple):
-    """A planned Laplace release: ``kind`` is ``"fast"`` (continuous noise of ``scale``),
-    ``"int"`` (exact discrete Laplace ``sampler`` on integers) or ``"grid"`` (``sampler``
-    in steps of the grid ``2^k``)."""
+class NoisePlan(NamedTuple):
+    """A planned additive-noise release: ``kind`` is ``"fast"`` (continuous Laplace noise
+    of scale ``scale``), ``"fast_normal"`` (continuous Gaussian noise, sigma ``scale``),
+    ``"int"`` (the exact discrete Laplace or Gaussian ``sampler`` on integers) or
+    ``"grid"`` (``sampler`` in steps of the grid ``2^k``)."""
 
     kind: str
     scale: float
@@ -171,7 +172,7 @@ class LaplacePlan(NamedTuple):
 
 
 def laplace_plan(epsilon: float, sensitivity: float, integer: bool, d: int,
-                 mode: str = "secure", granularity: float | None = None) -> LaplacePlan:
+                 mode: str = "secure", granularity: float | None = None) -> NoisePlan:
     """The plan of an epsilon-DP Laplace release of ``d`` coordinates (integers or
     floats) of l1 sensitivity ``sensitivity``: from public parameters only, and raising
     ``PrivacyParameterError`` for those it cannot serve, so call it before charging.
@@ -185,14 +186,14 @@ def laplace_plan(epsilon: float, sensitivity: float, integer: bool, d: int,
             raise PrivacyParameterError(
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
                 "range of doubles")
-        return LaplacePlan("fast", scale, None, 0)
+        return NoisePlan("fast", scale, None, 0)
     if integer:
-        return LaplacePlan("int", 0.0, laplace_int_plan(epsilon, sensitivity), 0)
+        return NoisePlan("int", 0.0, laplace_int_plan(epsilon, sensitivity), 0)
     k, sampler = laplace_grid_plan(epsilon, sensitivity, d, granularity)
-    return LaplacePlan("grid", 0.0, sampler, k)
+    return NoisePlan("grid", 0.0, sampler, k)
 
 
-def laplace_draw(plan: LaplacePlan, integer: bool, data: Any, scalar: bool, gen: Any,
+def draw(plan: NoisePlan, integer: bool, data: Any, scalar: bool, gen: Any,
                  nworkers: int) -> Released:
     """Draw the planned release of ``data`` (from :func:`as_data`) with the resolved
     generator ``gen``; nothing is validated or charged here."""
@@ -201,6 +202,11 @@ def laplace_draw(plan: LaplacePlan, integer: bool, data: Any, scalar: bool, gen:
         return cast(Released, data + _random.laplace(scale=plan.scale,
                                                      size=None if scalar else data.shape,
                                                      rng=gen, workers=nworkers))
+    if plan.kind == "fast_normal":
+        data = as_float(integer, data, scalar)
+        return cast(Released, data + _random.normal(scale=plan.scale,
+                                                    size=None if scalar else data.shape,
+                                                    rng=gen, workers=nworkers))
     sampler = plan.sampler
     if plan.kind == "int":
         return shape_like(release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
@@ -225,7 +231,7 @@ def laplace_release(value: object, epsilon: float, sensitivity: float, gen: Any,
     integer, data, scalar = as_data(value)
     plan = laplace_plan(epsilon, sensitivity, integer, 1 if scalar else data.size, mode,
                         granularity)
-    return laplace_draw(plan, integer, data, scalar,
+    return draw(plan, integer, data, scalar,
                         _core.secure_rng(None) if gen is None else gen, nworkers)
 
 

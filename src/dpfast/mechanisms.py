@@ -311,7 +311,7 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
                               mode, granularity)
     if budget is not None:
         charge(budget, Cost(epsilon, 0.0), label)
-    return _draw.laplace_draw(plan, integer, data, scalar, gen, nworkers)
+    return _draw.draw(plan, integer, data, scalar, gen, nworkers)
 
 
 def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1,
@@ -425,29 +425,53 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = N
     integer, data, scalar = _as_data(value)
     gen = _core.secure_rng(rng)
     d = 1 if scalar else max(data.size, 1)
-    zcdp = is_zcdp(budget)       # then the charge is the exact rho of the noise drawn
+    plan = _gauss_plan(epsilon, delta, l2, integer, d, calibration, mode, granularity)
+    if budget is not None:
+        # a zCDP budget is charged the exact rho of the noise drawn
+        charge(budget, Cost(epsilon, delta,
+                            _gauss_plan_rho(plan, l2, d) if is_zcdp(budget) else None), label)
+    return _draw.draw(plan, integer, data, scalar, gen, nworkers)
+
+
+def _gauss_plan(epsilon: float, delta: float, l2: float, integer: bool, d: int,
+                calibration: str, mode: str, granularity: float | None) -> _draw.NoisePlan:
+    """The (epsilon, delta) Gaussian's plan, from public parameters only (validated):
+    continuous noise of ``gaussian_sigma`` (fast), the discrete Gaussian on integers, or
+    the discrete Gaussian in steps of the grid 2^k."""
     if mode == "fast":
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
-        data = _as_float(integer, data, scalar)
-        rho_x = Fraction(l2) ** 2 / (2 * Fraction(sigma) ** 2) if zcdp else None
-        if budget is not None:
-            charge(budget, Cost(epsilon, delta, rho_x), label)
-        return cast(Released, data + _random.normal(scale=sigma,
-                                                    size=None if scalar else data.shape,
-                                                    rng=gen, workers=nworkers))
+        return _draw.NoisePlan("fast_normal", sigma, None, 0)
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        if budget is not None:
-            charge(budget, Cost(epsilon, delta, _plan_rho(l2, None, d, sampler) if zcdp else None),
-                   label)
-        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
-                                    scalar, nworkers), data, scalar)
+        return _draw.NoisePlan("int", 0.0, sampler, 0)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    if budget is not None:
-        charge(budget, Cost(epsilon, delta, _plan_rho(l2, k, d, sampler) if zcdp else None), label)
-    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
-                                scalar, nworkers), data, scalar)
+    return _draw.NoisePlan("grid", 0.0, sampler, k)
+
+
+def _gauss_plan_rho(plan: _draw.NoisePlan, l2: float, d: int) -> Fraction:
+    """The exact rho of a planned Gaussian release (what a zCDP budget is charged)."""
+    if plan.kind == "fast_normal":
+        return Fraction(l2) ** 2 / (2 * Fraction(plan.scale) ** 2)
+    return _plan_rho(l2, None if plan.kind == "int" else plan.k, d, plan.sampler)
+
+
+def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
+                     l2_sensitivity: float, rng: Any, calibration: str = "analytic",
+                     mode: str = "secure") -> Released:
+    """:func:`gaussian_mechanism` (the (epsilon, delta) form) for a composite that has
+    charged its whole cost and resolved ``rng`` (a bit generator) and ``mode`` (which
+    warned once): the same checks in the same order, the same plan and draw; nothing
+    charged and no warning.  Not exported."""
+    eps = _v.epsilon(epsilon)
+    dl = _v.delta(delta, allow_zero=False)
+    l2 = _v.positive("l2_sensitivity", l2_sensitivity)
+    calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
+    nworkers = _parallel.workers(None)
+    integer, data, scalar = _as_data(value)
+    d = 1 if scalar else max(data.size, 1)
+    plan = _gauss_plan(eps, dl, l2, integer, d, calibration, mode, None)
+    return _draw.draw(plan, integer, data, scalar, rng, nworkers)
 
 
 def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam | None,
