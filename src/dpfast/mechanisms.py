@@ -458,7 +458,7 @@ def _gauss_plan_rho(plan: _draw.NoisePlan, l2: float, d: int) -> Fraction:
 
 def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
                      l2_sensitivity: float, rng: Any, calibration: str = "analytic",
-                     mode: str = "secure") -> Released:
+                     mode: str = "secure", workers: int | None = None) -> Released:
     """:func:`gaussian_mechanism` (the (epsilon, delta) form) for a composite that has
     charged its whole cost and resolved ``rng`` (a bit generator) and ``mode`` (which
     warned once): the same checks in the same order, the same plan and draw; nothing
@@ -467,7 +467,7 @@ def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Priv
     dl = _v.delta(delta, allow_zero=False)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
-    nworkers = _parallel.workers(None)
+    nworkers = _parallel.workers(workers)
     integer, data, scalar = _as_data(value)
     d = 1 if scalar else max(data.size, 1)
     plan = _gauss_plan(eps, dl, l2, integer, d, calibration, mode, None)
