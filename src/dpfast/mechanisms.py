@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, cast
 
-import numpy as np
 import numpy.typing as npt
 
 from . import _core
