@@ -20,9 +20,9 @@ import numpy.typing as npt
 
 from . import _axes
 from . import _core
+from . import _draw
 from . import _keys
 from . import _validation as _v
-from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
@@ -30,6 +30,7 @@ from ._privacy import Cost, charge
 from ._typing import PrivacyParam
 from ._privacy import float_down as _down
 from .grouped import _factorize
+from .selection import exponential_release
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
@@ -72,19 +73,17 @@ def _exact_sum(ints: npt.NDArray[np.int64]) -> int:
 
 
 def _noisy_int(value: int, epsilon: float, sensitivity: float, gen: Any) -> int:
-    from .mechanisms import laplace_mechanism
-    return int(laplace_mechanism(int(value), epsilon=epsilon, sensitivity=sensitivity, rng=gen,
-                                 budget=NO_BUDGET))    # the release charged its whole cost
+    # the release charged its whole cost and resolved gen
+    return int(_draw.laplace_release(int(value), epsilon, sensitivity, gen))
 
 
 def _check_int_noise(epsilon: float, sensitivity: float) -> None:
     """Prepare the exact sampler now, so that parameters it cannot serve are refused
     before the budget is charged."""
-    from .mechanisms import _laplace_int_plan
     if not epsilon > 0.0:
         raise PrivacyParameterError(
             f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
-    _laplace_int_plan(epsilon, sensitivity)
+    _draw.laplace_int_plan(epsilon, sensitivity)
 
 
 # ------------------------------------------------------------------ variance, std
@@ -253,15 +252,13 @@ def _candidates(candidates: int | npt.ArrayLike, lo: float, hi: float) -> FloatA
 def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, gen: Any) -> int:
     """Index into cand of an epsilon-DP ``level``-quantile of the sorted values ``srt``
     (the exponential mechanism of dpfast.selection on integer utilities; see quantiles)."""
-    from .selection import exponential_mechanism
     b = 1 << GRID_BITS.quantile_level
     a = round(level * b)
     less = np.searchsorted(srt, cand, side="left").astype(np.int64)
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
-    idx: int = exponential_mechanism(scores, epsilon=eps, sensitivity=float(max(a, b - a)),
-                                     rng=gen, budget=NO_BUDGET)   # charged by the caller
-    return idx
+    # charged by the caller, which resolved gen
+    return exponential_release(scores, epsilon=eps, sensitivity=float(max(a, b - a)), rng=gen)
 
 
 def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
@@ -460,9 +457,7 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     pos = _keys.lookup(where, _keys.canonical_of(uniq))
     rec = np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
-    from .mechanisms import laplace_mechanism
-    noisy = laplace_mechanism(true, epsilon=epsilon, sensitivity=1.0, rng=gen,
-                              budget=NO_BUDGET)   # charged above
+    noisy = _draw.laplace_release(true, epsilon, 1.0, gen)   # charged above
     if is_pandas:
         import pandas as pd
         # pandas' value_counts: indexed by the categories, the index named as the data

@@ -23,13 +23,14 @@ import numpy.typing as npt
 from numpy.random import BitGenerator
 
 from . import _core
+from . import _draw
 from . import _keys
 from . import _validation as _v
-from ._active import NO_BUDGET
 from ._active import label as _label
 from ._calibration import gaussian_sigma
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
+from .mechanisms import gaussian_release
 from ._privacy import Cost, charge
 from ._privacy import deflate
 # a budget share rounds down (the shares never add up to more than the total);
@@ -462,7 +463,7 @@ class _Plan:
         it cannot serve are refused before the budget is charged."""
         from . import mechanisms as m
         if self.noise == "laplace":
-            m._laplace_int_plan(self.eps_f, self.sens[name])
+            _draw.laplace_int_plan(self.eps_f, self.sens[name])
         else:
             for d in (1, 2):    # one released partition, or several (mechanisms' plans)
                 m._ceil_rational(Fraction(m._gauss_sigma(
@@ -472,16 +473,12 @@ class _Plan:
     def release(
         self, name: str, ints: npt.NDArray[np.int64], rng: BitGenerator,
     ) -> npt.NDArray[np.int64]:
-        from . import mechanisms
+        # charged as a whole; rng resolved by the release
         if self.noise == "laplace":
-            noisy = mechanisms.laplace_mechanism(ints, epsilon=self.eps_f,
-                                                 sensitivity=self.sens[name], rng=rng,
-                                                 budget=NO_BUDGET)  # charged as a whole
+            noisy = _draw.laplace_release(ints, self.eps_f, self.sens[name], rng)
         else:
-            noisy = mechanisms.gaussian_mechanism(ints, epsilon=self.eps_f,
-                                                  delta=self.delta_f,
-                                                  l2_sensitivity=self.sens[name], rng=rng,
-                                                  budget=NO_BUDGET)
+            noisy = gaussian_release(ints, epsilon=self.eps_f, delta=self.delta_f,
+                                     l2_sensitivity=self.sens[name], rng=rng)
         return cast(npt.NDArray[np.int64], noisy)
 
 

@@ -36,14 +36,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Union, cast
+from typing import Any, cast
 
-import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from . import _draw
 from . import _insecure
 from . import _parallel
 from . import _validation as _v
@@ -72,16 +71,14 @@ __all__ = [
 
 _MODES = ("secure", "fast")
 # The grids: GRID_BITS.laplace and GRID_BITS.gauss (dpfast._plans, with their reasons).
-_LAPLACE_MAX_STEPS = 2 ** 44
 _GAUSS_MAX_STEPS = 2 ** 26
-_RATIONAL_BITS = 56
 _INF = math.inf
 # (epsilon, sensitivity) -> prepared plan of a scalar release; bounded like an lru_cache.
 _SCALAR_LAPLACE_PLANS: dict[tuple[float, float], Any] = {}
 
 #: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
-#: the input's shape otherwise.
-Released = Union[int, float, npt.NDArray[np.int64], npt.NDArray[np.float64]]
+#: the input's shape otherwise (dpfast._draw.Released, its one definition).
+Released = _draw.Released
 #: ``rng=``: None (the thread's OS-keyed ChaCha20), a BitGenerator or a Generator
 #: (dpfast._privacy.Rng, its one definition).
 Rng = _Rng
@@ -89,64 +86,22 @@ Rng = _Rng
 
 # ------------------------------------------------------------------ helpers
 
-def _as_data(value: object) -> tuple[bool, Any, bool]:
-    """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
-
-    Conversion is exact or refused by type (``_validation.real_data``): integers beyond
-    int64 are clamped to it, np.longdouble / object / Decimal data raise ``TypeError``.
-    A NaN or infinite float raises ``PrivacyParameterError`` without echoing it: no query
-    of finite sensitivity returns one on a data set and a finite value on a neighbour.
-    Never a view of the caller's array that we could write through: the C layer makes
-    new output arrays."""
-    if type(value) is float and -_INF < value < _INF:   # the common scalar cases
-        return False, value, True
-    if type(value) is int:
-        return True, _v._clamp_int(value), True
-    kind, arr = _v.real_data("value", value)
-    scalar = arr.ndim == 0 and not isinstance(value, (np.ndarray, list, tuple))
-    if kind == "i":
-        return True, (int(arr) if scalar else arr), scalar
-    if not np.isfinite(arr).all():
-        raise PrivacyParameterError(
-            "value must be finite everywhere (NaN and +-inf are outside every sensitivity "
-            "bound; the offending value is not shown: it is private)")
-    return False, (float(arr) if scalar else arr), scalar
-
-
-def _as_float(integer: bool, data: Any, scalar: bool) -> Any:
-    """The fast path works in doubles: integers clamped to +-2**53 first (exact)."""
-    if not integer:
-        return data
-    if scalar:
-        return float(min(max(data, -_v.EXACT_INT), _v.EXACT_INT))
-    return np.clip(data, -_v.EXACT_INT, _v.EXACT_INT).astype(np.float64)
-
+# The Laplace plans, the data conversion and the chunked release live in dpfast._draw
+# (the Laplace draw every composite calls); these names are what the Gaussian paths here
+# and dpfast's other faces (objects, grouped, compat, opendp) call them.
+_as_data = _draw.as_data
+_as_float = _draw.as_float
+_positive = _draw.positive
+_ceil_rational = _draw.ceil_rational
+_dlap = _draw.dlap
+_release = _draw.release
+_shape_like = _draw.shape_like
+_laplace_grid_plan = _draw.laplace_grid_plan
+_laplace_int_plan = _draw.laplace_int_plan
 
 def _granularity(value: object) -> float | None:
     """Validated before any cached plan sees it (lru_cache would take True for 1)."""
     return None if value is None else _v.positive("granularity", value)
-
-
-def _ceil_rational(q: Fraction) -> tuple[int, int]:
-    """(num, den) with num/den >= q exactly, den a power of two, num < 2^56: a noise
-    scale rounded up (more noise is always safe)."""
-    top = math.ceil(q)
-    if top >= 2 ** _RATIONAL_BITS:
-        raise PrivacyParameterError(
-            f"the noise parameter {_v.show(q)} is too large to sample exactly (at most 2^56 "
-            "steps): use a larger epsilon or a smaller sensitivity")
-    den = 1 << max(0, _RATIONAL_BITS - 1 - top.bit_length())
-    num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
-    return num, den
-
-
-def _positive(name: str, value: object) -> float:
-    """_validation.positive, with the common case (a finite positive float) inlined: a
-    scalar release is called millions of times."""
-    if type(value) is float and 0.0 < value < _INF:
-        return value
-    checked: float = _v.positive(name, value)
-    return checked
 
 
 def _mode(mode: object) -> str:
@@ -154,56 +109,10 @@ def _mode(mode: object) -> str:
     return _insecure.mode(mode, _MODES)
 
 
-@functools.lru_cache(maxsize=256)
-def _dlap(num: int, den: int) -> Any:
-    """The prepared exact discrete Laplace sampler of scale num/den (public)."""
-    return _core.DiscreteLaplaceExact(num, den)
-
-
 @functools.lru_cache(maxsize=64)
 def _dgauss(num: int, den: int) -> Any:
     """The prepared exact discrete Gaussian sampler of sigma^2 = num/den (public)."""
     return _core.DiscreteGaussianExact(num, den)
-
-
-def _release(apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool,
-             nworkers: int) -> Any:
-    """apply(data, rng) -> noisy data; a vector of 2**18 values or more is released in
-    chunks on nworkers threads, with the same values for any thread count (_parallel)."""
-    if not scalar:
-        out = _parallel.release(data, gen, nworkers, apply)
-        if out is not None:
-            return out
-    return apply(data, gen)
-
-
-def _shape_like(result: Any, data: Any, scalar: bool) -> Released:
-    if scalar:
-        return cast(Released, result)
-    return cast(Released, result.reshape(np.shape(data)))
-
-
-@functools.lru_cache(maxsize=512)
-def _laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
-                       granularity: float | None) -> tuple[int, Any]:
-    b = sensitivity / epsilon
-    k = grid_exponent(b, GRID_BITS.laplace, granularity)
-    # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
-    steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
-    if steps > _LAPLACE_MAX_STEPS:
-        if granularity is None:     # the rounding term d / epsilon alone is too large
-            raise PrivacyParameterError(
-                f"epsilon must be at least d * 2^-44 for the secure float path ({d} "
-                f"coordinate(s)); got {epsilon!r}")
-        raise PrivacyParameterError(
-            f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
-            f"for scale {b!r}")
-    return k, _dlap(*_ceil_rational(steps))
-
-
-@functools.lru_cache(maxsize=512)
-def _laplace_int_plan(epsilon: float, sensitivity: float) -> Any:
-    return _dlap(*_ceil_rational(Fraction(sensitivity) / Fraction(epsilon)))
 
 
 def _sqrt_ceil(d: int) -> int:
@@ -396,30 +305,11 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
     label = _label(label, "laplace_mechanism")
     integer, data, scalar = _as_data(value)
     gen = _core.secure_rng(rng)
-    if mode == "fast":
-        scale = sensitivity / epsilon
-        if not 0.0 < scale < _INF:
-            raise PrivacyParameterError(
-                f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
-                "range of doubles")
-        data = _as_float(integer, data, scalar)
-        if budget is not None:
-            charge(budget, Cost(epsilon, 0.0), label)
-        return cast(Released, data + _random.laplace(scale=scale,
-                                                     size=None if scalar else data.shape,
-                                                     rng=gen, workers=nworkers))
-    if integer:
-        sampler = _laplace_int_plan(epsilon, sensitivity)
-        if budget is not None:
-            charge(budget, Cost(epsilon, 0.0), label)
-        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
-                                    scalar, nworkers), data, scalar)
-    d = 1 if scalar else data.size
-    k, sampler = _laplace_grid_plan(epsilon, sensitivity, d, granularity)
+    plan = _draw.laplace_plan(epsilon, sensitivity, integer, 1 if scalar else data.size,
+                              mode, granularity)
     if budget is not None:
         charge(budget, Cost(epsilon, 0.0), label)
-    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
-                                scalar, nworkers), data, scalar)
+    return _draw.draw(plan, integer, data, scalar, gen, nworkers)
 
 
 def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1,
@@ -533,29 +423,53 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = N
     integer, data, scalar = _as_data(value)
     gen = _core.secure_rng(rng)
     d = 1 if scalar else max(data.size, 1)
-    zcdp = is_zcdp(budget)       # then the charge is the exact rho of the noise drawn
+    plan = _gauss_plan(epsilon, delta, l2, integer, d, calibration, mode, granularity)
+    if budget is not None:
+        # a zCDP budget is charged the exact rho of the noise drawn
+        charge(budget, Cost(epsilon, delta,
+                            _gauss_plan_rho(plan, l2, d) if is_zcdp(budget) else None), label)
+    return _draw.draw(plan, integer, data, scalar, gen, nworkers)
+
+
+def _gauss_plan(epsilon: float, delta: float, l2: float, integer: bool, d: int,
+                calibration: str, mode: str, granularity: float | None) -> _draw.NoisePlan:
+    """The (epsilon, delta) Gaussian's plan, from public parameters only (validated):
+    continuous noise of ``gaussian_sigma`` (fast), the discrete Gaussian on integers, or
+    the discrete Gaussian in steps of the grid 2^k."""
     if mode == "fast":
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
-        data = _as_float(integer, data, scalar)
-        rho_x = Fraction(l2) ** 2 / (2 * Fraction(sigma) ** 2) if zcdp else None
-        if budget is not None:
-            charge(budget, Cost(epsilon, delta, rho_x), label)
-        return cast(Released, data + _random.normal(scale=sigma,
-                                                    size=None if scalar else data.shape,
-                                                    rng=gen, workers=nworkers))
+        return _draw.NoisePlan("fast_normal", sigma, None, 0)
     if integer:
         sampler = _dgauss(*_ceil_rational(Fraction(
             _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
-        if budget is not None:
-            charge(budget, Cost(epsilon, delta, _plan_rho(l2, None, d, sampler) if zcdp else None),
-                   label)
-        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
-                                    scalar, nworkers), data, scalar)
+        return _draw.NoisePlan("int", 0.0, sampler, 0)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
-    if budget is not None:
-        charge(budget, Cost(epsilon, delta, _plan_rho(l2, k, d, sampler) if zcdp else None), label)
-    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
-                                scalar, nworkers), data, scalar)
+    return _draw.NoisePlan("grid", 0.0, sampler, k)
+
+
+def _gauss_plan_rho(plan: _draw.NoisePlan, l2: float, d: int) -> Fraction:
+    """The exact rho of a planned Gaussian release (what a zCDP budget is charged)."""
+    if plan.kind == "fast_normal":
+        return Fraction(l2) ** 2 / (2 * Fraction(plan.scale) ** 2)
+    return _plan_rho(l2, None if plan.kind == "int" else plan.k, d, plan.sampler)
+
+
+def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
+                     l2_sensitivity: float, rng: Any, calibration: str = "analytic",
+                     mode: str = "secure", workers: int | None = None) -> Released:
+    """:func:`gaussian_mechanism` (the (epsilon, delta) form) for a composite that has
+    charged its whole cost and resolved ``rng`` (a bit generator) and ``mode`` (which
+    warned once): the same checks in the same order, the same plan and draw; nothing
+    charged and no warning.  Not exported."""
+    eps = _v.epsilon(epsilon)
+    dl = _v.delta(delta, allow_zero=False)
+    l2 = _v.positive("l2_sensitivity", l2_sensitivity)
+    calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
+    nworkers = _parallel.workers(workers)
+    integer, data, scalar = _as_data(value)
+    d = 1 if scalar else max(data.size, 1)
+    plan = _gauss_plan(eps, dl, l2, integer, d, calibration, mode, None)
+    return _draw.draw(plan, integer, data, scalar, rng, nworkers)
 
 
 def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam | None,

@@ -66,7 +66,6 @@ from . import randomized_response as _rr
 from . import selection as _sel
 from .accounting import pld as _pld
 from .accounting.zcdp import zcdp_to_dp
-from ._active import NO_BUDGET
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
@@ -479,12 +478,11 @@ class Gaussian(_NoiseBound):
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
         if budget is not None:
             charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
-        # the epsilon/delta form: both were given
-        return _m.gaussian_mechanism(data, epsilon=cast(float, self.epsilon),
-                                     delta=cast(float, self.delta),
-                                     l2_sensitivity=self.sensitivity,
-                                     calibration=self.calibration, rng=gen, workers=workers,
-                                     budget=NO_BUDGET)
+        # the epsilon/delta form (both were given): the function's plan and draw
+        return _m.gaussian_release(data, epsilon=cast(float, self.epsilon),
+                                   delta=cast(float, self.delta),
+                                   l2_sensitivity=self.sensitivity,
+                                   calibration=self.calibration, rng=gen, workers=workers)
 
 
 

@@ -52,9 +52,9 @@ import numpy.typing as npt
 from numpy.random import BitGenerator
 
 from . import _core
+from . import _draw
 from . import _insecure
 from . import _validation as _v
-from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
@@ -293,17 +293,43 @@ def exponential_mechanism(
     label = _label(label, "exponential_mechanism")
     arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
                                                          monotonic, rng, mode)
-    if mode == "secure":  # plan first: nothing is charged for parameters that fail
-        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-        charged = _v.budget(budget)
-        if charged is not None:
-            charge(charged, _selection_cost("exponential", epsilon), label)
-        return int(_core.em_secure(arr, inv_grid, g, s, rng))
-    gamma = _fast_gamma(epsilon, sensitivity, monotonic)
+    # plan first: nothing is charged for parameters that fail
+    plan = _exponential_plan(epsilon, sensitivity, monotonic, arr, mode)
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, _selection_cost("exponential", epsilon), label)
-    return int(_core.noisy_max_fast(arr, gamma, _core.SEL_GUMBEL, rng))
+    return _exponential_draw(arr, plan, rng)
+
+
+def _exponential_plan(epsilon: float, sensitivity: float, monotonic: bool, arr: _Scores,
+                      mode: str) -> tuple[float, ...]:
+    """The exponential mechanism's plan, from public parameters only: the secure grid
+    ``(inv_grid, g, s)`` (:func:`_grid`) or the fast path's ``(gamma,)``."""
+    if mode == "secure":
+        return _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
+    return (_fast_gamma(epsilon, sensitivity, monotonic),)
+
+
+def _exponential_draw(arr: _Scores, plan: tuple[float, ...], rng: BitGenerator) -> int:
+    """One draw of the planned exponential mechanism (nothing validated or charged)."""
+    if len(plan) == 3:
+        inv_grid, g, s = plan
+        return int(_core.em_secure(arr, inv_grid, int(g), int(s), rng))
+    return int(_core.noisy_max_fast(arr, plan[0], _core.SEL_GUMBEL, rng))
+
+
+def exponential_release(scores: npt.ArrayLike, *, epsilon: PrivacyParam,
+                        sensitivity: Real = 1.0, monotonic: bool = False,
+                        rng: BitGenerator, mode: str = "secure") -> int:
+    """:func:`exponential_mechanism` for a composite that has charged its whole cost and
+    resolved ``rng`` and ``mode`` (which warned once): the same checks of the scores and
+    parameters, the same plan and the same draw, nothing charged and no warning.  Not
+    exported."""
+    eps = _v.epsilon(epsilon)
+    sens = _v.positive("sensitivity", sensitivity)
+    mono = _flag("monotonic", monotonic)
+    arr = _scores(scores, mode)
+    return _exponential_draw(arr, _exponential_plan(eps, sens, mono, arr, mode), rng)
 
 
 def _noise_grid(epsilon: float, sensitivity: float, monotonic: bool,
@@ -442,27 +468,20 @@ def report_noisy_max(
 
 def _plan_value_release(epsilon: float, sensitivity: float, integer: bool, mode: str) -> None:
     """Raise now (before any charge) if the value release below would refuse its scale."""
-    from . import mechanisms
-
     if mode == "fast":
         if not sensitivity / epsilon < math.inf:
             raise PrivacyParameterError(f"value_epsilon {epsilon!r} is too small for "
                                         f"sensitivity {sensitivity!r}: infinite noise scale")
-    elif integer:
-        mechanisms._laplace_int_plan(epsilon, sensitivity)
     else:
-        mechanisms._laplace_grid_plan(epsilon, sensitivity, 1, None)
+        _draw.laplace_plan(epsilon, sensitivity, integer, 1, mode)
 
 
 def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGenerator,
                    mode: str) -> float:
     """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
-    the lead's secure float (or exact integer) Laplace mechanism, or float noise."""
-    from .mechanisms import laplace_mechanism
-    released = laplace_mechanism(value, epsilon=epsilon, sensitivity=sensitivity,
-                                        rng=rng, mode=mode,
-                                        budget=NO_BUDGET)   # charged with the selection
-    return cast(float, released)
+    the secure float (or exact integer) Laplace draw of dpfast._draw, or float noise;
+    charged with the selection."""
+    return cast(float, _draw.laplace_release(value, epsilon, sensitivity, rng, mode))
 
 
 def permute_and_flip(

@@ -60,15 +60,16 @@ import numpy.typing as npt
 
 from . import _axes
 from . import _core
+from . import _draw
 from . import _insecure
 from . import _validation as _v
-from ._active import NO_BUDGET
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
 from ._privacy import Cost, charge
 from ._typing import PrivacyParam
 from .selection import _common as _sel_common
+from .selection import exponential_release
 
 __all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "quantiles",
            "counts", "estimate_bounds", "Bounds", "grouped_release",
@@ -83,11 +84,6 @@ def _mode(mode: str) -> str:
     return _insecure.mode(mode)
 
 
-def _mech() -> Any:
-    from . import mechanisms
-    return mechanisms
-
-
 def _check_noise(epsilon: float, sensitivity: float, mode: str) -> None:
     """Refuse now, before the charge, the parameters :func:`_int_release` could not
     serve (an epsilon share below the doubles, a noise scale beyond the exact sampler's
@@ -96,7 +92,7 @@ def _check_noise(epsilon: float, sensitivity: float, mode: str) -> None:
         raise PrivacyParameterError(
             f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
     if mode == "secure":
-        _mech()._laplace_int_plan(epsilon, float(sensitivity))
+        _draw.laplace_int_plan(epsilon, float(sensitivity))
     elif not 0.0 < sensitivity / epsilon < math.inf:
         raise PrivacyParameterError(
             f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the range of "
@@ -117,15 +113,13 @@ def _saturate(x: float) -> float:
 
 
 def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode: str) -> Any:
-    """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array)."""
-    m = _mech()
+    """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array);
+    the release charged its cost and resolved ``rng`` (a bit generator) and ``mode``."""
     if mode == "secure":
-        return m.geometric_mechanism(value, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
-                                     budget=NO_BUDGET)      # the release charged its cost
-    return m.laplace_mechanism(np.asarray(value, dtype=np.float64)
-                               if not np.isscalar(value) else float(cast(Any, value)),
-                               epsilon=epsilon, sensitivity=sensitivity, rng=rng, mode="fast",
-                               budget=NO_BUDGET)
+        return _draw.geometric_release(value, epsilon, sensitivity, rng)
+    return _draw.laplace_release(np.asarray(value, dtype=np.float64)
+                                 if not np.isscalar(value) else float(cast(Any, value)),
+                                 epsilon, sensitivity, rng, "fast")
 
 
 
@@ -544,9 +538,8 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
-    from .selection import exponential_mechanism
-    idx = exponential_mechanism(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
-                                mode=mode, budget=NO_BUDGET)   # charged above
+    idx = exponential_release(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
+                              mode=mode)   # charged above
     return float(cand[idx])
 
 

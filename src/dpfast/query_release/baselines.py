@@ -9,10 +9,10 @@ from typing import Any, cast
 import numpy as np
 
 from .. import _core
+from .. import _draw
 from .. import _insecure
 from .. import _validation as _v
 from .. import mechanisms as _mech
-from .._active import NO_BUDGET
 from .._active import label as _label
 from .._privacy import charge
 from .cost import PrivacyCost, charged_amounts, check_budget
@@ -106,9 +106,8 @@ def laplace_per_query(workload: Workload, histogram: Histogram, *, epsilon: floa
     if charged is not None:
         charge(charged, charged_amounts(PrivacyCost(epsilon, 0.0)), label)
     truth = workload.answer(histogram)
-    noisy = _mech.laplace_mechanism(truth, epsilon=epsilon,
-                                    sensitivity=float(workload.n_queries), rng=rng,
-                                    mode=mode, budget=NO_BUDGET)   # charged above
+    noisy = _draw.laplace_release(truth, epsilon, float(workload.n_queries), rng,
+                                  mode)   # charged above
     return _finish(cast(FloatArray, noisy), n_public)
 
 
@@ -140,8 +139,7 @@ def laplace_marginals(workload: Workload, histogram: Histogram, *, epsilon: floa
     if charged is not None:
         charge(charged, charged_amounts(PrivacyCost(epsilon, 0.0)), label)
     truth = workload.answer(histogram)
-    noisy = _mech.laplace_mechanism(truth, epsilon=epsilon, sensitivity=l1, rng=rng,
-                                    mode=mode, budget=NO_BUDGET)   # charged above
+    noisy = _draw.laplace_release(truth, epsilon, l1, rng, mode)   # charged above
     return _finish(cast(FloatArray, noisy), n_public)
 
 
@@ -167,9 +165,8 @@ def _gaussian(workload: Workload, histogram: Histogram, epsilon: float, delta: f
     if charged is not None:
         charge(charged, charged_amounts(PrivacyCost(epsilon, delta)), label)
     truth = workload.answer(histogram)
-    noisy = _mech.gaussian_mechanism(truth, epsilon=epsilon, delta=delta,
-                                     l2_sensitivity=l2, rng=rng, mode=mode,
-                                     budget=NO_BUDGET)   # charged above
+    noisy = _mech.gaussian_release(truth, epsilon=epsilon, delta=delta,
+                                   l2_sensitivity=l2, rng=rng, mode=mode)   # charged above
     return _finish(cast(FloatArray, noisy), n_public)
 
 

@@ -1,0 +1,103 @@
+"""No import cycle among dpfast's modules (issue 23): module-level and deferred (in a
+function body) imports both count.  ``dpfast.ledger`` is checked apart (its own fix)."""
+import ast
+import os
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src", "dpfast")
+SRC = os.path.normpath(SRC)
+
+
+def _modules():
+    mods = {}
+    for dirpath, _, files in os.walk(SRC):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, os.path.dirname(SRC))[:-3].replace(os.sep, ".")
+                mods[rel[:-9] if rel.endswith(".__init__") else rel] = path
+    return mods
+
+
+def _graph():
+    mods = _modules()
+    graph = {}
+    for m, path in mods.items():
+        base = m.split(".") if path.endswith("__init__.py") else m.split(".")[:-1]
+        deps = set()
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    up = base[:len(base) - (node.level - 1)]
+                    name = ".".join(up + ([node.module] if node.module else []))
+                else:
+                    name = node.module or ""
+                if not name.startswith("dpfast"):
+                    continue
+                for alias in node.names:
+                    full = f"{name}.{alias.name}"
+                    if full in mods:
+                        deps.add(full)
+                    elif not os.path.exists(os.path.join(os.path.dirname(SRC),
+                                                         *full.split(".")) + ".pyx"):
+                        deps.add(name)          # a name from a package's __init__
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("dpfast.")}
+        # importing a submodule runs its packages' __init__ first
+        for d in list(deps):
+            parts = d.split(".")
+            deps |= {".".join(parts[:i]) for i in range(2, len(parts))}
+        graph[m] = {d for d in deps if d in mods and d != m and not m.startswith(d + ".")}
+    return graph
+
+
+def _cycles(graph):
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle_outside_the_ledger():
+    cycles = [c for c in _cycles(_graph())
+              if not all(m == "dpfast.ledger" or m.startswith("dpfast.ledger.") for m in c)]
+    assert cycles == []
+
+
+@pytest.mark.parametrize("low", ["dpfast._draw", "dpfast._plans", "dpfast._privacy"])
+def test_the_plan_and_draw_modules_import_no_mechanism(low):
+    graph = _graph()
+    seen, todo = set(), [low]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += graph[m]
+    assert not seen & {"dpfast.mechanisms", "dpfast.selection", "dpfast.objects",
+                       "dpfast.stats", "dpfast.grouped"}
