@@ -30,8 +30,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpfast import accounting as A
 from _common import RATIO_NOTE, header, ratio
+from dpfast import accounting as A
 
 
 def _time_per_call(fn, repeats, min_time):

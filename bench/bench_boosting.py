@@ -297,8 +297,9 @@ def main():
         plan["rounds_run"], plan["stops"] = rounds, reasons
 
     try:
-        import diffprivlib.models as dpm
         import warnings
+
+        import diffprivlib.models as dpm
         for eps in EPSILONS:
             lr, rf = [], []
             for seed in range(args.seeds):

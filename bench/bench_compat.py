@@ -12,8 +12,8 @@ Rows whose peer is not installed are skipped (dpfast[diffprivlib], [pipeline_dp]
 """
 import numpy as np
 
-from dpfast import randomized_response as _rr
 from _common import parser, ratio, report, timeit
+from dpfast import randomized_response as _rr
 
 
 def diffprivlib_rows(n, rep, rows):

@@ -28,8 +28,8 @@ from fractions import Fraction
 import numpy as np
 
 import dpfast
-from dpfast import random as dr
 from _common import header, ratio
+from dpfast import random as dr
 
 
 def cpu_model():
@@ -74,7 +74,7 @@ def peers():
     except Exception as exc:  # not installed, or another API version
         out.append((f"opendp: not available ({type(exc).__name__})", None, None))
     try:
-        from diffprivlib.mechanisms import Geometric, GaussianDiscrete
+        from diffprivlib.mechanisms import GaussianDiscrete, Geometric
         geo = Geometric(epsilon=1 / 3, sensitivity=1)
         out.append(("diffprivlib Geometric (eps 1/3, scalar calls)", "laplace",
                     lambda n, m=geo: [m.randomise(0) for _ in range(n)]))

@@ -28,9 +28,8 @@ import time
 
 import numpy as np
 
-from _common import RATIO_NOTE, header, parser, ratio
-
 import dpfast.grouped as G
+from _common import RATIO_NOTE, header, parser, ratio
 
 EPS, DELTA, L0, LINF, LO, HI = 3.0, 1e-5, 2, 3, 0.0, 10.0
 

@@ -30,7 +30,6 @@ from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import cpu_info  # noqa: E402
-
 from dpfast import BudgetExceededError, ledger  # noqa: E402
 from dpfast.accounting import PrivacyBudget  # noqa: E402
 from dpfast.ledger.testing import fork_worker, read_lines  # noqa: E402

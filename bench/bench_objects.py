@@ -15,11 +15,10 @@ import time
 
 import numpy as np
 
+from _common import parser, report
 from dpfast import mechanisms as M
 from dpfast.accounting import PrivacyBudget
 from dpfast.objects import DiscreteLaplace, Gaussian, Laplace
-
-from _common import parser, report
 
 
 def paired(case, reference, n, repeats):

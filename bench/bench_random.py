@@ -10,8 +10,8 @@ note gives the throughput and the goal of issue 15 where it sets one.
 import numpy as np
 
 import dpfast.random as dr
-from dpfast import _core
 from _common import parser, ratio, report, timeit
+from dpfast import _core
 
 # Issue 15's goals for the keystream, ns per 64-bit word ("scalar" is the portable kernel).
 KEYSTREAM_GOAL_NS = {"avx2": 2.5, "sse2": 4.5, "scalar": 6.0}

@@ -23,9 +23,14 @@ import numpy as np
 
 import _common
 import release_adult
-from dpfast import _core
-from dpfast.query_release import (MWEM, BoostingForQueries, MarginalWorkload, OnlinePMW,
-                            laplace_marginals, laplace_per_query)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    MarginalWorkload,
+    OnlinePMW,
+    laplace_marginals,
+    laplace_per_query,
+)
 from dpfast.sparse import NumericSparse
 
 EPS = (0.1, 0.5, 1.0, 2.0)
@@ -167,7 +172,8 @@ def plot(rows, methods, path, way):
     try:
         import matplotlib
     except ImportError:
-        raise SystemExit("--plot needs matplotlib: python -m pip install 'dpfast[bench]'")
+        raise SystemExit(
+            "--plot needs matplotlib: python -m pip install 'dpfast[bench]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), dpi=90)

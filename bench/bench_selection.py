@@ -14,8 +14,9 @@ Peers (OpenDP, diffprivlib) are timed when importable.  Timings are medians of
 import numpy as np
 
 import dpfast.random as dr
-from dpfast import randomized_response as RR, selection as S
 from _common import parser, ratio, report, timeit
+from dpfast import randomized_response as RR
+from dpfast import selection as S
 
 EPS, SENS = 1.0, 1.0
 

@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 import dpfast.random as dr
-from dpfast.sparse import AboveThreshold, NumericSparse, Sparse
 from _common import parser, ratio, report, timeit
+from dpfast.sparse import AboveThreshold, NumericSparse, Sparse
 
 EPS = 1.0
 CUTOFF_SMALL = 10

@@ -30,6 +30,7 @@ def main():
     sys.path.insert(0, args.proto)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
     import release as R
+
     from test_release_regression import toy_codes
 
     codes = toy_codes()

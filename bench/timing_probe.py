@@ -25,15 +25,14 @@ caller, or a remote observer of a service, can time).
 """
 import math
 import random
-import statistics
 import time
 
 import numpy as np
 
 import dpfast.mechanisms as M
 import dpfast.random as dr
-from dpfast import _core
 from _common import parser, report
+from dpfast import _core
 
 
 def welch_t(a, b):

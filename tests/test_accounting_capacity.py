@@ -214,8 +214,8 @@ def test_multi_value_returns_are_named_tuples():
 
 
 def test_docstring_examples_run():
-    import dpfast.accounting.capacity as cap
     import dpfast.accounting.budget as bud
+    import dpfast.accounting.capacity as cap
     for mod in (cap, bud):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0
@@ -264,6 +264,7 @@ def test_search_finds_the_threshold_from_any_start(answer, hint):
 
 def test_hostile_public_parameters_give_an_int_or_a_clean_error():
     import numpy as np
+
     from dpfast.accounting import max_releases_laplace
     values = [0.5, 1e-300, 5e-324, 1e300, math.inf, math.nan, -0.0, 0.0, -1.0, 1.0,
               Fraction(1, 10**400), np.float32(0.25), np.float64(1e-5), np.longdouble(0.5),

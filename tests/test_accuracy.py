@@ -9,7 +9,10 @@ from scipy import stats
 
 import dpfast
 import dpfast.random as dr
-from dpfast import accuracy as A, mechanisms, randomized_response as RR, selection as S
+from dpfast import accuracy as A
+from dpfast import mechanisms
+from dpfast import randomized_response as RR
+from dpfast import selection as S
 from stat_helpers import ALPHA
 
 

@@ -5,20 +5,31 @@ import asyncio
 import contextvars
 import pickle
 import threading
-from fractions import Fraction
 
 import numpy as np
 import pytest
 
 import dpfast
 import dpfast.random as dr
-from dpfast import grouped, mechanisms as M, objects as O, stats as R, selection as S
-from dpfast import sparse
+from dpfast import grouped, sparse
+from dpfast import mechanisms as M
+from dpfast import objects as O
+from dpfast import selection as S
+from dpfast import stats as R
 from dpfast.accounting import PrivacyBudget
 from dpfast.learn import PrivateBoostingClassifier
-from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
-                            OnlinePMW, gaussian_marginals, gaussian_per_query,
-                            laplace_marginals, laplace_per_query)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    Domain,
+    Histogram,
+    MarginalWorkload,
+    OnlinePMW,
+    gaussian_marginals,
+    gaussian_per_query,
+    laplace_marginals,
+    laplace_per_query,
+)
 
 SCORES = [3.0, 1.0, 2.0, 5.0]
 VALS = np.array([1.0, 2.0, 3.0, 4.0, 9.0])
@@ -335,7 +346,7 @@ def test_no_budget_is_a_singleton_that_charges_nothing():
 
 
 def test_a_pandas_frame_by_column_is_one_charge_of_the_active_budget():
-    import pandas as pd                     # the [test] extra installs it
+    import pandas as pd  # the [test] extra installs it
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
     b = PrivacyBudget(1.0)
     with b.active():

@@ -4,8 +4,8 @@ import pytest
 
 import dpfast
 from dpfast import mechanisms as M
-from dpfast import stats as R
 from dpfast import selection as S
+from dpfast import stats as R
 from dpfast.accounting import PrivacyBudget
 
 CASES = [

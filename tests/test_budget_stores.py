@@ -2,8 +2,8 @@
 the layering of accounting/ (the rules) and ledger/ (the durable stores)."""
 import ast
 import os
-import pickle
 import pathlib
+import pickle
 import random
 from fractions import Fraction
 

@@ -25,8 +25,8 @@ import diffprivlib.mechanisms as dm  # noqa: E402
 
 import dpfast  # noqa: E402
 from dpfast import _core  # noqa: E402
-from dpfast.random import ChaCha20  # noqa: E402
 from dpfast.compat import diffprivlib as shim  # noqa: E402
+from dpfast.random import ChaCha20  # noqa: E402
 
 NAMES = ["Binary", "Bingham", "Exponential", "ExponentialCategorical",
          "ExponentialHierarchical", "PermuteAndFlip", "Gaussian", "GaussianAnalytic",
@@ -448,6 +448,7 @@ def test_staircase_plan_is_exactly_private():
     second-part level B in [q, 1] (in units of the first part's): at most a factor
     1/q <= e^eps between neighbours whose rounded values differ by <= W steps."""
     from fractions import Fraction
+
     from dpfast.compat import _plans
 
     for eps, sens, gamma in [(1.0, 1.0, 0.5), (0.01, 3.0, 0.0), (40.0, 1e-300, 1.0),
@@ -468,6 +469,7 @@ def test_staircase_plan_is_exactly_private():
 def test_uniform_plan_is_exactly_private():
     """Total variation between neighbours: at most W of the 2M + 1 points move."""
     from fractions import Fraction
+
     from dpfast.compat import _plans
 
     for delta in (0.5, 0.1, 1e-3, 1e-12, 5e-324):

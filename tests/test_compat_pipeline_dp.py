@@ -106,8 +106,8 @@ def test_laplace_matches_pydp_and_its_lattice():
     g = 2.0 ** (math.ceil(math.log2(6.0)) - 40)
     assert np.all(a / g == np.round(a / g))
     pydp_exp = min(int(np.frexp(v)[1]) - 53 + int(
-        np.log2((int(abs(v) * 2.0 ** (53 - np.frexp(v)[1])) & -int(abs(v) * 2.0 ** (
-            53 - np.frexp(v)[1]))))) for v in b if v != 0)
+        np.log2(int(abs(v) * 2.0 ** (53 - np.frexp(v)[1])) & -int(abs(v) * 2.0 ** (
+            53 - np.frexp(v)[1])))) for v in b if v != 0)
     assert g >= 2.0 ** pydp_exp
     before = dpp.draws()["laplace"]
     assert ours.noised_value_above_threshold(0.0, -1e9) is True

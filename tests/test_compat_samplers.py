@@ -9,7 +9,6 @@ from scipy import stats
 import dpfast
 import dpfast.random as dr
 from dpfast import randomized_response as rrmod
-
 from stat_helpers import ALPHA
 
 N = 200_000

@@ -9,7 +9,8 @@ import pytest
 
 import dpfast
 import dpfast.random as dr
-from dpfast import _draw, mechanisms as M
+from dpfast import _draw
+from dpfast import mechanisms as M
 from dpfast.accounting import PrivacyBudget
 from dpfast.selection import exponential_mechanism, exponential_release
 

@@ -15,8 +15,8 @@ import dpfast.stats as R
 from dpfast import _core
 from dpfast import grouped as G
 from dpfast import mechanisms as M
-from dpfast import random as dr
 from dpfast import query_release as Q
+from dpfast import random as dr
 from dpfast.accounting import PrivacyBudget
 
 DOM = Q.Domain(["a", "b"], [3, 2])

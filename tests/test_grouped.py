@@ -270,7 +270,7 @@ def test_unorderable_object_keys_and_units(seeded):
 # ------------------------------------------------------------------ pandas
 
 def test_pandas_in_pandas_out(seeded):
-    import pandas as pd                     # the [test] extra installs it
+    import pandas as pd  # the [test] extra installs it
     df = pd.DataFrame({"user": np.arange(400) % 100, "day": np.arange(400) % 4,
                        "spent": np.linspace(0, 5, 400)})
     out = G.grouped_release(df, units="user", keys="day", values="spent",

@@ -15,7 +15,11 @@ import pytest
 
 import dpfast
 import dpfast.random as dr
-from dpfast import mechanisms as M, objects as O, stats as R, selection as S, sparse
+from dpfast import mechanisms as M
+from dpfast import objects as O
+from dpfast import selection as S
+from dpfast import sparse
+from dpfast import stats as R
 from dpfast.accounting import PrivacyBudget
 from test_active_budget import ENTRY_POINTS
 

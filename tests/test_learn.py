@@ -10,9 +10,15 @@ import pytest
 import dpfast
 import dpfast.random as dr
 from dpfast import _core
-from dpfast.learn import (DPStumpLearner, PrivateBoostingClassifier, UncertifiedPrivacyWarning,
-                          amplified_delta, amplified_epsilon, boosting_privacy_cost,
-                          smoothness_distance)
+from dpfast.learn import (
+    DPStumpLearner,
+    PrivateBoostingClassifier,
+    UncertifiedPrivacyWarning,
+    amplified_delta,
+    amplified_epsilon,
+    boosting_privacy_cost,
+    smoothness_distance,
+)
 from dpfast.learn import boosting as B
 from stat_helpers import ALPHA, chi2_pvalue
 
@@ -310,7 +316,7 @@ def test_utility_separable():
 
 
 def test_any_two_classes_and_pandas():
-    import pandas as pd                     # the [test] extra installs it
+    import pandas as pd  # the [test] extra installs it
     X, y = majority5(1500, 8)
     labels = np.where(y > 0, ">50K", "<=50K")
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
@@ -538,7 +544,7 @@ def test_params_conventions():
 
 
 def test_sklearn_checks_that_apply():
-    import sklearn as sk   # in the [test] extra
+    import sklearn as sk  # in the [test] extra
     from sklearn.base import clone
     from sklearn.utils import estimator_checks as ec
     clf = PrivateBoostingClassifier(thresholds=TH, n_rounds=3, smoothness=50, rng=1,

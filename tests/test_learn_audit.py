@@ -27,8 +27,7 @@ from scipy import stats
 
 from dpfast import _core
 from dpfast.learn import DPStumpLearner, PrivateBoostingClassifier
-from dpfast.learn._accounting import (amplified_epsilon, grid_size_bound,
-                                      smoothness_distance)
+from dpfast.learn._accounting import amplified_epsilon, grid_size_bound, smoothness_distance
 from dpfast.selection import _grid as sel_grid
 from stat_helpers import ALPHA, chi2_pvalue
 

@@ -14,8 +14,7 @@ from fractions import Fraction
 
 import pytest
 
-from dpfast import BudgetExceededError
-from dpfast import ledger
+from dpfast import BudgetExceededError, ledger
 from dpfast.ledger.testing import fork_worker, read_lines
 
 UNIT = 2.0**-16  # charges are multiples of a dyadic unit: exact totals are integers of units

@@ -11,8 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-from hypothesis import HealthCheck, given, settings   # the [test] extra installs it
+from hypothesis import HealthCheck, given, settings  # the [test] extra installs it
 from hypothesis import strategies as st
 
 import dpfast

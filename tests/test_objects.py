@@ -348,6 +348,7 @@ def test_describe_matches_explicit_accounting():
 
 def test_module_doctest():
     import doctest
+
     import dpfast.objects
     res = doctest.testmod(dpfast.objects, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0

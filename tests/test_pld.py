@@ -14,7 +14,6 @@ import math
 import pathlib
 
 import mpmath
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -236,8 +236,8 @@ def test_scalar_laplace_mechanism_uses_the_prepared_plan():
 
 
 def test_scalar_laplace_mechanism_charges_before_drawing_and_refuses_bad_rng_first():
-    from dpfast.accounting import PrivacyBudget
     from dpfast._errors import BudgetExceededError
+    from dpfast.accounting import PrivacyBudget
     b = PrivacyBudget(epsilon=1.0)
     M.laplace_mechanism(2.0, epsilon=0.6, budget=b)
     _core._seed_scalar_stream(3)

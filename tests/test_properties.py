@@ -15,17 +15,16 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-from hypothesis import HealthCheck, given, settings   # the [test] extra installs it
+from hypothesis import HealthCheck, given, settings  # the [test] extra installs it
 from hypothesis import strategies as st
 
 import dpfast  # noqa: E402
 from dpfast import accuracy as A  # noqa: E402
 from dpfast import mechanisms as M  # noqa: E402
 from dpfast import random as dr  # noqa: E402
-from dpfast import stats as R  # noqa: E402
 from dpfast import selection as S  # noqa: E402
 from dpfast import sparse as SP  # noqa: E402
+from dpfast import stats as R  # noqa: E402
 from dpfast.randomized_response import kary_response, randomized_response  # noqa: E402
 
 FEW = settings(max_examples=60, deadline=None, derandomize=True,

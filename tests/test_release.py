@@ -11,13 +11,22 @@ import dpfast
 import dpfast.random as dr
 from dpfast import _core
 from dpfast.accounting import PrivacyBudget
-from dpfast.query_release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
-                            MarginalWorkload, boosting_alpha, gaussian_marginals,
-                            laplace_marginals, laplace_per_query, marginal_sensitivity,
-                            reweight)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    CellQuery,
+    Domain,
+    Histogram,
+    MarginalWorkload,
+    boosting_alpha,
+    gaussian_marginals,
+    laplace_marginals,
+    laplace_per_query,
+    marginal_sensitivity,
+    reweight,
+)
 from release_helpers import SHAPE, Spy
 from stat_helpers import ALPHA, chi2_pvalue
-
 
 # ------------------------------------------------------------------ data model
 
@@ -60,7 +69,7 @@ def test_from_codes_refuses_by_shape(dom):
 
 
 def test_from_dataframe(dom):
-    import pandas as pd                     # the [test] extra installs it
+    import pandas as pd  # the [test] extra installs it
     df = pd.DataFrame({"d": [4, 0], "c": [1, 0], "b": [3, 0], "a": [2, 0], "x": [9, 9]})
     h = Histogram.from_codes(dom, df)
     assert h.counts[0] == 1 and h.counts[-1] == 1

@@ -6,8 +6,14 @@ import pytest
 
 import dpfast
 from dpfast import _core
-from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, LinearWorkload,
-                            MarginalWorkload)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    Domain,
+    Histogram,
+    LinearWorkload,
+    MarginalWorkload,
+)
 from dpfast.query_release._mw import MWState
 
 SHAPE = (3, 4, 2, 5, 2)

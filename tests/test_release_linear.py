@@ -12,13 +12,22 @@ from scipy import sparse, stats
 import dpfast
 from dpfast import _core
 from dpfast.accounting import PrivacyBudget
-from dpfast.query_release import (MWEM, BoostingForQueries, CellQuery, Domain, Histogram,
-                            LinearQuery, LinearWorkload, MarginalWorkload,
-                            gaussian_marginals, laplace_marginals, laplace_per_query,
-                            marginal_sensitivity)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    CellQuery,
+    Domain,
+    Histogram,
+    LinearQuery,
+    LinearWorkload,
+    MarginalWorkload,
+    gaussian_marginals,
+    laplace_marginals,
+    laplace_per_query,
+    marginal_sensitivity,
+)
 from release_helpers import SHAPE, Spy
 from stat_helpers import ALPHA, chi2_pvalue
-
 
 # ------------------------------------------------------------------ data model
 

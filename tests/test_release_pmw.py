@@ -8,8 +8,15 @@ from scipy import integrate, stats
 
 import dpfast
 from dpfast.accounting import PrivacyBudget, max_divergence
-from dpfast.query_release import (CellQuery, Domain, Histogram, MarginalWorkload, OnlinePMW,
-                            pmw_min_alpha, pmw_theory_alpha)
+from dpfast.query_release import (
+    CellQuery,
+    Domain,
+    Histogram,
+    MarginalWorkload,
+    OnlinePMW,
+    pmw_min_alpha,
+    pmw_theory_alpha,
+)
 from dpfast.query_release._mw import MWState
 from stat_helpers import ALPHA, chi2_pvalue
 from test_release import Spy

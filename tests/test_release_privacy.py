@@ -192,8 +192,8 @@ def test_online_pmw_reports_the_exact_sum_it_charges():
     privacy_cost reported their float sum, rounded to nearest -- below the charge for
     2.508 + 0.26 (2.7679999999999993) and 1.82434 + 0.6844 among these.  Charging the
     reported cost must charge what the mechanism charged."""
-    from dpfast.accounting import PrivacyBudget
     from dpfast._privacy import charge
+    from dpfast.accounting import PrivacyBudget
     from dpfast.query_release.cost import charged_amounts
 
     hist = Q.Histogram(Q.Domain(["a", "b"], [3, 2]), np.ones(6))

@@ -20,7 +20,6 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

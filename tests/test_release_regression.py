@@ -13,8 +13,15 @@ import numpy as np
 import pytest
 
 import dpfast.random as dr
-from dpfast.query_release import (MWEM, BoostingForQueries, Domain, Histogram, MarginalWorkload,
-                            OnlinePMW, laplace_marginals)
+from dpfast.query_release import (
+    MWEM,
+    BoostingForQueries,
+    Domain,
+    Histogram,
+    MarginalWorkload,
+    OnlinePMW,
+    laplace_marginals,
+)
 
 SHAPE = (4, 5, 3, 2, 2, 3)
 N_RECORDS = 4000

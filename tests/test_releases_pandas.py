@@ -15,7 +15,6 @@ from dpfast.accounting import PrivacyBudget
 from dpfast.random import ChaCha20
 from stat_helpers import ALPHA
 
-
 BOUNDS = {"lower": 0.0, "upper": 10.0}
 
 

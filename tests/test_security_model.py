@@ -15,9 +15,9 @@ from dpfast import _validation as V
 from dpfast import accuracy as A
 from dpfast import mechanisms as M
 from dpfast import random as dr
-from dpfast import stats as R
 from dpfast import selection as S
 from dpfast import sparse as SP
+from dpfast import stats as R
 from dpfast.randomized_response import kary_response
 
 PPE = dpfast.PrivacyParameterError

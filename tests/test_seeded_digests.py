@@ -13,7 +13,6 @@ leave every digest unchanged.
 
 import hashlib
 import json
-import math
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -24,9 +23,9 @@ import pytest
 import dpfast.mechanisms as M
 import dpfast.random as dr
 import dpfast.randomized_response as RR
-import dpfast.stats as R
 import dpfast.selection as S
 import dpfast.sparse as SP
+import dpfast.stats as R
 from dpfast import objects as O
 from dpfast import query_release as Q
 from dpfast.accounting import PrivacyBudget

@@ -12,9 +12,10 @@ from scipy import integrate, stats
 
 import dpfast
 import dpfast.random as dr
-from dpfast import _core, selection as S
-from dpfast.accounting import PrivacyBudget
+from dpfast import _core
+from dpfast import selection as S
 from dpfast._validation import charged
+from dpfast.accounting import PrivacyBudget
 from stat_helpers import ALPHA, chi2_pvalue
 
 MODES = ["secure", "fast"]

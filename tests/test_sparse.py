@@ -2,12 +2,12 @@
 exact references at a tiny alpha, accuracy against the theorems, inputs, threads, budget,
 and what must never be released."""
 import copy
-import os
-import sys
 import math
-from fractions import Fraction
+import os
 import pickle
+import sys
 import threading
+from fractions import Fraction
 
 import mpmath
 import numpy as np

@@ -81,7 +81,7 @@ def test_variance_range_and_tiny_data(seeded):
 
 def test_variance_noise_law_of_the_count(monkeypatch, seeded):
     """The count is released with discrete Laplace noise of scale 3/epsilon."""
-    from dpfast import _draw      # the Laplace draw the release calls after its charge
+    from dpfast import _draw  # the Laplace draw the release calls after its charge
     eps = 1.2
     g = seeded(5)
     vals = []
@@ -176,7 +176,7 @@ def test_counts_law_and_layout(seeded):
 
 
 def test_counts_pandas(seeded):
-    import pandas as pd                     # the [test] extra installs it
+    import pandas as pd  # the [test] extra installs it
     out = S.counts(pd.Series(["x", "y", "x"]), ["x", "y"], epsilon=1.0, rng=seeded(13))
     assert isinstance(out, pd.Series) and list(out.index) == ["x", "y"]
 

@@ -14,30 +14,32 @@ quantile), :mod:`dpfast.accuracy` (accuracy bounds and their inverses),
 Importing dpfast without its compiled core fails: there is no pure-Python fallback.
 """
 
-from . import _core  # noqa: F401  (fails loudly if the extension was not built)
-from . import random
-from . import accounting
-from . import mechanisms
-from . import sparse
-from . import selection
-from . import randomized_response
-from . import stats
-from . import accuracy
-from . import learn
-from . import query_release
-from . import objects
+from . import (
+    _core,  # noqa: F401  (fails loudly if the extension was not built)
+    _renamed,
+    accounting,
+    accuracy,
+    learn,
+    mechanisms,
+    objects,
+    query_release,
+    random,
+    randomized_response,
+    selection,
+    sparse,
+    stats,
+)
+from ._active import NO_BUDGET
+from ._active import current as active_budget
 from ._errors import (
     BudgetExceededError,
     DPFastError,
     EntropyError,
+    InsecureRandomnessWarning,
     MechanismHaltedError,
     NotFittedError,
     PrivacyParameterError,
 )
-from ._errors import InsecureRandomnessWarning
-from ._active import NO_BUDGET
-from ._active import current as active_budget
-from . import _renamed
 
 _renamed.install()
 

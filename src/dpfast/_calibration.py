@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable
 
 from . import _validation as _v
-from .accounting import zcdp_delta
 from ._errors import PrivacyParameterError
+from .accounting import zcdp_delta
 
 # Relative margin added to bisection results, far larger than the floating error of the
 # privacy conditions below (checked against mpmath in tests/test_calibration.py).

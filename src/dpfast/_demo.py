@@ -19,7 +19,7 @@ import numpy as np
 import dpfast
 import dpfast.mechanisms as M
 import dpfast.random as dr
-from dpfast import stats, sparse
+from dpfast import sparse, stats
 from dpfast.accounting import PrivacyBudget
 
 #: one budget for the whole demo: the epsilons below are dyadic, so they add up to it exactly

@@ -29,8 +29,7 @@ from typing import Any, NamedTuple, Union, cast
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from . import _parallel
+from . import _core, _parallel
 from . import _validation as _v
 from . import random as _random
 from ._errors import PrivacyParameterError

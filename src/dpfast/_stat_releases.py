@@ -18,17 +18,14 @@ from typing import Any, NamedTuple, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _axes
-from . import _core
-from . import _draw
-from . import _keys
+from . import _axes, _core, _draw, _keys
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
 from ._privacy import Cost, charge
-from ._typing import PrivacyParam
 from ._privacy import float_down as _down
+from ._typing import PrivacyParam
 from .grouped import _factorize
 from .selection import exponential_release
 

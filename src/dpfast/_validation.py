@@ -30,13 +30,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ._active import resolve as _resolve_budget
-from ._typing import SupportsSpend
+from ._errors import PrivacyParameterError as PrivacyParameterError  # re-exported
 from ._privacy import decimal_down as decimal_down  # re-exported (one definition there)
 from ._privacy import decimal_of as decimal_of
 from ._privacy import decimal_up as decimal_up
 from ._privacy import float_down as float_down
 from ._privacy import float_up as float_up
-from ._errors import PrivacyParameterError as PrivacyParameterError  # re-exported
+from ._typing import SupportsSpend
 
 _INF = math.inf
 _MAX = Fraction(sys.float_info.max)

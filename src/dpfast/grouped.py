@@ -22,22 +22,20 @@ import numpy as np
 import numpy.typing as npt
 from numpy.random import BitGenerator
 
-from . import _core
-from . import _draw
-from . import _keys
+from . import _core, _draw, _keys
 from . import _validation as _v
 from ._active import label as _label
 from ._calibration import gaussian_sigma
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
-from .mechanisms import gaussian_release
-from ._privacy import Cost, charge
-from ._privacy import deflate
+from ._privacy import Cost, charge, deflate
+
 # a budget share rounds down (the shares never add up to more than the total);
 # sensitivities round up
 from ._privacy import float_down as _down
 from ._privacy import float_up_finite as _up
 from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
+from .mechanisms import gaussian_release
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -41,25 +41,22 @@ from typing import Any, cast
 
 import numpy.typing as npt
 
-from . import _core
-from . import _draw
-from . import _insecure
-from . import _parallel
+from . import _core, _draw, _insecure, _parallel
 from . import _validation as _v
 from . import random as _random
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
+from ._calibration import (
+    classic_gaussian_sigma,
+    discrete_gaussian_sigma,
+    gaussian_sigma,
+)
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS, grid_exponent
 from ._privacy import Cost, bound_up, charge, is_zcdp
 from ._privacy import Rng as _Rng
 from ._typing import PrivacyParam
 from .accounting.zcdp import zcdp_to_dp
-from ._calibration import (
-    classic_gaussian_sigma,
-    discrete_gaussian_sigma,
-    gaussian_sigma,
-)
 
 __all__ = [
     "laplace_mechanism",

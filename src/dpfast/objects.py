@@ -64,13 +64,13 @@ from . import accuracy as _acc
 from . import mechanisms as _m
 from . import randomized_response as _rr
 from . import selection as _sel
-from .accounting import pld as _pld
-from .accounting.zcdp import zcdp_to_dp
 from ._active import current_or_none as _active_budget
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._privacy import Budget, Cost, Rng, charge
 from ._privacy import decimal_up as _decimal_up  # a reported bound, docs/accounting.md
+from .accounting import pld as _pld
+from .accounting.zcdp import zcdp_to_dp
 
 __all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
            "ExponentialMechanism", "RandomizedResponse"]

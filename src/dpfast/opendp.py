@@ -62,10 +62,12 @@ from . import selection as _sel
 from ._active import NO_BUDGET
 from ._errors import DPFastError
 from ._plans import GRID_BITS, grid_exponent
-from ._privacy import float_up_finite as _up  # a bound promised to OpenDP: the smallest double >= q
+from ._privacy import (
+    float_up_finite as _up,  # a bound promised to OpenDP: the smallest double >= q
+)
 from ._typing import Real
-from .randomized_response import randomized_response as _rr
 from .compat import require
+from .randomized_response import randomized_response as _rr
 
 _dp_mod = require("opendp.mod", "opendp")
 import opendp.prelude as dp  # noqa: E402

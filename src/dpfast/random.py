@@ -67,8 +67,7 @@ from typing import Any, SupportsIndex, TypeVar, Union, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from . import _parallel
+from . import _core, _parallel
 from . import _validation as _v
 from ._core import ChaCha20, default_rng, os_entropy
 from ._errors import PrivacyParameterError

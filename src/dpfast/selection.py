@@ -51,9 +51,7 @@ import numpy as np
 import numpy.typing as npt
 from numpy.random import BitGenerator
 
-from . import _core
-from . import _draw
-from . import _insecure
+from . import _core, _draw, _insecure
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError

@@ -42,17 +42,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _core
-from . import _insecure
+from . import _core, _insecure
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS
-from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
-from ._privacy import Cost, charge
+
 # every noise scale computed in floating point is raised by 2**-40 relative (inflate):
 # double rounding (a few units of 2**-53) can then only add noise, never remove it
-from ._privacy import inflate
+from ._privacy import Cost, charge, inflate
+from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 

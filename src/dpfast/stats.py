@@ -58,10 +58,7 @@ from typing import Any, cast, overload
 import numpy as np
 import numpy.typing as npt
 
-from . import _axes
-from . import _core
-from . import _draw
-from . import _insecure
+from . import _axes, _core, _draw, _insecure
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError

@@ -64,11 +64,11 @@ Errata honoured here
   Theorem 3.20 and refuses the ones that fail (e.g. k = 1, delta' = 0.99, eps' = 0.9).
 """
 
+from .._privacy import Cost
 from .accountant import METHODS as ACCOUNTANT_METHODS
 from .accountant import Accountant, calibrate_gaussian, calibrate_laplace
-from .capacity import max_releases, max_releases_gaussian, max_releases_laplace
-from .._privacy import Cost
 from .budget import LedgerEntry, PrivacyAmount, PrivacyBudget, Reservation
+from .capacity import max_releases, max_releases_gaussian, max_releases_laplace
 from .composition import (
     PRODUCT_MECHANISM_EPSILON_MAX,
     EpsilonDelta,
@@ -97,7 +97,14 @@ from .pld import gaussian as pld_gaussian
 from .pld import laplace as pld_laplace
 from .pld import pure_dp as pld_pure_dp
 from .pld import randomized_response as pld_randomized_response
-from .rdp import DEFAULT_RDP_ORDERS, RDPConversion, rdp_compose, rdp_gaussian, rdp_laplace, rdp_to_dp
+from .rdp import (
+    DEFAULT_RDP_ORDERS,
+    RDPConversion,
+    rdp_compose,
+    rdp_gaussian,
+    rdp_laplace,
+    rdp_to_dp,
+)
 from .zcdp import (
     gaussian_zcdp,
     pure_dp_to_zcdp,

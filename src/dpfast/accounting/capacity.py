@@ -16,11 +16,11 @@ from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam, Real
 from ._numeric import _KOV_K_MAX, _fraction_to_float_down
 from .accountant import Accountant
-from .rules import _float_up, exact_amount
 from .composition import advanced_composition
 from .optimal import optimal_composition_delta
 from .pld import compose as _pld_compose
 from .pld import pure_dp as _pld_pure_dp
+from .rules import _float_up, exact_amount
 from .zcdp import gaussian_zcdp, zcdp_budget
 
 MAX_RELEASES_METHODS = ("basic", "advanced", "optimal", "zcdp", "pld")

@@ -15,7 +15,14 @@ import numpy.typing as npt
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
 from .._typing import PrivacyParam, Real
-from ._numeric import _CLOSED_FORM_SLACK, _finite, _positive_floor, _real_sequence, _up, _up_array
+from ._numeric import (
+    _CLOSED_FORM_SLACK,
+    _finite,
+    _positive_floor,
+    _real_sequence,
+    _up,
+    _up_array,
+)
 
 DEFAULT_RDP_ORDERS = np.array(
     [1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0,

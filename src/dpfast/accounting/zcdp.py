@@ -12,7 +12,16 @@ import numpy.typing as npt
 
 from .. import _validation as _v
 from .._typing import PrivacyParam, Real
-from ._numeric import _INF, _CLOSED_FORM_SLACK, _down, _finite, _positive_floor, _real_sequence, _sum_up, _up
+from ._numeric import (
+    _CLOSED_FORM_SLACK,
+    _INF,
+    _down,
+    _finite,
+    _positive_floor,
+    _real_sequence,
+    _sum_up,
+    _up,
+)
 
 
 def gaussian_zcdp(sigma: Real, sensitivity: Real = 1.0) -> float:

@@ -105,7 +105,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _plans, require
 from .. import _core, _insecure
 from .. import random as _random
 from .. import randomized_response as _rr
@@ -113,10 +112,10 @@ from .. import selection as _sel
 from .._active import NO_BUDGET
 from .._errors import PrivacyParameterError
 from ..random import ChaCha20
+from . import _plans, require
 
 require("diffprivlib", "diffprivlib")
 
-import diffprivlib  # noqa: E402  (after the clear error above)
 import diffprivlib.mechanisms as _dm  # noqa: E402
 from diffprivlib.mechanisms import base as _dm_base  # noqa: E402
 

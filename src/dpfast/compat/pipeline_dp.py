@@ -50,12 +50,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _plans, require
 from .. import _core
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
 from .._active import NO_BUDGET
+from . import _plans, require
 
 require("pipeline_dp", "pipeline-dp")
 import pipeline_dp  # noqa: E402
@@ -212,7 +212,7 @@ def add_noise_vector(vec: npt.NDArray[Any], noise_params: Any) -> npt.NDArray[np
         mech = GaussianMechanism(noise_params.eps, noise_params.delta, sens)
     else:
         raise ValueError("Unknown noise kind.")
-    result: npt.NDArray[np.float64] = getattr(mech, "_add_noise_vector")(
+    result: npt.NDArray[np.float64] = mech._add_noise_vector(
         np.asarray(vec, np.float64))
     return result
 

@@ -8,9 +8,15 @@ the paper, the ``grid`` variant and its privacy theorem, "Theorem G").
 :func:`plan_grid` chooses parameters that meet an (epsilon, delta) target.
 """
 
-from ._accounting import (PrivacyCost, amplified_delta, amplified_epsilon,
-                          boosting_privacy_cost, grid_size_bound, plan_grid,
-                          smoothness_distance)
+from ._accounting import (
+                          PrivacyCost,
+                          amplified_delta,
+                          amplified_epsilon,
+                          boosting_privacy_cost,
+                          grid_size_bound,
+                          plan_grid,
+                          smoothness_distance,
+)
 from .boosting import PrivateBoostingClassifier, RunRecord, UncertifiedPrivacyWarning
 from .stumps import DPStumpLearner, Stump
 

@@ -299,8 +299,8 @@ def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_r
         per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)
         room = (1 - share) * epsilon * (1 - 1e-9)
 
-        def spent(eb: float) -> float:
-            return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)
+        def spent(eb: float) -> float:  # called only within this iteration of T
+            return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)  # noqa: B023
 
         lo, hi = 0.0, 64.0
         if spent(hi) <= room:

@@ -24,13 +24,12 @@ from numpy.random import BitGenerator
 
 from .. import _core
 from .. import _validation as _v
-from .._active import NO_BUDGET
-from .._errors import NotFittedError, PrivacyParameterError
-from .._privacy import Cost, charge
-from .._privacy import deflate, inflate
-from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from .. import mechanisms as _mech
 from .. import selection as _selection
+from .._active import NO_BUDGET
+from .._errors import NotFittedError, PrivacyParameterError
+from .._privacy import Cost, charge, deflate, inflate
+from .._typing import PrivacyParam, Real, RngLike, SupportsSpend
 from ..mechanisms import geometric_mechanism, laplace_mechanism
 from ..random import ChaCha20
 from ..selection import exponential_mechanism

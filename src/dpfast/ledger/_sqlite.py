@@ -84,7 +84,7 @@ class SQLiteStore(SQLStore):
 
     def _begin(self, cur: Any, statements: Sequence[str]) -> None:
         for stmt in statements:
-            self._retry(lambda: cur.execute(stmt))
+            self._retry(lambda: cur.execute(stmt))  # noqa: B023 - run now, in this iteration
 
     def _moved(self) -> LedgerError:
         return LedgerError(

@@ -10,14 +10,19 @@ B1-B6) are the corrections to those papers listed under "Errata kept fixed" in
 docs/release.md (the "Query release" page of the documentation).
 """
 
-from .domain import Domain, Histogram
-from .workloads import CellQuery, LinearQuery, LinearWorkload, MarginalWorkload
+from .baselines import (
+                        gaussian_marginals,
+                        gaussian_per_query,
+                        laplace_marginals,
+                        laplace_per_query,
+                        marginal_sensitivity,
+)
+from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
 from .cost import PrivacyCost
-from .baselines import (gaussian_marginals, gaussian_per_query, laplace_marginals,
-                        laplace_per_query, marginal_sensitivity)
+from .domain import Domain, Histogram
 from .mwem import MWEM, MWEMResult
 from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alpha
-from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
+from .workloads import CellQuery, LinearQuery, LinearWorkload, MarginalWorkload
 
 __all__ = ["Domain", "Histogram", "CellQuery", "LinearQuery", "MarginalWorkload",
            "LinearWorkload",

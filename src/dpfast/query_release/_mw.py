@@ -12,10 +12,10 @@ from typing import Any, cast
 import numpy as np
 
 from .. import _core
-from .._active import NO_BUDGET
 from .. import mechanisms as _mech
-from .domain import Domain, Histogram, shape64
+from .._active import NO_BUDGET
 from ._types import FloatArray, Rng
+from .domain import Domain, Histogram, shape64
 
 
 class MWState:

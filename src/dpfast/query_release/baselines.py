@@ -8,18 +8,16 @@ from typing import Any, cast
 
 import numpy as np
 
-from .. import _core
-from .. import _draw
-from .. import _insecure
+from .. import _core, _draw, _insecure
 from .. import _validation as _v
 from .. import mechanisms as _mech
 from .._active import label as _label
+from .._errors import PrivacyParameterError
 from .._privacy import charge
+from ._types import Budget, FloatArray, Rng
 from .cost import PrivacyCost, charged_amounts, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
-from .._errors import PrivacyParameterError
-from ._types import Budget, FloatArray, Rng
 
 Workload = MarginalWorkload | LinearWorkload
 

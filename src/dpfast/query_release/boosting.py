@@ -9,25 +9,23 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from .. import _core
-from .. import _insecure
+from .. import _core, _insecure
 from .. import _validation as _v
 from .. import accounting as _acc
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
 from .._active import NO_BUDGET
-from ..accounting._numeric import bisect_least
 from .._active import label as _label
+from .._errors import PrivacyParameterError
+from .._privacy import charge, inflate
+from ..accounting._numeric import bisect_least
 from ._mw import MWState, one_way_prior
-from .._privacy import charge
-from .._privacy import inflate
-from .cost import PrivacyCost, charged_amounts, check_budget
+from ._types import Budget, FloatArray, IntArray, Rng
 from .baselines import plan_noise
+from .cost import PrivacyCost, charged_amounts, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
-from .._errors import PrivacyParameterError
-from ._types import Budget, FloatArray, IntArray, Rng
 
 __all__ = ["BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
 

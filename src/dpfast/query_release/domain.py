@@ -9,7 +9,8 @@ X is the product of the attributes' categories, stored as a dense C-order array 
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence, cast
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 

@@ -3,31 +3,28 @@ Private Data Release", NeurIPS)."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, NamedTuple, cast
 
-import math
-
 import numpy as np
 
-from .. import _core
-from .. import _insecure
-from .. import accounting as _acc
-from .. import random as _random
+from .. import _core, _insecure
 from .. import _validation as _v
+from .. import accounting as _acc
 from .. import mechanisms as _mech
+from .. import random as _random
 from .. import selection as _sel
 from .._active import NO_BUDGET
 from .._active import label as _label
+from .._errors import PrivacyParameterError
+from .._privacy import charge, deflate, inflate
 from ._mw import MWState, one_way_prior
-from .._privacy import charge
-from .._privacy import deflate, inflate
-from .cost import PrivacyCost, charged_amounts, check_budget
+from ._types import Budget, FloatArray, Rng
 from .baselines import plan_noise
+from .cost import PrivacyCost, charged_amounts, check_budget
 from .domain import Histogram
 from .workloads import LinearWorkload, MarginalWorkload, check_workload
-from .._errors import PrivacyParameterError
-from ._types import Budget, FloatArray, Rng
 
 __all__ = ["MWEM", "MWEMResult"]
 

@@ -9,21 +9,20 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core
-from .. import _insecure
+from .. import _core, _insecure
 from .. import _validation as _v
 from .._active import NO_BUDGET
 from .._active import label as _label
+from .._errors import PrivacyParameterError
+from .._privacy import Cost, charge
 from ..accounting._numeric import bisect_least
 from ..sparse import NumericSparse
 from ._mw import MWState, mwem_exponent, one_way_prior, project_factor
+from ._types import Budget, FloatArray, Rng
 from .baselines import plan_noise
-from .._privacy import Cost, charge
 from .cost import PrivacyCost
 from .domain import Histogram
 from .workloads import CellQuery, LinearQuery
-from .._errors import PrivacyParameterError
-from ._types import Budget, FloatArray, Rng
 
 __all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alpha"]
 

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from .. import _validation as _v
-from .domain import Domain, shape64
 from .._errors import PrivacyParameterError
 from ._types import FloatArray, IntArray
+from .domain import Domain, shape64
 
 # (steps, finals) of a reduction plan (see _plan)
 Plan = tuple[list[tuple[int, int, IntArray]], list[tuple[int, int]]]
