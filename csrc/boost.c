@@ -25,15 +25,15 @@
 void dpf_boost_premultiply(const double *v, const int8_t *c, size_t m, double down,
                            double up, double *a)
 {
-    for (size_t i = 0; i < m; i++)
-        a[i] = v[i] * (c[i] > 0 ? down : up);
+    for (size_t i = 0; i < m; i++) a[i] = v[i] * (c[i] > 0 ? down : up);
 }
 
 int dpf_boost_grid(double g_min, double r, double g_max, size_t n_max, double *g,
                    size_t *n_out)
 {
     if (!(g_min > 0.0 && g_min <= 1e300 && r > 1.0 && r <= 1e300 && g_max > 0.0 &&
-          g_max <= 1e300) || n_max < 1)
+          g_max <= 1e300) ||
+        n_max < 1)
         return DPF_E_PARAM;
     size_t n = 0;
     double x = g_min;
@@ -135,7 +135,10 @@ void dpf_boost_cap(const double *a, size_t m, double w, double *v, size_t *ncapp
     double total = 0.0;
     for (size_t i = 0; i < m; i++) {
         double x = a[i] / w;
-        if (a[i] >= w) { x = 1.0; capped++; }   /* min(a/w, 1), Figure 2 step 5 */
+        if (a[i] >= w) {
+            x = 1.0;
+            capped++;
+        }   /* min(a/w, 1), Figure 2 step 5 */
         v[i] = x;
         total += x;
     }

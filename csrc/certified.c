@@ -8,14 +8,17 @@
 
 uint64_t dpf_gcd64(uint64_t a, uint64_t b)
 {
-    while (b) { uint64_t t = a % b; a = b; b = t; }
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
     return a;
 }
 
 /* ---------------------------------------------------------------- small multi-word ints
  * Little-endian arrays of 64-bit limbs with explicit lengths; lengths never exceed
  * DPF_BIGW. */
-
 
 int dpf_big_len(const uint64_t *a, int n)
 {
@@ -105,7 +108,6 @@ int dpf_big_bitlen(const uint64_t *a, int an)
     return an ? 64 * (an - 1) + dpf_bitlen64(a[an - 1]) : 0;
 }
 
-
 /* ================================================================ certified arithmetic
  *
  * The constant-time samplers compare one uniform word with fixed thresholds.  Those are
@@ -118,8 +120,10 @@ int dpf_big_bitlen(const uint64_t *a, int an)
  * in this part except the final conversion of the slack to a double, which is rounded up.
  */
 
-
-void dpf_fx_zero(dpf_fx_t *x) { memset(x, 0, sizeof *x); }
+void dpf_fx_zero(dpf_fx_t *x)
+{
+    memset(x, 0, sizeof *x);
+}
 
 void dpf_fx_int(dpf_fx_t *x, uint64_t v, int n)
 {
@@ -166,7 +170,10 @@ int dpf_fx_add_at(dpf_fx_t *z, int limb, int n)
     return 1;
 }
 
-static int dpf_fx_add_ulp(dpf_fx_t *z, int n) { return dpf_fx_add_at(z, 0, n); }
+static int dpf_fx_add_ulp(dpf_fx_t *z, int n)
+{
+    return dpf_fx_add_at(z, 0, n);
+}
 
 /* z = x y rounded down (up = 0) or up (up = 1); returns nonzero on overflow. */
 int dpf_fx_mul(dpf_fx_t *z, const dpf_fx_t *x, const dpf_fx_t *y, int up, int n)
@@ -249,7 +256,8 @@ void dpf_fx_div(dpf_fx_t *z, const dpf_fx_t *x, const dpf_fx_t *y, int up, int n
 /* |x - y| */
 void dpf_fx_absdiff(dpf_fx_t *z, const dpf_fx_t *x, const dpf_fx_t *y, int n)
 {
-    if (dpf_fx_cmp(x, y, n) >= 0) dpf_fx_sub(z, x, y, n); else dpf_fx_sub(z, y, x, n);
+    if (dpf_fx_cmp(x, y, n) >= 0) dpf_fx_sub(z, x, y, n);
+    else dpf_fx_sub(z, y, x, n);
 }
 
 /* An upper bound of x as a double: the limbs are summed in double (each step rounds to
@@ -292,7 +300,6 @@ void dpf_fx_exp_pos(dpf_fx_t *lo, dpf_fx_t *hi, const dpf_fx_t *flo, const dpf_f
     dpf_fx_add(hi, hi, &th, n);
 }
 
-
 /* [exp(-1)] */
 void dpf_fx_exp_m1(dpf_fxi_t *e1, int n)
 {
@@ -308,7 +315,7 @@ void dpf_fx_exp_neg(dpf_fxi_t *res, uint64_t k, const dpf_fx_t *flo, const dpf_f
                     const dpf_fxi_t *e1, int n)
 {
     dpf_fx_t one, slo, shi, elo, ehi, plo, phi, blo, bhi;
-    if (k >= 45 * (uint64_t)(n - 1)) {   /* exp(-k) < 2^(-64 (n-1)): [0, 1 ulp] holds it */
+    if (k >= 45 * (uint64_t)(n - 1)) { /* exp(-k) < 2^(-64 (n-1)): [0, 1 ulp] holds it */
         dpf_fx_zero(&res->lo);
         dpf_fx_zero(&res->hi);
         res->hi.w[0] = 1;
@@ -316,7 +323,7 @@ void dpf_fx_exp_neg(dpf_fxi_t *res, uint64_t k, const dpf_fx_t *flo, const dpf_f
     }
     dpf_fx_int(&one, 1, n);
     dpf_fx_exp_pos(&slo, &shi, flo, fhi, n);
-    dpf_fx_div(&elo, &one, &shi, 0, n);   /* exp(-f) = 1 / exp(f) */
+    dpf_fx_div(&elo, &one, &shi, 0, n); /* exp(-f) = 1 / exp(f) */
     dpf_fx_div(&ehi, &one, &slo, 1, n);
     /* exp(-1)^k by binary powering, bounds rounded outwards */
     dpf_fx_int(&plo, 1, n);
@@ -364,15 +371,14 @@ void dpf_fx_coin_p(dpf_fxi_t *p, uint64_t k, uint64_t num, uint64_t den, int rat
  * which only makes exp(-N/D) a value below one ulp) and [flo, fhi] around the fraction, by
  * restoring division over the bits of N 2^(64 (n-1)).  Set-up and ties only. */
 static void dpf_big_ratio_split(const uint64_t *N, int nn, const uint64_t *D, int dn,
-                                uint64_t *k,
-                                dpf_fx_t *flo, dpf_fx_t *fhi, int n)
+                                uint64_t *k, dpf_fx_t *flo, dpf_fx_t *fhi, int n)
 {
     uint64_t rem[DPF_BIGW + 2], q = 0;
     int bit, i, rn = dn + 1, sat = 0;
     memset(rem, 0, sizeof rem);
     dpf_fx_zero(flo);
     for (bit = 64 * nn + 64 * (n - 1) - 1; bit >= 0; bit--) {
-        int pos = bit - 64 * (n - 1);   /* >= 0: a bit of N; < 0: the fraction's zeros */
+        int pos = bit - 64 * (n - 1); /* >= 0: a bit of N; < 0: the fraction's zeros */
         uint64_t in = pos >= 0 ? (N[pos / 64] >> (pos % 64)) & 1 : 0;
         int one;
         for (i = rn - 1; i > 0; i--) rem[i] = (rem[i] << 1) | (rem[i - 1] >> 63);
@@ -383,7 +389,7 @@ static void dpf_big_ratio_split(const uint64_t *N, int nn, const uint64_t *D, in
             sat |= (int)(q >> 63);
             q = (q << 1) | (uint64_t)one;
         } else if (one) {
-            int fb = bit;   /* fraction bit index: limb fb/64 of the n-1 fractional limbs */
+            int fb = bit; /* fraction bit index: limb fb/64 of the n-1 fractional limbs */
             flo->w[fb / 64] |= (uint64_t)1 << (fb % 64);
         }
     }
@@ -393,8 +399,8 @@ static void dpf_big_ratio_split(const uint64_t *N, int nn, const uint64_t *D, in
 }
 
 /* [exp(-N/D)] for multi-word N, D. */
-void dpf_fx_exp_neg_big(dpf_fxi_t *res, const uint64_t *N, int nn, const uint64_t *D, int dn,
-                        const dpf_fxi_t *e1, int n)
+void dpf_fx_exp_neg_big(dpf_fxi_t *res, const uint64_t *N, int nn, const uint64_t *D,
+                        int dn, const dpf_fxi_t *e1, int n)
 {
     dpf_fx_t flo, fhi;
     uint64_t k;
@@ -424,8 +430,8 @@ uint64_t dpf_fx_threshold(const dpf_fxi_t *p, dpf_fx_t *err, int n)
 
 /* ================================================================ certified exp (API) */
 
-int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
-                         uint64_t *lo, uint64_t *hi)
+int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs,
+                         unsigned prec, uint64_t *lo, uint64_t *hi)
 {
     dpf_fxi_t e1, res;
     int n = (int)prec;

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The rounds are macros of macro calls without semicolons (as RFC 8439 writes the
+ * quarter rounds, four to a line), which clang-format re-wraps differently on every
+ * pass: this file keeps its hand layout. */
+/* clang-format off */
+
 /* ------------------------------------------------------------------ helpers */
 
 static uint32_t load32_le(const uint8_t *p)
@@ -824,3 +829,5 @@ uint32_t dpf_chacha_next_u32(dpf_chacha_t *c)
     c->has_half = 1;
     return (uint32_t)v;
 }
+
+/* clang-format on */

@@ -111,12 +111,29 @@ void dpf_gamma_fill(dpf_rng_t *r, double shape, double scale, double *out, size_
 static DPF_INLINE int leading_zeros(uint64_t w)
 {
     int z = 0;
-    if (!(w >> 32)) { z += 32; w <<= 32; }
-    if (!(w >> 48)) { z += 16; w <<= 16; }
-    if (!(w >> 56)) { z += 8; w <<= 8; }
-    if (!(w >> 60)) { z += 4; w <<= 4; }
-    if (!(w >> 62)) { z += 2; w <<= 2; }
-    if (!(w >> 63)) { z += 1; }
+    if (!(w >> 32)) {
+        z += 32;
+        w <<= 32;
+    }
+    if (!(w >> 48)) {
+        z += 16;
+        w <<= 16;
+    }
+    if (!(w >> 56)) {
+        z += 8;
+        w <<= 8;
+    }
+    if (!(w >> 60)) {
+        z += 4;
+        w <<= 4;
+    }
+    if (!(w >> 62)) {
+        z += 2;
+        w <<= 2;
+    }
+    if (!(w >> 63)) {
+        z += 1;
+    }
     return z;
 }
 

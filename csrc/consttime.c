@@ -251,7 +251,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
         for (k = 1; k <= 2; k++) {
             dpf_fxi_t *dst = k == 1 ? &r : &q;
             l = dpf_mul64(k, b, &h);
-            if (h >= a) {   /* c k >= 2^64: exp(-c k) is below one ulp */
+            if (h >= a) { /* c k >= 2^64: exp(-c k) is below one ulp */
                 dpf_fx_zero(&dst->lo);
                 dpf_fx_zero(&dst->hi);
                 dst->hi.w[0] = 1;
@@ -261,7 +261,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
             l = dpf_mul64(Q & 1, a, &h);
             l += R;
             h += l < R;
-            dpf_fx_ratio(&flo, h, l, a, 0, DPF_CTN);   /* ((Q mod 2) a + R)/a in [0, 2) */
+            dpf_fx_ratio(&flo, h, l, a, 0, DPF_CTN); /* ((Q mod 2) a + R)/a in [0, 2) */
             dpf_fx_ratio(&fhi, h, l, a, 1, DPF_CTN);
             dpf_fx_half(&flo, &flo, 0, DPF_CTN);
             dpf_fx_half(&fhi, &fhi, 1, DPF_CTN);
@@ -278,9 +278,9 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     dpf_fx_zero(&rest.lo);
     dpf_fx_zero(&rest.hi);
     for (m = 1;; m++) {
-        dpf_fx_mul(&e.lo, &e.lo, &r.lo, 0, DPF_CTN);   /* e_m = e_{m-1} r_{m-1} */
+        dpf_fx_mul(&e.lo, &e.lo, &r.lo, 0, DPF_CTN); /* e_m = e_{m-1} r_{m-1} */
         dpf_fx_mul(&e.hi, &e.hi, &r.hi, 1, DPF_CTN);
-        dpf_fx_mul(&r.lo, &r.lo, &q.lo, 0, DPF_CTN);   /* r_m = r_{m-1} exp(-2c) */
+        dpf_fx_mul(&r.lo, &r.lo, &q.lo, 0, DPF_CTN); /* r_m = r_{m-1} exp(-2c) */
         dpf_fx_mul(&r.hi, &r.hi, &q.hi, 1, DPF_CTN);
         if (M == 0) {
             dpf_fx_add(&S[m].lo, &S[m - 1].lo, &e.lo, DPF_CTN);
@@ -302,7 +302,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
             status = DPF_E_RANGE;
             goto done;
         }
-        if (m == 3 * (uint64_t)DPF_DGAUSS_CT_MAX) {   /* cannot happen once M <= MAX */
+        if (m == 3 * (uint64_t)DPF_DGAUSS_CT_MAX) { /* cannot happen once M <= MAX */
             status = DPF_E_RANGE;
             goto done;
         }
@@ -311,7 +311,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
     Mtab = M;
     dpf_fx_add(&Nlo, &S[M].lo, &rest.lo, DPF_CTN);
     dpf_fx_add(&Nlo, &Nlo, &rest.lo, DPF_CTN);
-    dpf_fx_add(&beyond, &rest.hi, &tail, DPF_CTN);     /* >= sum_{m>M} e_m */
+    dpf_fx_add(&beyond, &rest.hi, &tail, DPF_CTN); /* >= sum_{m>M} e_m */
     dpf_fx_add(&Nhi, &S[M].hi, &beyond, DPF_CTN);
     dpf_fx_add(&Nhi, &Nhi, &beyond, DPF_CTN);
     dpf_fx_div(&ilo, &one, &Nhi, 0, DPF_CTN);
@@ -323,7 +323,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
         dpf_fx_mul(&C.lo, &S[m].lo, &ilo, 0, DPF_CTN);
         dpf_fx_mul(&C.hi, &S[m].hi, &ihi, 1, DPF_CTN);
         T = dpf_fx_threshold(&C, &err, DPF_CTN);
-        if (m > 0 && T < t->threshold[m - 1]) {   /* keep the table monotone */
+        if (m > 0 && T < t->threshold[m - 1]) { /* keep the table monotone */
             dpf_fx_t tf, e2;
             T = t->threshold[m - 1];
             dpf_fx_zero(&tf);
@@ -334,7 +334,7 @@ int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigm
         }
         t->threshold[m] = T;
         dpf_fx_add(&sum, &sum, &err, DPF_CTN);
-        if (T == UINT64_MAX) {   /* later entries could only repeat 2^64 - 1: stop here */
+        if (T == UINT64_MAX) { /* later entries could only repeat 2^64 - 1: stop here */
             M = m + 1;
             break;
         }
@@ -366,7 +366,7 @@ int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t)
     uint64_t w = dpf_next_u64(r);
     uint64_t s = dpf_next_u64(r) & 1;
     uint64_t m = dg_scan(t->threshold, t->size, w);
-    return (int64_t)((m ^ ((uint64_t)0 - s)) + s);   /* s: -m */
+    return (int64_t)((m ^ ((uint64_t)0 - s)) + s); /* s: -m */
 }
 
 /* Eight draws per pass over the table: m[l] = #{k < M : w[l] >= T[k]}.  The vector
@@ -385,14 +385,15 @@ static void dg_scan8_scalar(const uint64_t *T, uint32_t M, const uint64_t *w, ui
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define DPF_DG_VEC 1
 typedef uint64_t dg_v8 __attribute__((vector_size(64)));
-#define DEFINE_DG_SCAN8(NAME, ATTR)                                                     \
-    ATTR static void NAME(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m) \
-    {                                                                                   \
-        dg_v8 W, acc = {0, 0, 0, 0, 0, 0, 0, 0};                                        \
-        uint32_t k;                                                                     \
-        memcpy(&W, w, sizeof W);                                                        \
-        for (k = 0; k < M; k++) acc -= (dg_v8)(W >= ((dg_v8){0, 0, 0, 0, 0, 0, 0, 0} + T[k])); \
-        memcpy(m, &acc, sizeof acc);                                                    \
+#define DEFINE_DG_SCAN8(NAME, ATTR)                                                        \
+    ATTR static void NAME(const uint64_t *T, uint32_t M, const uint64_t *w, uint64_t *m)   \
+    {                                                                                      \
+        dg_v8 W, acc = {0, 0, 0, 0, 0, 0, 0, 0};                                           \
+        uint32_t k;                                                                        \
+        memcpy(&W, w, sizeof W);                                                           \
+        for (k = 0; k < M; k++)                                                            \
+            acc -= (dg_v8)(W >= ((dg_v8){0, 0, 0, 0, 0, 0, 0, 0} + T[k]));                 \
+        memcpy(m, &acc, sizeof acc);                                                       \
     }
 DEFINE_DG_SCAN8(dg_scan8_avx2, __attribute__((target("avx2"))))
 DEFINE_DG_SCAN8(dg_scan8_avx512, __attribute__((target("avx512f"))))

@@ -35,10 +35,22 @@ typedef struct {
 
 static zig_t zexp, znorm;
 
-static double f_exp(double x) { return exp(-x); }
-static double finv_exp(double y) { return -log(y); }
-static double f_norm(double x) { return exp(-0.5 * x * x); }
-static double finv_norm(double y) { return sqrt(-2.0 * log(y)); }
+static double f_exp(double x)
+{
+    return exp(-x);
+}
+static double finv_exp(double y)
+{
+    return -log(y);
+}
+static double f_norm(double x)
+{
+    return exp(-0.5 * x * x);
+}
+static double finv_norm(double y)
+{
+    return sqrt(-2.0 * log(y));
+}
 
 /* Edges X[0..ZL]: X[0] = v/f(r) is the base layer's width counting its tail, X[1] = r,
  * and each next edge makes the layer's area v: X[i](f(X[i+1]) - f(X[i])) = v. */
@@ -66,7 +78,9 @@ void dpf_continuous_init(void)
     /* v = area of each layer = r f(r) + the tail's area beyond r. */
     zig_build(&zexp, ZE_R, ZE_R * exp(-ZE_R) + exp(-ZE_R), f_exp, finv_exp);
     /* sqrt(pi/2) erfc(r/sqrt 2) is the normal tail's area. */
-    zig_build(&znorm, ZN_R, ZN_R * f_norm(ZN_R) + 1.2533141373155002512 * erfc(ZN_R * 0.70710678118654752440),
+    zig_build(&znorm, ZN_R,
+              ZN_R * f_norm(ZN_R) +
+                  1.2533141373155002512 * erfc(ZN_R * 0.70710678118654752440),
               f_norm, finv_norm);
     done = 1;
 }
@@ -127,19 +141,31 @@ static DPF_INLINE double gumbel1(dpf_rng_t *r)
 {
     uint64_t u;
     double e;
-    do { e = zig_exp(r, &u); } while (e == 0.0); /* P = 2^-55 per draw; log(0) = -inf */
+    do {
+        e = zig_exp(r, &u);
+    } while (e == 0.0); /* P = 2^-55 per draw; log(0) = -inf */
     return -log(e);
 }
 
-double dpf_std_exponential(dpf_rng_t *r) { uint64_t u; return zig_exp(r, &u); }
-double dpf_std_normal(dpf_rng_t *r) { return zig_norm(r); }
+double dpf_std_exponential(dpf_rng_t *r)
+{
+    uint64_t u;
+    return zig_exp(r, &u);
+}
+double dpf_std_normal(dpf_rng_t *r)
+{
+    return zig_norm(r);
+}
 double dpf_std_laplace(dpf_rng_t *r)
 {
     uint64_t u;
     double x = zig_exp(r, &u);
     return flip_sign(x, u);
 }
-double dpf_std_gumbel(dpf_rng_t *r) { return gumbel1(r); }
+double dpf_std_gumbel(dpf_rng_t *r)
+{
+    return gumbel1(r);
+}
 
 void dpf_uniform_fill(dpf_rng_t *r, double low, double width, double *out, size_t n)
 {

@@ -76,7 +76,7 @@
 #include "dpfast/tables.h"
 #include "dpfast/dgauss.h"
 
-#define BK_PB 8                                   /* V's bits taken from the trial's word */
+#define BK_PB 8 /* V's bits taken from the trial's word */
 #define BK_VSHIFT (64 - BK_PB)
 #define BK_GUIDE_SHIFT (64 - DPF_XT_GUIDE_BITS)
 
@@ -113,8 +113,8 @@ static void bk_cumulative(const dpf_dgblock_t *k, dpf_fxi_t *c, int n)
     nn = sq_b(N, k->m, k->b);
     D[0] = k->a << 1;
     D[1] = k->a >> 63;
-    dpf_fx_exp_neg_big(&G, N, nn, D, 2, &e1, n);           /* exp(-c) */
-    dpf_fx_exp_neg_big(&Q2, N, nn, &k->a, 1, &e1, n);      /* exp(-2c) */
+    dpf_fx_exp_neg_big(&G, N, nn, D, 2, &e1, n); /* exp(-c) */
+    dpf_fx_exp_neg_big(&Q2, N, nn, &k->a, 1, &e1, n); /* exp(-2c) */
     dpf_fx_int(&c[0].lo, 1, n);
     c[0].hi = c[0].lo;
     for (j = 0; j < J; j++) {
@@ -133,7 +133,7 @@ static void bk_cumulative(const dpf_dgblock_t *k, dpf_fxi_t *c, int n)
     dpf_fx_mul_u64(&dhi, &dhi, k->m, n);
     dpf_fx_div(&c[J].lo, &c[J].lo, &dhi, 0, n);
     dpf_fx_div(&c[J].hi, &c[J].hi, &dlo, 1, n);
-    if (k->m == 1) {   /* Claim 1': the folded law, weight 2 f(z) for z >= 1 (exact) */
+    if (k->m == 1) { /* Claim 1': the folded law, weight 2 f(z) for z >= 1 (exact) */
         for (j = 1; j <= J; j++) {
             dpf_fx_add(&c[j].lo, &c[j].lo, &c[j].lo, n);
             dpf_fx_add(&c[j].hi, &c[j].hi, &c[j].hi, n);
@@ -176,8 +176,8 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
     k->a = a;
     k->b = b;
     k->t = t;
-    k->bits = t >= 16 ? (uint32_t)dpf_bitlen64(t) - 5 : 0;   /* largest: 2^(bits + 4) <= t */
-    if (k->bits > 31) return DPF_E_RANGE;          /* sigma >= 2^36: not needed */
+    k->bits = t >= 16 ? (uint32_t)dpf_bitlen64(t) - 5 : 0; /* largest: 2^(bits + 4) <= t */
+    if (k->bits > 31) return DPF_E_RANGE; /* sigma >= 2^36: not needed */
     /* K = 2^53 b / a: the largest ks <= 63 with kf = floor(2^(53 + ks) b / a) < 2^64
      * (m = 1: u = 0, P = 0 and the coin is 1; K is not needed, kf = 0) */
     if (k->bits == 0) {
@@ -201,8 +201,9 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
      * 2^62; near sigma = 2^32 that takes one halving of m (m = t/32) */
     for (;; k->bits--) {
         k->m = (uint64_t)1 << k->bits;
-        for (J = 1; J <= DPF_XT_MAX && !covers((uint64_t)J << k->bits, b, a, span2); J++) {}
-        if (J > DPF_XT_MAX) return DPF_E_RANGE;    /* span2 too large for the table */
+        for (J = 1; J <= DPF_XT_MAX && !covers((uint64_t)J << k->bits, b, a, span2); J++) {
+        }
+        if (J > DPF_XT_MAX) return DPF_E_RANGE; /* span2 too large for the table */
         lo = dpf_mul64(k->m - 1, 2 * (uint64_t)(J - 1) * k->m + k->m - 1, &hi);
         pmax = lo;
         if (hi == 0) {
@@ -212,7 +213,7 @@ int dpf_dgblock_prepare(dpf_dgblock_t *k, uint64_t a, uint64_t b, uint64_t t,
             lo = (hi << (64 - k->ks)) | (lo >> k->ks);
             if ((hi >> k->ks) == 0 && lo < ((uint64_t)1 << 62)) break;
         }
-        if (k->bits == 0) return DPF_E_RANGE;      /* not reached: P = 0 when m = 1 */
+        if (k->bits == 0) return DPF_E_RANGE; /* not reached: P = 0 when m = 1 */
     }
     k->nblk = J;
     k->ubits = 64 - k->bits - 1 - BK_PB;
@@ -266,8 +267,8 @@ static uint32_t bk_tie(dpf_rng_t *r, const dpf_dgblock_t *k, bk_state_t *s, uint
     /* U's first 64 bits: w's top ubits, then a fresh word's (w's low bits are u, S, V) */
     words[0] = (w >> (64 - ub) << (64 - ub)) | (dpf_next_u64(r) >> ub);
     for (; j < J; j++) {
-        if (wk < k->thr[j].lo) break;             /* U < C_j certainly */
-        if (wk > k->thr[j].hi) continue;          /* U >= C_j certainly */
+        if (wk < k->thr[j].lo) break; /* U < C_j certainly */
+        if (wk > k->thr[j].hi) continue; /* U >= C_j certainly */
         if (dpf_u_below(r, words, &nw, &s->c[j], err) || *err) break;
     }
     return j;
@@ -279,7 +280,8 @@ static uint32_t bk_tie(dpf_rng_t *r, const dpf_dgblock_t *k, bk_state_t *s, uint
 __attribute__((noinline))
 #endif
 static int bk_coin(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_tab)[2],
-                   bk_state_t *s, uint64_t P, uint64_t elo, uint64_t ehi, uint64_t v, int *err)
+                   bk_state_t *s, uint64_t P, uint64_t elo, uint64_t ehi, uint64_t v,
+                   int *err)
 {
     const uint64_t plo = dpf_exp54(e_tab, ehi, 0), phi = dpf_exp54(e_tab, elo, 1);
     uint64_t w, wk, words[DPF_FXMAX], N[2], D[2];
@@ -290,7 +292,7 @@ static int bk_coin(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_tab)
         if (cmax < plo) return 1;
         if (cmin > phi) return 0;
     }
-    w = (v << BK_VSHIFT) | (dpf_next_u64(r) >> BK_PB);   /* V's first 64 bits */
+    w = (v << BK_VSHIFT) | (dpf_next_u64(r) >> BK_PB); /* V's first 64 bits */
     wk = w >> k->cshift;
     if (wk < plo >> k->cshift) return 1;
     if (wk > phi >> k->cshift) return 0;
@@ -377,8 +379,8 @@ int dpf_dgblock_coin_fill(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (
     s.have_e1 = 0;
     s.c = NULL;
     for (i = 0; i < n && !err; i++)
-        out[i] = bk_block_coin(r, k, e_tab, &s, j << k->bits, u, dpf_next_u64(r) >> BK_VSHIFT,
-                               &err);
+        out[i] = bk_block_coin(r, k, e_tab, &s, j << k->bits, u,
+                               dpf_next_u64(r) >> BK_VSHIFT, &err);
     return err;
 }
 
@@ -419,7 +421,7 @@ int dpf_dgblock_fill(dpf_rng_t *r, const dpf_dgblock_t *k, const uint64_t (*e_ta
         uint32_t j = k->guide[w >> BK_GUIDE_SHIFT];
         uint64_t z;
         int acc, err = 0;
-        while (j < J && wk > k->thr[j].hi) j++;   /* U >= C_j certainly */
+        while (j < J && wk > k->thr[j].hi) j++; /* U >= C_j certainly */
         if (DPF_UNLIKELY(j < J && wk >= k->thr[j].lo)) {
             j = bk_tie(r, k, &s, w, j, &err);
             if (DPF_UNLIKELY(err)) {

@@ -46,13 +46,14 @@ int dpf_os_entropy(void *buf, size_t n)
 #if defined(_WIN32)
     while (n > 0) {
         ULONG chunk = n > 0x10000000u ? 0x10000000u : (ULONG)n;
-        if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, p, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
+        if (!BCRYPT_SUCCESS(
+                BCryptGenRandom(NULL, p, chunk, BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
             return DPF_E_ENTROPY;
         p += chunk;
         n -= chunk;
     }
     return DPF_OK;
-#elif defined(__APPLE__) || defined(__OpenBSD__) || defined(__FreeBSD__) || \
+#elif defined(__APPLE__) || defined(__OpenBSD__) || defined(__FreeBSD__) ||                \
     defined(__NetBSD__) || defined(__DragonFly__)
     arc4random_buf(p, n); /* cannot fail: keyed from the kernel */
     return DPF_OK;
@@ -76,7 +77,10 @@ int dpf_os_entropy(void *buf, size_t n)
         while (n > 0) {
             ssize_t got = read(fd, p, n);
             if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) { close(fd); return DPF_E_ENTROPY; }
+            if (got <= 0) {
+                close(fd);
+                return DPF_E_ENTROPY;
+            }
             p += got;
             n -= (size_t)got;
         }
@@ -129,7 +133,7 @@ uint64_t dpf_process_id(void)
 #if defined(__linux__) && defined(MADV_WIPEONFORK)
     if (pid_page != NULL) {
         uint64_t p = *pid_page;
-        if (p == 0) *pid_page = p = (uint64_t)getpid();   /* every thread stores the same */
+        if (p == 0) *pid_page = p = (uint64_t)getpid(); /* every thread stores the same */
         return p;
     }
 #endif

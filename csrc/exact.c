@@ -181,7 +181,10 @@ int dpf_bern_exp_le1(dpf_rng_t *r, uint64_t num, uint64_t den)
             a = bern_lt64(r, num, dk);
         } else {
             uint64_t N[2], D[2];
-            N[0] = num; N[1] = 0; D[0] = dk; D[1] = hi;
+            N[0] = num;
+            N[1] = 0;
+            D[0] = dk;
+            D[1] = hi;
             a = bern_lt_big(r, N, D, 2);
         }
         if (!a) return (int)(k & 1);
@@ -388,8 +391,8 @@ int dpf_discrete_laplace(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *
     return dlap_draw(r, &g, &b, out);
 }
 
-int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
-                                  size_t n)
+int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den,
+                                  int64_t *out, size_t n)
 {
     geo_t g;
     dpf_bits_t b = {0, 0};
@@ -431,7 +434,8 @@ int dpf_dg_setup(uint64_t *a, uint64_t *b, uint64_t *t, uint64_t bt[2], uint64_t
     /* floor(sigma) = the largest s with s^2 b <= a; invariant lo^2 b <= a < hi^2 b */
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (sq_le(mid, *b, *a)) lo = mid; else hi = mid;
+        if (sq_le(mid, *b, *a)) lo = mid;
+        else hi = mid;
     }
     *t = lo + 1;
     bt[0] = dpf_mul64(*b, *t, &bt[1]);

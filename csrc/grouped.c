@@ -94,7 +94,8 @@ static void bound_unit(dpf_rng_t *r, rec_t *a, size_t m, uint64_t max_partitions
         int64_t kk = a[j].key;
         while (e < m && a[e].key == kk) e++;
         if (select_next(r, &need, d - run)) {
-            uint64_t c = (uint64_t)(e - j), take = c < max_contributions ? c : max_contributions;
+            uint64_t c = (uint64_t)(e - j),
+                     take = c < max_contributions ? c : max_contributions;
             uint64_t t = 0;
             size_t x;
             int64_t s = 0;
@@ -128,7 +129,8 @@ int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t 
     int shift = 0;
     int st = DPF_OK;
 
-    if ((uint64_t)n >= (uint64_t)0xFFFFFFFFu || max_partitions == 0 || max_contributions == 0)
+    if ((uint64_t)n >= (uint64_t)0xFFFFFFFFu || max_partitions == 0 ||
+        max_contributions == 0)
         return DPF_E_PARAM;
     for (k = 0; k < n_keys; k++) {
         count[k] = 0;
@@ -155,7 +157,10 @@ int dpf_bound_contributions(dpf_rng_t *r, size_t n, const int64_t *unit, size_t 
     tmp = (rec_u_t *)malloc((boff[nb] ? boff[nb] : 1) * sizeof(rec_u_t));
     buf = (rec_t *)malloc((biggest ? biggest : 1) * sizeof(rec_t));
     uoff = (size_t *)malloc((width + 1) * sizeof(size_t));
-    if (!tmp || !buf || !uoff) { st = DPF_E_NOMEM; goto done; }
+    if (!tmp || !buf || !uoff) {
+        st = DPF_E_NOMEM;
+        goto done;
+    }
     /* pass 1: by bucket, rounding each value to the grid on the way */
     for (i = 0; i < n; i++) {
         int64_t kk = key[i];

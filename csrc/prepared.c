@@ -291,11 +291,13 @@ static DPF_INLINE uint32_t table_draw(dpf_rng_t *r, const dpf_dlap_exact_t *t, i
         int nw = 1;
         dpf_fxi_t tmp;
         words[0] = t->ubits == 64 ? w
-                 : (w >> (64 - t->ubits) << (64 - t->ubits)) | (dpf_next_u64(r) >> t->ubits);
+                                  : (w >> (64 - t->ubits) << (64 - t->ubits)) |
+                                        (dpf_next_u64(r) >> t->ubits);
         for (; g < m; g++) {
             if (wk < thr[g].lo) break;
             if (wk > thr[g].hi) continue;
-            if (dpf_u_below(r, words, &nw, xt_threshold(t, x, mag, g, &tmp), err) || *err) break;
+            if (dpf_u_below(r, words, &nw, xt_threshold(t, x, mag, g, &tmp), err) || *err)
+                break;
         }
         return g;
     }
@@ -414,7 +416,7 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
     if (t->digits == 0) {
         uint64_t rest, sign;
         uint32_t k = table_draw(r, t, 1, x, &err, &rest);
-        sign = rest & 1;                   /* the bit of |X|'s word that U does not read */
+        sign = rest & 1; /* the bit of |X|'s word that U does not read */
         if (DPF_UNLIKELY(err)) return err;
         y = k;
         if (DPF_UNLIKELY(k == t->m_mag)) {
@@ -434,7 +436,8 @@ static DPF_INLINE int xdlap(dpf_rng_t *r, const dpf_dlap_exact_t *t, xt_state_t 
     return DPF_OK;
 }
 
-int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out, size_t n)
+int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
+                             size_t n)
 {
     xt_state_t x;
     size_t i;
@@ -462,7 +465,7 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
 }
 
 #define DG_TABLE_TMAX 1024
-#define DG_TABLE_SPAN 16   /* the table covers |y| <= 16 t: P(|Y| > 16 t) < e^-16 */
+#define DG_TABLE_SPAN 16 /* the table covers |y| <= 16 t: P(|Y| > 16 t) < e^-16 */
 
 /* Acceptance table: A(x) = exp(-(x - mu)^2 / (2 sigma^2)), mu = sigma^2/t, by the exact
  * recurrence A(0) = exp(-sigma^2/(2 t^2)) = exp(-a/(2 b t^2)),
@@ -491,7 +494,7 @@ static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
         uint64_t tt[2], btt[4];
         tt[0] = dpf_mul64(g->t, g->t, &tt[1]);
         Nn[0] = g->sigma2_den;
-        dpf_big_mul(btt, Nn, 1, tt, 2);          /* b t^2 */
+        dpf_big_mul(btt, Nn, 1, tt, 2); /* b t^2 */
         dn2 = dpf_big_len(Dd, dpf_big_shl(Dd, btt, 3, 1));
         Nn[0] = g->sigma2_num;
         dpf_fx_exp_neg_big(&A, Nn, 1, Dd, dn2, &e1, n);
@@ -504,7 +507,7 @@ static int dg_table(dpf_dgauss_exact_t *g, uint32_t shift)
     Nn[0] = g->sigma2_den;
     Dd[0] = g->sigma2_num;
     dpf_fx_exp_neg_big(&Q2, Nn, 1, Dd, 1, &e1, n);
-    Dd[1] = g->sigma2_num >> 63;             /* 2a, two limbs */
+    Dd[1] = g->sigma2_num >> 63; /* 2a, two limbs */
     Dd[0] = g->sigma2_num << 1;
     dpf_fx_exp_neg_big(&E, Nn, 1, Dd, 2, &e1, n);
     for (x = 0; x <= ymax; x++) {
@@ -570,9 +573,10 @@ static int dg_coin_setup(dpf_dgauss_exact_t *g)
     int k, len, i;
     g->fast = 0;
     if (g->t < 64) return DPF_OK;
-    while (hi - lo > 1) {   /* invariant: lo fails, hi holds */
+    while (hi - lo > 1) { /* invariant: lo fails, hi holds */
         uint64_t mid = lo + (hi - lo) / 2;
-        if (sq_ge128(mid, b, a)) hi = mid; else lo = mid;
+        if (sq_ge128(mid, b, a)) hi = mid;
+        else lo = mid;
     }
     k = 64 - dpf_bitlen64(hi);
     if (k < 1 || k > 59) return DPF_OK;
@@ -589,7 +593,7 @@ static int dg_coin_setup(dpf_dgauss_exact_t *g)
     q = 0;
     for (i = len - 1; i >= 0; i--) {
         q = dpf_div128(rem, Nb[i], a, &rem);
-        if (i > 0 && q != 0) return DPF_OK;      /* K >= 1: cannot happen (see above) */
+        if (i > 0 && q != 0) return DPF_OK; /* K >= 1: cannot happen (see above) */
     }
     g->kf = q;
     g->fast = 1;
@@ -605,7 +609,7 @@ static void dg_etab(dpf_dgauss_exact_t *g)
     dpf_fx_t f;
     int i;
     dpf_fx_exp_m1(&e1, n);
-    dpf_fx_ratio(&f, 0, 1, 32, 0, n);            /* 1/32, exact */
+    dpf_fx_ratio(&f, 0, 1, 32, 0, n); /* 1/32, exact */
     dpf_fx_exp_neg(&e32, 0, &f, &f, &e1, n);
     dpf_fx_int(&p.lo, 1, n);
     p.hi = p.lo;
@@ -618,8 +622,8 @@ static void dg_etab(dpf_dgauss_exact_t *g)
 
 /* [2^64 p] for the proposal |y| = x: *lo <= 2^64 p <= *hi; crude: about 2^-5 p wide,
  * from a shorter chain of products (the fill tries it first). */
-static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, uint64_t *plo,
-                                      uint64_t *phi, int crude)
+static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x,
+                                      uint64_t *plo, uint64_t *phi, int crude)
 {
     const int k = (int)g->dk;
     const uint64_t yh = x >> (64 - k), yl = x << k;
@@ -632,7 +636,7 @@ static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, u
     const uint64_t off_lo = 2 & ~m, off_hi = 2 & m;
     uint64_t dlo = dl > off_lo ? dl - off_lo : 0, dhi = dl + off_hi, zlo, zhi, elo, ehi;
     dhi = dhi < 2 ? 2 : dhi;
-    if (dh != 0 || dlo >= g->dmaxk) {            /* E >= 64 */
+    if (dh != 0 || dlo >= g->dmaxk) { /* E >= 64 */
         *plo = 0;
         *phi = 1;
         return;
@@ -652,8 +656,8 @@ static DPF_INLINE void dg_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, u
     }
 }
 
-int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
-                           uint64_t *phi)
+int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
+                           uint64_t *plo, uint64_t *phi)
 {
     if (!g->fast) return DPF_E_PARAM;
     dg_coin_bounds(g, x, plo, phi, crude != 0);
@@ -681,7 +685,8 @@ int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
     if (g->t >= DPF_DGBLOCK_TMIN && span2 > 0) {
         g->blk = (struct dpf_dgblock *)malloc(sizeof(dpf_dgblock_t));
         if (g->blk == NULL) return DPF_E_NOMEM;
-        st = dpf_dgblock_prepare(g->blk, g->sigma2_num, g->sigma2_den, g->t, fast_bits, span2);
+        st = dpf_dgblock_prepare(g->blk, g->sigma2_num, g->sigma2_den, g->t, fast_bits,
+                                 span2);
         if (st == DPF_OK) return DPF_OK;
         free(g->blk);
         g->blk = NULL;
@@ -694,8 +699,8 @@ int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
     return dg_table(g, g->proposal.cshift);
 }
 
-int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
-                             unsigned fast_bits)
+int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
+                             uint64_t sigma2_den, unsigned fast_bits)
 {
     return dpf_dgauss_exact_prepare_ex(g, sigma2_num, sigma2_den, fast_bits,
                                        DPF_DGBLOCK_SPAN2);
@@ -775,8 +780,8 @@ static int dg_accept_tie(dpf_rng_t *r, const dpf_dgauss_exact_t *g, uint64_t x, 
     return lazy_vs_interval(r, w, pp, err);
 }
 
-int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
-                                     size_t n)
+int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g,
+                                     int64_t *out, size_t n)
 {
     xt_state_t xt;
     acc_cache_t ac;
@@ -803,7 +808,8 @@ int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, 
             uint64_t w = dpf_next_u64(r), wk = w >> shift;
             uint64_t lo = g->table[2 * x], hi = g->table[2 * x + 1];
             acc = wk < lo;
-            if (DPF_UNLIKELY(wk - lo <= hi - lo)) acc = dg_accept_tie(r, g, x, w, &ac, &err);
+            if (DPF_UNLIKELY(wk - lo <= hi - lo))
+                acc = dg_accept_tie(r, g, x, w, &ac, &err);
         } else if (g->fast) {
             uint64_t plo, phi, w, wk;
             dg_coin_bounds(g, x, &plo, &phi, 1);

@@ -75,8 +75,7 @@ static inline double run_sum(const double *p, int64_t L)
         s2 += p[t + 2];
         s3 += p[t + 3];
     }
-    for (; t < L; t++)
-        s0 += p[t];
+    for (; t < L; t++) s0 += p[t];
     return (s0 + s1) + (s2 + s3);
 }
 
@@ -90,16 +89,14 @@ static inline double strided_sum(const double *p, int64_t A, int64_t st)
         s2 += p[(a + 2) * st];
         s3 += p[(a + 3) * st];
     }
-    for (; a < A; a++)
-        s0 += p[a * st];
+    for (; a < A; a++) s0 += p[a * st];
     return (s0 + s1) + (s2 + s3);
 }
 
 static int64_t span(const blocks_t *b, int b0)
 {
     int64_t n = 1;
-    for (int i = b0; i < b->nb; i++)
-        n *= b->len[i];
+    for (int i = b0; i < b->nb; i++) n *= b->len[i];
     return n;
 }
 
@@ -109,8 +106,7 @@ static int64_t scratch_need(const blocks_t *b)
 {
     int64_t need = 0;
     for (int i = 0; i + 2 < b->nb; i++)
-        if (!b->kept[i] && b->len[i] > 1)
-            need += span(b, i + 1);
+        if (!b->kept[i] && b->len[i] > 1) need += span(b, i + 1);
     return need;
 }
 
@@ -125,10 +121,8 @@ static void reduce_rec(const double *src, const blocks_t *b, int b0, double *out
     if (nb == 1) {
         const int64_t L = b->len[b0];
         if (b->kept[b0])
-            for (int64_t t = 0; t < L; t++)
-                out[t] += src[t];
-        else
-            out[0] += run_sum(src, L);
+            for (int64_t t = 0; t < L; t++) out[t] += src[t];
+        else out[0] += run_sum(src, L);
         return;
     }
     const int64_t A = b->len[b0];
@@ -138,17 +132,14 @@ static void reduce_rec(const double *src, const blocks_t *b, int b0, double *out
         if (b->kept[b0 + 1] && oa == 0 && L < 16) {
             /* many short rows into one short output: column sums with independent
              * accumulators instead of a chain of loads and stores to out[t] */
-            for (int64_t t = 0; t < L; t++)
-                out[t] += strided_sum(src + t, A, L);
+            for (int64_t t = 0; t < L; t++) out[t] += strided_sum(src + t, A, L);
         } else if (b->kept[b0 + 1]) {
             for (int64_t a = 0; a < A; a++, src += L) {
                 double *q = out + a * oa;
-                for (int64_t t = 0; t < L; t++)
-                    q[t] += src[t];
+                for (int64_t t = 0; t < L; t++) q[t] += src[t];
             }
         } else {
-            for (int64_t a = 0; a < A; a++, src += L)
-                out[a * oa] += run_sum(src, L);
+            for (int64_t a = 0; a < A; a++, src += L) out[a * oa] += run_sum(src, L);
         }
         return;
     }
@@ -162,8 +153,7 @@ static void reduce_rec(const double *src, const blocks_t *b, int b0, double *out
         memcpy(scratch, src, (size_t)R * sizeof(double));
         for (int64_t a = 1; a < A; a++) {
             const double *p = src + a * R;
-            for (int64_t t = 0; t < R; t++)
-                scratch[t] += p[t];
+            for (int64_t t = 0; t < R; t++) scratch[t] += p[t];
         }
         reduce_rec(scratch, b, b0 + 1, out, scratch + R);
     }
@@ -178,11 +168,9 @@ static void expand_rec(double *w, const blocks_t *b, int b0, const double *f,
     if (nb == 1) {
         const int64_t L = b->len[b0];
         if (b->kept[b0])
-            for (int64_t t = 0; t < L; t++)
-                w[t] *= f[t];
+            for (int64_t t = 0; t < L; t++) w[t] *= f[t];
         else
-            for (int64_t t = 0; t < L; t++)
-                w[t] *= f[0];
+            for (int64_t t = 0; t < L; t++) w[t] *= f[0];
         return;
     }
     const int64_t A = b->len[b0];
@@ -190,22 +178,19 @@ static void expand_rec(double *w, const blocks_t *b, int b0, const double *f,
         const int64_t L = b->len[b0 + 1];
         const int64_t oa = b->kept[b0] ? b->stride[b0] : 0;
         if (b->kept[b0 + 1] && oa == 0 && L < 16) {
-            for (int64_t t = 0; t < L; t++) {       /* long strided runs, one factor each */
+            for (int64_t t = 0; t < L; t++) { /* long strided runs, one factor each */
                 const double ft = f[t];
-                for (int64_t a = 0; a < A; a++)
-                    w[a * L + t] *= ft;
+                for (int64_t a = 0; a < A; a++) w[a * L + t] *= ft;
             }
         } else if (b->kept[b0 + 1]) {
             for (int64_t a = 0; a < A; a++, w += L) {
                 const double *g = f + a * oa;
-                for (int64_t t = 0; t < L; t++)
-                    w[t] *= g[t];
+                for (int64_t t = 0; t < L; t++) w[t] *= g[t];
             }
         } else {
             for (int64_t a = 0; a < A; a++, w += L) {
                 const double fa = f[a * oa];
-                for (int64_t t = 0; t < L; t++)
-                    w[t] *= fa;
+                for (int64_t t = 0; t < L; t++) w[t] *= fa;
             }
         }
         return;
@@ -217,13 +202,11 @@ static void expand_rec(double *w, const blocks_t *b, int b0, const double *f,
     } else if (A == 1) {
         expand_rec(w, b, b0 + 1, f, scratch);
     } else {
-        for (int64_t t = 0; t < R; t++)
-            scratch[t] = 1.0;
+        for (int64_t t = 0; t < R; t++) scratch[t] = 1.0;
         expand_rec(scratch, b, b0 + 1, f, scratch + R);
         for (int64_t a = 0; a < A; a++) {
             double *p = w + a * R;
-            for (int64_t t = 0; t < R; t++)
-                p[t] *= scratch[t];
+            for (int64_t t = 0; t < R; t++) p[t] *= scratch[t];
         }
     }
 }
@@ -236,25 +219,21 @@ static int walk(int ndim, const int64_t *shape, uint32_t keep, const double *src
 {
     blocks_t b;
     double stack[STACK_SCRATCH];
-    if (ndim < 1 || ndim > DPF_REL_MAXDIM)
-        return DPF_E_PARAM;
+    if (ndim < 1 || ndim > DPF_REL_MAXDIM) return DPF_E_PARAM;
     reduce_blocks(ndim, shape, keep, &b);
     int64_t need = scratch_need(&b);
     double *scratch = need <= STACK_SCRATCH ? stack : malloc((size_t)need * sizeof(double));
-    if (scratch == NULL)
-        return DPF_E_NOMEM;
+    if (scratch == NULL) return DPF_E_NOMEM;
     if (src != NULL) {
         int64_t nout = 1;
         for (int i = 0; i < b.nb; i++)
-            if (b.kept[i])
-                nout *= b.len[i];
+            if (b.kept[i]) nout *= b.len[i];
         memset(out, 0, (size_t)nout * sizeof(double));
         reduce_rec(src, &b, 0, out, scratch);
     } else {
         expand_rec(w, &b, 0, factor, scratch);
     }
-    if (scratch != stack)
-        free(scratch);
+    if (scratch != stack) free(scratch);
     return DPF_OK;
 }
 
@@ -297,7 +276,7 @@ static int64_t slice_blocks(int ndim, const int64_t *shape, uint32_t fixed,
             prev_free = 1;
         }
     }
-    if (b->nb == 0) {            /* every attribute fixed: one cell */
+    if (b->nb == 0) { /* every attribute fixed: one cell */
         b->len[0] = 1;
         b->stride[0] = 1;
         b->nb = 1;
@@ -329,11 +308,9 @@ void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fix
     do {
         double *p = w + o;
         if (st == 1) {
-            for (int64_t t = 0; t < L; t++)
-                p[t] *= factor;
+            for (int64_t t = 0; t < L; t++) p[t] *= factor;
         } else {
-            for (int64_t t = 0; t < L; t++)
-                p[t * st] *= factor;
+            for (int64_t t = 0; t < L; t++) p[t * st] *= factor;
         }
     } while (odometer_next(&b, ctr, &o));
 }
@@ -343,34 +320,28 @@ void dpf_rel_slice_scale(double *w, int ndim, const int64_t *shape, uint32_t fix
 static inline double mw_factor(double target, double est, double n)
 {
     double e = (target - est) / (2.0 * n);
-    if (e > 700.0)
-        e = 700.0;
-    else if (e < -700.0)
-        e = -700.0;
+    if (e > 700.0) e = 700.0;
+    else if (e < -700.0) e = -700.0;
     return exp(e);
 }
 
 static double total(const double *w, int ndim, const int64_t *shape)
 {
     int64_t N = 1;
-    for (int a = 0; a < ndim; a++)
-        N *= shape[a];
+    for (int a = 0; a < ndim; a++) N *= shape[a];
     double s = 0.0;
-    for (int64_t i = 0; i < N; i++)
-        s += w[i];
+    for (int64_t i = 0; i < N; i++) s += w[i];
     return s;
 }
 
 static void rescale(double *w, int ndim, const int64_t *shape, double *Z)
 {
     int64_t N = 1;
-    for (int a = 0; a < ndim; a++)
-        N *= shape[a];
+    for (int a = 0; a < ndim; a++) N *= shape[a];
     double z = total(w, ndim, shape);
     if (z > 0.0) {
         double inv = 1.0 / z;
-        for (int64_t i = 0; i < N; i++)
-            w[i] *= inv;
+        for (int64_t i = 0; i < N; i++) w[i] *= inv;
     }
     *Z = 1.0;
 }
@@ -379,8 +350,7 @@ int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
                      const uint32_t *masks, const int64_t *vals, const double *targets,
                      int passes, double n, double *Z)
 {
-    if (ndim < 1 || ndim > DPF_REL_MAXDIM || !(n > 0.0))
-        return DPF_E_PARAM;
+    if (ndim < 1 || ndim > DPF_REL_MAXDIM || !(n > 0.0)) return DPF_E_PARAM;
     double z = *Z;
     int since = 0;
     for (int r = 0; r < passes; r++) {
@@ -404,20 +374,17 @@ int dpf_rel_mw_cells(double *w, int ndim, const int64_t *shape, size_t nq,
 int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep,
                         const double *targets, double n, double *Z, double *scratch)
 {
-    if (ndim < 1 || ndim > DPF_REL_MAXDIM || !(n > 0.0))
-        return DPF_E_PARAM;
+    if (ndim < 1 || ndim > DPF_REL_MAXDIM || !(n > 0.0)) return DPF_E_PARAM;
     int64_t M = 1;
     for (int a = 0; a < ndim; a++)
-        if ((keep >> a) & 1u)
-            M *= shape[a];
+        if ((keep >> a) & 1u) M *= shape[a];
     double *m = scratch, *f = scratch + M;
     dpf_rel_reduce(w, ndim, shape, keep, m);
     /* The cells of one marginal are disjoint: scaling cell c changes only its own sum
      * and the total, so applying the cell rule in order c = 0, 1, ... needs only the
      * running total -- then one broadcast pass applies every factor at once. */
     double z = 0.0;
-    for (int64_t c = 0; c < M; c++)
-        z += m[c];
+    for (int64_t c = 0; c < M; c++) z += m[c];
     for (int64_t c = 0; c < M; c++) {
         if (targets[c] == targets[c]) {
             f[c] = mw_factor(targets[c], n * m[c] / z, n);
@@ -427,8 +394,7 @@ int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep
         }
     }
     double inv = z > 0.0 ? 1.0 / z : 1.0;
-    for (int64_t c = 0; c < M; c++)
-        f[c] *= inv;
+    for (int64_t c = 0; c < M; c++) f[c] *= inv;
     dpf_rel_expand_mul(w, ndim, shape, keep, f);
     *Z = 1.0;
     return DPF_OK;
@@ -442,14 +408,11 @@ int dpf_rel_mw_marginal(double *w, int ndim, const int64_t *shape, uint32_t keep
 
 int dpf_rel_csr_check(int64_t N, size_t nq, const int64_t *indptr, const int32_t *indices)
 {
-    if (N < 1 || indptr[0] != 0)
-        return DPF_E_PARAM;
+    if (N < 1 || indptr[0] != 0) return DPF_E_PARAM;
     for (size_t i = 0; i < nq; i++)
-        if (indptr[i + 1] < indptr[i])
-            return DPF_E_PARAM;
+        if (indptr[i + 1] < indptr[i]) return DPF_E_PARAM;
     for (int64_t j = 0; j < indptr[nq]; j++)
-        if (indices[j] < 0 || (int64_t)indices[j] >= N)
-            return DPF_E_PARAM;
+        if (indices[j] < 0 || (int64_t)indices[j] >= N) return DPF_E_PARAM;
     return DPF_OK;
 }
 
@@ -464,15 +427,13 @@ static inline double csr_dot(const double *w, const int64_t *indptr, const int32
             s0 += w[indices[j]];
             s1 += w[indices[j + 1]];
         }
-        if (j < hi)
-            s0 += w[indices[j]];
+        if (j < hi) s0 += w[indices[j]];
     } else {
         for (; j + 1 < hi; j += 2) {
             s0 += vals[j] * w[indices[j]];
             s1 += vals[j + 1] * w[indices[j + 1]];
         }
-        if (j < hi)
-            s0 += vals[j] * w[indices[j]];
+        if (j < hi) s0 += vals[j] * w[indices[j]];
     }
     return s0 + s1;
 }
@@ -480,16 +441,14 @@ static inline double csr_dot(const double *w, const int64_t *indptr, const int32
 void dpf_rel_csr_matvec(const double *w, size_t nq, const int64_t *indptr,
                         const int32_t *indices, const double *vals, double *out)
 {
-    for (size_t i = 0; i < nq; i++)
-        out[i] = csr_dot(w, indptr, indices, vals, i);
+    for (size_t i = 0; i < nq; i++) out[i] = csr_dot(w, indptr, indices, vals, i);
 }
 
 int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr, const int32_t *indices,
                     const double *vals, size_t nr, const int64_t *rows,
                     const double *targets, int passes, double n, double *Z)
 {
-    if (N < 1 || !(n > 0.0))
-        return DPF_E_PARAM;
+    if (N < 1 || !(n > 0.0)) return DPF_E_PARAM;
     int64_t shape[1] = {N};
     double z = *Z;
     int since = 0;
@@ -505,8 +464,7 @@ int dpf_rel_mw_rows(double *w, int64_t N, const int64_t *indptr, const int32_t *
             e = e > 700.0 ? 700.0 : (e < -700.0 ? -700.0 : e);
             if (vals == NULL) {
                 const double f = exp(e);
-                for (int64_t j = lo; j < hi; j++)
-                    w[indices[j]] *= f;
+                for (int64_t j = lo; j < hi; j++) w[indices[j]] *= f;
                 z += s * (f - 1.0);
             } else {
                 double dz = 0.0;
@@ -566,19 +524,15 @@ int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
     if (p->ndim < 1 || p->ndim > DPF_REL_MAXDIM || p->nsteps < 0 || p->m < 1)
         return DPF_E_PARAM;
     for (int a = 0; a < p->ndim; a++)
-        if (p->shape[a] < 1)
-            return DPF_E_PARAM;
-    if (p->toff[0] != 0 || p->soff[0] != 0 || p->offsets[0] != 0)
-        return DPF_E_PARAM;
+        if (p->shape[a] < 1) return DPF_E_PARAM;
+    if (p->toff[0] != 0 || p->soff[0] != 0 || p->offsets[0] != 0) return DPF_E_PARAM;
     for (int k = 0; k < p->nsteps; k++) {
         int nd, nk;
         const int64_t *sh;
         int64_t off;
-        if (p->parent[k] >= k || p->parent[k] < -1)
-            return DPF_E_PARAM;
+        if (p->parent[k] >= k || p->parent[k] < -1) return DPF_E_PARAM;
         plan_src(p, p->parent[k], &nd, &sh, &off);
-        if (nd < 32 && (p->keep[k] >> nd) != 0)
-            return DPF_E_PARAM;
+        if (nd < 32 && (p->keep[k] >> nd) != 0) return DPF_E_PARAM;
         int64_t s = kept_size(nd, sh, p->keep[k], &nk);
         if (nk != p->sndim[k] || p->soff[k + 1] != p->soff[k] + nk ||
             p->toff[k + 1] != p->toff[k] + s)
@@ -589,17 +543,14 @@ int dpf_rel_plan_check(const dpf_rel_plan_t *p, int64_t ntables, int64_t nout)
             if ((p->keep[k] >> a) & 1u && p->sshape[p->soff[k] + j++] != sh[a])
                 return DPF_E_PARAM;
     }
-    if (p->toff[p->nsteps] > ntables)
-        return DPF_E_PARAM;
+    if (p->toff[p->nsteps] > ntables) return DPF_E_PARAM;
     for (int g = 0; g < p->m; g++) {
         int nd, nk;
         const int64_t *sh;
         int64_t off;
-        if (p->fsrc[g] >= p->nsteps || p->fsrc[g] < -1)
-            return DPF_E_PARAM;
+        if (p->fsrc[g] >= p->nsteps || p->fsrc[g] < -1) return DPF_E_PARAM;
         plan_src(p, p->fsrc[g], &nd, &sh, &off);
-        if (nd < 32 && (p->fkeep[g] >> nd) != 0)
-            return DPF_E_PARAM;
+        if (nd < 32 && (p->fkeep[g] >> nd) != 0) return DPF_E_PARAM;
         if (p->offsets[g + 1] != p->offsets[g] + kept_size(nd, sh, p->fkeep[g], &nk))
             return DPF_E_PARAM;
     }
@@ -617,24 +568,19 @@ static void mul_rows(double *restrict row, int64_t L, double c, const double *co
     const double *restrict f3 = nf > 3 ? F[3] : NULL;
     switch (nf) {
     case 0:
-        for (int64_t t = 0; t < L; t++)
-            row[t] *= c;
+        for (int64_t t = 0; t < L; t++) row[t] *= c;
         break;
     case 1:
-        for (int64_t t = 0; t < L; t++)
-            row[t] *= c * f0[t];
+        for (int64_t t = 0; t < L; t++) row[t] *= c * f0[t];
         break;
     case 2:
-        for (int64_t t = 0; t < L; t++)
-            row[t] *= c * f0[t] * f1[t];
+        for (int64_t t = 0; t < L; t++) row[t] *= c * f0[t] * f1[t];
         break;
     case 3:
-        for (int64_t t = 0; t < L; t++)
-            row[t] *= c * f0[t] * f1[t] * f2[t];
+        for (int64_t t = 0; t < L; t++) row[t] *= c * f0[t] * f1[t] * f2[t];
         break;
     default:
-        for (int64_t t = 0; t < L; t++)
-            row[t] *= c * f0[t] * f1[t] * f2[t] * f3[t];
+        for (int64_t t = 0; t < L; t++) row[t] *= c * f0[t] * f1[t] * f2[t] * f3[t];
     }
 }
 
@@ -647,8 +593,7 @@ static void add_rows(const double *restrict row, int64_t L, double *const *V, in
     double *restrict v3 = nv > 3 ? V[3] : NULL;
     switch (nv) {
     case 1:
-        for (int64_t t = 0; t < L; t++)
-            v0[t] += row[t];
+        for (int64_t t = 0; t < L; t++) v0[t] += row[t];
         break;
     case 2:
         for (int64_t t = 0; t < L; t++) {
@@ -686,8 +631,8 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
                         int64_t *rs, int64_t *o, uint8_t *inner)
 {
     int64_t wst[DPF_REL_MAXDIM], len[DPF_REL_MAXDIM], ctr[DPF_REL_MAXDIM];
-    int last[DPF_REL_MAXDIM];          /* innermost dimension of each block */
-    for (int r = 0; r < nr; r++) {     /* C-order strides of each root's table */
+    int last[DPF_REL_MAXDIM]; /* innermost dimension of each block */
+    for (int r = 0; r < nr; r++) { /* C-order strides of each root's table */
         int64_t s = 1;
         for (int a = ndim - 1; a >= 0; a--) {
             if ((keep[r] >> a) & 1u) {
@@ -725,8 +670,7 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
         o[r] = 0;
     }
     int64_t ow = 0;
-    for (int b = 0; b < nb - 1; b++)
-        ctr[b] = 0;
+    for (int b = 0; b < nb - 1; b++) ctr[b] = 0;
     for (;;) {
         double *row = w + ow;
         if (fac != NULL) {
@@ -736,8 +680,7 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
             const double *F[4];
             int nf = 0;
             for (int r = 0; r < nr; r++) {
-                if (fac[r] == NULL)
-                    continue;
+                if (fac[r] == NULL) continue;
                 if (!inner[r]) {
                     c *= fac[r][o[r]];
                     continue;
@@ -749,15 +692,13 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
                     nf = 0;
                 }
             }
-            if (nf > 0 || c != 1.0)
-                mul_rows(row, L, c, F, nf);
+            if (nf > 0 || c != 1.0) mul_rows(row, L, c, F, nf);
         }
         if (val != NULL) {
             double *V[4];
             int nv = 0, summed = 0;
             for (int r = 0; r < nr; r++) {
-                if (val[r] == NULL)
-                    continue;
+                if (val[r] == NULL) continue;
                 if (!inner[r]) {
                     summed = 1;
                     continue;
@@ -768,13 +709,11 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
                     nv = 0;
                 }
             }
-            if (nv > 0)
-                add_rows(row, L, V, nv);
-            if (summed) {                 /* every summing root adds the same row sum */
+            if (nv > 0) add_rows(row, L, V, nv);
+            if (summed) { /* every summing root adds the same row sum */
                 const double rsum = run_sum(row, L);
                 for (int r = 0; r < nr; r++)
-                    if (val[r] != NULL && !inner[r])
-                        val[r][o[r]] += rsum;
+                    if (val[r] != NULL && !inner[r]) val[r][o[r]] += rsum;
             }
         }
         /* odometer over the outer blocks */
@@ -783,17 +722,14 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
             const int a = last[b];
             if (++ctr[b] < len[b]) {
                 ow += wst[b];
-                for (int r = 0; r < nr; r++)
-                    o[r] += rs[(size_t)a * nr + r];
+                for (int r = 0; r < nr; r++) o[r] += rs[(size_t)a * nr + r];
                 break;
             }
             ctr[b] = 0;
             ow -= wst[b] * (len[b] - 1);
-            for (int r = 0; r < nr; r++)
-                o[r] -= rs[(size_t)a * nr + r] * (len[b] - 1);
+            for (int r = 0; r < nr; r++) o[r] -= rs[(size_t)a * nr + r] * (len[b] - 1);
         }
-        if (b < 0)
-            break;
+        if (b < 0) break;
     }
 }
 
@@ -801,9 +737,9 @@ static void fused_sweep(double *w, int ndim, const int64_t *shape, int nr,
 typedef struct {
     int nr;
     uint32_t *keep;
-    double **val;      /* where the sweep accumulates root r */
-    double **fac;      /* root r's factor table in a joint pass (NULL: all ones) */
-    int *step;         /* step k, or -1 - g for marginal g */
+    double **val; /* where the sweep accumulates root r */
+    double **fac; /* root r's factor table in a joint pass (NULL: all ones) */
+    int *step; /* step k, or -1 - g for marginal g */
     int64_t *rs, *o;
     uint8_t *inner;
 } roots_t;
@@ -822,10 +758,8 @@ static void roots_free(roots_t *R)
 static int roots_init(roots_t *R, const dpf_rel_plan_t *p, double *vals, double *out)
 {
     int nr = 0;
-    for (int k = 0; k < p->nsteps; k++)
-        nr += p->parent[k] < 0;
-    for (int g = 0; g < p->m; g++)
-        nr += p->fsrc[g] < 0;
+    for (int k = 0; k < p->nsteps; k++) nr += p->parent[k] < 0;
+    for (int g = 0; g < p->m; g++) nr += p->fsrc[g] < 0;
     const size_t n1 = (size_t)(nr > 0 ? nr : 1);
     R->keep = malloc(n1 * sizeof(uint32_t));
     R->val = malloc(n1 * sizeof(double *));
@@ -856,8 +790,7 @@ static int roots_init(roots_t *R, const dpf_rel_plan_t *p, double *vals, double 
 
 /* One sweep: w *= the roots' factors (fac: R->fac, else nothing), then (if take) the
  * roots of the new w into their tables. */
-static void roots_sweep(roots_t *R, const dpf_rel_plan_t *p, double *w, int apply,
-                        int take)
+static void roots_sweep(roots_t *R, const dpf_rel_plan_t *p, double *w, int apply, int take)
 {
     if (take)
         for (int r = 0; r < R->nr; r++) {
@@ -900,8 +833,7 @@ int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables
 {
     roots_t R;
     int st = roots_init(&R, p, tables, out);
-    if (st != DPF_OK)
-        return st;
+    if (st != DPF_OK) return st;
     /* apply = 0: w is only read */
     roots_sweep(&R, p, (double *)w, 0, 1);
     st = plan_forward(p, tables, out);
@@ -909,12 +841,11 @@ int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables
     return st;
 }
 
-int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
-                     int passes, double n, double *vals, double *facs, double *est,
-                     double *f, uint8_t *touched)
+int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets, int passes,
+                     double n, double *vals, double *facs, double *est, double *f,
+                     uint8_t *touched)
 {
-    if (!(n > 0.0))
-        return DPF_E_PARAM;
+    if (!(n > 0.0)) return DPF_E_PARAM;
     const int64_t nq = p->offsets[p->m];
     int first = -1;
     for (int g = 0; g < p->m && first < 0; g++)
@@ -923,12 +854,10 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
                 first = g;
                 break;
             }
-    if (first < 0 || passes < 1)
-        return DPF_OK;
+    if (first < 0 || passes < 1) return DPF_OK;
     roots_t R;
     int st = roots_init(&R, p, vals, est);
-    if (st != DPF_OK)
-        return st;
+    if (st != DPF_OK) return st;
     uint8_t *live = malloc((size_t)p->m);
     if (live == NULL) {
         st = DPF_E_NOMEM;
@@ -942,12 +871,10 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
     roots_sweep(&R, p, w, 0, 1);
     for (int pass = 0; pass < passes; pass++) {
         st = plan_forward(p, vals, est);
-        if (st != DPF_OK)
-            goto done;
+        if (st != DPF_OK) goto done;
         /* every marginal sums to sum(w) */
         double z = 0.0;
-        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
-            z += est[q];
+        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++) z += est[q];
         if (!(z > 0.0 && z <= DBL_MAX)) {
             /* The weights under- or overflowed: noisy targets far outside [0, n] (a tiny
              * epsilon or n against the data) compounded the clamped factors of several
@@ -955,39 +882,32 @@ int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
              * stop.  A function of the public noisy targets only (post-processing), so
              * no private value can turn into an error after the charge (issue 22). */
             int64_t N = 1;
-            for (int a = 0; a < p->ndim; a++)
-                N *= p->shape[a];
-            for (int64_t i = 0; i < N; i++)
-                w[i] = 1.0 / (double)N;
+            for (int a = 0; a < p->ndim; a++) N *= p->shape[a];
+            for (int64_t i = 0; i < N; i++) w[i] = 1.0 / (double)N;
             goto done;
         }
         /* MWEM's factor exp((m - q(A))/(2n)) for every measured cell, all on the same
          * iterate A (Hardt, Ligett, McSherry 2012, Alg. 1 step 3, applied jointly) */
         for (int64_t q = 0; q < nq; q++)
-            f[q] = targets[q] == targets[q] ? mw_factor(targets[q], n * est[q] / z, n)
-                                            : 1.0;
+            f[q] =
+                targets[q] == targets[q] ? mw_factor(targets[q], n * est[q] / z, n) : 1.0;
         /* one marginal partitions X: scaling its factors by 1/z rescales w to ~1 */
-        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++)
-            f[q] /= z;
+        for (int64_t q = p->offsets[first]; q < p->offsets[first + 1]; q++) f[q] /= z;
         /* backwards: each marginal's factors into its source, each touched
          * intermediate into its parent, down to the roots */
-        for (int64_t t = 0; t < p->toff[p->nsteps]; t++)
-            facs[t] = 1.0;
+        for (int64_t t = 0; t < p->toff[p->nsteps]; t++) facs[t] = 1.0;
         memset(touched, 0, (size_t)(p->nsteps > 0 ? p->nsteps : 1));
         for (int g = 0; g < p->m && st == DPF_OK; g++) {
-            if (!live[g] || p->fsrc[g] < 0)
-                continue;                     /* all ones, or a root of the sweep */
+            if (!live[g] || p->fsrc[g] < 0) continue; /* all ones, or a root of the sweep */
             st = plan_edge(p, p->fsrc[g], facs, p->fkeep[g], f + p->offsets[g], 1);
             touched[p->fsrc[g]] = 1;
         }
         for (int k = p->nsteps - 1; k >= 0 && st == DPF_OK; k--) {
-            if (!touched[k] || p->parent[k] < 0)
-                continue;
+            if (!touched[k] || p->parent[k] < 0) continue;
             st = plan_edge(p, p->parent[k], facs, p->keep[k], facs + p->toff[k], 1);
             touched[p->parent[k]] = 1;
         }
-        if (st != DPF_OK)
-            goto done;
+        if (st != DPF_OK) goto done;
         for (int r = 0; r < R.nr; r++) {
             const int k = R.step[r];
             R.fac[r] = k >= 0 ? (touched[k] ? facs + p->toff[k] : NULL)

@@ -24,7 +24,9 @@
 
 /* ---------------------------------------------------------------- 128-bit helpers */
 
-typedef struct { uint64_t hi, lo; } w128;
+typedef struct {
+    uint64_t hi, lo;
+} w128;
 
 static DPF_INLINE w128 mul64(uint64_t a, uint64_t b)
 {
@@ -36,9 +38,16 @@ static DPF_INLINE w128 mul64(uint64_t a, uint64_t b)
 static DPF_INLINE w128 w_shl64(uint64_t x, unsigned k)   /* x << k, k < 128 */
 {
     w128 r;
-    if (k == 0) { r.hi = 0; r.lo = x; }
-    else if (k < 64) { r.hi = x >> (64 - k); r.lo = x << k; }
-    else { r.hi = x << (k - 64); r.lo = 0; }
+    if (k == 0) {
+        r.hi = 0;
+        r.lo = x;
+    } else if (k < 64) {
+        r.hi = x >> (64 - k);
+        r.lo = x << k;
+    } else {
+        r.hi = x << (k - 64);
+        r.lo = 0;
+    }
     return r;
 }
 
@@ -58,8 +67,14 @@ static DPF_INLINE w128 w_sub(w128 a, w128 b)
     return r;
 }
 
-static DPF_INLINE int w_lt(w128 a, w128 b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
-static DPF_INLINE int w_is0(w128 a) { return (a.hi | a.lo) == 0; }
+static DPF_INLINE int w_lt(w128 a, w128 b)
+{
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+static DPF_INLINE int w_is0(w128 a)
+{
+    return (a.hi | a.lo) == 0;
+}
 
 static DPF_INLINE w128 w_shr(w128 x, unsigned s)   /* s < 64 */
 {
@@ -70,7 +85,6 @@ static DPF_INLINE w128 w_shr(w128 x, unsigned s)   /* s < 64 */
     return r;
 }
 
-
 /* Uniform on [0, n), n > 0, exactly: rejection from the next power of two. */
 static w128 w_uniform_below(dpf_rng_t *r, w128 n)
 {
@@ -79,11 +93,13 @@ static w128 w_uniform_below(dpf_rng_t *r, w128 n)
         w128 v;
         if (bits > 64) {
             int hb = bits - 64;
-            v.hi = dpf_next_u64(r) & (hb == 64 ? ~(uint64_t)0 : ((((uint64_t)1) << hb) - 1));
+            v.hi =
+                dpf_next_u64(r) & (hb == 64 ? ~(uint64_t)0 : ((((uint64_t)1) << hb) - 1));
             v.lo = dpf_next_u64(r);
         } else {
             v.hi = 0;
-            v.lo = dpf_next_u64(r) & (bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1) << bits) - 1));
+            v.lo = dpf_next_u64(r) &
+                   (bits == 64 ? ~(uint64_t)0 : ((((uint64_t)1) << bits) - 1));
         }
         if (w_lt(v, n)) return v;
     }
@@ -94,14 +110,16 @@ static w128 w_uniform_below(dpf_rng_t *r, w128 n)
 /* gap_f64's rounding and error bounds assume every double operation rounds to 53 bits
  * (not x87 extended precision). */
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
-#error "dpfast selection.c needs FLT_EVAL_METHOD == 0 (SSE2 doubles), not extended precision"
+#error                                                                                     \
+    "dpfast selection.c needs FLT_EVAL_METHOD == 0 (SSE2 doubles), not extended precision"
 #endif
 
 #define LAYERS 50            /* layers 0..48 exact, 49 = "deep" (x >= 49) */
 #define DEEP 49
 #define EXCL 0xFF            /* a candidate already chosen (top-k peeling) */
 #define DMAXF 1125899906842624.0   /* 2^50 as a double */
-#define MAGIC 6755399441055744.0   /* 1.5 * 2^52: (MAGIC - t) - MAGIC rounds t to an integer */
+#define MAGIC                                                                              \
+    6755399441055744.0   /* 1.5 * 2^52: (MAGIC - t) - MAGIC rounds t to an integer */
 
 /* d = round((u* - u_i) / G), saturated at DMAX.
  *
@@ -141,7 +159,7 @@ static DPF_INLINE uint64_t add_sat(uint64_t d, uint64_t shift)
 }
 
 static DPF_INLINE uint64_t gap_at(const void *u, int kind, size_t i, const void *umax,
-                              double inv_grid)
+                                  double inv_grid)
 {
     if (kind == DPF_SCORES_F64)
         return gap_f64(((const double *)u)[i], *(const double *)umax, inv_grid);
@@ -167,14 +185,20 @@ static int argmax_excl(const void *u, int kind, size_t m, const uint8_t *skip, s
         for (i = 0; i < m; i++) {
             if (skip && skip[i] == EXCL) continue;
             if (!(x[i] - x[i] == 0.0)) return DPF_E_PARAM;    /* NaN or infinite */
-            if (best == (size_t)-1 || x[i] > b) { b = x[i]; best = i; }
+            if (best == (size_t)-1 || x[i] > b) {
+                b = x[i];
+                best = i;
+            }
         }
     } else {
         const int64_t *x = (const int64_t *)u;
         int64_t b = 0;
         for (i = 0; i < m; i++) {
             if (skip && skip[i] == EXCL) continue;
-            if (best == (size_t)-1 || x[i] > b) { b = x[i]; best = i; }
+            if (best == (size_t)-1 || x[i] > b) {
+                b = x[i];
+                best = i;
+            }
         }
     }
     if (best == (size_t)-1) return DPF_E_PARAM;
@@ -194,7 +218,10 @@ int dpf_scores_argmax(const void *u, int kind, size_t m, size_t *idx)
  * with beta_j = 1 for j < J, beta_J = (c - sum_{j<J} k^j/j!) J!/k^J in [0, 1), 0 beyond:
  * draw N, answer 1 if N < J, Bernoulli(beta_J) if N = J, 0 if N > J.  Every number involved
  * is an integer; no exp is evaluated. */
-typedef struct { uint32_t k, J; uint64_t bnum, bden; } cexp_t;
+typedef struct {
+    uint32_t k, J;
+    uint64_t bnum, bden;
+} cexp_t;
 
 static cexp_t F7;                 /* 2^10 e^-7 = 0.9338... */
 static cexp_t FR[7];              /* 2^LB[r] e^-r, r = 1..6 */
@@ -236,19 +263,30 @@ void dpf_selection_init(void)
 void dpf_selection_constants(uint64_t out[7][4])
 {
     int r;
-    out[0][0] = F7.k; out[0][1] = F7.J; out[0][2] = F7.bnum; out[0][3] = F7.bden;
+    out[0][0] = F7.k;
+    out[0][1] = F7.J;
+    out[0][2] = F7.bnum;
+    out[0][3] = F7.bden;
     for (r = 1; r < 7; r++) {
-        out[r][0] = FR[r].k; out[r][1] = FR[r].J; out[r][2] = FR[r].bnum;
+        out[r][0] = FR[r].k;
+        out[r][1] = FR[r].J;
+        out[r][2] = FR[r].bnum;
         out[r][3] = FR[r].bden;
     }
 }
 
-typedef struct { uint64_t w; int n; } bitbuf_t;
+typedef struct {
+    uint64_t w;
+    int n;
+} bitbuf_t;
 
 static DPF_INLINE int next_bit(dpf_rng_t *r, bitbuf_t *b)
 {
     int v;
-    if (b->n == 0) { b->w = dpf_next_u64(r); b->n = 64; }
+    if (b->n == 0) {
+        b->w = dpf_next_u64(r);
+        b->n = 64;
+    }
     v = (int)(b->w & 1);
     b->w >>= 1;
     b->n--;
@@ -270,7 +308,10 @@ static int poisson1(dpf_rng_t *r, bitbuf_t *bb, uint64_t *out)
             ok = dpf_bernoulli_rational(r, 2, i);
             if (ok < 0) return -ok;
         }
-        if (ok) { *out = j; return DPF_OK; }
+        if (ok) {
+            *out = j;
+            return DPF_OK;
+        }
     }
 }
 
@@ -391,8 +432,8 @@ static void build_layers(const void *u, int kind, size_t m, size_t imax,
  * deep layer is proposed with probability < m 2^-70.
  * Timing: the layer pass is O(m) whatever the data; the number of rounds (geometric, mean
  * < 8) and each round's cost depend on the scores.  This path is not constant time. */
-static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *gp,
-                   uint64_t shift, uint8_t *layer, size_t *out)
+static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m,
+                   const dpf_sel_grid_t *gp, uint64_t shift, uint8_t *layer, size_t *out)
 {
     uint64_t cnt[LAYERS];
     w128 W[LAYERS], total = {0, 0};
@@ -421,13 +462,17 @@ static int em_draw(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_se
         i = find_jth(layer, m, n, j);
         if (i == (size_t)-1) return DPF_E_PARAM;
         {
-            const void *umax = kind == DPF_SCORES_F64 ? (const void *)((const double *)u + imax)
-                                                      : (const void *)((const int64_t *)u + imax);
+            const void *umax = kind == DPF_SCORES_F64
+                                   ? (const void *)((const double *)u + imax)
+                                   : (const void *)((const int64_t *)u + imax);
             w128 x = mul64(gp->g, add_sat(gap_at(u, kind, i, umax, gp->inv_grid), shift));
             c = member_coin(r, x, gp->s, n);
         }
         if (c < 0) return -c;
-        if (c) { *out = i; return DPF_OK; }
+        if (c) {
+            *out = i;
+            return DPF_OK;
+        }
     }
 }
 
@@ -446,8 +491,8 @@ int dpf_em_secure_shifted(dpf_rng_t *r, const void *u, int kind, size_t m,
     return st;
 }
 
-int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *grid,
-                  size_t *out)
+int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                  const dpf_sel_grid_t *grid, size_t *out)
 {
     return dpf_em_secure_shifted(r, u, kind, m, grid, 0, out);
 }
@@ -492,7 +537,10 @@ int dpf_topk_secure_rounds(dpf_rng_t *r, const void *u, int kind, size_t m,
 
 /* ---------------------------------------------------------------- secure noisy max */
 
-typedef struct { int64_t hi; uint64_t lo; } s128;
+typedef struct {
+    int64_t hi;
+    uint64_t lo;
+} s128;
 
 static DPF_INLINE s128 s128_diff(int64_t z, uint64_t d)     /* z - d, exactly */
 {
@@ -556,27 +604,38 @@ int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
     if (st != DPF_OK) return st;
     umax = kind == DPF_SCORES_F64 ? (const void *)((const double *)u + imax)
                                   : (const void *)((const int64_t *)u + imax);
-    s_num = ((uint64_t)1) << gp->s;          /* noise scale 1/gamma = 2^s / g grid units */
+    s_num = ((uint64_t)1) << gp->s; /* noise scale 1/gamma = 2^s / g grid units */
     if (m >= SEL_PREPARED_MIN) {
         prep = (dpf_dlap_exact_t *)malloc(sizeof *prep);
         if (!prep) return DPF_E_NOMEM;
         st = dpf_dlap_exact_prepare(prep, s_num, gp->g, 64);
-        if (st != DPF_OK) { free(prep); return st; }
+        if (st != DPF_OK) {
+            free(prep);
+            return st;
+        }
     }
     for (i = 0; i < m; i += B) {
         size_t nb = m - i < B ? m - i : B, t;
         if (prep)
-            st = noise == DPF_NOISE_LAPLACE ? dpf_discrete_laplace_exact_fill(r, prep, z, nb)
-                                            : dpf_geometric_exact_fill(r, prep, z, nb);
+            st = noise == DPF_NOISE_LAPLACE
+                     ? dpf_discrete_laplace_exact_fill(r, prep, z, nb)
+                     : dpf_geometric_exact_fill(r, prep, z, nb);
         else
-            st = noise == DPF_NOISE_LAPLACE ? dpf_discrete_laplace_fill(r, s_num, gp->g, z, nb)
-                                            : dpf_geometric_fill(r, s_num, gp->g, z, nb);
-        if (st != DPF_OK) { free(prep); return st; }
+            st = noise == DPF_NOISE_LAPLACE
+                     ? dpf_discrete_laplace_fill(r, s_num, gp->g, z, nb)
+                     : dpf_geometric_fill(r, s_num, gp->g, z, nb);
+        if (st != DPF_OK) {
+            free(prep);
+            return st;
+        }
         for (t = 0; t < nb; t++) {
             s128 v = s128_diff(z[t], gap_at(u, kind, i + t, umax, gp->inv_grid));
             int c = ties ? s128_cmp(v, bv) : 1;
-            if (c > 0) { bv = v; best = i + t; ties = 1; }
-            else if (c == 0) {
+            if (c > 0) {
+                bv = v;
+                best = i + t;
+                ties = 1;
+            } else if (c == 0) {
                 ties++;
                 if (dpf_uniform_below(r, ties) == 0) best = i + t;
             }
@@ -589,14 +648,17 @@ int dpf_noisy_max_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
 
 /* ---------------------------------------------------------------- fast (simulation) */
 
-#define TWO_M64 5.421010862427522e-20       /* 2^-64 */
-#define LOG2E_LO 1.4426950408889            /* just below log2(e): floor(delta*it) is safe */
-#define FAST_BLOCK 256                      /* words per block: 512 candidates */
+#define TWO_M64 5.421010862427522e-20 /* 2^-64 */
+#define LOG2E_LO 1.4426950408889 /* just below log2(e): floor(delta*it) is safe */
+#define FAST_BLOCK 256 /* words per block: 512 candidates */
 
 static void fill_words(dpf_rng_t *r, uint64_t *buf, size_t n)
 {
     size_t i;
-    if (r->cc) { dpf_chacha_fill(r->cc, buf, n); return; }
+    if (r->cc) {
+        dpf_chacha_fill(r->cc, buf, n);
+        return;
+    }
     for (i = 0; i < n; i++) buf[i] = r->next_u64(r->state);
 }
 
@@ -613,7 +675,7 @@ static DPF_INLINE double noise_full(dpf_rng_t *r, uint32_t c, int kind)
         uint64_t w = (((uint64_t)c) << 32) | (dpf_next_u64(r) >> 32);
         double v = ((double)w + 1.0) * TWO_M64;
         if (kind == DPF_NOISE_EXPONENTIAL) return -log(v);
-        return -log(-log1p(-v));            /* Gumbel: -log(-log(1 - V)) */
+        return -log(-log1p(-v)); /* Gumbel: -log(-log(1 - V)) */
     }
 }
 
@@ -626,13 +688,13 @@ static DPF_INLINE double noise_full(dpf_rng_t *r, uint32_t c, int kind)
  * Branch-free: the outcome is a coin flip the predictor would miss. */
 static DPF_INLINE int pruned(uint32_t c, double delta, int kind)
 {
-    double dd = delta > 0.0 ? (delta < 40.0 ? delta : 40.0) : 0.0;   /* NaN -> 0: keep */
-    unsigned k = (unsigned)(dd * LOG2E_LO);                          /* 0 .. 57 */
+    double dd = delta > 0.0 ? (delta < 40.0 ? delta : 40.0) : 0.0; /* NaN -> 0: keep */
+    unsigned k = (unsigned)(dd * LOG2E_LO); /* 0 .. 57 */
     if (kind == DPF_NOISE_LAPLACE) {
-        uint64_t thr = (((uint64_t)1) << 31) >> (k > 31 ? 31 : k);   /* >= 1 */
+        uint64_t thr = (((uint64_t)1) << 31) >> (k > 31 ? 31 : k); /* >= 1 */
         return (int)((c & 1) & (delta >= 0.0)) | (int)((uint64_t)(c >> 1) >= thr);
     } else {
-        uint64_t thr = (((uint64_t)1) << 32) >> (k > 32 ? 32 : k);   /* >= 1 */
+        uint64_t thr = (((uint64_t)1) << 32) >> (k > 32 ? 32 : k); /* >= 1 */
         return (uint64_t)c >= thr;
     }
 }
@@ -647,18 +709,21 @@ int dpf_noisy_max_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, in
     if (st != DPF_OK) return st;
     um = u[imax];
     best = imax;
-    B = noise_full(r, (uint32_t)dpf_next_u64(r), noise);    /* gamma (u* - u*) = 0 */
+    B = noise_full(r, (uint32_t)dpf_next_u64(r), noise); /* gamma (u* - u*) = 0 */
     for (i = 0; i < m; i += 2 * FAST_BLOCK) {
         size_t nb = m - i < 2 * FAST_BLOCK ? m - i : 2 * FAST_BLOCK, t;
         const uint32_t *c32 = (const uint32_t *)buf;
         fill_words(r, buf, (nb + 1) / 2);
         for (t = 0; t < nb; t++) {
-            double w = gamma * (u[i + t] - um);           /* <= 0, or -inf: never NaN */
+            double w = gamma * (u[i + t] - um); /* <= 0, or -inf: never NaN */
             uint32_t c = c32[t];
             double val;
             if (pruned(c, B - w, noise) | (i + t == imax)) continue;
             val = w + noise_full(r, c, noise);
-            if (val > B) { B = val; best = i + t; }
+            if (val > B) {
+                B = val;
+                best = i + t;
+            }
         }
     }
     memset(buf, 0, sizeof buf);
@@ -674,8 +739,16 @@ static void heap_sift_down(double *hv, int64_t *hi, size_t n, size_t p)
         if (l < n && hv[l] < hv[s]) s = l;
         if (l + 1 < n && hv[l + 1] < hv[s]) s = l + 1;
         if (s == p) return;
-        { double tv = hv[p]; hv[p] = hv[s]; hv[s] = tv; }
-        { int64_t ti = hi[p]; hi[p] = hi[s]; hi[s] = ti; }
+        {
+            double tv = hv[p];
+            hv[p] = hv[s];
+            hv[s] = tv;
+        }
+        {
+            int64_t ti = hi[p];
+            hi[p] = hi[s];
+            hi[s] = ti;
+        }
         p = s;
     }
 }
@@ -685,8 +758,16 @@ static void heap_sift_up(double *hv, int64_t *hi, size_t p)
     while (p > 0) {
         size_t q = (p - 1) / 2;
         if (!(hv[p] < hv[q])) return;
-        { double tv = hv[p]; hv[p] = hv[q]; hv[q] = tv; }
-        { int64_t ti = hi[p]; hi[p] = hi[q]; hi[q] = ti; }
+        {
+            double tv = hv[p];
+            hv[p] = hv[q];
+            hv[q] = tv;
+        }
+        {
+            int64_t ti = hi[p];
+            hi[p] = hi[q];
+            hi[q] = ti;
+        }
         p = q;
     }
 }
@@ -707,7 +788,11 @@ int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t 
     um = u[imax];
     hv = (double *)malloc(k * sizeof *hv);
     hidx = (int64_t *)malloc(k * sizeof *hidx);
-    if (!hv || !hidx) { free(hv); free(hidx); return DPF_E_NOMEM; }
+    if (!hv || !hidx) {
+        free(hv);
+        free(hidx);
+        return DPF_E_NOMEM;
+    }
     for (i = 0; i < m; i += 2 * FAST_BLOCK) {
         size_t nb = m - i < 2 * FAST_BLOCK ? m - i : 2 * FAST_BLOCK, t;
         const uint32_t *c32 = (const uint32_t *)buf;
@@ -718,11 +803,13 @@ int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t 
             if (n == k && pruned(c, hv[0] - w, DPF_NOISE_GUMBEL)) continue;
             val = w + noise_full(r, c, DPF_NOISE_GUMBEL);
             if (n < k) {
-                hv[n] = val; hidx[n] = (int64_t)(i + t);
+                hv[n] = val;
+                hidx[n] = (int64_t)(i + t);
                 heap_sift_up(hv, hidx, n);
                 n++;
             } else if (val > hv[0]) {
-                hv[0] = val; hidx[0] = (int64_t)(i + t);
+                hv[0] = val;
+                hidx[0] = (int64_t)(i + t);
                 heap_sift_down(hv, hidx, k, 0);
             }
         }
@@ -732,7 +819,8 @@ int dpf_topk_fast(dpf_rng_t *r, const double *u, size_t m, double gamma, size_t 
     while (n > 0) {
         out[n - 1] = hidx[0];
         n--;
-        hv[0] = hv[n]; hidx[0] = hidx[n];
+        hv[0] = hv[n];
+        hidx[0] = hidx[n];
         heap_sift_down(hv, hidx, n, 0);
     }
     free(hv);
@@ -751,7 +839,10 @@ void dpf_rr_coins(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n)
     size_t i;
     for (i = 0; i < n; i++) {
         uint8_t first, second, mask;
-        if (left == 0) { w = dpf_next_u64(r); left = 32; }
+        if (left == 0) {
+            w = dpf_next_u64(r);
+            left = 32;
+        }
         first = (uint8_t)(w & 1);
         second = (uint8_t)((w >> 1) & 1);
         w >>= 2;
@@ -774,7 +865,10 @@ void dpf_rr_binary(dpf_rng_t *r, const uint8_t *truth, uint8_t *out, size_t n, u
     for (i = 0; i < n; i++) {
         unsigned b;
         uint8_t flip;
-        if (left == 0) { w = dpf_next_u64(r); left = 8; }
+        if (left == 0) {
+            w = dpf_next_u64(r);
+            left = 8;
+        }
         b = (unsigned)(w & 0xff);
         w >>= 8;
         left--;
@@ -800,7 +894,10 @@ void dpf_rr_kary(dpf_rng_t *r, const int64_t *truth, int64_t *out, size_t n, uin
     for (i = 0; i < n; i++) {
         unsigned b;
         int flip;
-        if (left == 0) { w = dpf_next_u64(r); left = 8; }
+        if (left == 0) {
+            w = dpf_next_u64(r);
+            left = 8;
+        }
         b = (unsigned)(w & 0xff);
         w >>= 8;
         left--;

@@ -216,7 +216,10 @@ static DPF_INLINE int64_t sra52(uint64_t v)
 }
 
 /* Exact for a < 2^32: the bits of 2^52 + a, minus 2^52. */
-static DPF_INLINE double u32_to_d(uint64_t a) { return bits_to_d(a | MAGIC52_BITS) - MAGIC52; }
+static DPF_INLINE double u32_to_d(uint64_t a)
+{
+    return bits_to_d(a | MAGIC52_BITS) - MAGIC52;
+}
 
 /* The exact comparison without arithmetic on the data.  With the integer
  *     b = (R + floor(T_i/g)) - N,
@@ -260,14 +263,22 @@ NO_CONTRACT_ATTR static int64_t noise_one(const dpf_svt_t *s, uint64_t w)
     s2 = sv * sv;
     s4 = s2 * s2;
     s8 = s4 * s4;
-    q0 = LC1 * s2;  q0 = q0 + LC0;
-    q1 = LC3 * s2;  q1 = q1 + LC2;
-    q2 = LC5 * s2;  q2 = q2 + LC4;
-    q3 = LC7 * s2;  q3 = q3 + LC6;
-    q1 = q1 * s4;   q0 = q0 + q1;
-    q3 = q3 * s4;   q2 = q2 + q3;
-    q3 = LC8 * s8;  q2 = q2 + q3;
-    q2 = q2 * s8;   p = q0 + q2;
+    q0 = LC1 * s2;
+    q0 = q0 + LC0;
+    q1 = LC3 * s2;
+    q1 = q1 + LC2;
+    q2 = LC5 * s2;
+    q2 = q2 + LC4;
+    q3 = LC7 * s2;
+    q3 = q3 + LC6;
+    q1 = q1 * s4;
+    q0 = q0 + q1;
+    q3 = q3 * s4;
+    q2 = q2 + q3;
+    q3 = LC8 * s8;
+    q2 = q2 + q3;
+    q2 = q2 * s8;
+    p = q0 + q2;
     lg = sv * p;
     k = bits_to_d((uint64_t)(64 - e) | MAGIC52_BITS) - MAGIC52;
     z = k - s->q_c1;
@@ -319,96 +330,104 @@ static int chunk_scalar_any(const double *v, const double *b, size_t m)
  *   FLOORI(T, z): floor(z) as an integer for |z| < 2^51: the 1.5 2^52 trick corrected by
  *       one (exact in every rounding mode), or a floor rounding and an exact conversion.
  *   I2D(T, b): an integer |b| < 2^51 as a double, exactly.  */
-#define XD_SPLIT(T, x, flip)                                                          \
-    (((T##_d)(((x) >> 32) | MAGIC52_BITS) - MAGIC52) * TWO32                          \
-     + (((T##_d)(((x) & 0xffffffffULL) | MAGIC52_BITS) - MAGIC52)                     \
-        + (T##_d)((flip) & ONE_BITS)))
-#define FLOORI_MAGIC(T, z)                                                            \
-    (((T##_i)((z) + MAGIC_RND) - (T##_i)((T##_u){0} + MAGIC_RND_BITS))               \
-     + (T##_i)((((z) + MAGIC_RND) - MAGIC_RND) > (z)))
+#define XD_SPLIT(T, x, flip)                                                               \
+    (((T##_d)(((x) >> 32) | MAGIC52_BITS) - MAGIC52) * TWO32 +                             \
+     (((T##_d)(((x) & 0xffffffffULL) | MAGIC52_BITS) - MAGIC52) +                          \
+      (T##_d)((flip) & ONE_BITS)))
+#define FLOORI_MAGIC(T, z)                                                                 \
+    (((T##_i)((z) + MAGIC_RND) - (T##_i)((T##_u){0} + MAGIC_RND_BITS)) +                   \
+     (T##_i)((((z) + MAGIC_RND) - MAGIC_RND) > (z)))
 #define I2D_MAGIC(T, b) ((T##_d)((T##_u)(b) + MAGIC_RND_BITS) - MAGIC_RND)
 
-#define DEFINE_NOISE_CHUNK(NAME, LANES, ATTR, XD, FLOORI, I2D)                        \
-    typedef double NAME##_d __attribute__((vector_size(8 * (LANES))));                \
-    typedef uint64_t NAME##_u __attribute__((vector_size(8 * (LANES))));              \
-    typedef int64_t NAME##_i __attribute__((vector_size(8 * (LANES))));               \
-    ATTR NO_CONTRACT_ATTR static void NAME(const dpf_svt_t *s, uint64_t *words,       \
-                                           int64_t *out, double *bounds, uint64_t rt) \
-    {                                                                                 \
-        NO_CONTRACT                                                                   \
-        int j;                                                                        \
-        const NAME##_u rtv = (NAME##_u){0} + rt, zero = (NAME##_u){0};                 \
-        const NAME##_d g = (NAME##_d){0} + s->grid;                                   \
-        const NAME##_u q_pos = (NAME##_u){0} + s->q_pos;                               \
-        const NAME##_u q_atom = (NAME##_u){0} + s->q_atom;                             \
-        const NAME##_d c1 = (NAME##_d){0} + s->q_c1, inv_l = (NAME##_d){0} + s->q_inv_l; \
-        for (j = 0; j < DPF_SVT_CHUNK; j += (LANES)) {                                \
-            NAME##_u w, flip, bits, red;                                              \
-            NAME##_d xd, m, sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z;              \
-            NAME##_i e, n, atom;                                                      \
-            memcpy(&w, words + j, sizeof w);                                          \
-            memcpy(words + j, &zero, sizeof zero);                                    \
-            flip = (NAME##_u)(w >= q_pos);                                            \
-            xd = XD(NAME, w ^ flip, flip);                                            \
-            bits = (NAME##_u)xd;                                                      \
-            red = bits - RED_OFF;                                                     \
-            e = (NAME##_i)red >> 52;                                                  \
-            m = (NAME##_d)(bits - (red & EXP_FIELD));                                 \
-            sv = (m - 1.0) / (m + 1.0);                                               \
-            s2 = sv * sv;                                                             \
-            s4 = s2 * s2;                                                             \
-            s8 = s4 * s4;                                                             \
-            q0 = LC1 * s2;  q0 = q0 + LC0;                                            \
-            q1 = LC3 * s2;  q1 = q1 + LC2;                                            \
-            q2 = LC5 * s2;  q2 = q2 + LC4;                                            \
-            q3 = LC7 * s2;  q3 = q3 + LC6;                                            \
-            q1 = q1 * s4;   q0 = q0 + q1;                                             \
-            q3 = q3 * s4;   q2 = q2 + q3;                                             \
-            q3 = LC8 * s8;  q2 = q2 + q3;                                             \
-            q2 = q2 * s8;   p = q0 + q2;                                              \
-            lg = sv * p;                                                              \
-            k = I2D(NAME, 64 - e);                                                    \
-            z = k - c1;                                                               \
-            z = z - lg;                                                               \
-            z = z * inv_l;                                                            \
-            n = FLOORI(NAME, z);                                                      \
-            n = (n ^ (NAME##_i)flip) - (NAME##_i)flip;                                \
-            atom = (NAME##_i)(w < q_atom);                                            \
-            n = (n & ~atom) | (((NAME##_i){0} + DPF_SVT_NOISE_INF) & atom);           \
-            memcpy(out + j, &n, sizeof n);                                            \
-            if (bounds) {                     /* top_bound, lane by lane */           \
-                z = I2D(NAME, rtv - (NAME##_u)n);                                     \
-                z = z * g;                                                            \
-                z = (NAME##_d)(((NAME##_u)z & ~(NAME##_u)atom)                        \
-                               | ((NAME##_u)atom & 0xfff0000000000000ULL));           \
-                memcpy(bounds + j, &z, sizeof z);                                     \
-            }                                                                         \
-        }                                                                             \
-    }                                                                                 \
-    ATTR static int NAME##_any(const double *v, const double *b, size_t m)            \
-    {                                                                                 \
-        size_t j = 0;                                                                 \
-        int l, any = 0;                                                               \
-        NAME##_i acc = {0};                                                           \
-        for (; j + (LANES) <= m; j += (LANES)) {                                      \
-            NAME##_d x, y;                                                            \
-            memcpy(&x, v + j, sizeof x);                                              \
-            memcpy(&y, b + j, sizeof y);                                              \
-            acc |= (NAME##_i)(x >= y);                                                \
-        }                                                                             \
-        for (; j < m; j++) any |= v[j] >= b[j];                                       \
-        for (l = 0; l < (LANES); l++) any |= acc[l] != 0;                             \
-        return any;                                                                   \
+#define DEFINE_NOISE_CHUNK(NAME, LANES, ATTR, XD, FLOORI, I2D)                             \
+    typedef double NAME##_d __attribute__((vector_size(8 * (LANES))));                     \
+    typedef uint64_t NAME##_u __attribute__((vector_size(8 * (LANES))));                   \
+    typedef int64_t NAME##_i __attribute__((vector_size(8 * (LANES))));                    \
+    ATTR NO_CONTRACT_ATTR static void NAME(const dpf_svt_t *s, uint64_t *words,            \
+                                           int64_t *out, double *bounds, uint64_t rt)      \
+    {                                                                                      \
+        NO_CONTRACT                                                                        \
+        int j;                                                                             \
+        const NAME##_u rtv = (NAME##_u){0} + rt, zero = (NAME##_u){0};                     \
+        const NAME##_d g = (NAME##_d){0} + s->grid;                                        \
+        const NAME##_u q_pos = (NAME##_u){0} + s->q_pos;                                   \
+        const NAME##_u q_atom = (NAME##_u){0} + s->q_atom;                                 \
+        const NAME##_d c1 = (NAME##_d){0} + s->q_c1, inv_l = (NAME##_d){0} + s->q_inv_l;   \
+        for (j = 0; j < DPF_SVT_CHUNK; j += (LANES)) {                                     \
+            NAME##_u w, flip, bits, red;                                                   \
+            NAME##_d xd, m, sv, s2, s4, s8, q0, q1, q2, q3, p, lg, k, z;                   \
+            NAME##_i e, n, atom;                                                           \
+            memcpy(&w, words + j, sizeof w);                                               \
+            memcpy(words + j, &zero, sizeof zero);                                         \
+            flip = (NAME##_u)(w >= q_pos);                                                 \
+            xd = XD(NAME, w ^ flip, flip);                                                 \
+            bits = (NAME##_u)xd;                                                           \
+            red = bits - RED_OFF;                                                          \
+            e = (NAME##_i)red >> 52;                                                       \
+            m = (NAME##_d)(bits - (red & EXP_FIELD));                                      \
+            sv = (m - 1.0) / (m + 1.0);                                                    \
+            s2 = sv * sv;                                                                  \
+            s4 = s2 * s2;                                                                  \
+            s8 = s4 * s4;                                                                  \
+            q0 = LC1 * s2;                                                                 \
+            q0 = q0 + LC0;                                                                 \
+            q1 = LC3 * s2;                                                                 \
+            q1 = q1 + LC2;                                                                 \
+            q2 = LC5 * s2;                                                                 \
+            q2 = q2 + LC4;                                                                 \
+            q3 = LC7 * s2;                                                                 \
+            q3 = q3 + LC6;                                                                 \
+            q1 = q1 * s4;                                                                  \
+            q0 = q0 + q1;                                                                  \
+            q3 = q3 * s4;                                                                  \
+            q2 = q2 + q3;                                                                  \
+            q3 = LC8 * s8;                                                                 \
+            q2 = q2 + q3;                                                                  \
+            q2 = q2 * s8;                                                                  \
+            p = q0 + q2;                                                                   \
+            lg = sv * p;                                                                   \
+            k = I2D(NAME, 64 - e);                                                         \
+            z = k - c1;                                                                    \
+            z = z - lg;                                                                    \
+            z = z * inv_l;                                                                 \
+            n = FLOORI(NAME, z);                                                           \
+            n = (n ^ (NAME##_i)flip) - (NAME##_i)flip;                                     \
+            atom = (NAME##_i)(w < q_atom);                                                 \
+            n = (n & ~atom) | (((NAME##_i){0} + DPF_SVT_NOISE_INF) & atom);                \
+            memcpy(out + j, &n, sizeof n);                                                 \
+            if (bounds) {                     /* top_bound, lane by lane */                \
+                z = I2D(NAME, rtv - (NAME##_u)n);                                          \
+                z = z * g;                                                                 \
+                z = (NAME##_d)(((NAME##_u)z & ~(NAME##_u)atom) |                           \
+                               ((NAME##_u)atom & 0xfff0000000000000ULL));                  \
+                memcpy(bounds + j, &z, sizeof z);                                          \
+            }                                                                              \
+        }                                                                                  \
+    }                                                                                      \
+    ATTR static int NAME##_any(const double *v, const double *b, size_t m)                 \
+    {                                                                                      \
+        size_t j = 0;                                                                      \
+        int l, any = 0;                                                                    \
+        NAME##_i acc = {0};                                                                \
+        for (; j + (LANES) <= m; j += (LANES)) {                                           \
+            NAME##_d x, y;                                                                 \
+            memcpy(&x, v + j, sizeof x);                                                   \
+            memcpy(&y, b + j, sizeof y);                                                   \
+            acc |= (NAME##_i)(x >= y);                                                     \
+        }                                                                                  \
+        for (; j < m; j++) any |= v[j] >= b[j];                                            \
+        for (l = 0; l < (LANES); l++) any |= acc[l] != 0;                                  \
+        return any;                                                                        \
     }
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SVT_X86 1
 #define XD_DQ(T, x, flip) __builtin_convertvector((x) - (flip), T##_d)
-#define FLOORI_DQ(T, z)                                                               \
-    __builtin_convertvector(                                                          \
-        (T##_d)_mm512_roundscale_pd((__m512d)(z), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC), \
-        T##_i)
+#define FLOORI_DQ(T, z)                                                                    \
+    __builtin_convertvector((T##_d)_mm512_roundscale_pd(                                   \
+                                (__m512d)(z), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC),  \
+                            T##_i)
 #define I2D_DQ(T, b) __builtin_convertvector((T##_i)(b), T##_d)
 DEFINE_NOISE_CHUNK(chunk_vec128, 2, __attribute__((target("sse2"))), XD_SPLIT, FLOORI_MAGIC,
                    I2D_MAGIC)
@@ -428,7 +447,8 @@ static chunk_fn chunk_fn_of(int impl)
 {
     switch (impl) {
     case DPF_IMPL_SCALAR: return chunk_scalar;
-#if defined(SVT_HAVE_VEC) && (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+#if defined(SVT_HAVE_VEC) &&                                                               \
+    (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
     case DPF_IMPL_VEC128: return chunk_vec128;
 #endif
 #if defined(SVT_HAVE_VEC) && defined(SVT_X86)
@@ -463,7 +483,8 @@ static chunk_fn chunk_impl(int impl)
 static any_fn any_fn_of(int impl)
 {
     switch (impl) {
-#if defined(SVT_HAVE_VEC) && (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
+#if defined(SVT_HAVE_VEC) &&                                                               \
+    (defined(SVT_X86) || defined(__aarch64__) || defined(__ARM_NEON))
     case DPF_IMPL_VEC128: return chunk_vec128_any;
 #endif
 #if defined(SVT_HAVE_VEC) && defined(SVT_X86)
@@ -485,7 +506,6 @@ int dpf_svt_query_noise_chunk(const dpf_svt_t *s, int impl, const uint64_t *word
     return 0;
 }
 
-
 /* The bounds of the rest of the chunk for the default threshold (vectorised by the
  * compiler); recomputed after every new threshold. */
 static void update_bounds(dpf_svt_t *s)
@@ -496,7 +516,8 @@ static void update_bounds(dpf_svt_t *s)
     const double g = s->grid;
     uint32_t j;
     if (!s->use_bounds) return;
-    for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++) qb[j] = top_bound(rt, (uint64_t)qn[j], g);
+    for (j = s->secret_qpos; j < DPF_SVT_CHUNK; j++)
+        qb[j] = top_bound(rt, (uint64_t)qn[j], g);
 }
 
 /* The next chunk of query noise: CHUNK fresh words, one per query (a bulk fill from a
@@ -601,7 +622,7 @@ int dpf_svt_init_secure(dpf_svt_t *s, int64_t cutoff, int numeric, double grid,
     s->q_inv_l = q_inv_l;
     q = exp2(-1.0 / q_inv_l);
     s->q_c1 = log1p(q) / log(2.0);
-    s->q_pos = (uint64_t)ldexp(q / (1.0 + q), 64);         /* q/(1+q) < 1/2: no overflow */
+    s->q_pos = (uint64_t)ldexp(q / (1.0 + q), 64); /* q/(1+q) < 1/2: no overflow */
     s->q_atom_bits = atom_bits;
     s->q_atom = (uint64_t)1 << (64 - atom_bits);
     s->impl = resolve_impl(DPF_IMPL_BEST);
@@ -642,7 +663,8 @@ double dpf_svt_thr_slack(const dpf_svt_t *s)
 double dpf_svt_val_slack(const dpf_svt_t *s)
 {
     return (s->mode == DPF_SVT_SECURE && s->numeric && s->val_noise.constant_time)
-               ? s->val_noise.ct.slack : 0.0;
+               ? s->val_noise.ct.slack
+               : 0.0;
 }
 
 void dpf_svt_wipe(dpf_svt_t *s)
@@ -698,9 +720,9 @@ static size_t first_out_of_range(const double *x, size_t stride, size_t n, doubl
     } else {
         for (i = 0; i < n; i++) bad |= lb - (d_to_bits(x[i * stride]) & absmask);
     }
-    if (!(bad >> 63)) return n;            /* |x| bits <= lim bits - 1 everywhere */
+    if (!(bad >> 63)) return n; /* |x| bits <= lim bits - 1 everywhere */
     for (i = 0; i < n; i++)
-        if (!(fabs(x[i * stride]) < lim)) return i;   /* NaN fails every comparison */
+        if (!(fabs(x[i * stride]) < lim)) return i; /* NaN fails every comparison */
     return n;
 }
 
@@ -780,8 +802,7 @@ static size_t secure_run(dpf_svt_t *s, const double *v, const double *t, size_t 
             int is_top;
             if (tq < SVT_BOUND_LIMIT && tq > -SVT_BOUND_LIMIT)
                 is_top = v[i + j] >= top_bound((uint64_t)(thr + tq), (uint64_t)qn[j], g);
-            else
-                is_top = qn[j] + (floor_i64(v[i + j] * ig) - tq) >= thr;
+            else is_top = qn[j] + (floor_i64(v[i + j] * ig) - tq) >= thr;
             top[i + j] = (uint8_t)is_top;
             if (DPF_UNLIKELY(is_top)) {
                 first = j;
@@ -796,7 +817,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
                        size_t t_stride, size_t n, uint8_t *top, double *val, size_t *done)
 {
     size_t i = 0, j, m, k;
-    size_t used_from = s->secret_qpos;     /* first entry of the chunk this call uses */
+    size_t used_from = s->secret_qpos; /* first entry of the chunk this call uses */
     int st = DPF_OK;
     while (i < n) {
         /* every CHUNK-th query, whatever the data: the next chunk's noise */
@@ -807,7 +828,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
         m = DPF_SVT_CHUNK - s->secret_qpos;
         if (m > n - i) m = n - i;
         k = secure_run(s, v, t, t_stride, i, m, top);
-        s->secret_qpos += (uint32_t)(k < i + m ? k - i + 1 : m);  /* noise used so far */
+        s->secret_qpos += (uint32_t)(k < i + m ? k - i + 1 : m); /* noise used so far */
         if (val)
             for (j = i; j < k; j++) val[j] = NAN;
         if (k == i + m) {
@@ -823,7 +844,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
             if (st == DPF_OK && (x > ((int64_t)1 << 62) || x < -((int64_t)1 << 62)))
                 st = DPF_E_RANGE;
             if (st != DPF_OK) {
-                s->halted = 1;      /* query k stays unanswered */
+                s->halted = 1; /* query k stays unanswered */
                 break;
             }
             /* f + x is the DP integer; the float is computed from it alone. */
@@ -833,7 +854,7 @@ static int secure_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double
         st = after_top(s, r);
         if (s->halted) break;
     }
-    erase_used(s, used_from, s->secret_qpos);    /* nothing used outlives the call */
+    erase_used(s, used_from, s->secret_qpos); /* nothing used outlives the call */
     *done = i;
     return st;
 }
@@ -858,7 +879,7 @@ static int fast_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *
     const double nan = NAN;
     while (i < n) {
         size_t end = n - i < FAST_BLOCK ? n : i + FAST_BLOCK;
-        size_t hit = end;                   /* first top in [i, end), or end */
+        size_t hit = end; /* first top in [i, end), or end */
         double rho = s->secret_thr_dbl, mx, xmin, pmax;
         /* largest f_j - T_j of the block, four accumulators for instruction parallelism */
         double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
@@ -949,8 +970,7 @@ int dpf_svt_feed(dpf_svt_t *s, dpf_rng_t *r, const double *v, const double *t,
     if (!s->numeric) val = NULL;
     if (s->mode == DPF_SVT_SECURE)
         st = secure_feed(s, r, v, t, t_stride, n, top, val, done);
-    else
-        st = fast_feed(s, r, v, t, t_stride, n, top, val, done);
+    else st = fast_feed(s, r, v, t, t_stride, n, top, val, done);
     s->consumed += *done;
     return st;
 }

@@ -27,7 +27,10 @@
 #include "dpfast/sparse.h"
 #include "dpfast/status.h"
 
-typedef struct { const uint8_t *p; size_t n; } input_t;
+typedef struct {
+    const uint8_t *p;
+    size_t n;
+} input_t;
 
 static uint64_t take64(input_t *in)
 {
@@ -51,7 +54,8 @@ static void fuzz_svt(input_t *in, dpf_rng_t *r)
 {
     dpf_svt_t *s = (dpf_svt_t *)calloc(1, sizeof *s);
     double v[70], grid = take_double(in), thr = take_double(in), inv_l = take_double(in);
-    uint64_t tn = take64(in) | 1, td = take64(in) | 1, vn = take64(in) | 1, vd = take64(in) | 1;
+    uint64_t tn = take64(in) | 1, td = take64(in) | 1, vn = take64(in) | 1,
+             vd = take64(in) | 1;
     int64_t cutoff = (int64_t)(take64(in) & 7) + 1;
     size_t n = (size_t)(take64(in) % 70), i, bad = 0, done = 0;
     int which = -1;
@@ -60,9 +64,9 @@ static void fuzz_svt(input_t *in, dpf_rng_t *r)
     if (!s) return;
     for (i = 0; i < n; i++) v[i] = take_double(in);
     if (dpf_svt_init_secure(s, cutoff, (int)(tn & 2), grid, thr, inv_l, tn >> 1, td >> 1,
-                            vn >> 1, vd >> 1, 0) == DPF_OK
-        && dpf_svt_start(s, r) == DPF_OK
-        && dpf_svt_validate(s, v, NULL, 0, n, &bad, &which) == DPF_OK)
+                            vn >> 1, vd >> 1, 0) == DPF_OK &&
+        dpf_svt_start(s, r) == DPF_OK &&
+        dpf_svt_validate(s, v, NULL, 0, n, &bad, &which) == DPF_OK)
         (void)dpf_svt_feed(s, r, v, NULL, 0, n, top, val, &done);
     dpf_svt_wipe(s);
     free(s);
@@ -86,7 +90,10 @@ static void fuzz_selection(input_t *in, dpf_rng_t *r)
     size_t m = (size_t)(take64(in) % 40) + 1, i, out = 0;
     size_t k = (size_t)(take64(in) % (m + 1));
     int kind = (int)(take64(in) & 1) ? DPF_SCORES_I64 : DPF_SCORES_F64;
-    union { double d[40]; int64_t i[40]; } u;
+    union {
+        double d[40];
+        int64_t i[40];
+    } u;
     uint8_t layer[40];
     int64_t picks[40];
     dpf_sel_grid_t g;

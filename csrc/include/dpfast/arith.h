@@ -22,9 +22,11 @@ static DPF_INLINE uint64_t dpf_mul64(uint64_t a, uint64_t b, uint64_t *hi)
     __extension__ unsigned __int128 p = (unsigned __int128)a * b;
     *hi = (uint64_t)(p >> 64);
     return (uint64_t)p;
-#elif defined(_MSC_VER) && defined(_M_X64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
+#elif defined(_MSC_VER) && defined(_M_X64) && !defined(__clang__) &&                       \
+    !defined(DPF_PORTABLE_ARITH)
     return _umul128(a, b, hi);
-#elif defined(_MSC_VER) && defined(_M_ARM64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
+#elif defined(_MSC_VER) && defined(_M_ARM64) && !defined(__clang__) &&                     \
+    !defined(DPF_PORTABLE_ARITH)
     *hi = __umulh(a, b);
     return a * b;
 #else
@@ -44,7 +46,8 @@ static DPF_INLINE uint64_t dpf_div128(uint64_t hi, uint64_t lo, uint64_t d, uint
     __extension__ unsigned __int128 n = ((unsigned __int128)hi << 64) | lo;
     *rem = (uint64_t)(n % d);
     return (uint64_t)(n / d);
-#elif defined(_MSC_VER) && _MSC_VER >= 1920 && defined(_M_X64) && !defined(__clang__) && !defined(DPF_PORTABLE_ARITH)
+#elif defined(_MSC_VER) && _MSC_VER >= 1920 && defined(_M_X64) && !defined(__clang__) &&   \
+    !defined(DPF_PORTABLE_ARITH)
     return _udiv128(hi, lo, d, rem);
 #else
     /* Restoring division, one quotient bit at a time; hi < d throughout. */
@@ -68,12 +71,16 @@ static DPF_INLINE int dpf_bitlen64(uint64_t x)
 {
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(DPF_PORTABLE_ARITH)
     return x ? 64 - __builtin_clzll(x) : 0;
-#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64)) && !defined(DPF_PORTABLE_ARITH)
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64)) &&                       \
+    !defined(DPF_PORTABLE_ARITH)
     unsigned long i;
     return _BitScanReverse64(&i, x) ? (int)i + 1 : 0;
 #else
     int n = 0;
-    while (x) { n++; x >>= 1; }
+    while (x) {
+        n++;
+        x >>= 1;
+    }
     return n;
 #endif
 }

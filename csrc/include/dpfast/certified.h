@@ -18,16 +18,20 @@ extern "C" {
  * of `limbs` little-endian words (den > 0, limbs <= 6) at a precision of prec limbs
  * (3 <= prec <= 12: 64 (prec-1) fractional bits).  lo and hi receive prec words each.
  * The thresholds of the samplers above are computed by the same code. */
-int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs, unsigned prec,
-                         uint64_t *lo, uint64_t *hi);
+int dpf_exp_neg_interval(const uint64_t *num, const uint64_t *den, size_t limbs,
+                         unsigned prec, uint64_t *lo, uint64_t *hi);
 
 /* Internal: multi-word integers and certified fixed-point intervals, for the samplers'
  * set-up and tie-breaking (csrc/certified.c). */
 #define DPF_BIGW (DPF_BIG_MAX_LIMBS + 4)
-#define DPF_FXMAX 12    /* at most 704 fractional bits */
-#define DPF_CTN 4       /* precision of the constant-time tables: 192 fractional bits */
-typedef struct { uint64_t w[DPF_FXMAX]; } dpf_fx_t;
-typedef struct { dpf_fx_t lo, hi; } dpf_fxi_t;
+#define DPF_FXMAX 12 /* at most 704 fractional bits */
+#define DPF_CTN 4 /* precision of the constant-time tables: 192 fractional bits */
+typedef struct {
+    uint64_t w[DPF_FXMAX];
+} dpf_fx_t;
+typedef struct {
+    dpf_fx_t lo, hi;
+} dpf_fxi_t;
 
 int dpf_big_bitlen(const uint64_t *a, int an);
 int dpf_big_cmp(const uint64_t *a, int an, const uint64_t *b, int bn);
@@ -47,8 +51,8 @@ void dpf_fx_div_u64(dpf_fx_t *z, const dpf_fx_t *x, uint64_t d, int up, int n);
 void dpf_fx_exp_m1(dpf_fxi_t *e1, int n);
 void dpf_fx_exp_neg(dpf_fxi_t *res, uint64_t k, const dpf_fx_t *flo, const dpf_fx_t *fhi,
                     const dpf_fxi_t *e1, int n);
-void dpf_fx_exp_neg_big(dpf_fxi_t *res, const uint64_t *N, int nn, const uint64_t *D, int dn,
-                        const dpf_fxi_t *e1, int n);
+void dpf_fx_exp_neg_big(dpf_fxi_t *res, const uint64_t *N, int nn, const uint64_t *D,
+                        int dn, const dpf_fxi_t *e1, int n);
 void dpf_fx_exp_pos(dpf_fx_t *lo, dpf_fx_t *hi, const dpf_fx_t *flo, const dpf_fx_t *fhi,
                     int n);
 void dpf_fx_half(dpf_fx_t *z, const dpf_fx_t *x, int up, int n);

@@ -34,8 +34,12 @@ enum { DPF_CHACHA_OS = 1, DPF_CHACHA_SEEDED = 2, DPF_CHACHA_STREAM = 3 };
 
 /* Block-function implementations; dpf_chacha_impl_available tells which this CPU runs. */
 enum {
-    DPF_IMPL_BEST = 0, DPF_IMPL_SCALAR = 1, DPF_IMPL_VEC128 = 2, /* SSE2 or NEON */
-    DPF_IMPL_AVX2 = 3, DPF_IMPL_AVX512 = 4, DPF_IMPL_COUNT = 5
+    DPF_IMPL_BEST = 0,
+    DPF_IMPL_SCALAR = 1,
+    DPF_IMPL_VEC128 = 2, /* SSE2 or NEON */
+    DPF_IMPL_AVX2 = 3,
+    DPF_IMPL_AVX512 = 4,
+    DPF_IMPL_COUNT = 5
 };
 
 typedef struct dpf_chacha {

@@ -66,7 +66,7 @@ typedef struct dpf_dlap_ct {
 int dpf_dlap_ct_prepare(dpf_dlap_ct_t *t, uint64_t s_num, uint64_t s_den);
 int64_t dpf_discrete_laplace_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
 int dpf_discrete_laplace_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out,
-                                  size_t n);
+                                 size_t n);
 int64_t dpf_geometric_ct(dpf_rng_t *r, const dpf_dlap_ct_t *t);
 int dpf_geometric_ct_fill(dpf_rng_t *r, const dpf_dlap_ct_t *t, int64_t *out, size_t n);
 
@@ -89,7 +89,7 @@ typedef struct dpf_dgauss_ct {
 int dpf_dgauss_ct_prepare(dpf_dgauss_ct_t *t, uint64_t sigma2_num, uint64_t sigma2_den);
 int64_t dpf_discrete_gaussian_ct(dpf_rng_t *r, const dpf_dgauss_ct_t *t);
 int dpf_discrete_gaussian_ct_fill(dpf_rng_t *r, const dpf_dgauss_ct_t *t, int64_t *out,
-                                   size_t n);
+                                  size_t n);
 
 #ifdef __cplusplus
 }

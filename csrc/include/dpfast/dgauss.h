@@ -15,19 +15,19 @@
 extern "C" {
 #endif
 
-#define DPF_DGBLOCK_TMIN 1        /* every sigma: faster than [CKS] Algorithm 3 throughout */
-#define DPF_DGBLOCK_SPAN2 70      /* blocks cover |y| < J m, (J m)^2 >= 70 sigma^2 */
+#define DPF_DGBLOCK_TMIN 1 /* every sigma: faster than [CKS] Algorithm 3 throughout */
+#define DPF_DGBLOCK_SPAN2 70 /* blocks cover |y| < J m, (J m)^2 >= 70 sigma^2 */
 
 typedef struct dpf_dgblock {
-    uint64_t a, b, t;             /* sigma^2 = a/b in lowest terms; t = floor(sigma) + 1 */
-    uint64_t m;                   /* block width 2^bits, t/32 <= m <= t/16 (or 1) */
+    uint64_t a, b, t; /* sigma^2 = a/b in lowest terms; t = floor(sigma) + 1 */
+    uint64_t m; /* block width 2^bits, t/32 <= m <= t/16 (or 1) */
     uint32_t bits;
-    uint32_t nblk;                /* J: blocks 0..J-1 of the table; block J is the tail */
-    uint32_t ubits;               /* the word's top bits that are the block's uniform U */
-    uint32_t shift, cshift;       /* 64 - min(fast_bits, ubits), 64 - fast_bits */
-    uint32_t ks;                  /* E 2^54 = P K, K = 2^53 b/a in [kf, kf + 1) / 2^ks */
+    uint32_t nblk; /* J: blocks 0..J-1 of the table; block J is the tail */
+    uint32_t ubits; /* the word's top bits that are the block's uniform U */
+    uint32_t shift, cshift; /* 64 - min(fast_bits, ubits), 64 - fast_bits */
+    uint32_t ks; /* E 2^54 = P K, K = 2^53 b/a in [kf, kf + 1) / 2^ks */
     uint64_t kf;
-    dpf_thr_t thr[DPF_XT_MAX];    /* C_j = P(block <= j), j < J */
+    dpf_thr_t thr[DPF_XT_MAX]; /* C_j = P(block <= j), j < J */
     uint16_t guide[1 << DPF_XT_GUIDE_BITS];
 } dpf_dgblock_t;
 

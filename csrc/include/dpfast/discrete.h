@@ -56,7 +56,8 @@ extern "C" {
  * DPF_EXACT_FILL_MIN values, the prepared samplers of prepared.h (set up for the call)
  * from there on.  The same law either way; the status conventions of exact.h. */
 #define DPF_EXACT_FILL_MIN 16384
-int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out, size_t n);
+int dpf_geometric_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
+                       size_t n);
 int dpf_discrete_laplace_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
                               size_t n);
 int dpf_discrete_gaussian_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,

@@ -32,7 +32,8 @@ int dpf_bernoulli_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *de
 
 /* 1 with probability exp(-num/den) (den >= 1). */
 int dpf_bernoulli_exp(dpf_rng_t *r, uint64_t num, uint64_t den);
-int dpf_bernoulli_exp_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out, size_t n);
+int dpf_bernoulli_exp_fill(dpf_rng_t *r, uint64_t num, uint64_t den, int64_t *out,
+                           size_t n);
 int dpf_bernoulli_exp_big(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
                           size_t limbs);
 int dpf_bernoulli_exp_big_fill(dpf_rng_t *r, const uint64_t *num, const uint64_t *den,
@@ -52,8 +53,8 @@ int dpf_discrete_gaussian(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den
  * samplers by the array's length. */
 int dpf_geometric_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
                            size_t n);
-int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den, int64_t *out,
-                                  size_t n);
+int dpf_discrete_laplace_cks_fill(dpf_rng_t *r, uint64_t s_num, uint64_t s_den,
+                                  int64_t *out, size_t n);
 int dpf_discrete_gaussian_cks_fill(dpf_rng_t *r, uint64_t sigma2_num, uint64_t sigma2_den,
                                    int64_t *out, size_t n);
 

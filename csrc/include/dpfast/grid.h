@@ -17,4 +17,3 @@
 int dpf_grid_add(const double *x, const int64_t *z, double *out, size_t n, int k);
 
 #endif
-

@@ -41,24 +41,25 @@ extern "C" {
  * coarser (tests use it to exercise the exact continuation); use 64. */
 
 typedef struct dpf_dlap_exact {
-    uint64_t s_num, s_den;        /* the scale t, in lowest terms */
-    uint64_t block;               /* 2^s */
-    uint32_t digits;              /* s: the low digits L drawn by rejection */
-    uint32_t shift;               /* 64 - min(fast_bits, ubits): the tables' */
-    uint32_t cshift;              /* 64 - fast_bits: L's coin's */
-    uint32_t ubits;               /* bits of G's word that belong to its uniform (below 64:
+    uint64_t s_num, s_den; /* the scale t, in lowest terms */
+    uint64_t block; /* 2^s */
+    uint32_t digits; /* s: the low digits L drawn by rejection */
+    uint32_t shift; /* 64 - min(fast_bits, ubits): the tables' */
+    uint32_t cshift; /* 64 - fast_bits: L's coin's */
+    uint32_t ubits; /* bits of G's word that belong to its uniform (below 64:
                                      the others start L's word, see prepared.c) */
-    uint32_t n_geo, n_lap;        /* words per value on the common path */
-    uint32_t m_geo, m_mag;        /* table sizes (m_mag = 0 when s > 0) */
-    uint64_t r_int, r_frac;       /* 2^64 s_den / s_num as 64.64 fixed point (s > 0) */
-    dpf_thr_t geo[DPF_XT_MAX];    /* C_g = P(G <= g) */
-    dpf_thr_t mag[DPF_XT_MAX];    /* s = 0: P(|X| <= k) of the discrete Laplace */
+    uint32_t n_geo, n_lap; /* words per value on the common path */
+    uint32_t m_geo, m_mag; /* table sizes (m_mag = 0 when s > 0) */
+    uint64_t r_int, r_frac; /* 2^64 s_den / s_num as 64.64 fixed point (s > 0) */
+    dpf_thr_t geo[DPF_XT_MAX]; /* C_g = P(G <= g) */
+    dpf_thr_t mag[DPF_XT_MAX]; /* s = 0: P(|X| <= k) of the discrete Laplace */
     uint16_t guide_geo[1 << DPF_XT_GUIDE_BITS], guide_mag[1 << DPF_XT_GUIDE_BITS];
 } dpf_dlap_exact_t;
 
 int dpf_dlap_exact_prepare(dpf_dlap_exact_t *t, uint64_t s_num, uint64_t s_den,
                            unsigned fast_bits);
-int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out, size_t n);
+int dpf_geometric_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
+                             size_t n);
 int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int64_t *out,
                                     size_t n);
 
@@ -70,22 +71,22 @@ int dpf_discrete_laplace_exact_fill(dpf_rng_t *r, const dpf_dlap_exact_t *t, int
  * draw in 64-bit fixed point (tie: the same exact continuation), else the multi-word exact
  * coin. */
 typedef struct dpf_dgauss_exact {
-    uint64_t sigma2_num, sigma2_den;  /* sigma^2, in lowest terms */
-    uint64_t t;                   /* floor(sigma) + 1 */
-    uint64_t bt[2];               /* sigma2_den t */
-    uint64_t D[6];                /* 2 sigma2_num sigma2_den t^2 */
+    uint64_t sigma2_num, sigma2_den; /* sigma^2, in lowest terms */
+    uint64_t t; /* floor(sigma) + 1 */
+    uint64_t bt[2]; /* sigma2_den t */
+    uint64_t D[6]; /* 2 sigma2_num sigma2_den t^2 */
     int dn;
-    uint64_t ymax;                /* the table covers |y| <= ymax */
-    uint64_t *table;              /* 2 (ymax + 1) words, or NULL; owned */
+    uint64_t ymax; /* the table covers |y| <= ymax */
+    uint64_t *table; /* 2 (ymax + 1) words, or NULL; owned */
     /* the computed acceptance coin (t >= 64; prepared.c, "computed coin") */
     int fast;
-    uint32_t dk;                  /* k: |y| - mu is handled in units of 2^-k */
-    uint64_t mk[2];               /* floor(2^k mu) from below, 128 bits little-endian */
-    uint64_t dmaxk;               /* dmax 2^k: |y - mu| >= dmax gives an exponent >= 64 */
-    uint64_t kf;                  /* floor(2^64 K), K = 2^(118-2k) / (2 sigma^2) < 1 */
-    uint64_t e_tab[45 * 32][2];   /* [lo, hi] of 2^63 exp(-i/32) (t >= 64) */
+    uint32_t dk; /* k: |y| - mu is handled in units of 2^-k */
+    uint64_t mk[2]; /* floor(2^k mu) from below, 128 bits little-endian */
+    uint64_t dmaxk; /* dmax 2^k: |y - mu| >= dmax gives an exponent >= 64 */
+    uint64_t kf; /* floor(2^64 K), K = 2^(118-2k) / (2 sigma^2) < 1 */
+    uint64_t e_tab[45 * 32][2]; /* [lo, hi] of 2^63 exp(-i/32) (t >= 64) */
     dpf_dlap_exact_t proposal;
-    struct dpf_dgblock *blk;      /* t >= DPF_DGBLOCK_TMIN: the block sampler (dgauss.h),
+    struct dpf_dgblock *blk; /* t >= DPF_DGBLOCK_TMIN: the block sampler (dgauss.h),
                                      used instead of Algorithm 3; owned */
 } dpf_dgauss_exact_t;
 
@@ -94,21 +95,21 @@ typedef struct dpf_dgauss_exact {
  * dgauss.c (the same law, fewer words and proposals); _ex with span2 = 0 keeps Algorithm 3
  * at every sigma (tests and benchmarks compare the two), span2 > 0 sets the blocks' span
  * (tests: a small one visits the block sampler's tail), DPF_DGBLOCK_SPAN2 by default. */
-int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num, uint64_t sigma2_den,
-                             unsigned fast_bits);
+int dpf_dgauss_exact_prepare(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
+                             uint64_t sigma2_den, unsigned fast_bits);
 int dpf_dgauss_exact_prepare_ex(dpf_dgauss_exact_t *g, uint64_t sigma2_num,
                                 uint64_t sigma2_den, unsigned fast_bits, unsigned span2);
 /* Block width m and block count J of the block sampler, or 0 and 0 (Algorithm 3). */
 void dpf_dgauss_block_info(const dpf_dgauss_exact_t *g, uint64_t *m, uint64_t *nblk);
 void dpf_dgauss_exact_free(dpf_dgauss_exact_t *g);
-int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g, int64_t *out,
-                                     size_t n);
+int dpf_discrete_gaussian_exact_fill(dpf_rng_t *r, const dpf_dgauss_exact_t *g,
+                                     int64_t *out, size_t n);
 
 /* Test hooks for the certified enclosures of prepared.c: *plo <= 2^64 p <= *phi for the
  * acceptance probability p of the proposal |y| = x (crude: the first, wider enclosure;
  * DPF_E_PARAM if g has no computed coin), and for p = exp(-x), xl/2^64 <= x <= xh/2^64 <= 1/32. */
-int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude, uint64_t *plo,
-                           uint64_t *phi);
+int dpf_dgauss_coin_bounds(const dpf_dgauss_exact_t *g, uint64_t x, int crude,
+                           uint64_t *plo, uint64_t *phi);
 void dpf_exp_small_bounds(uint64_t xl, uint64_t xh, uint64_t *plo, uint64_t *phi);
 
 /* Test hooks of the block sampler (dgauss.h; DPF_E_PARAM without a block sampler or out of

@@ -104,8 +104,8 @@ int dpf_rel_plan_answer(const dpf_rel_plan_t *p, const double *w, double *tables
  * marginal's factor table is folded into its source, each touched intermediate into
  * its parent).  w ends normalised.  Scratch: vals and facs (toff[nsteps] doubles each),
  * est and f (offsets[m] doubles), touched (max(nsteps, 1) bytes). */
-int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets,
-                     int passes, double n, double *vals, double *facs, double *est,
-                     double *f, uint8_t *touched);
+int dpf_rel_mw_joint(const dpf_rel_plan_t *p, double *w, const double *targets, int passes,
+                     double n, double *vals, double *facs, double *est, double *f,
+                     uint8_t *touched);
 
 #endif

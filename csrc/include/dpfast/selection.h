@@ -65,8 +65,8 @@ int dpf_scores_argmax(const void *u, int kind, size_t m, size_t *idx);
 
 /* Exponential mechanism: returns i with probability exp(-gamma d_i) / sum_j exp(-gamma d_j),
  * exactly (no floating point touches a score-dependent probability). */
-int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m, const dpf_sel_grid_t *grid,
-                  size_t *out);
+int dpf_em_secure(dpf_rng_t *r, const void *u, int kind, size_t m,
+                  const dpf_sel_grid_t *grid, size_t *out);
 /* The same law with every gap increased by `shift` grid units (weights exp(-gamma (d_i +
  * shift)), the same normalised law): lets the tests drive the sampler's high and deep
  * layers.  shift <= DMAX for float scores, < 2^62 for int64 scores. */

@@ -44,7 +44,7 @@ enum { DPF_SVT_SECURE = 1, DPF_SVT_FAST = 2 };
 #define DPF_SVT_VALUE_LIMIT 2305843009213693952.0   /* 2^61 */
 #define DPF_SVT_MAX_INV_L 1099511627776.0           /* 2^40 */
 #define DPF_SVT_NOISE_INF ((int64_t)1 << 62)        /* the query noise's atom at +inf */
-#define DPF_SVT_THRESHOLD_LIMIT ((int64_t)1 << 48)  /* |threshold noise| (never reached) */
+#define DPF_SVT_THRESHOLD_LIMIT ((int64_t)1 << 48) /* |threshold noise| (never reached) */
 /* The query noise's atom: a word below 2^(64 - A) gives N = +inf (probability 2^-A), with
  * A public, chosen by the caller in [MIN, MAX] (see the privacy argument in sparse.c). */
 #define DPF_SVT_ATOM_BITS_MIN 20
@@ -67,43 +67,43 @@ typedef struct dpf_svt dpf_svt_t;
 
 struct dpf_svt {
     /* ---- public configuration (set once by an init function) */
-    int mode;                  /* DPF_SVT_SECURE or DPF_SVT_FAST */
-    int numeric;               /* 1: NumericSparse (release f_i + fresh noise at a top) */
-    int64_t cutoff;            /* c: halt after the c-th top */
+    int mode; /* DPF_SVT_SECURE or DPF_SVT_FAST */
+    int numeric; /* 1: NumericSparse (release f_i + fresh noise at a top) */
+    int64_t cutoff; /* c: halt after the c-th top */
     /* secure */
-    double grid, inv_grid;     /* g = 2^j and 1/g, both exact */
-    int64_t default_thr;       /* floor(T / g) */
-    double q_inv_l;            /* query noise: q = 2^(-1/q_inv_l) per grid unit */
-    double q_c1;               /* log2(1 + q) */
-    uint64_t q_pos;            /* about 2^64 q/(1+q): the sign split of the inversion */
-    uint64_t q_atom;           /* 2^(64 - q_atom_bits): words below it give N = +inf */
-    int q_atom_bits;           /* A: the atom has probability 2^-A */
-    dpf_svt_dlap_t thr_noise;  /* threshold noise, scale sigma K */
-    dpf_svt_dlap_t val_noise;  /* NumericSparse released-value noise */
+    double grid, inv_grid; /* g = 2^j and 1/g, both exact */
+    int64_t default_thr; /* floor(T / g) */
+    double q_inv_l; /* query noise: q = 2^(-1/q_inv_l) per grid unit */
+    double q_c1; /* log2(1 + q) */
+    uint64_t q_pos; /* about 2^64 q/(1+q): the sign split of the inversion */
+    uint64_t q_atom; /* 2^(64 - q_atom_bits): words below it give N = +inf */
+    int q_atom_bits; /* A: the atom has probability 2^-A */
+    dpf_svt_dlap_t thr_noise; /* threshold noise, scale sigma K */
+    dpf_svt_dlap_t val_noise; /* NumericSparse released-value noise */
     /* fast */
-    double threshold;          /* T */
+    double threshold; /* T */
     double thr_scale, q_scale, val_scale;
     /* ---- progress (public) */
-    int64_t count;             /* tops so far */
-    uint64_t consumed;         /* queries answered */
+    int64_t count; /* tops so far */
+    uint64_t consumed; /* queries answered */
     int halted;
     int started;
-    int forked;                /* halted because the process forked after the start */
-    uint32_t fork_gen;         /* dpf_fork_generation at the start */
-    uint64_t pid;              /* the process that started the stream (a raw clone() runs
+    int forked; /* halted because the process forked after the start */
+    uint32_t fork_gen; /* dpf_fork_generation at the start */
+    uint64_t pid; /* the process that started the stream (a raw clone() runs
                                 * no atfork handler, so the id is checked too) */
-    int impl;                  /* DPF_IMPL_* computing the query noise (chacha.h) */
+    int impl; /* DPF_IMPL_* computing the query noise (chacha.h) */
     /* that code: noise (and default-threshold bounds) of a chunk from its words */
     void (*noise_chunk)(const dpf_svt_t *, uint64_t *, int64_t *, double *, uint64_t);
-    int (*any_top)(const double *, const double *, size_t);   /* some v[j] >= b[j]? */
-    int use_bounds;            /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
+    int (*any_top)(const double *, const double *, size_t); /* some v[j] >= b[j]? */
+    int use_bounds; /* |floor(T/g)| < 2^50: compare in doubles (see sparse.c) */
     /* ---- secret: the current threshold noise and the pre-computed noise of the next
      * queries of the current chunk.  Never returned by any function; each query's noise
      * is erased once used (overwritten by the next chunk, or erased before dpf_svt_feed
      * returns). */
-    int64_t secret_thr_int;    /* secure: T-hat = T + secret_thr_int (grid units) */
-    double secret_thr_dbl;     /* fast:   T-hat = T + secret_thr_dbl */
-    uint32_t secret_qpos;      /* next unused entry of secret_qnoise (CHUNK: none left) */
+    int64_t secret_thr_int; /* secure: T-hat = T + secret_thr_int (grid units) */
+    double secret_thr_dbl; /* fast:   T-hat = T + secret_thr_dbl */
+    uint32_t secret_qpos; /* next unused entry of secret_qnoise (CHUNK: none left) */
     int64_t secret_qnoise[DPF_SVT_CHUNK];
     /* with the default threshold: query j is a top iff f_j / g >= secret_qbound[j] */
     double secret_qbound[DPF_SVT_CHUNK];

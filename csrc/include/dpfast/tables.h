@@ -30,7 +30,7 @@ extern "C" {
 #define DPF_XT_MAX 512          /* table entries: m <= 512 */
 #define DPF_XT_GUIDE_BITS 12
 typedef struct dpf_thr {
-    uint64_t lo, hi;              /* floor(2^fast_bits C) over the certified interval of C */
+    uint64_t lo, hi; /* floor(2^fast_bits C) over the certified interval of C */
 } dpf_thr_t;
 
 /* The exact continuation of a uniform U (its first *nw words in words[]) against a
