@@ -1,4 +1,5 @@
 """Only the compiled extension lives here; metadata is in pyproject.toml."""
+
 import glob
 import os
 import sys
@@ -15,8 +16,10 @@ class build_py_with_pth(build_py):
 
     def run(self):
         super().run()
-        self.copy_file("src/dpfast-patch.pth", f"{self.build_lib}/dpfast-patch.pth",
-                       preserve_mode=0)
+        self.copy_file(
+            "src/dpfast-patch.pth", f"{self.build_lib}/dpfast-patch.pth", preserve_mode=0
+        )
+
 
 # Every C file of the core; sorted so that builds are reproducible.
 CSRC = sorted(glob.glob("csrc/*.c"))
@@ -43,8 +46,10 @@ ext = Extension(
     # Built with numpy 2.x headers but only for the C API of numpy 1.25+, so one wheel
     # runs on every numpy >= 1.26 (pyproject's floor) instead of requiring the numpy it
     # was built with.
-    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
-                   ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION")],
+    define_macros=[
+        ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+        ("NPY_TARGET_VERSION", "NPY_1_25_API_VERSION"),
+    ],
     extra_compile_args=compile_args,
     libraries=libraries,
 )
@@ -54,7 +59,9 @@ ext = Extension(
 # module-level state and generator lock is audited for that in docs/threads.md.
 setup(
     cmdclass={"build_py": build_py_with_pth},
-    ext_modules=cythonize([ext], language_level=3,
-                          compiler_directives={"embedsignature": True,
-                                               "freethreading_compatible": True}),
+    ext_modules=cythonize(
+        [ext],
+        language_level=3,
+        compiler_directives={"embedsignature": True, "freethreading_compatible": True},
+    ),
 )

@@ -12,6 +12,7 @@ dependencies are not needed.  Each file's SHA-256 is checked before a byte is pa
 This module returns the raw rows (15 stripped strings each, the trailing '.' of
 ``adult.test``'s income removed); each evaluation bins them as its own spec says.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,9 +21,21 @@ import os
 
 # Column names of the UCI files, in order.
 COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-    "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-    "hours_per_week", "native_country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
 )
 
 SHA256 = {

@@ -3,6 +3,7 @@
 Every script reports a comparison the same way: a column named ``ratio`` holding
 dpfast time / reference time, so below 1 means dpfast is faster (see :func:`ratio`).
 """
+
 import argparse
 import json
 import platform
@@ -15,8 +16,11 @@ import numpy as np
 
 def cpu_info():
     """Model name and SIMD flags of this machine (Linux; a short form elsewhere)."""
-    info = {"machine": platform.machine(), "python": sys.version.split()[0],
-            "numpy": np.__version__}
+    info = {
+        "machine": platform.machine(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+    }
     try:
         with open("/proc/cpuinfo") as f:
             text = f.read()
@@ -24,12 +28,19 @@ def cpu_info():
             if line.startswith("model name"):
                 info["cpu"] = line.split(":", 1)[1].strip()
                 break
-        flags = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
-                      if ln.startswith("flags")), [])
+        flags = next(
+            (
+                ln.split(":", 1)[1].split()
+                for ln in text.splitlines()
+                if ln.startswith("flags")
+            ),
+            [],
+        )
         info["simd"] = [f for f in ("sse2", "avx2", "avx512f") if f in flags]
     except OSError:
         info["cpu"] = platform.processor()
     import os
+
     info["cores"] = os.cpu_count()
     return info
 
@@ -75,9 +86,12 @@ def header(title, repeats=None, out=None):
     info = cpu_info()
     print(f"# {title}", file=out)
     tail = f"; median of {repeats}" if repeats else ""
-    print(f"# {info.get('cpu')} ({info['machine']}, {info['cores']} cores, "
-          f"SIMD {'/'.join(info.get('simd', []))}), numpy {info['numpy']}, "
-          f"python {info['python']}{tail}; the machine may be shared", file=out)
+    print(
+        f"# {info.get('cpu')} ({info['machine']}, {info['cores']} cores, "
+        f"SIMD {'/'.join(info.get('simd', []))}), numpy {info['numpy']}, "
+        f"python {info['python']}{tail}; the machine may be shared",
+        file=out,
+    )
     print(f"# {RATIO_NOTE}", file=out)
     return info
 
@@ -106,5 +120,14 @@ def report(title, rows, args, extra=None, reference="numpy"):
     for r in rows:
         cell = f"{r['ratio']:.2f}" if r.get("ratio") else ""
         print(f"{r['name']:<{width}}{r['ns']:>12.2f}{cell:>10}  {r.get('note', '')}")
-    write_json(args.json, {"title": title, "machine": info, "ratio": RATIO_NOTE,
-                           "reference": reference, "rows": rows, **(extra or {})})
+    write_json(
+        args.json,
+        {
+            "title": title,
+            "machine": info,
+            "ratio": RATIO_NOTE,
+            "reference": reference,
+            "rows": rows,
+            **(extra or {}),
+        },
+    )

@@ -92,10 +92,18 @@ def _cpu_model():
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
-    ap.add_argument("--repeats", type=int, default=7, help="runs per figure (>= 5; median reported)")
-    ap.add_argument("--min-time", type=float, default=0.05, help="seconds per run (auto-sized loop)")
-    ap.add_argument("--ks", type=int, nargs="+", default=[1_000, 1_000_000], help="composition sizes")
-    ap.add_argument("--pld-only", action="store_true", help="only the issue-16 PLD/GDP goals")
+    ap.add_argument(
+        "--repeats", type=int, default=7, help="runs per figure (>= 5; median reported)"
+    )
+    ap.add_argument(
+        "--min-time", type=float, default=0.05, help="seconds per run (auto-sized loop)"
+    )
+    ap.add_argument(
+        "--ks", type=int, nargs="+", default=[1_000, 1_000_000], help="composition sizes"
+    )
+    ap.add_argument(
+        "--pld-only", action="store_true", help="only the issue-16 PLD/GDP goals"
+    )
     args = ap.parse_args(argv)
     if args.repeats < 5:
         ap.error("--repeats must be >= 5")
@@ -103,7 +111,14 @@ def main(argv=None):
     if args.pld_only:
         if args.json:
             with open(args.json, "w") as f:
-                json.dump(dict(meta=dict(cpu=_cpu_model(), python=sys.version.split()[0]), pld=pld_rows), f, indent=2)
+                json.dump(
+                    dict(
+                        meta=dict(cpu=_cpu_model(), python=sys.version.split()[0]),
+                        pld=pld_rows,
+                    ),
+                    f,
+                    indent=2,
+                )
         return 0
 
     eps, delta, dp = 0.01, 1e-9, 1e-6
@@ -113,7 +128,9 @@ def main(argv=None):
         sec, loops = _time_per_call(fn, args.repeats, args.min_time)
         if value is None:
             value = fn()
-        rows.append(dict(task=name, k=k, us_per_call=sec * 1e6, loops=loops, value=_jsonable(value)))
+        rows.append(
+            dict(task=name, k=k, us_per_call=sec * 1e6, loops=loops, value=_jsonable(value))
+        )
 
     for k in args.ks:
         eps_arr = np.full(k, eps)
@@ -121,14 +138,40 @@ def main(argv=None):
         rdp_one = A.rdp_gaussian(50.0)
         add("basic_composition (arrays)", k, lambda: A.basic_composition(eps_arr, del_arr))
         add("advanced_composition", k, lambda: A.advanced_composition(eps, delta, k, dp))
-        add("heterogeneous_advanced_composition", k, lambda: A.heterogeneous_advanced_composition(eps_arr, del_arr, dp))
-        add("advanced_composition_per_step (exact)", k, lambda: A.advanced_composition_per_step(1.0, dp, k))
-        add("optimal_composition (KOV)", k, lambda: A.optimal_composition(eps, delta, k, dp))
-        add("optimal_composition_delta (KOV)", k, lambda: A.optimal_composition_delta(eps, delta, k, 1.0))
-        add("zcdp_to_dp tight (rho = k eps^2/2)", k, lambda: A.zcdp_to_dp(k * eps * eps / 2, dp))
-        add("zcdp_to_dp simple", k, lambda: A.zcdp_to_dp(k * eps * eps / 2, dp, method="simple"))
+        add(
+            "heterogeneous_advanced_composition",
+            k,
+            lambda: A.heterogeneous_advanced_composition(eps_arr, del_arr, dp),
+        )
+        add(
+            "advanced_composition_per_step (exact)",
+            k,
+            lambda: A.advanced_composition_per_step(1.0, dp, k),
+        )
+        add(
+            "optimal_composition (KOV)", k, lambda: A.optimal_composition(eps, delta, k, dp)
+        )
+        add(
+            "optimal_composition_delta (KOV)",
+            k,
+            lambda: A.optimal_composition_delta(eps, delta, k, 1.0),
+        )
+        add(
+            "zcdp_to_dp tight (rho = k eps^2/2)",
+            k,
+            lambda: A.zcdp_to_dp(k * eps * eps / 2, dp),
+        )
+        add(
+            "zcdp_to_dp simple",
+            k,
+            lambda: A.zcdp_to_dp(k * eps * eps / 2, dp, method="simple"),
+        )
         add("zcdp_budget tight", k, lambda: A.zcdp_budget(math.sqrt(k) * eps, dp))
-        add("rdp_to_dp (k Gaussians, 29 orders)", k, lambda: A.rdp_to_dp(A.DEFAULT_RDP_ORDERS, rdp_one * k, dp))
+        add(
+            "rdp_to_dp (k Gaussians, 29 orders)",
+            k,
+            lambda: A.rdp_to_dp(A.DEFAULT_RDP_ORDERS, rdp_one * k, dp),
+        )
         try:  # optional comparison, never a dependency
             import dp_accounting
             from dp_accounting.rdp import rdp_privacy_accountant as rdp
@@ -144,7 +187,15 @@ def main(argv=None):
 
     for mode in ("basic", "advanced", "zcdp", "basic, Fraction charges"):
         sec, calls = _spend_cost(mode, args.repeats)
-        rows.append(dict(task=f"PrivacyBudget.spend [{mode}]", k=None, us_per_call=sec * 1e6, loops=calls, value=None))
+        rows.append(
+            dict(
+                task=f"PrivacyBudget.spend [{mode}]",
+                k=None,
+                us_per_call=sec * 1e6,
+                loops=calls,
+                value=None,
+            )
+        )
 
     meta = dict(
         cpu=_cpu_model(),
@@ -158,8 +209,10 @@ def main(argv=None):
     )
     # the one task with a reference in the same run: dpfast's RDP conversion vs dp_accounting
     for r in rows:
-        ref = next((g for g in rows if g["k"] == r["k"] and g["task"].startswith("dp_accounting")),
-                   None)
+        ref = next(
+            (g for g in rows if g["k"] == r["k"] and g["task"].startswith("dp_accounting")),
+            None,
+        )
         if ref is not None and r["task"].startswith("rdp_to_dp"):
             r["ratio"] = ratio(r["us_per_call"], ref["us_per_call"])
     meta["ratio"] = RATIO_NOTE + "; reference: dp_accounting RdpAccountant"
@@ -168,7 +221,9 @@ def main(argv=None):
     for r in rows:
         k = "" if r["k"] is None else f"{r['k']:.0e}"
         cell = f"{r['ratio']:.2f}" if "ratio" in r else ""
-        print(f"{r['task']:45s} {k:>9s} {r['us_per_call']:12.2f} {cell:>7s}  {_short(r['value'])}")
+        print(
+            f"{r['task']:45s} {k:>9s} {r['us_per_call']:12.2f} {cell:>7s}  {_short(r['value'])}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(meta=meta, results=rows, pld=pld_rows), f, indent=2)
@@ -179,11 +234,13 @@ def main(argv=None):
 
 # k = 1000 heterogeneous mechanisms: 500 Laplace (10 scales x 50) and 500 Gaussian
 # (10 sigmas x 50), sensitivity 1, described the same way to both libraries.
-HETERO = ([("laplace", 20.0 + 5.0 * i, 50) for i in range(10)]
-          + [("gaussian", 20.0 + 5.0 * i, 50) for i in range(10)])
+HETERO = [("laplace", 20.0 + 5.0 * i, 50) for i in range(10)] + [
+    ("gaussian", 20.0 + 5.0 * i, 50) for i in range(10)
+]
 # The same budget with 1000 distinct noise scales (every mechanism its own parameters).
-HETERO_DISTINCT = ([("laplace", 20.0 + 0.09 * i, 1) for i in range(500)]
-                   + [("gaussian", 20.0 + 0.09 * i, 1) for i in range(500)])
+HETERO_DISTINCT = [("laplace", 20.0 + 0.09 * i, 1) for i in range(500)] + [
+    ("gaussian", 20.0 + 0.09 * i, 1) for i in range(500)
+]
 
 
 def _median_time(fn, repeats):
@@ -209,9 +266,15 @@ def _google(spec=HETERO):
     import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
 
-    events = [dp_accounting.SelfComposedDpEvent(
-        dp_accounting.LaplaceDpEvent(p) if kind == "laplace" else dp_accounting.GaussianDpEvent(p), c)
-        for kind, p, c in spec]
+    events = [
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.LaplaceDpEvent(p)
+            if kind == "laplace"
+            else dp_accounting.GaussianDpEvent(p),
+            c,
+        )
+        for kind, p, c in spec
+    ]
     acc = pld_privacy_accountant.PLDAccountant()
     acc.compose(dp_accounting.ComposedDpEvent(events))
     return acc.get_epsilon(1e-6)
@@ -223,43 +286,74 @@ def _pld_goals(repeats):
     sigma = A.calibrate_gaussian(1.0, 1e-5, count=100)
     exact = math.sqrt(100) / A.gdp_mu(1.0, 1e-5)
     zcdp_sigma = math.sqrt(100 / (2 * A.zcdp_budget(1.0, 1e-5)))
-    rows.append(dict(task="calibrate_gaussian k=100 (1, 1e-5)", sigma=sigma, exact=exact,
-                     excess=sigma / exact - 1, zcdp_sigma=zcdp_sigma, zcdp_excess=zcdp_sigma / exact - 1))
+    rows.append(
+        dict(
+            task="calibrate_gaussian k=100 (1, 1e-5)",
+            sigma=sigma,
+            exact=exact,
+            excess=sigma / exact - 1,
+            zcdp_sigma=zcdp_sigma,
+            zcdp_excess=zcdp_sigma / exact - 1,
+        )
+    )
     # Goal 2: heterogeneous PLD composition + epsilon(1e-6)
     t_def, e_def = _median_time(_ours, repeats)
     t_fine, e_fine = _median_time(lambda: _ours(2.0**-13), repeats)
-    row = dict(task="PLD k=1000 heterogeneous Laplace/Gaussian, eps(1e-6)",
-               dpfast_seconds=t_def, dpfast_epsilon=e_def,
-               dpfast_fine_seconds=t_fine, dpfast_fine_epsilon=e_fine)
+    row = dict(
+        task="PLD k=1000 heterogeneous Laplace/Gaussian, eps(1e-6)",
+        dpfast_seconds=t_def,
+        dpfast_epsilon=e_def,
+        dpfast_fine_seconds=t_fine,
+        dpfast_fine_epsilon=e_fine,
+    )
     try:
         t_g, e_g = _median_time(_google, max(3, repeats // 3))
-        row.update(dp_accounting_seconds=t_g, dp_accounting_epsilon=e_g,
-                   ratio_default=ratio(t_def, t_g), ratio_fine=ratio(t_fine, t_g))
+        row.update(
+            dp_accounting_seconds=t_g,
+            dp_accounting_epsilon=e_g,
+            ratio_default=ratio(t_def, t_g),
+            ratio_fine=ratio(t_fine, t_g),
+        )
     except ImportError:
         row.update(dp_accounting_seconds=None)
     rows.append(row)
     # the same with 1000 distinct mechanisms (one timing each: dp_accounting takes long)
     t_d, e_d = _median_time(lambda: _ours(None, HETERO_DISTINCT), 1)
     t_df, e_df = _median_time(lambda: _ours(2.0**-13, HETERO_DISTINCT), 1)
-    row = dict(task="PLD k=1000 distinct Laplace/Gaussian, eps(1e-6)",
-               dpfast_seconds=t_d, dpfast_epsilon=e_d, dpfast_fine_seconds=t_df, dpfast_fine_epsilon=e_df)
+    row = dict(
+        task="PLD k=1000 distinct Laplace/Gaussian, eps(1e-6)",
+        dpfast_seconds=t_d,
+        dpfast_epsilon=e_d,
+        dpfast_fine_seconds=t_df,
+        dpfast_fine_epsilon=e_df,
+    )
     try:
         t_g, e_g = _median_time(lambda: _google(HETERO_DISTINCT), 1)
-        row.update(dp_accounting_seconds=t_g, dp_accounting_epsilon=e_g,
-                   ratio_default=ratio(t_d, t_g), ratio_fine=ratio(t_df, t_g))
+        row.update(
+            dp_accounting_seconds=t_g,
+            dp_accounting_epsilon=e_g,
+            ratio_default=ratio(t_d, t_g),
+            ratio_fine=ratio(t_df, t_g),
+        )
     except ImportError:
         row.update(dp_accounting_seconds=None)
     rows.append(row)
     header("dpfast.accounting: issue 16 goals; ratio against dp_accounting", repeats)
     r = rows[0]
-    print(f"calibrate_gaussian k=100 (1,1e-5): sigma {r['sigma']:.9g}, exact {r['exact']:.9g}, "
-          f"excess {r['excess']:.2e} (zCDP route: {r['zcdp_sigma']:.6g}, +{100 * r['zcdp_excess']:.2f}%)")
+    print(
+        f"calibrate_gaussian k=100 (1,1e-5): sigma {r['sigma']:.9g}, exact {r['exact']:.9g}, "
+        f"excess {r['excess']:.2e} (zCDP route: {r['zcdp_sigma']:.6g}, +{100 * r['zcdp_excess']:.2f}%)"
+    )
     for r in rows[1:]:
-        print(f"{r['task']}:\n  dpfast {r['dpfast_seconds']:.3f}s eps {r['dpfast_epsilon']:.9g} | "
-              f"dpfast grid 2^-13 {r['dpfast_fine_seconds']:.3f}s eps {r['dpfast_fine_epsilon']:.9g}")
+        print(
+            f"{r['task']}:\n  dpfast {r['dpfast_seconds']:.3f}s eps {r['dpfast_epsilon']:.9g} | "
+            f"dpfast grid 2^-13 {r['dpfast_fine_seconds']:.3f}s eps {r['dpfast_fine_epsilon']:.9g}"
+        )
         if r.get("dp_accounting_seconds"):
-            print(f"  dp_accounting {r['dp_accounting_seconds']:.3f}s eps {r['dp_accounting_epsilon']:.9g} | "
-                  f"ratio {r['ratio_default']:.3f} (default grid), {r['ratio_fine']:.3f} (grid 2^-13)")
+            print(
+                f"  dp_accounting {r['dp_accounting_seconds']:.3f}s eps {r['dp_accounting_epsilon']:.9g} | "
+                f"ratio {r['ratio_default']:.3f} (default grid), {r['ratio_fine']:.3f} (grid 2^-13)"
+            )
         else:
             print("  dp_accounting not importable: no comparison")
     return rows

@@ -10,6 +10,7 @@ and one scalar Laplace draw.  OpenDP: a 1,000-element
 vector Laplace measurement from dpfast.opendp against OpenDP's built-in (when importable).
 Rows whose peer is not installed are skipped (dpfast[diffprivlib], [pipeline_dp], [opendp]).
 """
+
 import numpy as np
 
 from _common import parser, ratio, report, timeit
@@ -39,18 +40,29 @@ def diffprivlib_rows(n, rep, rows):
         ours, theirs = getattr(shim, name)(**kw), getattr(dm, name)(**kw)
         t_ours, _ = timeit(lambda: [ours.randomise(value) for _ in range(n)], n, rep)
         t_theirs, _ = timeit(lambda: [theirs.randomise(value) for _ in range(n)], n, rep)
-        rows.append({"name": f"diffprivlib {name}.randomise via dpfast", "ns": t_ours,
-                     "ratio": ratio(t_ours, t_theirs),
-                     "note": f"diffprivlib's own: {t_theirs / 1000:.2f} us"})
+        rows.append(
+            {
+                "name": f"diffprivlib {name}.randomise via dpfast",
+                "ns": t_ours,
+                "ratio": ratio(t_ours, t_theirs),
+                "note": f"diffprivlib's own: {t_theirs / 1000:.2f} us",
+            }
+        )
 
 
 def rr_rows(n, rep, rows):
-    t, _ = timeit(lambda: [_rr.randomized_response(True, epsilon=1.0) for _ in range(n)],
-                  n, rep)
+    t, _ = timeit(
+        lambda: [_rr.randomized_response(True, epsilon=1.0) for _ in range(n)], n, rep
+    )
     uncached = _rr._flip_threshold.__wrapped__
     t0, _ = timeit(lambda: [uncached(1.0, 2) for _ in range(n)], n, rep)
-    rows.append({"name": "randomized_response, one scalar (threshold cached)", "ns": t,
-                 "note": f"recomputing the threshold (as before) adds {t0 / 1000:.2f} us"})
+    rows.append(
+        {
+            "name": "randomized_response, one scalar (threshold cached)",
+            "ns": t,
+            "note": f"recomputing the threshold (as before) adds {t0 / 1000:.2f} us",
+        }
+    )
 
 
 def opendp_rows(rep, rows):
@@ -59,17 +71,24 @@ def opendp_rows(rep, rows):
     from dpfast import opendp as dpo
 
     dp.enable_features("contrib", "honest-but-curious")
-    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False), size=1000),
-             dp.l1_distance(T=float))
+    space = (
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=1000),
+        dp.l1_distance(T=float),
+    )
     ours = dpo.make_laplace(*space, scale=1.0)
     theirs = dp.m.make_laplace(*space, scale=1.0)
     x = [0.5] * 1000
     k = 50
     t_ours, _ = timeit(lambda: [ours(x) for _ in range(k)], k, rep)
     t_theirs, _ = timeit(lambda: [theirs(x) for _ in range(5)], 5, rep)
-    rows.append({"name": "OpenDP 1,000-vector Laplace via dpfast.opendp (per call)",
-                 "ns": t_ours, "ratio": ratio(t_ours, t_theirs),
-                 "note": f"built-in make_laplace: {t_theirs / 1e6:.2f} ms per call"})
+    rows.append(
+        {
+            "name": "OpenDP 1,000-vector Laplace via dpfast.opendp (per call)",
+            "ns": t_ours,
+            "ratio": ratio(t_ours, t_theirs),
+            "note": f"built-in make_laplace: {t_theirs / 1e6:.2f} ms per call",
+        }
+    )
 
 
 def pipeline_dp_rows(rep, rows):
@@ -79,23 +98,42 @@ def pipeline_dp_rows(rep, rows):
     from dpfast.compat import pipeline_dp as dpp
 
     params = dpc.AdditiveVectorNoiseParams(
-        eps=1.0, delta=1e-6, max_norm=1.0, l0_sensitivity=1, linf_sensitivity=1.0,
-        norm_kind=ap.NormKind.Linf, noise_kind=ap.NoiseKind.LAPLACE)
+        eps=1.0,
+        delta=1e-6,
+        max_norm=1.0,
+        l0_sensitivity=1,
+        linf_sensitivity=1.0,
+        norm_kind=ap.NormKind.Linf,
+        noise_kind=ap.NoiseKind.LAPLACE,
+    )
     vec = np.zeros(10_000)
     dpp.uninstall()
     t_pydp, _ = timeit(lambda: dpc.add_noise_vector(vec, params), vec.size, rep)
     t_ours, _ = timeit(lambda: dpp.add_noise_vector(vec, params), vec.size, rep)
-    rows.append({"name": "PipelineDP VECTOR_SUM noise, 10^4-dim, via dpfast (per element)",
-                 "ns": t_ours, "ratio": ratio(t_ours, t_pydp),
-                 "note": f"PyDP loop: {t_pydp * vec.size / 1e6:.1f} ms per vector, "
-                         f"dpfast {t_ours * vec.size / 1e6:.3f} ms"})
-    lap, pydp_lap = dpp.LaplaceMechanism(1.0, 1.0), dpp._pydp_mech.LaplaceMechanism(
-        epsilon=1.0, sensitivity=1.0)
+    rows.append(
+        {
+            "name": "PipelineDP VECTOR_SUM noise, 10^4-dim, via dpfast (per element)",
+            "ns": t_ours,
+            "ratio": ratio(t_ours, t_pydp),
+            "note": f"PyDP loop: {t_pydp * vec.size / 1e6:.1f} ms per vector, "
+            f"dpfast {t_ours * vec.size / 1e6:.3f} ms",
+        }
+    )
+    lap, pydp_lap = (
+        dpp.LaplaceMechanism(1.0, 1.0),
+        dpp._pydp_mech.LaplaceMechanism(epsilon=1.0, sensitivity=1.0),
+    )
     n = 20_000
     t_ours, _ = timeit(lambda: [lap.add_noise(0.5) for _ in range(n)], n, rep)
     t_pydp, _ = timeit(lambda: [pydp_lap.add_noise(0.5) for _ in range(n)], n, rep)
-    rows.append({"name": "PipelineDP Laplace add_noise (scalar) via dpfast", "ns": t_ours,
-                 "ratio": ratio(t_ours, t_pydp), "note": f"PyDP: {t_pydp / 1000:.2f} us"})
+    rows.append(
+        {
+            "name": "PipelineDP Laplace add_noise (scalar) via dpfast",
+            "ns": t_ours,
+            "ratio": ratio(t_ours, t_pydp),
+            "note": f"PyDP: {t_pydp / 1000:.2f} us",
+        }
+    )
 
 
 def main():
@@ -116,7 +154,12 @@ def main():
         opendp_rows(args.repeats, rows)
     except ImportError as exc:
         print(f"# OpenDP rows skipped: {exc}")
-    report("dpfast as a backend: per-call cost", rows, args, reference="the tool's own implementation")
+    report(
+        "dpfast as a backend: per-call cost",
+        rows,
+        args,
+        reference="the tool's own implementation",
+    )
 
 
 if __name__ == "__main__":

@@ -63,37 +63,72 @@ def peers():
     out = []
     try:
         import opendp.prelude as dp
+
         dp.enable_features("contrib")
         for scale in (3.0,):
-            meas = dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=scale)
-            out.append((f"opendp discrete laplace (scale {scale}, scalar calls)", "laplace",
-                        lambda n, m=meas: [m(0) for _ in range(n)]))
-        meas = dp.m.make_gaussian(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=3.0)
-        out.append(("opendp discrete gaussian (sigma 3, scalar calls)", "gaussian",
-                    lambda n, m=meas: [m(0) for _ in range(n)]))
+            meas = dp.m.make_laplace(
+                dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=scale
+            )
+            out.append(
+                (
+                    f"opendp discrete laplace (scale {scale}, scalar calls)",
+                    "laplace",
+                    lambda n, m=meas: [m(0) for _ in range(n)],
+                )
+            )
+        meas = dp.m.make_gaussian(
+            dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=3.0
+        )
+        out.append(
+            (
+                "opendp discrete gaussian (sigma 3, scalar calls)",
+                "gaussian",
+                lambda n, m=meas: [m(0) for _ in range(n)],
+            )
+        )
     except Exception as exc:  # not installed, or another API version
         out.append((f"opendp: not available ({type(exc).__name__})", None, None))
     try:
         from diffprivlib.mechanisms import GaussianDiscrete, Geometric
+
         geo = Geometric(epsilon=1 / 3, sensitivity=1)
-        out.append(("diffprivlib Geometric (eps 1/3, scalar calls)", "laplace",
-                    lambda n, m=geo: [m.randomise(0) for _ in range(n)]))
+        out.append(
+            (
+                "diffprivlib Geometric (eps 1/3, scalar calls)",
+                "laplace",
+                lambda n, m=geo: [m.randomise(0) for _ in range(n)],
+            )
+        )
         gd = GaussianDiscrete(epsilon=0.5, delta=1e-6, sensitivity=1)
-        out.append(("diffprivlib GaussianDiscrete (scalar calls)", "gaussian",
-                    lambda n, m=gd: [m.randomise(0) for _ in range(n)]))
+        out.append(
+            (
+                "diffprivlib GaussianDiscrete (scalar calls)",
+                "gaussian",
+                lambda n, m=gd: [m.randomise(0) for _ in range(n)],
+            )
+        )
     except Exception as exc:
         out.append((f"diffprivlib: not available ({type(exc).__name__})", None, None))
     return out
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=10**6, help="samples per timed call (default 1e6)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--n", type=int, default=10**6, help="samples per timed call (default 1e6)"
+    )
     ap.add_argument("--repeats", type=int, default=7, help="timed calls per sampler (>= 5)")
-    ap.add_argument("--peer-n", type=int, default=2000, help="samples per call for scalar-only peers")
+    ap.add_argument(
+        "--peer-n", type=int, default=2000, help="samples per call for scalar-only peers"
+    )
     ap.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    ap.add_argument("--cpu-time", action="store_true",
-                    help="time with time.process_time instead of wall time")
+    ap.add_argument(
+        "--cpu-time",
+        action="store_true",
+        help="time with time.process_time instead of wall time",
+    )
     args = ap.parse_args(argv)
     n, reps = args.n, max(5, args.repeats)
     global CLOCK
@@ -104,47 +139,104 @@ def main(argv=None):
 
     def add(name, kind, fn, count=n, group="dpfast"):
         med, best = timeit(fn, count, reps)
-        rows.append({"name": name, "kind": kind, "group": group, "ns_median": med, "ns_min": best})
+        rows.append(
+            {"name": name, "kind": kind, "group": group, "ns_median": med, "ns_min": best}
+        )
 
-    add("numpy laplace (float, not DP-safe)", "np_laplace", lambda k: npg.laplace(0, 3, k), group="numpy")
-    add("numpy normal (float, not DP-safe)", "np_normal", lambda k: npg.normal(0, 3, k), group="numpy")
+    add(
+        "numpy laplace (float, not DP-safe)",
+        "np_laplace",
+        lambda k: npg.laplace(0, 3, k),
+        group="numpy",
+    )
+    add(
+        "numpy normal (float, not DP-safe)",
+        "np_normal",
+        lambda k: npg.normal(0, 3, k),
+        group="numpy",
+    )
     p = 1 - np.exp(-1 / 3)
-    add("numpy geometric difference, scale 3 (not exact)", "np_geodiff",
-        lambda k: npg.geometric(p, k) - npg.geometric(p, k), group="numpy")
+    add(
+        "numpy geometric difference, scale 3 (not exact)",
+        "np_geodiff",
+        lambda k: npg.geometric(p, k) - npg.geometric(p, k),
+        group="numpy",
+    )
 
-    add("uniform_below(10) (Lemire)", "other", lambda k: dpfast._core.uniform_below(10, (k,), None))
+    add(
+        "uniform_below(10) (Lemire)",
+        "other",
+        lambda k: dpfast._core.uniform_below(10, (k,), None),
+    )
     add("bernoulli(1/3)", "other", lambda k: dr.bernoulli(Fraction(1, 3), k))
     add("bernoulli(0.3) (float, exact)", "other", lambda k: dr.bernoulli(0.3, k))
     add("bernoulli_exp(1/2)", "other", lambda k: dr.bernoulli_exp(Fraction(1, 2), k))
     add("bernoulli_exp(5/2)", "other", lambda k: dr.bernoulli_exp(Fraction(5, 2), k))
     add("geometric(3) exact", "other", lambda k: dr.geometric(3, k))
-    add("geometric(3) constant time", "other", lambda k: dr.geometric(3, k, constant_time=True))
+    add(
+        "geometric(3) constant time",
+        "other",
+        lambda k: dr.geometric(3, k, constant_time=True),
+    )
     for scale in (1, 3, 1 / 0.3, 10, 100, 1000, 10**4, 10**8, 2**40):
         label = "2^40 (grid-style)" if scale == 2**40 else f"{scale:g}"
-        add(f"discrete_laplace({label}) exact", "laplace",
-            lambda k, s=scale: dr.discrete_laplace(s, k, workers=1))
-        add(f"discrete_laplace({label}) constant time", "laplace_ct",
-            lambda k, s=scale: dr.discrete_laplace(s, k, constant_time=True, workers=1))
+        add(
+            f"discrete_laplace({label}) exact",
+            "laplace",
+            lambda k, s=scale: dr.discrete_laplace(s, k, workers=1),
+        )
+        add(
+            f"discrete_laplace({label}) constant time",
+            "laplace_ct",
+            lambda k, s=scale: dr.discrete_laplace(s, k, constant_time=True, workers=1),
+        )
     for sigma in (0.5, 1, 3, 3.73, 10, 50, 1000, 10**4, 10**5, 10**6, 2**24, 10**8):
         label = "2^24" if sigma == 2**24 else f"{sigma:g}"
-        add(f"discrete_gaussian({label}) exact", "gaussian",
-            lambda k, s=sigma: dr.discrete_gaussian(s, k, workers=1))
+        add(
+            f"discrete_gaussian({label}) exact",
+            "gaussian",
+            lambda k, s=sigma: dr.discrete_gaussian(s, k, workers=1),
+        )
         # the same law by [CKS] Algorithm 3 (the sampler before the block sampler of
         # csrc/dgauss.c; span2 = 0 selects it): not a goal row, the before/after reference
         alg3 = dpfast._core.DiscreteGaussianExact(*dr._sigma2_rational(sigma, None), 64, 0)
-        add(f"discrete_gaussian({label}) exact, [CKS] Algorithm 3", "gaussian_alg3",
-            lambda k, g=alg3: g.draw(k, None))
+        add(
+            f"discrete_gaussian({label}) exact, [CKS] Algorithm 3",
+            "gaussian_alg3",
+            lambda k, g=alg3: g.draw(k, None),
+        )
         if sigma <= 50:
-            add(f"discrete_gaussian({sigma:g}) constant time", "gaussian_ct",
-                lambda k, s=sigma: dr.discrete_gaussian(s, k, constant_time=True, workers=1))
+            add(
+                f"discrete_gaussian({sigma:g}) constant time",
+                "gaussian_ct",
+                lambda k, s=sigma: dr.discrete_gaussian(
+                    s, k, constant_time=True, workers=1
+                ),
+            )
     m = max(n // 100, 1000)
-    add("discrete_laplace(3) exact, one scalar call", "scalar",
-        lambda k: [dr.discrete_laplace(3) for _ in range(k)], count=m)
-    add("discrete_gaussian(3) exact, one scalar call", "scalar",
-        lambda k: [dr.discrete_gaussian(3) for _ in range(k)], count=m)
+    add(
+        "discrete_laplace(3) exact, one scalar call",
+        "scalar",
+        lambda k: [dr.discrete_laplace(3) for _ in range(k)],
+        count=m,
+    )
+    add(
+        "discrete_gaussian(3) exact, one scalar call",
+        "scalar",
+        lambda k: [dr.discrete_gaussian(3) for _ in range(k)],
+        count=m,
+    )
     for name, kind, fn in peers():
         if fn is None:
-            rows.append({"name": name, "kind": None, "group": "peer", "ns_median": None, "ns_min": None})
+            rows.append(
+                {
+                    "name": name,
+                    "kind": None,
+                    "group": "peer",
+                    "ns_median": None,
+                    "ns_min": None,
+                }
+            )
         else:
             add(name, kind, fn, count=args.peer_n, group="peer")
 
@@ -155,7 +247,10 @@ def main(argv=None):
         if r["ns_median"] is None:
             r["ratio"] = None
         elif r["kind"] in ("laplace", "laplace_ct", "np_geodiff"):
-            r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_geo), "numpy geometric difference"
+            r["ratio"], r["ratio_to"] = (
+                ratio(r["ns_median"], np_geo),
+                "numpy geometric difference",
+            )
         elif r["kind"] == "np_laplace":
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_lap), "numpy laplace"
         elif r["kind"] in ("gaussian", "gaussian_ct", "gaussian_alg3", "np_normal"):
@@ -164,25 +259,53 @@ def main(argv=None):
             r["ratio"], r["ratio_to"] = ratio(r["ns_median"], np_lap), "numpy laplace"
 
     def worst(kind, ref):
-        return max(r["ns_median"] for r in rows if r["kind"] == kind and r["group"] == "dpfast") / ref
+        return (
+            max(
+                r["ns_median"] for r in rows if r["kind"] == kind and r["group"] == "dpfast"
+            )
+            / ref
+        )
 
-    lap, lap_ct, gau = worst("laplace", np_geo), worst("laplace_ct", np_lap), worst("gaussian", np_norm)
+    lap, lap_ct, gau = (
+        worst("laplace", np_geo),
+        worst("laplace_ct", np_lap),
+        worst("gaussian", np_norm),
+    )
     goals = {
-        "discrete_laplace exact ratio <= 0.5 vs numpy geometric difference (worst scale)": [lap, lap <= 0.5],
+        "discrete_laplace exact ratio <= 0.5 vs numpy geometric difference (worst scale)": [
+            lap,
+            lap <= 0.5,
+        ],
         "discrete_gaussian exact ratio <= 2 vs numpy normal (worst sigma)": [gau, gau <= 2],
-        "discrete_laplace exact ratio <= 3 vs numpy laplace (worst scale)":
-            [worst("laplace", np_lap), worst("laplace", np_lap) <= 3],
-        "discrete_laplace constant time ratio <= 3 vs numpy laplace (worst scale)": [lap_ct, lap_ct <= 3],
-        "discrete_gaussian exact ratio <= 10 vs numpy normal (worst sigma)": [gau, gau <= 10],
+        "discrete_laplace exact ratio <= 3 vs numpy laplace (worst scale)": [
+            worst("laplace", np_lap),
+            worst("laplace", np_lap) <= 3,
+        ],
+        "discrete_laplace constant time ratio <= 3 vs numpy laplace (worst scale)": [
+            lap_ct,
+            lap_ct <= 3,
+        ],
+        "discrete_gaussian exact ratio <= 10 vs numpy normal (worst sigma)": [
+            gau,
+            gau <= 10,
+        ],
     }
 
-    info = {"cpu": cpu_model(), "python": sys.version.split()[0], "numpy": np.__version__,
-            "dpfast": dpfast.__version__, "n": n, "repeats": reps,
-            "clock": "process_time" if args.cpu_time else "perf_counter",
-            "chacha_simd": dr.default_rng().simd}
+    info = {
+        "cpu": cpu_model(),
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "dpfast": dpfast.__version__,
+        "n": n,
+        "repeats": reps,
+        "clock": "process_time" if args.cpu_time else "perf_counter",
+        "chacha_simd": dr.default_rng().simd,
+    }
     header("dpfast discrete samplers: ns per sample", reps)
-    print(f"# {info['cpu']}; python {info['python']}, numpy {info['numpy']}, dpfast {info['dpfast']}, "
-          f"ChaCha20 {info['chacha_simd']}; n = {n}, median (min) of {reps}")
+    print(
+        f"# {info['cpu']}; python {info['python']}, numpy {info['numpy']}, dpfast {info['dpfast']}, "
+        f"ChaCha20 {info['chacha_simd']}; n = {n}, median (min) of {reps}"
+    )
     print(f"{'sampler':58s} {'ns/sample':>22s} {'ratio':>7s}  reference")
     for r in rows:
         if r["ns_median"] is None:
@@ -195,8 +318,15 @@ def main(argv=None):
         print(f"{goal}: ratio {value:.2f} -> {'met' if met else 'NOT met'}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"info": info, "results": rows,
-                       "goals": {g: {"ratio": v, "met": m} for g, (v, m) in goals.items()}}, f, indent=2)
+            json.dump(
+                {
+                    "info": info,
+                    "results": rows,
+                    "goals": {g: {"ratio": v, "met": m} for g, (v, m) in goals.items()},
+                },
+                f,
+                indent=2,
+            )
     return 0
 
 

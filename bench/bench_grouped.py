@@ -19,6 +19,7 @@ Accuracy: mean absolute error of the released counts and sums against the exact
 (unbounded) values, over the partitions each library released, and how many it released.
 Timings are medians of ``--repeats`` runs on a shared machine: other processes add noise.
 """
+
 import json
 import os
 import subprocess
@@ -41,26 +42,41 @@ def make_data(n, partitions, seed=0):
     two = rng.integers(0, partitions, size=(n_units, 2))
     keys = two[units, rng.integers(0, 2, size=units.size)]
     values = rng.random(units.size) * 10.0
-    perm = rng.permutation(units.size)          # records arrive in no particular order
+    perm = rng.permutation(units.size)  # records arrive in no particular order
     return units[perm], keys[perm], values[perm]
 
 
 def truth(keys, values, partitions):
-    return (np.bincount(keys, minlength=partitions),
-            np.bincount(keys, weights=values, minlength=partitions))
+    return (
+        np.bincount(keys, minlength=partitions),
+        np.bincount(keys, weights=values, minlength=partitions),
+    )
 
 
 def run_dpfast(units, keys, values):
-    return G.grouped_release(units=units, keys=keys, values=values,
-                             statistics=("count", "sum"), epsilon=EPS, delta=DELTA,
-                             max_partitions=L0, max_contributions=LINF, lower=LO, upper=HI)
+    return G.grouped_release(
+        units=units,
+        keys=keys,
+        values=values,
+        statistics=("count", "sum"),
+        epsilon=EPS,
+        delta=DELTA,
+        max_partitions=L0,
+        max_contributions=LINF,
+        lower=LO,
+        upper=HI,
+    )
 
 
 def errors(keys_out, counts, sums, true_c, true_s):
     k = np.asarray(keys_out, dtype=np.int64)
-    return {"released": int(k.size),
-            "mae_count": float(np.mean(np.abs(np.asarray(counts) - true_c[k]))) if k.size else None,
-            "mae_sum": float(np.mean(np.abs(np.asarray(sums) - true_s[k]))) if k.size else None}
+    return {
+        "released": int(k.size),
+        "mae_count": float(np.mean(np.abs(np.asarray(counts) - true_c[k])))
+        if k.size
+        else None,
+        "mae_sum": float(np.mean(np.abs(np.asarray(sums) - true_s[k]))) if k.size else None,
+    }
 
 
 PDP_SCRIPT = r"""
@@ -97,8 +113,9 @@ def run_pipeline_dp(python, units, keys, values, repeats):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
         np.savez(path, units=units, keys=keys, values=values)
-        args = [python, "-c", PDP_SCRIPT, path] + [str(x) for x in
-                                                   (EPS, DELTA, L0, LINF, LO, HI, repeats)]
+        args = [python, "-c", PDP_SCRIPT, path] + [
+            str(x) for x in (EPS, DELTA, L0, LINF, LO, HI, repeats)
+        ]
         res = subprocess.run(args, capture_output=True, text=True, check=True)
     return json.loads(res.stdout)
 
@@ -116,27 +133,49 @@ def main():
     p = parser(__doc__.splitlines()[0])
     p.set_defaults(n=10_000_000, repeats=3)
     p.add_argument("--partitions", type=int, default=100_000)
-    p.add_argument("--pdp-n", type=int, default=1_000_000,
-                   help="records for the PipelineDP comparison (0: same as -n)")
+    p.add_argument(
+        "--pdp-n",
+        type=int,
+        default=1_000_000,
+        help="records for the PipelineDP comparison (0: same as -n)",
+    )
     p.add_argument("--pdp-python", default="/tmp/venv-pdp/bin/python")
     args = p.parse_args()
-    info = header("grouped count+sum, L0=2, Linf=3, [0, 10], eps=3, delta=1e-5, private "
-                  "selection; ratio against PipelineDP", args.repeats)
+    info = header(
+        "grouped count+sum, L0=2, Linf=3, [0, 10], eps=3, delta=1e-5, private "
+        "selection; ratio against PipelineDP",
+        args.repeats,
+    )
     results = {"machine": info, "ratio": RATIO_NOTE, "rows": []}
 
     def row(name, n, parts, secs, err, note=""):
-        r = {"name": name, "records": n, "partitions": parts, "seconds": secs,
-             "ns_per_record": secs / n * 1e9, **err, "note": note}
+        r = {
+            "name": name,
+            "records": n,
+            "partitions": parts,
+            "seconds": secs,
+            "ns_per_record": secs / n * 1e9,
+            **err,
+            "note": note,
+        }
         results["rows"].append(r)
         mc = f"{err['mae_count']:.3f}" if err["mae_count"] is not None else "-"
         ms = f"{err['mae_sum']:.2f}" if err["mae_sum"] is not None else "-"
-        print(f"{name:<28}{n:>10}{parts:>8}{secs:>10.3f} s{r['ns_per_record']:>9.1f} ns/rec"
-              f"  released {err['released']:>6}  MAE count {mc:>7}  MAE sum {ms:>8}  {note}")
+        print(
+            f"{name:<28}{n:>10}{parts:>8}{secs:>10.3f} s{r['ns_per_record']:>9.1f} ns/rec"
+            f"  released {err['released']:>6}  MAE count {mc:>7}  MAE sum {ms:>8}  {note}"
+        )
 
     units, keys, values = make_data(args.n, args.partitions)
     tc, ts = truth(keys, values, args.partitions)
     secs, out = time_dpfast(units, keys, values, args.repeats)
-    row("dpfast", args.n, args.partitions, secs, errors(out["key"], out["count"], out["sum"], tc, ts))
+    row(
+        "dpfast",
+        args.n,
+        args.partitions,
+        secs,
+        errors(out["key"], out["count"], out["sum"], tc, ts),
+    )
 
     pdp_n = args.pdp_n or args.n
     have_pdp = os.path.exists(args.pdp_python)
@@ -145,14 +184,27 @@ def main():
         units, keys, values = make_data(pdp_n, parts, seed=1)
         tc, ts = truth(keys, values, parts)
         secs, out = time_dpfast(units, keys, values, args.repeats)
-        row("dpfast", pdp_n, parts, secs, errors(out["key"], out["count"], out["sum"], tc, ts))
+        row(
+            "dpfast",
+            pdp_n,
+            parts,
+            secs,
+            errors(out["key"], out["count"], out["sum"], tc, ts),
+        )
     else:
         parts = args.partitions
     if have_pdp:
-        pdp = run_pipeline_dp(args.pdp_python, units, keys, values, max(1, args.repeats // 3))
+        pdp = run_pipeline_dp(
+            args.pdp_python, units, keys, values, max(1, args.repeats // 3)
+        )
         psecs = float(np.median(pdp["times"]))
-        row("PipelineDP LocalBackend", pdp_n, parts, psecs,
-            errors(pdp["keys"], pdp["count"], pdp["sum"], tc, ts))
+        row(
+            "PipelineDP LocalBackend",
+            pdp_n,
+            parts,
+            psecs,
+            errors(pdp["keys"], pdp["count"], pdp["sum"], tc, ts),
+        )
         r = ratio(secs, psecs)
         results["ratio_vs_pipeline_dp"] = r
         print(f"# ratio (dpfast / PipelineDP) on {pdp_n} records: {r:.3f} (goal <= 0.1)")

@@ -66,7 +66,10 @@ def contention(url, procs, cap_charges, keys=1):
     """procs processes spend UNIT until refused, on ``keys`` budgets of ``cap_charges``
     units each (worker i uses budget i % keys): charges/s and the exact overspend check."""
     led = ledger.open(url)
-    budgets = [led.budget(f"contention{k}", epsilon=cap_charges * UNIT, create=True) for k in range(keys)]
+    budgets = [
+        led.budget(f"contention{k}", epsilon=cap_charges * UNIT, create=True)
+        for k in range(keys)
+    ]
 
     def worker(w, i):
         b = budgets[i % keys]
@@ -86,8 +89,11 @@ def contention(url, procs, cap_charges, keys=1):
         total += int(read_lines(fd)[0])
         os.waitpid(pid, 0)
     dt = time.perf_counter() - t0
-    ok = (total == keys * cap_charges and all(r.ok for r in led.verify())
-          and all(Fraction(b.spent.epsilon) == cap_charges * Fraction(UNIT) for b in budgets))
+    ok = (
+        total == keys * cap_charges
+        and all(r.ok for r in led.verify())
+        and all(Fraction(b.spent.epsilon) == cap_charges * Fraction(UNIT) for b in budgets)
+    )
     return total / dt, ok
 
 
@@ -108,7 +114,10 @@ def load_with_kills(url, workers, duration, kill_every, seed=2026):
             while True:
                 t0 = time.perf_counter()
                 b.spend(UNIT * (1 + i % 3), label=f"w{me}-{i}")
-                os.write(w, f"{me}-{i} {UNIT * (1 + i % 3)!r} {time.perf_counter() - t0:.6f}\n".encode())
+                os.write(
+                    w,
+                    f"{me}-{i} {UNIT * (1 + i % 3)!r} {time.perf_counter() - t0:.6f}\n".encode(),
+                )
                 i += 1
 
         pid, fd = fork_worker(loop)
@@ -149,10 +158,19 @@ def load_with_kills(url, workers, duration, kill_every, seed=2026):
     under = int(history_total < sum((Fraction(a) for _, a in reported), Fraction(0)))
     problems = len(led.verify("load")[0].problems)
     latencies.sort()
-    q = (lambda p: latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1e3) if latencies else (lambda p: float("nan"))
-    return {"charges_per_s": len(labels) / elapsed, "p50_ms": q(0.50), "p99_ms": q(0.99),
-            "kills": kills, "charges": len(labels),
-            "discrepancies": missing + duplicates + state_mismatch + under + problems}
+    q = (
+        (lambda p: latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1e3)
+        if latencies
+        else (lambda p: float("nan"))
+    )
+    return {
+        "charges_per_s": len(labels) / elapsed,
+        "p50_ms": q(0.50),
+        "p99_ms": q(0.99),
+        "kills": kills,
+        "charges": len(labels),
+        "discrepancies": missing + duplicates + state_mismatch + under + problems,
+    }
 
 
 def main():
@@ -162,7 +180,12 @@ def main():
     p.add_argument("--quick", action="store_true", help="smaller runs")
     p.add_argument("--no-postgres", action="store_true")
     p.add_argument("--duration", type=float, default=20.0, help="load test seconds")
-    p.add_argument("--kill-every", type=float, default=0.05, help="load test: mean seconds between kills")
+    p.add_argument(
+        "--kill-every",
+        type=float,
+        default=0.05,
+        help="load test: mean seconds between kills",
+    )
     args = p.parse_args()
     n = 1000 if args.quick else 4000
     rows = []
@@ -173,38 +196,84 @@ def main():
         print(f"  {name:<52}{value:>12,.2f} {unit:<10} {note}", flush=True)
 
     info = cpu_info()
-    print(f"# dpfast.ledger: {info.get('cpu')} ({info['cores']} cores), python {info['python']}; "
-          f"medians; the machine may be shared")
-    row("in-memory PrivacyBudget.spend, wall", memory_charge_us(args.repeats), "us/charge", "goal <= 2 us")
-    row("in-memory PrivacyBudget.spend, CPU time", memory_charge_us(args.repeats, clock=time.process_time),
-        "us/charge", "goal <= 2 us")
+    print(
+        f"# dpfast.ledger: {info.get('cpu')} ({info['cores']} cores), python {info['python']}; "
+        f"medians; the machine may be shared"
+    )
+    row(
+        "in-memory PrivacyBudget.spend, wall",
+        memory_charge_us(args.repeats),
+        "us/charge",
+        "goal <= 2 us",
+    )
+    row(
+        "in-memory PrivacyBudget.spend, CPU time",
+        memory_charge_us(args.repeats, clock=time.process_time),
+        "us/charge",
+        "goal <= 2 us",
+    )
     for sync in ("full", "normal"):
         url = f"sqlite:///{tmp}/one-{sync}.db?synchronous={sync}"
         rates = [one_process_rate(url, n) for _ in range(3)]
-        row(f"SQLite 1 process, synchronous={sync}", statistics.median(rates), "charges/s", "goal >= 5,000")
+        row(
+            f"SQLite 1 process, synchronous={sync}",
+            statistics.median(rates),
+            "charges/s",
+            "goal >= 5,000",
+        )
     rates = [one_process_rate(f"sqlite:///{tmp}/batch.db", n, batch=10) for _ in range(3)]
-    row("SQLite 1 process, spend_many batches of 10 (full)", statistics.median(rates), "charges/s")
+    row(
+        "SQLite 1 process, spend_many batches of 10 (full)",
+        statistics.median(rates),
+        "charges/s",
+    )
     rate, ok = contention(f"sqlite:///{tmp}/contention.db", 4, n)
-    row("SQLite 4 processes until exhausted (full)", rate, "charges/s", f"exact, no overspend: {ok}")
+    row(
+        "SQLite 4 processes until exhausted (full)",
+        rate,
+        "charges/s",
+        f"exact, no overspend: {ok}",
+    )
     results = {}
     if not args.no_postgres:
         from dpfast.ledger.testing import ThrowawayPostgres
+
         with ThrowawayPostgres() as pg:
             rate, ok = contention(pg.database("bench1"), 8, 2 * n)
-            row("PostgreSQL 8 clients, one budget (fsync on)", rate, "charges/s",
-                f"goal >= 1,000; exact, no overspend: {ok}")
+            row(
+                "PostgreSQL 8 clients, one budget (fsync on)",
+                rate,
+                "charges/s",
+                f"goal >= 1,000; exact, no overspend: {ok}",
+            )
             rate, ok = contention(pg.database("bench8"), 8, n // 2, keys=8)
-            row("PostgreSQL 8 clients, a budget each (fsync on)", rate, "charges/s",
-                f"goal >= 1,000; exact, no overspend: {ok}")
-    load = load_with_kills(f"sqlite:///{tmp}/load.db", 4, args.duration / (4 if args.quick else 1),
-                           args.kill_every)
+            row(
+                "PostgreSQL 8 clients, a budget each (fsync on)",
+                rate,
+                "charges/s",
+                f"goal >= 1,000; exact, no overspend: {ok}",
+            )
+    load = load_with_kills(
+        f"sqlite:///{tmp}/load.db",
+        4,
+        args.duration / (4 if args.quick else 1),
+        args.kill_every,
+    )
     results["load"] = load
-    row("load test, 4 workers, kill -9 (full)", load["charges_per_s"], "charges/s",
+    row(
+        "load test, 4 workers, kill -9 (full)",
+        load["charges_per_s"],
+        "charges/s",
         f"p50 {load['p50_ms']:.2f} ms, p99 {load['p99_ms']:.2f} ms, {load['kills']} kills survived, "
-        f"{load['charges']} charges, discrepancies {load['discrepancies']}")
+        f"{load['charges']} charges, discrepancies {load['discrepancies']}",
+    )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"title": "dpfast.ledger", "machine": info, "rows": rows, **results}, f, indent=2)
+            json.dump(
+                {"title": "dpfast.ledger", "machine": info, "rows": rows, **results},
+                f,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ numpy scalars) against numpy's Generator(PCG64) scalar call; a fill with array-v
 on a DataFrame against the same per-column releases written as a Python loop (the
 reference there is dpfast itself).  "ratio" is dpfast's time divided by the reference's.
 """
+
 import numpy as np
 
 import dpfast.random as dr
@@ -27,8 +28,10 @@ def main():
     for label, call in [
         ("laplace(0.0, 1.0)", lambda: dr.laplace(0.0, 1.0)),
         ("laplace(0, 1, None) (ints)", lambda: dr.laplace(0, 1, None)),
-        ("laplace(np.float64(0), np.float64(1), None)",
-         lambda: dr.laplace(np.float64(0.0), np.float64(1.0), None)),
+        (
+            "laplace(np.float64(0), np.float64(1), None)",
+            lambda: dr.laplace(np.float64(0.0), np.float64(1.0), None),
+        ),
         ("normal(0.0, 1.0)", lambda: dr.normal(0.0, 1.0)),
         ("gumbel(0.0, 1.0)", lambda: dr.gumbel(0.0, 1.0)),
     ]:
@@ -41,8 +44,13 @@ def main():
     t_np, _ = timeit(lambda: pcg.laplace(loc, scale, size=(m, 1000)), m * 1000, rep)
     t_dp, _ = timeit(lambda: dr.laplace(loc, scale, size=(m, 1000)), m * 1000, rep)
     rows.append({"name": "numpy laplace(loc[1000], scale[1000], (m, 1000))", "ns": t_np})
-    rows.append({"name": "dpfast laplace(loc[1000], scale[1000], (m, 1000))", "ns": t_dp,
-                 "ratio": ratio(t_dp, t_np)})
+    rows.append(
+        {
+            "name": "dpfast laplace(loc[1000], scale[1000], (m, 1000))",
+            "ns": t_dp,
+            "ratio": ratio(t_dp, t_np),
+        }
+    )
 
     try:
         import pandas as pd
@@ -50,19 +58,30 @@ def main():
         pd = None
     if pd is not None:
         rows_n, cols = max(n // 10, 1), 10
-        df = pd.DataFrame(np.random.default_rng(0).uniform(0, 100, (rows_n, cols)),
-                          columns=[f"c{j}" for j in range(cols)])
+        df = pd.DataFrame(
+            np.random.default_rng(0).uniform(0, 100, (rows_n, cols)),
+            columns=[f"c{j}" for j in range(cols)],
+        )
         kw = {"lower": 0.0, "upper": 100.0}
 
         def loop():
-            return pd.Series({c: R.mean(df[c].to_numpy(), epsilon=0.1, **kw)
-                              for c in df.columns})
+            return pd.Series(
+                {c: R.mean(df[c].to_numpy(), epsilon=0.1, **kw) for c in df.columns}
+            )
 
         t_loop, _ = timeit(loop, rows_n * cols, rep)
-        t_axis, _ = timeit(lambda: R.mean(df, epsilon=1.0, axis=0, **kw), rows_n * cols, rep)
+        t_axis, _ = timeit(
+            lambda: R.mean(df, epsilon=1.0, axis=0, **kw), rows_n * cols, rep
+        )
         rows.append({"name": "per-column mean, Python loop over columns", "ns": t_loop})
-        rows.append({"name": "releases.mean(df, axis=0)", "ns": t_axis,
-                     "ratio": ratio(t_axis, t_loop), "note": "reference: the loop"})
+        rows.append(
+            {
+                "name": "releases.mean(df, axis=0)",
+                "ns": t_axis,
+                "ratio": ratio(t_axis, t_loop),
+                "note": "reference: the loop",
+            }
+        )
     report("numpy conventions: ns per value", rows, args)
 
 

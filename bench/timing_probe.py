@@ -23,6 +23,7 @@ The samplers are timed per draw inside C with the cycle counter (dpf_ticks: rdts
 "ns" column in ticks for them); the mechanisms per Python call on one thread (what a
 caller, or a remote observer of a service, can time).
 """
+
 import math
 import random
 import time
@@ -66,8 +67,16 @@ def by_output(name, sampler, n, rows, g):
     mag = np.abs(vals)
     med = np.median(mag)
     tval, na, nb = welch_t(t[mag <= med], t[mag > med])
-    rows.append({"name": f"{name}: |noise| low vs high", "ns": float(np.median(t)),
-                 "t": tval, "n": [na, nb], "note": verdict(tval), "unit": "ticks"})
+    rows.append(
+        {
+            "name": f"{name}: |noise| low vs high",
+            "ns": float(np.median(t)),
+            "t": tval,
+            "n": [na, nb],
+            "note": verdict(tval),
+            "unit": "ticks",
+        }
+    )
 
 
 def fix_vs_random(name, fn, n, rows, seed=1):
@@ -78,13 +87,27 @@ def fix_vs_random(name, fn, n, rows, seed=1):
     xs = [np.array([0.0 if c else rnd.uniform(-1e6, 1e6)]) for c in cls]
     t, out = time_calls(fn, xs, n)
     tval, na, nb = welch_t(t[cls], t[~cls])
-    rows.append({"name": f"{name}: input fixed vs random", "ns": float(np.median(t)),
-                 "t": tval, "n": [na, nb], "note": verdict(tval)})
+    rows.append(
+        {
+            "name": f"{name}: input fixed vs random",
+            "ns": float(np.median(t)),
+            "t": tval,
+            "n": [na, nb],
+            "note": verdict(tval),
+        }
+    )
     noise = np.abs(np.concatenate(out) - np.concatenate(xs))
     med = np.median(noise)
     tval, na, nb = welch_t(t[noise <= med], t[noise > med])
-    rows.append({"name": f"{name}: |noise| low vs high", "ns": float(np.median(t)),
-                 "t": tval, "n": [na, nb], "note": verdict(tval)})
+    rows.append(
+        {
+            "name": f"{name}: |noise| low vs high",
+            "ns": float(np.median(t)),
+            "t": tval,
+            "n": [na, nb],
+            "note": verdict(tval),
+        }
+    )
 
 
 def verdict(t):
@@ -99,25 +122,58 @@ def main():
     rows = []
     # constant-time samplers (the claim under test), timed per draw in C
     by_output("DiscreteLaplaceCT(3)", _core.DiscreteLaplaceCT(3, 1), n, rows, g)
-    by_output("DiscreteLaplaceCT(2^40)", _core.DiscreteLaplaceCT(2 ** 40, 1), n, rows, g)
-    by_output("DiscreteGaussianCT(sigma^2 = 14)", _core.DiscreteGaussianCT(14, 1), n, rows, g)
+    by_output("DiscreteLaplaceCT(2^40)", _core.DiscreteLaplaceCT(2**40, 1), n, rows, g)
+    by_output(
+        "DiscreteGaussianCT(sigma^2 = 14)", _core.DiscreteGaussianCT(14, 1), n, rows, g
+    )
     # exact samplers: not constant time (documented); the positive control
     by_output("DiscreteLaplaceExact(3)", _core.DiscreteLaplaceExact(3, 1), n, rows, g)
-    by_output("DiscreteLaplaceExact(2^40)", _core.DiscreteLaplaceExact(2 ** 40, 1), n, rows, g)
-    by_output("DiscreteGaussianExact(sigma^2 = 14)", _core.DiscreteGaussianExact(14, 1), n,
-              rows, g)
-    by_output("DiscreteGaussianExact(sigma^2 = 2^48)", _core.DiscreteGaussianExact(2 ** 48, 1),
-              n, rows, g)
+    by_output(
+        "DiscreteLaplaceExact(2^40)", _core.DiscreteLaplaceExact(2**40, 1), n, rows, g
+    )
+    by_output(
+        "DiscreteGaussianExact(sigma^2 = 14)",
+        _core.DiscreteGaussianExact(14, 1),
+        n,
+        rows,
+        g,
+    )
+    by_output(
+        "DiscreteGaussianExact(sigma^2 = 2^48)",
+        _core.DiscreteGaussianExact(2**48, 1),
+        n,
+        rows,
+        g,
+    )
     # the default (secure) mechanisms, timed per Python call
     # the default (secure) mechanisms
-    fix_vs_random("laplace_mechanism(x, epsilon=1) secure",
-                  lambda x: M.laplace_mechanism(x, epsilon=1.0, rng=g), n, rows)
-    fix_vs_random("gaussian_mechanism(x, 1, 1e-5) secure",
-                  lambda x: M.gaussian_mechanism(x, epsilon=1.0, delta=1e-5, rng=g), n, rows)
-    info_rows = [{"name": r["name"], "ns": r["ns"], "note": f"t = {r['t']:+.2f}  "
-                  f"n = {r['n'][0]}/{r['n'][1]}  {r['note']}"} for r in rows]
-    report("Timing probe (dudect-style Welch t-test); ns = median per call", info_rows, args,
-           {"probe_rows": rows}, reference="none (no ratios)")
+    fix_vs_random(
+        "laplace_mechanism(x, epsilon=1) secure",
+        lambda x: M.laplace_mechanism(x, epsilon=1.0, rng=g),
+        n,
+        rows,
+    )
+    fix_vs_random(
+        "gaussian_mechanism(x, 1, 1e-5) secure",
+        lambda x: M.gaussian_mechanism(x, epsilon=1.0, delta=1e-5, rng=g),
+        n,
+        rows,
+    )
+    info_rows = [
+        {
+            "name": r["name"],
+            "ns": r["ns"],
+            "note": f"t = {r['t']:+.2f}  n = {r['n'][0]}/{r['n'][1]}  {r['note']}",
+        }
+        for r in rows
+    ]
+    report(
+        "Timing probe (dudect-style Welch t-test); ns = median per call",
+        info_rows,
+        args,
+        {"probe_rows": rows},
+        reference="none (no ratios)",
+    )
 
 
 if __name__ == "__main__":

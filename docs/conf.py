@@ -6,6 +6,7 @@ Build (from the repository root, after ``python -m pip install ".[docs]"``)::
     python -m sphinx -W --keep-going -b doctest docs docs/_build/doctest
     python -m pytest --doctest-glob="*.md" -o doctest_optionflags="ELLIPSIS NORMALIZE_WHITESPACE" docs README.md
 """
+
 import dpfast
 
 project = "dpfast"
@@ -41,8 +42,10 @@ myst_heading_anchors = 3
 # Doctests: every page's examples run against the installed package.
 # the examples seed their generators for reproducible output, on purpose: silence the
 # InsecureRandomnessWarning they would print (docs/getting-started.md says why)
-doctest_global_setup = ("import numpy as np\nimport dpfast\nimport warnings\n"
-                        "warnings.simplefilter('ignore', dpfast.InsecureRandomnessWarning)")
+doctest_global_setup = (
+    "import numpy as np\nimport dpfast\nimport warnings\n"
+    "warnings.simplefilter('ignore', dpfast.InsecureRandomnessWarning)"
+)
 
 html_theme = "alabaster"
 html_title = f"dpfast {release}"

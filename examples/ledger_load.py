@@ -48,14 +48,31 @@ def main(argv=None):
     base = args.url
     if base is None:
         port = 18000 + os.getpid() % 1000
-        proc = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "ledger_service.py"),
-                                 "--ledger", ledger_url, "--port", str(port), "--workers", str(args.workers)],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                os.path.join(os.path.dirname(__file__), "ledger_service.py"),
+                "--ledger",
+                ledger_url,
+                "--port",
+                str(port),
+                "--workers",
+                str(args.workers),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         proc.stdout.readline()  # "serving on ..."
         base = f"http://127.0.0.1:{port}"
     rng = random.Random(7)
-    plan = [(f"a{rng.randrange(args.analysts)}", rng.choice(["count", "mean"]), rng.choice([0.01, 0.02, 0.05]))
-            for _ in range(args.requests)]
+    plan = [
+        (
+            f"a{rng.randrange(args.analysts)}",
+            rng.choice(["count", "mean"]),
+            rng.choice([0.01, 0.02, 0.05]),
+        )
+        for _ in range(args.requests)
+    ]
     latencies, answered, refused, lock = [], {}, [0], threading.Lock()
 
     def client(jobs):
@@ -67,14 +84,19 @@ def main(argv=None):
             with lock:
                 latencies.append(dt)
                 if status == 200:
-                    answered[analyst] = answered.get(analyst, Fraction(0)) + Fraction(repr(eps))  # the decimal charged
+                    answered[analyst] = answered.get(analyst, Fraction(0)) + Fraction(
+                        repr(eps)
+                    )  # the decimal charged
                 elif status == 403:
                     refused[0] += 1
                 else:
                     raise RuntimeError(f"{status} {body}")
 
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(plan[i::args.clients],)) for i in range(args.clients)]
+    threads = [
+        threading.Thread(target=client, args=(plan[i :: args.clients],))
+        for i in range(args.clients)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -84,9 +106,11 @@ def main(argv=None):
         proc.terminate()
         proc.wait()
     latencies.sort()
-    print(f"{len(plan)} requests in {elapsed:.2f} s: {len(plan) / elapsed:,.0f} requests/s, "
-          f"p50 {latencies[len(latencies) // 2] * 1e3:.1f} ms, p99 {latencies[int(0.99 * len(latencies))] * 1e3:.1f} ms, "
-          f"{refused[0]} refused by the budgets")
+    print(
+        f"{len(plan)} requests in {elapsed:.2f} s: {len(plan) / elapsed:,.0f} requests/s, "
+        f"p50 {latencies[len(latencies) // 2] * 1e3:.1f} ms, p99 {latencies[int(0.99 * len(latencies))] * 1e3:.1f} ms, "
+        f"{refused[0]} refused by the budgets"
+    )
     if args.url is not None:
         return 0
     led = ledger.open(ledger_url)
@@ -97,8 +121,10 @@ def main(argv=None):
         # exact: the service parses the same decimal text into the same float
         ok = recorded == total and recorded <= 1
         bad += not ok
-        print(f"  analyst {analyst}: answered eps {float(total):.4f}, recorded {float(recorded):.4f}, "
-              f"cap 1.0 -> {'ok' if ok else 'MISMATCH'}")
+        print(
+            f"  analyst {analyst}: answered eps {float(total):.4f}, recorded {float(recorded):.4f}, "
+            f"cap 1.0 -> {'ok' if ok else 'MISMATCH'}"
+        )
     reports = led.verify()
     print(f"verify: {sum(r.ok for r in reports)}/{len(reports)} budgets intact")
     return 1 if bad or not all(r.ok for r in reports) else 0

@@ -55,7 +55,11 @@ class Service:
         b = self.budget(q.get("analyst"))
         rows = self.data["age"] >= float(q.get("min_age", "0"))
         value = stats.count(np.flatnonzero(rows), epsilon=float(q["epsilon"]), budget=b)
-        return {"count": int(value), "epsilon": float(q["epsilon"]), "remaining": b.remaining._asdict()}
+        return {
+            "count": int(value),
+            "epsilon": float(q["epsilon"]),
+            "remaining": b.remaining._asdict(),
+        }
 
     def mean(self, q):
         b = self.budget(q.get("analyst"))
@@ -63,10 +67,19 @@ class Service:
         if column not in COLUMNS:
             raise PrivacyParameterError(f"column must be one of {sorted(COLUMNS)}")
         lower, upper = COLUMNS[column]
-        value = stats.mean(self.data[column], lower=lower, upper=upper,
-                              epsilon=float(q["epsilon"]), budget=b)
-        return {"mean": float(value), "column": column, "epsilon": float(q["epsilon"]),
-                "remaining": b.remaining._asdict()}
+        value = stats.mean(
+            self.data[column],
+            lower=lower,
+            upper=upper,
+            epsilon=float(q["epsilon"]),
+            budget=b,
+        )
+        return {
+            "mean": float(value),
+            "column": column,
+            "epsilon": float(q["epsilon"]),
+            "remaining": b.remaining._asdict(),
+        }
 
     def remaining(self, q):
         b = self.budget(q.get("analyst"))
@@ -113,14 +126,21 @@ def _interrupt(signum, frame):
 
 def serve(args):
     service = Service(args.ledger, args.epsilon, args.delta)
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(service), bind_and_activate=False)
+    server = ThreadingHTTPServer(
+        (args.host, args.port), make_handler(service), bind_and_activate=False
+    )
     server.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.server_bind()
     server.server_activate()
-    print(f"serving on http://{args.host}:{server.server_address[1]} with {args.workers} "
-          f"worker process(es), ledger {service.ledger.url}", flush=True)
+    print(
+        f"serving on http://{args.host}:{server.server_address[1]} with {args.workers} "
+        f"worker process(es), ledger {service.ledger.url}",
+        flush=True,
+    )
     children = []
-    for _ in range(args.workers - 1):  # pre-fork: the children share the socket and the ledger
+    for _ in range(
+        args.workers - 1
+    ):  # pre-fork: the children share the socket and the ledger
         pid = os.fork()
         if pid == 0:
             try:
@@ -145,7 +165,9 @@ def main(argv=None):
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--epsilon", type=float, default=1.0, help="each analyst's total epsilon")
+    p.add_argument(
+        "--epsilon", type=float, default=1.0, help="each analyst's total epsilon"
+    )
     p.add_argument("--delta", type=float, default=0.0)
     serve(p.parse_args(argv))
 

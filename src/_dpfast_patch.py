@@ -12,6 +12,7 @@ rebuild PipelineDP's mechanisms themselves, get dpfast noise:
 This module imports only the standard library (it runs in every Python process of the
 environment when the variable is set).
 """
+
 import importlib.abc
 import importlib.util
 import os
@@ -62,8 +63,10 @@ def activate(value=None):
     names = [v.strip() for v in value.split(",") if v.strip()]
     unknown = [n for n in names if n not in _TARGETS]
     if unknown:
-        sys.stderr.write(f"dpfast: DPFAST_PATCH names unknown backends {unknown}; "
-                         f"known: {sorted(_TARGETS)}\n")
+        sys.stderr.write(
+            f"dpfast: DPFAST_PATCH names unknown backends {unknown}; "
+            f"known: {sorted(_TARGETS)}\n"
+        )
     names = [n for n in names if n in _TARGETS]
     later = []
     for name in names:

@@ -1,4 +1,5 @@
 """Fixtures shared by the test modules (pytest finds them here; never import them)."""
+
 import os
 
 import pytest
@@ -20,6 +21,7 @@ def pg_server():
     if not os.environ.get("CI"):
         pytest.importorskip("psycopg")
     from dpfast.ledger.testing import ThrowawayPostgres
+
     try:
         server = ThrowawayPostgres(fsync=False)
     except (RuntimeError, OSError) as e:

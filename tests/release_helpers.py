@@ -1,6 +1,7 @@
 """Shared pieces of the dpfast.query_release tests: the toy domain and histogram (the fixtures
 ``dom`` and ``hist`` of tests/conftest.py), and an instrumented histogram that counts
 every read of its private counts."""
+
 import numpy as np
 
 from dpfast.query_release import Domain, Histogram
@@ -19,6 +20,7 @@ def toy_histogram(dom):
 
 class Spy(Histogram):
     """A histogram that counts every read of its private counts."""
+
     __slots__ = ("reads",)
 
     def __init__(self, domain, counts):

@@ -1,4 +1,5 @@
 """Statistical helpers shared by the sampler tests."""
+
 import numpy as np
 
 # Statistical tests use fixed seeds and a tiny significance level, so a correct sampler

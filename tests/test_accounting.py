@@ -56,8 +56,10 @@ def test_basic_composition_sums_and_rounds_up():
     # exact sums 0.6 and 3e-6 print as floats, so they come back exactly
     eps, dlt = A.basic_composition([0.1, 0.2, 0.3], [1e-6, 0.0, 2e-6])
     assert (eps, dlt) == (0.6, 3e-6)
-    assert Fraction(repr(eps)) == Fraction("0.6") and Fraction(repr(dlt)) == Fraction("3e-6")
-    assert A.basic_composition(np.full(1000, 0.001)) [0] == pytest.approx(1.0, rel=1e-15)
+    assert Fraction(repr(eps)) == Fraction("0.6") and Fraction(repr(dlt)) == Fraction(
+        "3e-6"
+    )
+    assert A.basic_composition(np.full(1000, 0.001))[0] == pytest.approx(1.0, rel=1e-15)
     assert A.basic_composition([0.5, 0.25]) == (0.75, 0.0)
 
 
@@ -96,12 +98,20 @@ def test_basic_composition_invalid():
 
 def mp_advanced(eps, k, delta_prime):
     e = mpmath.mpf(eps)
-    return mpmath.sqrt(2 * k * mpmath.log(1 / mpmath.mpf(delta_prime))) * e + k * e * mpmath.expm1(e)
+    return mpmath.sqrt(
+        2 * k * mpmath.log(1 / mpmath.mpf(delta_prime))
+    ) * e + k * e * mpmath.expm1(e)
 
 
 @pytest.mark.parametrize(
     "eps,delta,k,dp",
-    [(0.1, 0.0, 100, 1e-5), (0.001, 1e-9, 10_000, 1e-6), (1.0, 0.0, 3, 0.5), (2.5, 1e-7, 1, 1e-10), (1e-6, 0.0, 10**6, 1e-12)],
+    [
+        (0.1, 0.0, 100, 1e-5),
+        (0.001, 1e-9, 10_000, 1e-6),
+        (1.0, 0.0, 3, 0.5),
+        (2.5, 1e-7, 1, 1e-10),
+        (1e-6, 0.0, 10**6, 1e-12),
+    ],
 )
 def test_advanced_composition_matches_mpmath(eps, delta, k, dp):
     e, d = A.advanced_composition(eps, delta, k, dp)
@@ -113,7 +123,9 @@ def test_advanced_composition_matches_mpmath(eps, delta, k, dp):
 def test_advanced_composition_hand_value():
     # sqrt(2 * 100 * ln 1e5) * 0.1 + 100 * 0.1 * (e^0.1 - 1) = 4.798526... + 1.051709...
     e, _ = A.advanced_composition(0.1, 0.0, 100, 1e-5)
-    assert e == pytest.approx(math.sqrt(200 * math.log(1e5)) * 0.1 + 10 * (math.exp(0.1) - 1), rel=1e-14)
+    assert e == pytest.approx(
+        math.sqrt(200 * math.log(1e5)) * 0.1 + 10 * (math.exp(0.1) - 1), rel=1e-14
+    )
     assert e == pytest.approx(5.850235, abs=1e-6)
 
 
@@ -180,7 +192,9 @@ def test_per_step_closed_form_refused_where_cor_3_21_proof_fails():
     assert mp_advanced(exact, 1, 0.99) <= 0.9
 
 
-@pytest.mark.parametrize("target,dp,k", [(0.5, 1e-6, 1), (2.0, 1e-9, 37), (10.0, 1e-5, 10**6), (1e-3, 0.1, 5)])
+@pytest.mark.parametrize(
+    "target,dp,k", [(0.5, 1e-6, 1), (2.0, 1e-9, 37), (10.0, 1e-5, 10**6), (1e-3, 0.1, 5)]
+)
 def test_per_step_exact_matches_mpmath(target, dp, k):
     e = A.advanced_composition_per_step(target, dp, k)
     root = mpmath.findroot(lambda x: mp_advanced(x, k, dp) - target, mpmath.mpf(e))
@@ -210,7 +224,9 @@ def test_product_mechanism_never_returns_printed_delta(eps, k):
     exact = k * mpmath.mpf(eps) ** 2 + k * mpmath.mpf(eps) * mpmath.expm1(mpmath.mpf(eps))
     assert close(e, exact) and e >= float(exact)
     # It is advanced composition with delta' = e^(-k eps^2 / 2).
-    assert e == pytest.approx(A.advanced_composition(eps, 0.0, k, math.exp(-k * eps * eps / 2))[0], rel=1e-12)
+    assert e == pytest.approx(
+        A.advanced_composition(eps, 0.0, k, math.exp(-k * eps * eps / 2))[0], rel=1e-12
+    )
 
 
 def test_product_mechanism_simplification_only_below_1_2564():
@@ -237,7 +253,9 @@ def mp_kov_delta_hom(eps, k, eg):
     for ell in range(k + 1):
         if (k - ell) * e <= eg + ell * e:
             break
-        total += mpmath.binomial(k, ell) * (mpmath.exp((k - ell) * e) - mpmath.exp(eg + ell * e))
+        total += mpmath.binomial(k, ell) * (
+            mpmath.exp((k - ell) * e) - mpmath.exp(eg + ell * e)
+        )
     return total / (1 + mpmath.exp(e)) ** k
 
 
@@ -258,7 +276,15 @@ def mp_kov_solve(eps, k, target):
 
 @pytest.mark.parametrize(
     "eps,k,dp",
-    [(0.1, 100, 1e-5), (0.01, 1000, 1e-9), (1.0, 50, 1e-3), (0.05, 2000, 1e-6), (0.5, 7, 0.01), (2.0, 1, 1e-6), (0.3, 2, 0.05)],
+    [
+        (0.1, 100, 1e-5),
+        (0.01, 1000, 1e-9),
+        (1.0, 50, 1e-3),
+        (0.05, 2000, 1e-6),
+        (0.5, 7, 0.01),
+        (2.0, 1, 1e-6),
+        (0.3, 2, 0.05),
+    ],
 )
 def test_optimal_composition_matches_mpmath(eps, k, dp):
     eg, dg = A.optimal_composition(eps, 0.0, k, dp)
@@ -279,9 +305,14 @@ def test_optimal_composition_k1_closed_form():
 def kov_theorem_delta(eps, delta, k, i):
     """KOV 2015 Thm 3.3 at eps_g = (k - 2i) eps, as printed in the paper, in mpmath."""
     e = mpmath.mpf(eps)
-    d_i = mpmath.fsum(
-        mpmath.binomial(k, l) * (mpmath.exp((k - l) * e) - mpmath.exp((k - 2 * i + l) * e)) for l in range(i)
-    ) / (1 + mpmath.exp(e)) ** k
+    d_i = (
+        mpmath.fsum(
+            mpmath.binomial(k, l)
+            * (mpmath.exp((k - l) * e) - mpmath.exp((k - 2 * i + l) * e))
+            for l in range(i)
+        )
+        / (1 + mpmath.exp(e)) ** k
+    )
     return 1 - (1 - mpmath.mpf(delta)) ** k * (1 - d_i)
 
 
@@ -324,7 +355,9 @@ def test_optimal_delta_equals_brute_force_privacy_region(eps, delta, k):
         brute = A.hockey_stick_divergence(P, Q, eg)
         ours = A.optimal_composition_delta(eps, delta, k, eg)
         assert ours == pytest.approx(brute, rel=1e-9, abs=1e-15)
-        assert ours >= brute * (1 - 1e-12) - 1e-15  # brute force leaves ~1e-16 residues at true zeros
+        assert (
+            ours >= brute * (1 - 1e-12) - 1e-15
+        )  # brute force leaves ~1e-16 residues at true zeros
     # The optimal eps_g at a target delta' reproduces the brute-force region.
     dp = 0.01
     eg, dg = A.optimal_composition(eps, delta, k, dp)
@@ -346,7 +379,9 @@ def test_optimal_composition_large_k_against_scipy_binomial():
     assert 1.0 < eg < A.advanced_composition(eps, 0.0, k, dp)[0]
 
 
-@pytest.mark.parametrize("eps,k,log_t", [(0.01, 100_000, -50.0), (0.3, 20_001, -120.0), (2.0, 5_000, -700.0)])
+@pytest.mark.parametrize(
+    "eps,k,log_t", [(0.01, 100_000, -50.0), (0.3, 20_001, -120.0), (2.0, 5_000, -700.0)]
+)
 def test_kov_pruning_is_rigorous(eps, k, log_t):
     # White-box check of the one approximation in the optimal accountant: binomial terms
     # outside the kept window must each be <= e^log_t, and their total must be covered
@@ -367,11 +402,17 @@ def test_kov_pruning_is_rigorous(eps, k, log_t):
     s_mp = 1 / (1 + mpmath.exp(e))
     for i in np.linspace(0, terms.ell.size - 1, 15).astype(int):
         ell = int(terms.ell[i])
-        exact = mpmath.log(mpmath.binomial(k, ell)) + ell * mpmath.log(s_mp) + (k - ell) * mpmath.log(1 - s_mp)
+        exact = (
+            mpmath.log(mpmath.binomial(k, ell))
+            + ell * mpmath.log(s_mp)
+            + (k - ell) * mpmath.log(1 - s_mp)
+        )
         assert abs(terms.log_a[i] - exact) <= 1e-11 * max(1, abs(exact))
 
 
-@pytest.mark.parametrize("eps,k", [(0.01, 10), (0.1, 1000), (0.01, 10**6), (1.0, 5000), (0.5, 3)])
+@pytest.mark.parametrize(
+    "eps,k", [(0.01, 10), (0.1, 1000), (0.01, 10**6), (1.0, 5000), (0.5, 3)]
+)
 def test_ordering_optimal_advanced_basic(eps, k):
     dp = 1e-6
     delta = 1e-9
@@ -452,24 +493,38 @@ def mp_zcdp_eps_tight(rho, delta):
     rho, L = mpmath.mpf(rho), -mpmath.log(mpmath.mpf(delta))
 
     def eps_at(alpha):
-        return alpha * rho + (L - mpmath.log(alpha)) / (alpha - 1) + mpmath.log(1 - 1 / alpha)
+        return (
+            alpha * rho + (L - mpmath.log(alpha)) / (alpha - 1) + mpmath.log(1 - 1 / alpha)
+        )
 
-    return mp_golden_min(eps_at, 1 + mpmath.mpf(10) ** -30, 1 + 4 * mpmath.sqrt(L / rho) + 10)
+    return mp_golden_min(
+        eps_at, 1 + mpmath.mpf(10) ** -30, 1 + 4 * mpmath.sqrt(L / rho) + 10
+    )
 
 
 def mp_zcdp_delta_tight(rho, eps):
     rho, eps = mpmath.mpf(rho), mpmath.mpf(eps)
 
     def log_delta(alpha):  # the brief's form: exp((a-1)(a rho - eps))/(a-1) * (1 - 1/a)^a
-        return (alpha - 1) * (alpha * rho - eps) - mpmath.log(alpha - 1) + alpha * mpmath.log(1 - 1 / alpha)
+        return (
+            (alpha - 1) * (alpha * rho - eps)
+            - mpmath.log(alpha - 1)
+            + alpha * mpmath.log(1 - 1 / alpha)
+        )
 
-    return mpmath.exp(mp_golden_min(log_delta, 1 + mpmath.mpf(10) ** -30, 4 + 2 * (eps + 1) / rho))
+    return mpmath.exp(
+        mp_golden_min(log_delta, 1 + mpmath.mpf(10) ** -30, 4 + 2 * (eps + 1) / rho)
+    )
 
 
-@pytest.mark.parametrize("rho,delta", [(0.5, 1e-6), (0.01, 1e-5), (2.0, 1e-10), (1e-4, 0.1), (50.0, 1e-3)])
+@pytest.mark.parametrize(
+    "rho,delta", [(0.5, 1e-6), (0.01, 1e-5), (2.0, 1e-10), (1e-4, 0.1), (50.0, 1e-3)]
+)
 def test_zcdp_to_dp_matches_mpmath(rho, delta):
     simple = A.zcdp_to_dp(rho, delta, method="simple")
-    exact_simple = mpmath.mpf(rho) + 2 * mpmath.sqrt(mpmath.mpf(rho) * mpmath.log(1 / mpmath.mpf(delta)))
+    exact_simple = mpmath.mpf(rho) + 2 * mpmath.sqrt(
+        mpmath.mpf(rho) * mpmath.log(1 / mpmath.mpf(delta))
+    )
     assert close(simple, exact_simple) and simple >= exact_simple
     tight = A.zcdp_to_dp(rho, delta)
     exact_tight = max(mp_zcdp_eps_tight(rho, delta), 0)
@@ -486,7 +541,10 @@ def test_zcdp_to_dp_matches_mpmath(rho, delta):
 
 def test_zcdp_simple_delta_inverse():
     rho, eps = 0.3, 3.0
-    assert close(A.zcdp_delta(rho, eps, method="simple"), mpmath.exp(-((mpmath.mpf(eps) - rho) ** 2) / (4 * mpmath.mpf(rho))))
+    assert close(
+        A.zcdp_delta(rho, eps, method="simple"),
+        mpmath.exp(-((mpmath.mpf(eps) - rho) ** 2) / (4 * mpmath.mpf(rho))),
+    )
     assert A.zcdp_delta(rho, 0.1, method="simple") == 1.0
     assert A.zcdp_delta(rho, eps) <= A.zcdp_delta(rho, eps, method="simple")
 
@@ -499,7 +557,9 @@ def test_zcdp_tight_conversion_is_valid_for_the_gaussian(sigma):
     rho = A.gaussian_zcdp(sigma)
     for delta in (1e-3, 1e-6, 1e-9):
         eps = A.zcdp_to_dp(rho, delta)
-        true_delta = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
+        true_delta = stats.norm.cdf(mu / 2 - eps / mu) - math.exp(eps) * stats.norm.cdf(
+            -mu / 2 - eps / mu
+        )
         assert true_delta <= delta
 
 
@@ -510,7 +570,9 @@ def test_zcdp_budget(eps, delta):
         assert A.zcdp_to_dp(rho, delta, method=method) <= eps
         assert A.zcdp_to_dp(rho * (1 + 1e-9), delta, method=method) > eps
     L = math.log(1 / delta)
-    assert A.zcdp_budget(eps, delta, method="simple") == pytest.approx((math.sqrt(eps + L) - math.sqrt(L)) ** 2, rel=1e-10)
+    assert A.zcdp_budget(eps, delta, method="simple") == pytest.approx(
+        (math.sqrt(eps + L) - math.sqrt(L)) ** 2, rel=1e-10
+    )
     assert A.zcdp_budget(eps, delta) >= A.zcdp_budget(eps, delta, method="simple")
 
 
@@ -555,15 +617,21 @@ def test_rdp_laplace_matches_integration(b):
         assert close(v, mp_laplace_rdp(b, a))
     assert (ours <= 1 / b).all()
     # Sensitivity rescales the scale: Lap(b) for sensitivity 2 is Lap(b/2) for sensitivity 1.
-    np.testing.assert_allclose(A.rdp_laplace(b, orders, sensitivity=2.0), A.rdp_laplace(b / 2, orders), rtol=1e-14)
+    np.testing.assert_allclose(
+        A.rdp_laplace(b, orders, sensitivity=2.0), A.rdp_laplace(b / 2, orders), rtol=1e-14
+    )
 
 
 def test_rdp_gaussian_and_composition():
     orders = [2.0, 4.0, 32.0]
-    np.testing.assert_allclose(A.rdp_gaussian(2.0, orders), np.array(orders) / 8, rtol=1e-14)
+    np.testing.assert_allclose(
+        A.rdp_gaussian(2.0, orders), np.array(orders) / 8, rtol=1e-14
+    )
     assert (A.rdp_gaussian(2.0, orders) >= np.array(orders) / 8).all()  # rounded up
     total = A.rdp_compose(A.rdp_gaussian(2.0, orders), A.rdp_laplace(1.0, orders))
-    np.testing.assert_allclose(total, A.rdp_gaussian(2.0, orders) + A.rdp_laplace(1.0, orders), rtol=1e-15)
+    np.testing.assert_allclose(
+        total, A.rdp_gaussian(2.0, orders) + A.rdp_laplace(1.0, orders), rtol=1e-15
+    )
     with pytest.raises(PrivacyParameterError, match="curves"):
         A.rdp_compose([0.1, 0.2], [0.1])
     with pytest.raises(PrivacyParameterError, match="orders"):
@@ -580,7 +648,10 @@ def test_rdp_to_dp_published_cross_check():
     lap = A.rdp_compose(*[A.rdp_laplace(2.0, orders)] * 10)
     assert A.rdp_to_dp(orders, lap, 1e-6)[0] == pytest.approx(5.013474855910258, rel=1e-12)
     gau = A.rdp_compose(*[A.rdp_gaussian(3.0, orders)] * 5)
-    assert A.rdp_to_dp(orders, gau, 1e-5) == (pytest.approx(3.6957884145617492, rel=1e-12), 10.0)
+    assert A.rdp_to_dp(orders, gau, 1e-5) == (
+        pytest.approx(3.6957884145617492, rel=1e-12),
+        10.0,
+    )
 
 
 def test_rdp_to_dp_matches_mpmath_and_orders():
@@ -590,10 +661,15 @@ def test_rdp_to_dp_matches_mpmath_and_orders():
     tight, a_t = A.rdp_to_dp(orders, rdp, delta)
     classic, a_c = A.rdp_to_dp(orders, rdp, delta, method="classic")
     assert tight <= classic
-    exact_classic = min(mpmath.mpf(r) + mpmath.log(1 / mpmath.mpf(delta)) / (mpmath.mpf(a) - 1) for a, r in zip(orders, rdp))
+    exact_classic = min(
+        mpmath.mpf(r) + mpmath.log(1 / mpmath.mpf(delta)) / (mpmath.mpf(a) - 1)
+        for a, r in zip(orders, rdp)
+    )
     assert close(classic, exact_classic)
     exact_tight = min(
-        mpmath.mpf(r) + mpmath.log(1 - 1 / mpmath.mpf(a)) - (mpmath.log(mpmath.mpf(delta)) + mpmath.log(mpmath.mpf(a))) / (mpmath.mpf(a) - 1)
+        mpmath.mpf(r)
+        + mpmath.log(1 - 1 / mpmath.mpf(a))
+        - (mpmath.log(mpmath.mpf(delta)) + mpmath.log(mpmath.mpf(a))) / (mpmath.mpf(a) - 1)
         for a, r in zip(orders, rdp)
     )
     assert close(tight, exact_tight)
@@ -636,7 +712,9 @@ def test_kl_and_max_divergence_known_values():
     assert A.max_divergence(q, p) == pytest.approx(eps, rel=1e-14)
     kl = (2 * pt - 1) * eps  # pt ln(pt/(1-pt)) + (1-pt) ln((1-pt)/pt)
     assert A.kl_divergence(p, q) == pytest.approx(kl, rel=1e-13)
-    assert A.kl_divergence([0.5, 0.5, 0.0], [0.25, 0.25, 0.5]) == pytest.approx(math.log(2), rel=1e-14)
+    assert A.kl_divergence([0.5, 0.5, 0.0], [0.25, 0.25, 0.5]) == pytest.approx(
+        math.log(2), rel=1e-14
+    )
     assert A.kl_divergence([0.5, 0.5], [1.0, 0.0]) == math.inf
     assert A.max_divergence([0.5, 0.5], [1.0, 0.0]) == math.inf
     assert A.kl_divergence(p, p) == 0.0
@@ -661,7 +739,9 @@ def test_approximate_max_divergence_brute_force(seed):
         if math.isfinite(ours) and ours > 0:
             assert A.hockey_stick_divergence(p, q, ours) == pytest.approx(delta, abs=1e-12)
     if seed % 2 == 0:
-        assert A.approximate_max_divergence(p, q, 0.0) == pytest.approx(A.max_divergence(p, q), rel=1e-12)
+        assert A.approximate_max_divergence(p, q, 0.0) == pytest.approx(
+            A.max_divergence(p, q), rel=1e-12
+        )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -671,7 +751,9 @@ def test_statistical_distance_and_hockey_stick_brute_force(seed):
     tv = max(abs(p[list(S)].sum() - q[list(S)].sum()) for S in subsets(6))
     assert A.statistical_distance(p, q) == pytest.approx(tv, rel=1e-12)
     for e in (0.0, 0.3, 1.0):
-        hs = max(max(p[list(S)].sum() - math.exp(e) * q[list(S)].sum() for S in subsets(6)), 0.0)
+        hs = max(
+            max(p[list(S)].sum() - math.exp(e) * q[list(S)].sum() for S in subsets(6)), 0.0
+        )
         assert A.hockey_stick_divergence(p, q, e) == pytest.approx(hs, rel=1e-12, abs=1e-15)
 
 
@@ -730,7 +812,13 @@ def test_budget_basic_spend_and_refusal_records_nothing():
     b = A.PrivacyBudget(1.0, 1e-6)
     e = b.spend(0.5, 1e-7, label="mean")
     assert isinstance(e, A.LedgerEntry)
-    assert (e.index, e.label, e.epsilon, e.delta, e.status) == (0, "mean", 0.5, 1e-7, "spent")
+    assert (e.index, e.label, e.epsilon, e.delta, e.status) == (
+        0,
+        "mean",
+        0.5,
+        1e-7,
+        "spent",
+    )
     b.spend(0.25)
     assert b.spent == A.PrivacyAmount(0.75, 1e-7, None)
     assert b.remaining.epsilon == 0.25
@@ -807,7 +895,11 @@ def test_budget_reserve_commit_rollback():
     with pytest.raises(TypeError, match="reservation"):
         b.commit(b.ledger[0])
     statuses = [(e.index, e.label, e.status) for e in b.ledger]
-    assert statuses == [(0, "a", "committed"), (1, "b", "rolled_back"), (2, None, "reserved")]
+    assert statuses == [
+        (0, "a", "committed"),
+        (1, "b", "rolled_back"),
+        (2, None, "reserved"),
+    ]
     # 0.4 committed + 0.1 still reserved: the rolled-back 0.4 is available again.
     b.spend(0.49)
     assert b.spent.epsilon == pytest.approx(0.99)
@@ -912,7 +1004,11 @@ def test_budget_advanced_mode_admits_what_advanced_composition_allows():
             break
         n += 1
     # Largest n with min(n eps, advanced(n)) <= 1, from the 50-digit formula.
-    best = max(m for m in range(1, 2000) if min(m * mpmath.mpf(0.01), mp_advanced(0.01, m, dp)) <= 1)
+    best = max(
+        m
+        for m in range(1, 2000)
+        if min(m * mpmath.mpf(0.01), mp_advanced(0.01, m, dp)) <= 1
+    )
     assert n in (best, best - 1)  # the budget rounds against the caller
     assert n > 100  # more than basic composition would admit
     assert mp_advanced(0.01, n, dp) <= 1
@@ -963,7 +1059,12 @@ def test_budget_zcdp_mode():
         ((1.0, 1.0), {}, PrivacyParameterError, "delta"),
         ((1.0, 0.0, "renyi"), {}, PrivacyParameterError, "composition"),
         ((1.0, 1e-5, "advanced"), {}, PrivacyParameterError, "delta_prime"),
-        ((1.0, 1e-5, "advanced"), {"delta_prime": 1e-4}, PrivacyParameterError, "delta_prime"),
+        (
+            (1.0, 1e-5, "advanced"),
+            {"delta_prime": 1e-4},
+            PrivacyParameterError,
+            "delta_prime",
+        ),
         ((1.0, 0.0, "advanced"), {"delta_prime": 1e-6}, PrivacyParameterError, "delta"),
         ((1.0,), {"delta_prime": 1e-6}, PrivacyParameterError, "delta_prime"),
         ((), {"composition": "zcdp"}, PrivacyParameterError, "rho"),
@@ -1006,6 +1107,7 @@ def test_budget_repr_and_numpy_scalars():
 
 def test_bisect_least_returns_the_safe_end():
     from dpfast.accounting._numeric import bisect_least
+
     calls = []
 
     def ok(x):
@@ -1018,7 +1120,7 @@ def test_bisect_least_returns_the_safe_end():
     # without a tolerance it stops at adjacent floats: the least float >= 0.3
     assert bisect_least(lambda v: v >= 0.3, 0.0, 1.0) == 0.3
     # geometric midpoints over a wide bracket
-    g = bisect_least(lambda v: v >= 1e-5, 1e-12, 1.0, rel=2.0 ** -40, geometric=True)
-    assert 1e-5 <= g <= 1e-5 * (1 + 2.0 ** -39)
+    g = bisect_least(lambda v: v >= 1e-5, 1e-12, 1.0, rel=2.0**-40, geometric=True)
+    assert 1e-5 <= g <= 1e-5 * (1 + 2.0**-39)
     # the step cap returns hi, where ok holds
     assert bisect_least(ok, 0.0, 1.0, steps=1) == 0.5

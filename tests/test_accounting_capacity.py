@@ -1,6 +1,7 @@
 """max_releases / max_releases_gaussian: the largest k that fits by each method's own
 bound, checked against hand computations (exact rationals, Thm 3.20 in mpmath, the zCDP
 closed form, Gaussian DP) with k fitting and k + 1 not; and the budget agreeing."""
+
 import doctest
 import math
 from fractions import Fraction
@@ -34,19 +35,31 @@ def _budget_admits(budget, charge, k):
 
 # ---- basic ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("eps0, d0, eps, d, k", [
-    (Fraction(1, 10), 0, 1, 0, 10),                         # floor(1 / (1/10))
-    (Fraction(1, 4), Fraction(1, 10**6), 5, Fraction(3, 10**6), 3),   # delta binds: floor(3)
-    (Fraction(1, 3), 0, Fraction(7, 3), Fraction(1, 10), 7),
-    (0.25, 0.0, 1.0, 0.0, 4),
-    (0.1, 0.0, 1.0, 0.0, 10),       # the float 0.1 means the decimal 1/10 (issue 14)
-    (0.3, 0.0, 0.2, 0.0, 0),
-])
+
+@pytest.mark.parametrize(
+    "eps0, d0, eps, d, k",
+    [
+        (Fraction(1, 10), 0, 1, 0, 10),  # floor(1 / (1/10))
+        (
+            Fraction(1, 4),
+            Fraction(1, 10**6),
+            5,
+            Fraction(3, 10**6),
+            3,
+        ),  # delta binds: floor(3)
+        (Fraction(1, 3), 0, Fraction(7, 3), Fraction(1, 10), 7),
+        (0.25, 0.0, 1.0, 0.0, 4),
+        (0.1, 0.0, 1.0, 0.0, 10),  # the float 0.1 means the decimal 1/10 (issue 14)
+        (0.3, 0.0, 0.2, 0.0, 0),
+    ],
+)
 def test_basic_is_floor_of_exact_rationals(eps0, d0, eps, d, k):
     got = max_releases(eps0, d0, eps, d)
     assert type(got) is int and got == k
+
     def dec(x):  # what a parameter means: a float the decimal it prints as (issue 14)
         return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
     want = dec(eps) // dec(eps0)
     if d0:
         want = min(want, dec(d) // dec(d0))
@@ -55,6 +68,7 @@ def test_basic_is_floor_of_exact_rationals(eps0, d0, eps, d, k):
 
 
 # ---- advanced: Thm 3.20 evaluated directly ---------------------------------------------------
+
 
 def _thm320_fits(eps0, d0, k, eps, d):
     mpmath.mp.dps = 50
@@ -66,12 +80,15 @@ def _thm320_fits(eps0, d0, k, eps, d):
     return val <= eps, val
 
 
-@pytest.mark.parametrize("eps0, d0, eps, d", [
-    (0.01, 0.0, 1.0, 1e-6),
-    (0.1, 1e-7, 2.0, 1e-5),
-    (0.001, 0.0, 0.5, 1e-9),
-    (0.5, 0.0, 3.0, 1e-3),
-])
+@pytest.mark.parametrize(
+    "eps0, d0, eps, d",
+    [
+        (0.01, 0.0, 1.0, 1e-6),
+        (0.1, 1e-7, 2.0, 1e-5),
+        (0.001, 0.0, 0.5, 1e-9),
+        (0.5, 0.0, 3.0, 1e-3),
+    ],
+)
 def test_advanced_matches_theorem_3_20(eps0, d0, eps, d):
     k = max_releases(eps0, d0, eps, d, method="advanced")
     assert k >= 1
@@ -88,16 +105,26 @@ def test_advanced_known_answer_and_zero_delta():
     # Dwork & Roth Example 3.7 (corrected): k = 10,000 steps of 1/812.32 fit (1, e^-32)
     assert max_releases(0.00123104, 0.0, 1.0, math.exp(-32), method="advanced") == 10_000
     assert max_releases(0.00123105, 0.0, 1.0, math.exp(-32), method="advanced") == 9_999
-    assert max_releases(0.01, 0.0, 1.0, 0.0, method="advanced") == 0   # needs delta' > 0
-    assert max_releases(0.01, 1e-6, 1.0, 1e-6, method="advanced") == 0  # k delta0 leaves no delta'
+    assert max_releases(0.01, 0.0, 1.0, 0.0, method="advanced") == 0  # needs delta' > 0
+    assert (
+        max_releases(0.01, 1e-6, 1.0, 1e-6, method="advanced") == 0
+    )  # k delta0 leaves no delta'
 
 
 # ---- optimal, pld -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("eps0, d0, eps, d", [(0.01, 0.0, 1.0, 1e-6), (0.1, 1e-8, 1.0, 1e-5), (0.5, 0.0, 2.0, 1e-6)])
+
+@pytest.mark.parametrize(
+    "eps0, d0, eps, d",
+    [(0.01, 0.0, 1.0, 1e-6), (0.1, 1e-8, 1.0, 1e-5), (0.5, 0.0, 2.0, 1e-6)],
+)
 def test_optimal_k_fits_and_k_plus_one_does_not(eps0, d0, eps, d):
     k = max_releases(eps0, d0, eps, d, method="optimal")
-    assert optimal_composition_delta(eps0, d0, k, eps) <= d < optimal_composition_delta(eps0, d0, k + 1, eps)
+    assert (
+        optimal_composition_delta(eps0, d0, k, eps)
+        <= d
+        < optimal_composition_delta(eps0, d0, k + 1, eps)
+    )
     assert k >= max_releases(eps0, d0, eps, d, method="advanced")
     if d0 == 0.0:
         assert k >= max_releases(eps0, d0, eps, d)  # never worse than basic
@@ -114,7 +141,10 @@ def test_pld_k_fits_and_k_plus_one_does_not():
 
 # ---- zCDP: the closed form -------------------------------------------------------------------
 
-@pytest.mark.parametrize("eps0, eps, d", [(0.01, 1.0, 1e-6), (0.1, 2.0, 1e-5), (Fraction(1, 3), 5.0, 1e-9)])
+
+@pytest.mark.parametrize(
+    "eps0, eps, d", [(0.01, 1.0, 1e-6), (0.1, 2.0, 1e-5), (Fraction(1, 3), 5.0, 1e-9)]
+)
 def test_zcdp_closed_form(eps0, eps, d):
     k = max_releases(eps0, 0, eps, d, method="zcdp")
     rho = Fraction(zcdp_budget(eps, d))
@@ -130,13 +160,19 @@ def test_zcdp_simple_conversion_hand_value():
     eps, d, eps0 = 1.0, 1e-6, 0.01
     L = math.log(1 / d)
     rho_simple = (math.sqrt(eps + L) - math.sqrt(L)) ** 2
-    assert max_releases(eps0, 0, eps, d, method="zcdp") >= math.floor(rho_simple / (eps0 ** 2 / 2) * (1 - 1e-12))
+    assert max_releases(eps0, 0, eps, d, method="zcdp") >= math.floor(
+        rho_simple / (eps0**2 / 2) * (1 - 1e-12)
+    )
     assert max_releases(eps0, 0, eps, 0.0, method="zcdp") == 0
 
 
 # ---- Gaussian ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sigma, sens, eps, d", [(10.0, 1.0, 1.0, 1e-5), (2.0, 0.1, 0.5, 1e-6), (50.0, 2.0, 3.0, 1e-7)])
+
+@pytest.mark.parametrize(
+    "sigma, sens, eps, d",
+    [(10.0, 1.0, 1.0, 1e-5), (2.0, 0.1, 0.5, 1e-6), (50.0, 2.0, 3.0, 1e-7)],
+)
 def test_gaussian_gdp_and_zcdp(sigma, sens, eps, d):
     k = max_releases_gaussian(sigma, sens, eps, d)
     mu = lambda n: math.sqrt(n) * sens / sigma  # Dong, Roth & Su Cor. 3.3
@@ -157,6 +193,7 @@ def test_gaussian_gdp_and_zcdp(sigma, sens, eps, d):
 
 
 # ---- bad input ----------------------------------------------------------------------------------
+
 
 def test_bad_parameters_are_refused():
     with pytest.raises(PrivacyParameterError):
@@ -187,6 +224,7 @@ def test_bad_parameters_are_refused():
 
 # ---- return types (item b) and the docstring examples --------------------------------------
 
+
 def test_multi_value_returns_are_named_tuples():
     from dpfast.accounting import (
         EpsilonDelta,
@@ -197,6 +235,7 @@ def test_multi_value_returns_are_named_tuples():
         product_mechanism_privacy,
         rdp_to_dp,
     )
+
     results = [
         basic_composition([0.25, 0.5], [1e-6, 0.0]),
         advanced_composition(0.1, 1e-7, 10, 1e-6),
@@ -216,6 +255,7 @@ def test_multi_value_returns_are_named_tuples():
 def test_docstring_examples_run():
     import dpfast.accounting.budget as bud
     import dpfast.accounting.capacity as cap
+
     for mod in (cap, bud):
         res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert res.attempted > 0 and res.failed == 0
@@ -223,6 +263,7 @@ def test_docstring_examples_run():
 
 def test_accounting_doc_examples_run():
     import pathlib
+
     doc = pathlib.Path(__file__).resolve().parents[1] / "docs" / "accounting.md"
     res = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert res.attempted >= 8 and res.failed == 0
@@ -230,14 +271,17 @@ def test_accounting_doc_examples_run():
 
 # ---- Laplace and the search itself -----------------------------------------------------------
 
+
 def test_laplace_counts():
     from dpfast.accounting import Accountant, max_releases_laplace
+
     # epsilon0 = 1/10 exactly (the rational of the floats 1.0 / 10.0): ten fit in 1.0
     assert max_releases_laplace(10.0, 1.0, 1.0) == 10
     assert max_releases_laplace(4.0, 2.0, 1.0) == 2
     for m in ("advanced", "optimal", "zcdp"):
-        assert max_releases_laplace(100.0, 1.0, 1.0, 1e-6, method=m) == \
-            max_releases(Fraction(1, 100), 0, 1.0, 1e-6, method=m)
+        assert max_releases_laplace(100.0, 1.0, 1.0, 1e-6, method=m) == max_releases(
+            Fraction(1, 100), 0, 1.0, 1e-6, method=m
+        )
     k = max_releases_laplace(100.0, 1.0, 1.0, 1e-6, method="pld")
     assert Accountant("pld").compose_laplace(100.0, 1.0, count=k).delta(1.0) <= 1e-6
     assert Accountant("pld").compose_laplace(100.0, 1.0, count=k + 1).delta(1.0) > 1e-6
@@ -251,12 +295,14 @@ def test_laplace_counts():
 @pytest.mark.parametrize("hint", [None, 1, 50, 4096, 123_000, 10**9, 2 * 10**9])
 def test_search_finds_the_threshold_from_any_start(answer, hint):
     from dpfast.accounting.capacity import _largest
+
     calls = []
 
     def fits(k):
         calls.append(k)
         assert 1 <= k <= 2 * 10**9
         return k <= answer
+
     assert _largest(fits, 2 * 10**9, hint) == answer
     assert len(calls) <= 2 * 32 + 2
     assert _largest(lambda k: True, 1000, hint) is None
@@ -266,13 +312,37 @@ def test_hostile_public_parameters_give_an_int_or_a_clean_error():
     import numpy as np
 
     from dpfast.accounting import max_releases_laplace
-    values = [0.5, 1e-300, 5e-324, 1e300, math.inf, math.nan, -0.0, 0.0, -1.0, 1.0,
-              Fraction(1, 10**400), np.float32(0.25), np.float64(1e-5), np.longdouble(0.5),
-              True, None, "1", 3]
+
+    values = [
+        0.5,
+        1e-300,
+        5e-324,
+        1e300,
+        math.inf,
+        math.nan,
+        -0.0,
+        0.0,
+        -1.0,
+        1.0,
+        Fraction(1, 10**400),
+        np.float32(0.25),
+        np.float64(1e-5),
+        np.longdouble(0.5),
+        True,
+        None,
+        "1",
+        3,
+    ]
     calls = 0
-    bases = ((max_releases, [0.5, 0.0, 1.0, 1e-6], ("basic", "advanced", "optimal", "zcdp")),
-             (max_releases_laplace, [2.0, 1.0, 1.0, 1e-6], ("basic", "advanced", "optimal", "zcdp")),
-             (max_releases_gaussian, [10.0, 1.0, 1.0, 1e-6], ("gdp", "zcdp", "rdp")))
+    bases = (
+        (max_releases, [0.5, 0.0, 1.0, 1e-6], ("basic", "advanced", "optimal", "zcdp")),
+        (
+            max_releases_laplace,
+            [2.0, 1.0, 1.0, 1e-6],
+            ("basic", "advanced", "optimal", "zcdp"),
+        ),
+        (max_releases_gaussian, [10.0, 1.0, 1.0, 1e-6], ("gdp", "zcdp", "rdp")),
+    )
     for v in values:
         for pos in range(4):
             for fn, base, methods in bases:

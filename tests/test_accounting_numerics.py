@@ -20,6 +20,7 @@ mp.dps = 50
 
 # ------------------------------------------------------------------ optimal composition
 
+
 def _kov_delta_exact(eps, k, eps_total):
     """delta_hom of Kairouz-Oh-Viswanath with the float inputs taken exactly."""
     e, g = mpmath.mpf(eps), mpmath.mpf(eps_total)
@@ -28,7 +29,12 @@ def _kov_delta_exact(eps, k, eps_total):
     for ell in range(k + 1):
         loss = (k - 2 * ell) * e
         if loss > g:
-            total += mpmath.binomial(k, ell) * s**ell * (1 - s) ** (k - ell) * (1 - mpmath.e ** (g - loss))
+            total += (
+                mpmath.binomial(k, ell)
+                * s**ell
+                * (1 - s) ** (k - ell)
+                * (1 - mpmath.e ** (g - loss))
+            )
     return total
 
 
@@ -72,9 +78,13 @@ def test_optimal_composition_huge_epsilon():
 
 # ------------------------------------------------------------------ RDP of Laplace
 
+
 def _rdp_laplace_exact(a, b):
     a, b = mpmath.mpf(a), mpmath.mpf(b)
-    v = mpmath.log(a / (2 * a - 1) * mpmath.e ** ((a - 1) / b) + (a - 1) / (2 * a - 1) * mpmath.e ** (-a / b)) / (a - 1)
+    v = mpmath.log(
+        a / (2 * a - 1) * mpmath.e ** ((a - 1) / b)
+        + (a - 1) / (2 * a - 1) * mpmath.e ** (-a / b)
+    ) / (a - 1)
     return min(v, 1 / b)
 
 
@@ -96,11 +106,16 @@ def test_rdp_laplace_final_epsilon_safe(scale, k):
     eps, order = A.rdp_to_dp(orders, curve, 1e-6)
     a = mpmath.mpf(order)
     exact_curve = k * _rdp_laplace_exact(order, scale)
-    exact = exact_curve + mpmath.log1p(-1 / a) - (mpmath.log(mpmath.mpf(1e-6)) + mpmath.log(a)) / (a - 1)
+    exact = (
+        exact_curve
+        + mpmath.log1p(-1 / a)
+        - (mpmath.log(mpmath.mpf(1e-6)) + mpmath.log(a)) / (a - 1)
+    )
     assert eps >= exact
 
 
 # ------------------------------------------------------------------ zCDP
+
 
 def test_zcdp_delta_simple_safe_side_large_exponents():
     # main: up to 1.1e-13 relative too small (exp magnifies the exponent's rounding)
@@ -136,8 +151,21 @@ def _zcdp_tight_exact(rho, delta):
 
 
 # main returned values below the exact minimum for the first four (cancellation)
-@pytest.mark.parametrize("rho", [4.641588833612772e-11, 1e-10, 4.6415888336127727e-10,
-                                 2.154434690031878e-09, 1e-11, 1e-7, 1e-5, 1e-3, 0.1, 3.0])
+@pytest.mark.parametrize(
+    "rho",
+    [
+        4.641588833612772e-11,
+        1e-10,
+        4.6415888336127727e-10,
+        2.154434690031878e-09,
+        1e-11,
+        1e-7,
+        1e-5,
+        1e-3,
+        0.1,
+        3.0,
+    ],
+)
 def test_zcdp_to_dp_tight_safe_side_small_rho(rho):
     got = A.zcdp_to_dp(rho, 1e-6)
     exact = _zcdp_tight_exact(rho, 1e-6)
@@ -161,17 +189,21 @@ def test_zcdp_delta_never_rounds_a_positive_bound_to_zero():
 
 # ------------------------------------------------------------------ extreme public parameters
 
-@pytest.mark.parametrize("call", [
-    lambda: A.optimal_composition(1e308, 0.0, 10, 1e-5),
-    lambda: A.gaussian_zcdp(1e-300),
-    lambda: A.rdp_gaussian(1e-300),
-    lambda: A.advanced_composition(800.0, 0.0, 10, 1e-5),
-    lambda: A.heterogeneous_advanced_composition([800.0], None, 1e-5),
-    lambda: A.product_mechanism_privacy(800.0, 3),
-    lambda: A.basic_composition([1e308, 1e308]),
-    lambda: A.pure_dp_to_zcdp(1e200),
-    lambda: A.zcdp_compose([1e308, 1e308]),
-])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: A.optimal_composition(1e308, 0.0, 10, 1e-5),
+        lambda: A.gaussian_zcdp(1e-300),
+        lambda: A.rdp_gaussian(1e-300),
+        lambda: A.advanced_composition(800.0, 0.0, 10, 1e-5),
+        lambda: A.heterogeneous_advanced_composition([800.0], None, 1e-5),
+        lambda: A.product_mechanism_privacy(800.0, 3),
+        lambda: A.basic_composition([1e308, 1e308]),
+        lambda: A.pure_dp_to_zcdp(1e200),
+        lambda: A.zcdp_compose([1e308, 1e308]),
+    ],
+)
 def test_extreme_parameters_refused_cleanly(call):
     with pytest.raises(PrivacyParameterError):
         call()
@@ -194,8 +226,25 @@ def test_gaussian_zcdp_tiny_ratio_not_zero():
 
 # 10**400 is left out: float(10**400) raises OverflowError inside the shared
 # dpfast._validation helpers, which the hardening work of issue 9 owns.
-HOSTILE = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 5e-324, 1e-300, 1e308,
-           -1.0, True, Fraction(1, 3), "1", None, 800.0, 1e-12, 2**70, 1.7e308]
+HOSTILE = [
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    0.0,
+    -0.0,
+    5e-324,
+    1e-300,
+    1e308,
+    -1.0,
+    True,
+    Fraction(1, 3),
+    "1",
+    None,
+    800.0,
+    1e-12,
+    2**70,
+    1.7e308,
+]
 
 # (function, default positional arguments) for every public function taking numbers
 SWEEP = [

@@ -1,6 +1,7 @@
 """The active budget (``with budget.active():``), ``NO_BUDGET`` and ``label=`` (issue 14
 item 3): thread- and task-local, nested, explicit budgets win, one charge per public call
 for every entry point, charged before drawing."""
+
 import asyncio
 import contextvars
 import pickle
@@ -41,19 +42,31 @@ def _hist():
 
 
 def _grouped(**kw):
-    return grouped.grouped_release(units=[1, 2, 3, 3], keys=["a", "b", "a", "b"],
-                                   epsilon=1.0, max_partitions=1,
-                                   public_partitions=["a", "b"], **kw)
+    return grouped.grouped_release(
+        units=[1, 2, 3, 3],
+        keys=["a", "b", "a", "b"],
+        epsilon=1.0,
+        max_partitions=1,
+        public_partitions=["a", "b"],
+        **kw,
+    )
 
 
 def _learn(**kw):
     g = np.random.default_rng(1)
     X = g.integers(0, 10, size=(1000, 4))
     y = np.where(X[:, 0] >= 5, 1, -1)
-    return PrivateBoostingClassifier(thresholds=list(range(1, 10)), n_rounds=2,
-                                     sample_size=100, smoothness=200, epsilon_test=0.5,
-                                     epsilon_threshold=0.5, base_epsilon=1.0, gamma=0.01,
-                                     **kw).fit(X, y)
+    return PrivateBoostingClassifier(
+        thresholds=list(range(1, 10)),
+        n_rounds=2,
+        sample_size=100,
+        smoothness=200,
+        epsilon_test=0.5,
+        epsilon_threshold=0.5,
+        base_epsilon=1.0,
+        gamma=0.01,
+        **kw,
+    ).fit(X, y)
 
 
 # Every public entry point that takes budget=: f(**kw) with kw = {} or {"budget": b}.
@@ -63,24 +76,32 @@ ENTRY_POINTS = {
     "laplace_fast": lambda **kw: M.laplace_mechanism(1.5, epsilon=0.1, mode="fast", **kw),
     "geometric": lambda **kw: M.geometric_mechanism(4, epsilon=0.1, **kw),
     "gaussian": lambda **kw: M.gaussian_mechanism(1.5, epsilon=0.5, delta=1e-6, **kw),
-    "gaussian_fast": lambda **kw: M.gaussian_mechanism([1.5, 2.0], epsilon=0.5, delta=1e-6,
-                                                       mode="fast", **kw),
-    "discrete_gaussian": lambda **kw: M.discrete_gaussian_mechanism(3, epsilon=0.5,
-                                                                    delta=1e-6, **kw),
+    "gaussian_fast": lambda **kw: M.gaussian_mechanism(
+        [1.5, 2.0], epsilon=0.5, delta=1e-6, mode="fast", **kw
+    ),
+    "discrete_gaussian": lambda **kw: M.discrete_gaussian_mechanism(
+        3, epsilon=0.5, delta=1e-6, **kw
+    ),
     "Laplace.release": lambda **kw: O.Laplace(0.1).release(2.0, **kw),
     "Laplace.release_vector": lambda **kw: O.Laplace(0.1).release([2.0, 3.0], **kw),
     "DiscreteLaplace.release": lambda **kw: O.DiscreteLaplace(0.1).release(2, **kw),
     "Gaussian.release": lambda **kw: O.Gaussian(epsilon=0.5, delta=1e-6).release(2.0, **kw),
     "Gaussian.release_vector": lambda **kw: O.Gaussian(epsilon=0.5, delta=1e-6).release(
-        [2.0, 1.0], **kw),
+        [2.0, 1.0], **kw
+    ),
     "Gaussian(rho).release": lambda **kw: O.Gaussian(rho=0.1, delta=1e-6).release(2, **kw),
     "ExponentialMechanism.release": lambda **kw: O.ExponentialMechanism(0.5).release(
-        SCORES, **kw),
+        SCORES, **kw
+    ),
     "RandomizedResponse.release": lambda **kw: O.RandomizedResponse(1.0).release(
-        [True, False], **kw),
-    "exponential_mechanism": lambda **kw: S.exponential_mechanism(SCORES, epsilon=0.5, **kw),
-    "report_noisy_max": lambda **kw: S.report_noisy_max(SCORES, epsilon=0.5,
-                                                        return_value=True, **kw),
+        [True, False], **kw
+    ),
+    "exponential_mechanism": lambda **kw: S.exponential_mechanism(
+        SCORES, epsilon=0.5, **kw
+    ),
+    "report_noisy_max": lambda **kw: S.report_noisy_max(
+        SCORES, epsilon=0.5, return_value=True, **kw
+    ),
     "permute_and_flip": lambda **kw: S.permute_and_flip(SCORES, epsilon=0.5, **kw),
     "top_k": lambda **kw: S.top_k(SCORES, 2, epsilon=0.5, **kw),
     "coin_response": lambda **kw: dpfast.randomized_response.coin_response([True], **kw),
@@ -90,17 +111,19 @@ ENTRY_POINTS = {
     "sum": lambda **kw: R.sum(VALS, lower=0, upper=10, epsilon=0.5, **kw),
     "sum_fast": lambda **kw: R.sum(VALS, lower=0, upper=10, epsilon=0.5, mode="fast", **kw),
     "mean": lambda **kw: R.mean(VALS, lower=0, upper=10, epsilon=0.5, **kw),
-    "sum_axis0": lambda **kw: R.sum(np.ones((5, 3)), lower=0, upper=10, epsilon=0.5, axis=0,
-                                    **kw),
-    "quantiles_axis1": lambda **kw: R.quantiles(np.ones((2, 5)), [0.5], lower=0, upper=10,
-                                                epsilon=0.5, axis=1, **kw),
-
+    "sum_axis0": lambda **kw: R.sum(
+        np.ones((5, 3)), lower=0, upper=10, epsilon=0.5, axis=0, **kw
+    ),
+    "quantiles_axis1": lambda **kw: R.quantiles(
+        np.ones((2, 5)), [0.5], lower=0, upper=10, epsilon=0.5, axis=1, **kw
+    ),
     "histogram": lambda **kw: R.histogram(VALS, 3, range=(0, 10), epsilon=0.5, **kw),
     "quantile": lambda **kw: R.quantile(VALS, 0.5, lower=0, upper=10, epsilon=0.5, **kw),
     "variance": lambda **kw: R.variance(VALS, lower=0, upper=10, epsilon=0.5, **kw),
     "std": lambda **kw: R.std(VALS, lower=0, upper=10, epsilon=0.5, **kw),
-    "quantiles": lambda **kw: R.quantiles(VALS, [0.25, 0.75], lower=0, upper=10,
-                                          epsilon=0.5, **kw),
+    "quantiles": lambda **kw: R.quantiles(
+        VALS, [0.25, 0.75], lower=0, upper=10, epsilon=0.5, **kw
+    ),
     "counts": lambda **kw: R.counts(["a", "b", "a"], ["a", "b"], epsilon=0.5, **kw),
     "estimate_bounds": lambda **kw: R.estimate_bounds(VALS, epsilon=0.5, **kw),
     "grouped_release": lambda **kw: _grouped(**kw),
@@ -108,22 +131,39 @@ ENTRY_POINTS = {
     "Sparse": lambda **kw: sparse.Sparse(5.0, cutoff=2, epsilon=0.5, **kw),
     "NumericSparse": lambda **kw: sparse.NumericSparse(5.0, cutoff=2, epsilon=0.5, **kw),
     "laplace_per_query": lambda **kw: laplace_per_query(
-        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, **kw),
+        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, **kw
+    ),
     "laplace_marginals": lambda **kw: laplace_marginals(
-        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, **kw),
+        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, **kw
+    ),
     "gaussian_marginals": lambda **kw: gaussian_marginals(
-        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw),
+        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw
+    ),
     "gaussian_per_query": lambda **kw: gaussian_per_query(
-        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw),
+        MarginalWorkload.k_way(_hist().domain, 1), _hist(), epsilon=0.5, delta=1e-6, **kw
+    ),
     "OnlinePMW.from_accuracy": lambda **kw: OnlinePMW.from_accuracy(
-        _hist(), alpha=0.9, beta=0.1, epsilon=50.0, n_public=66.0, n_queries=10, **kw),
-    "MWEM.run": lambda **kw: MWEM(MarginalWorkload.k_way(_hist().domain, 1), epsilon=0.5,
-                                  rounds=2, n_public=66.0, init=0.1, **kw).run(_hist()),
+        _hist(), alpha=0.9, beta=0.1, epsilon=50.0, n_public=66.0, n_queries=10, **kw
+    ),
+    "MWEM.run": lambda **kw: MWEM(
+        MarginalWorkload.k_way(_hist().domain, 1),
+        epsilon=0.5,
+        rounds=2,
+        n_public=66.0,
+        init=0.1,
+        **kw,
+    ).run(_hist()),
     "BoostingForQueries.run": lambda **kw: BoostingForQueries(
-        MarginalWorkload.k_way(_hist().domain, 1), epsilon=1.0, n_public=66.0, rounds=3,
-        k=4, **kw).run(_hist()),
-    "OnlinePMW": lambda **kw: OnlinePMW(_hist(), epsilon=0.5, n_public=66.0, cutoff=2,
-                                        threshold=1e6, init=0.2, **kw),
+        MarginalWorkload.k_way(_hist().domain, 1),
+        epsilon=1.0,
+        n_public=66.0,
+        rounds=3,
+        k=4,
+        **kw,
+    ).run(_hist()),
+    "OnlinePMW": lambda **kw: OnlinePMW(
+        _hist(), epsilon=0.5, n_public=66.0, cutoff=2, threshold=1e6, init=0.2, **kw
+    ),
     "PrivateBoostingClassifier.fit": lambda **kw: _learn(rng=None, **kw),
 }
 
@@ -153,11 +193,20 @@ def test_every_entry_point_charges_the_active_budget_once_as_if_explicit(name):
     assert len(active.ledger) == 1
 
 
-@pytest.mark.parametrize("name", ["laplace_float", "Laplace.release", "count", "top_k",
-                                  "grouped_release", "NumericSparse"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "laplace_float",
+        "Laplace.release",
+        "count",
+        "top_k",
+        "grouped_release",
+        "NumericSparse",
+    ],
+)
 def test_no_budget_anywhere_charges_nothing_and_runs(name):
     assert dpfast.active_budget() is None
-    ENTRY_POINTS[name]()       # allowed: the caller accounts for it
+    ENTRY_POINTS[name]()  # allowed: the caller accounts for it
 
 
 def test_axis_with_nothing_to_release_charges_nothing_even_when_active():
@@ -177,7 +226,7 @@ def test_nesting_restores_the_outer_budget_even_after_an_exception():
                 1 / 0
         assert dpfast.active_budget() is a
         M.laplace_mechanism(1, epsilon=0.3)
-        with dpfast._active.activate(dpfast.NO_BUDGET):      # suspend the outer one
+        with dpfast._active.activate(dpfast.NO_BUDGET):  # suspend the outer one
             assert dpfast.active_budget() is None
             M.laplace_mechanism(1, epsilon=0.4)
     assert dpfast.active_budget() is None
@@ -243,7 +292,7 @@ def test_threads_with_their_own_active_budgets_never_mix():
                 for _ in range(calls):
                     M.laplace_mechanism(1.0, epsilon=float(i + 1))
                     O.Laplace(float(i + 1)).release(2.0)
-        except Exception as exc:      # pragma: no cover - reported below
+        except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
@@ -265,7 +314,7 @@ def test_asyncio_tasks_are_isolated_and_inherit_from_their_creator():
         with budget.active():
             for _ in range(5):
                 M.laplace_mechanism(1.0, epsilon=eps)
-                await asyncio.sleep(0)          # let the other task run in between
+                await asyncio.sleep(0)  # let the other task run in between
 
     async def child():
         M.laplace_mechanism(1.0, epsilon=0.25)
@@ -273,9 +322,9 @@ def test_asyncio_tasks_are_isolated_and_inherit_from_their_creator():
     async def main():
         await asyncio.gather(request(a, 0.5), request(b, 1.0))
         with outer.active():
-            task = asyncio.create_task(child())     # created inside: inherits
+            task = asyncio.create_task(child())  # created inside: inherits
         await task
-        await asyncio.create_task(child())          # created outside: nothing
+        await asyncio.create_task(child())  # created outside: nothing
 
     asyncio.run(main())
     assert [e.epsilon for e in a.ledger] == [0.5] * 5
@@ -285,20 +334,23 @@ def test_asyncio_tasks_are_isolated_and_inherit_from_their_creator():
 
 def test_ledger_budget_can_be_active():
     from dpfast import ledger
+
     led = ledger.open("memory:")
     b = led.budget("k", epsilon=1.0, create=True)
     with b.active() as same:
         assert same is b
         M.laplace_mechanism(1, epsilon=0.25, label="count")
         R.count(VALS, epsilon=0.25)
-    assert [(r.label, float(r.epsilon)) for r in b.ledger] == [("count", 0.25),
-                                                                ("count", 0.25)]
+    assert [(r.label, float(r.epsilon)) for r in b.ledger] == [
+        ("count", 0.25),
+        ("count", 0.25),
+    ]
 
 
 def test_zcdp_active_budget_gets_rho():
     b = PrivacyBudget(rho=1.0, composition="zcdp")
     with b.active():
-        S.exponential_mechanism(SCORES, epsilon=0.5)          # bounded range: eps^2/8
+        S.exponential_mechanism(SCORES, epsilon=0.5)  # bounded range: eps^2/8
         O.Gaussian(rho=0.125).release(1.0)
     assert [e.rho for e in b.ledger] == [pytest.approx(0.03125), pytest.approx(0.125)]
 
@@ -325,8 +377,17 @@ def test_labels_are_recorded_and_validated_before_anything_is_charged():
                 R.count(VALS, epsilon=0.1, label=bad)
             with pytest.raises(TypeError, match="label"):
                 S.exponential_mechanism(SCORES, epsilon=0.1, label=bad)
-    assert [e.label for e in b.ledger] == ["age sum", "obj", "top", "median", "svt",
-                                           "by key", "marginals", "mwem", "pmw"]
+    assert [e.label for e in b.ledger] == [
+        "age sum",
+        "obj",
+        "top",
+        "median",
+        "svt",
+        "by key",
+        "marginals",
+        "mwem",
+        "pmw",
+    ]
 
 
 def test_bad_budgets_are_refused_by_type():
@@ -347,6 +408,7 @@ def test_no_budget_is_a_singleton_that_charges_nothing():
 
 def test_a_pandas_frame_by_column_is_one_charge_of_the_active_budget():
     import pandas as pd  # the [test] extra installs it
+
     frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [4.0, 5.0, 6.0]})
     b = PrivacyBudget(1.0)
     with b.active():

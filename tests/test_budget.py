@@ -1,6 +1,7 @@
 """Findings of the hardening review (issue 9) on the in-memory PrivacyBudget: forked
 copies, pickled copies, a negative amount that rounds to -0.0, and overflow in the
 advanced filter."""
+
 import copy
 import os
 import pickle
@@ -32,8 +33,12 @@ def test_forked_copy_refuses_to_spend():
     b.spend(0.25)
 
     def child():
-        for call in (lambda: b.spend(0.1), lambda: b.spend(0.1, label="x"),
-                     lambda: b.reserve(0.1), lambda: b.spend(Fraction(1, 10))):
+        for call in (
+            lambda: b.spend(0.1),
+            lambda: b.spend(0.1, label="x"),
+            lambda: b.reserve(0.1),
+            lambda: b.spend(Fraction(1, 10)),
+        ):
             try:
                 call()
                 return False
@@ -93,6 +98,7 @@ def test_negative_fraction_rounding_to_minus_zero_is_refused(tiny):
 
 def test_huge_integer_and_longdouble_amounts_are_refused_cleanly():
     import numpy as np
+
     b = PrivacyBudget(1.0)
     with pytest.raises(PrivacyParameterError, match="epsilon"):
         b.spend(10**400)

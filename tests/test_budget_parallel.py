@@ -1,6 +1,7 @@
 """PrivacyBudget.spend_parallel: parallel composition over disjoint partitions charges the
 max, not the sum, through the same filter as spend (memory budgets in every rule and a
 real SQLite ledger budget)."""
+
 from fractions import Fraction
 
 import pytest
@@ -12,7 +13,13 @@ from dpfast.accounting import PrivacyBudget
 def test_charges_the_max_once():
     b = PrivacyBudget(1.0)
     e = b.spend_parallel([0.5, 0.25, 0.5], label="count per region")
-    assert (e.index, e.label, e.epsilon, e.delta, e.status) == (0, "count per region", 0.5, 0.0, "spent")
+    assert (e.index, e.label, e.epsilon, e.delta, e.status) == (
+        0,
+        "count per region",
+        0.5,
+        0.0,
+        "spent",
+    )
     assert b.spent == (0.5, 0.0, None)
     assert len(b.ledger) == 1
     b.spend_parallel([(0.5, 0.0)])
@@ -40,7 +47,9 @@ def test_exact_fractions_fill_the_budget_exactly():
         b.spend_parallel([Fraction(1, 10**9)])
     # the parallel charge is far below the sum: sequential charges of the same releases overflow
     s = PrivacyBudget(1.0)
-    s.spend(Fraction(1, 3)); s.spend(Fraction(1, 4)); s.spend(Fraction(1, 5))
+    s.spend(Fraction(1, 3))
+    s.spend(Fraction(1, 4))
+    s.spend(Fraction(1, 5))
     with pytest.raises(BudgetExceededError):
         s.spend(Fraction(1, 3))
 
@@ -92,7 +101,10 @@ def test_sqlite_ledger_budget_charges_the_max_durably(tmp_path):
     led.close()
     again = ledger.open(url).budget("regions")  # another connection sees one charge
     rows = again.history()
-    assert [(r.kind, r.label) for r in rows] == [("create", None), ("spend", "sum per region")]
+    assert [(r.kind, r.label) for r in rows] == [
+        ("create", None),
+        ("spend", "sum per region"),
+    ]
     assert (rows[1].epsilon, rows[1].delta) == (Fraction(1, 2), Fraction("1e-7"))  # decimal
     assert again.spent == (0.5, 1e-7, None)
     again.spend_parallel([0.5, 0.5])

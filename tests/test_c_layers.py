@@ -32,8 +32,23 @@ LAYERS = [
     ("mechanism kernels", {"selection", "sparse", "boost", "grouped", "compat", "release"}),
 ]
 
-_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "defined", "do", "else",
-             "case", "goto", "_Pragma", "__attribute__", "__declspec", "__builtin_expect"}
+_KEYWORDS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "defined",
+    "do",
+    "else",
+    "case",
+    "goto",
+    "_Pragma",
+    "__attribute__",
+    "__declspec",
+    "__builtin_expect",
+}
 
 
 def _files():
@@ -53,8 +68,12 @@ def _strip(text):
     text = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', text)
     text = re.sub(r"'(?:\\.|[^'\\\n])*'", "''", text)
     # the C++ guards of the headers (extern "C" { ... }) would hide their definitions
-    text = re.sub(r"^[ \t]*#[ \t]*ifdef[ \t]+__cplusplus\b.*?^[ \t]*#[ \t]*endif\b", "", text,
-                  flags=re.M | re.S)
+    text = re.sub(
+        r"^[ \t]*#[ \t]*ifdef[ \t]+__cplusplus\b.*?^[ \t]*#[ \t]*endif\b",
+        "",
+        text,
+        flags=re.M | re.S,
+    )
     return re.sub(r"^[ \t]*#[^\n]*", "", text, flags=re.M)
 
 
@@ -77,7 +96,9 @@ def _top_level(code):
 
 
 _PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_DEFINITION = re.compile(r"(?P<head>[^;{}]*?)\b(?P<name>[A-Za-z_]\w*)\s*" + _PARENS + r"\s*\{")
+_DEFINITION = re.compile(
+    r"(?P<head>[^;{}]*?)\b(?P<name>[A-Za-z_]\w*)\s*" + _PARENS + r"\s*\{"
+)
 _NAME = re.compile(r"\b([A-Za-z_]\w*)\b")
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"dpfast/(\w+)\.h"', re.M)
 _EXTERN = re.compile(r"\bextern\b[^;(){}]*?\b([A-Za-z_]\w*)\s*;")
@@ -137,7 +158,7 @@ def _cycle(graph):
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -167,7 +188,7 @@ def test_the_parser_sees_the_known_edges(graph):
     assert "dpf_fork_generation" in graph["chacha"]["entropy"]
     assert '#include "dpfast/chacha.h"' in graph["rng"]["chacha"]
     assert "dpf_dlap_exact_prepare" in graph["discrete"]["prepared"]
-    assert "dpf_chacha_fill" in graph["consttime"]["chacha"]     # defined after SIMD macros
+    assert "dpf_chacha_fill" in graph["consttime"]["chacha"]  # defined after SIMD macros
     ring = {"a": {"b": {"f"}}, "b": {"c": {"g"}}, "c": {"a": {"h"}}}
     assert _cycle(ring) == ["a", "b", "c", "a"]
 
@@ -175,34 +196,44 @@ def test_the_parser_sees_the_known_edges(graph):
 def test_the_file_graph_has_no_cycle(graph):
     cycle = _cycle(graph)
     assert cycle is None, "C modules in a cycle: " + " -> ".join(
-        f"{a} ({', '.join(sorted(graph[a][b]))})" for a, b in zip(cycle, cycle[1:]))
+        f"{a} ({', '.join(sorted(graph[a][b]))})" for a, b in zip(cycle, cycle[1:])
+    )
 
 
 def test_every_module_has_a_layer(graph):
     placed = set().union(*(mods for _, mods in LAYERS))
     assert set(graph) == placed, (
         f"place new C modules in LAYERS and in the docs: {sorted(set(graph) - placed)}; "
-        f"gone: {sorted(placed - set(graph))}")
+        f"gone: {sorted(placed - set(graph))}"
+    )
 
 
 def test_layers_point_down_only(graph):
     level = {mod: i for i, (_, mods) in enumerate(LAYERS) for mod in mods}
-    upward = [f"{a} ({LAYERS[level[a]][0]}) -> {b} ({LAYERS[level[b]][0]}): "
-              f"{', '.join(sorted(why))}"
-              for a, deps in graph.items() for b, why in deps.items()
-              if a in level and b in level and level[b] > level[a]]
+    upward = [
+        f"{a} ({LAYERS[level[a]][0]}) -> {b} ({LAYERS[level[b]][0]}): "
+        f"{', '.join(sorted(why))}"
+        for a, deps in graph.items()
+        for b, why in deps.items()
+        if a in level and b in level and level[b] > level[a]
+    ]
     assert upward == []
 
 
 def test_os_entropy_and_fork_handling_live_in_entropy_c():
-    os_calls = re.compile(r"\b(getpid|pthread_atfork|mmap|munmap|madvise|getrandom|"
-                          r"BCryptGenRandom|arc4random_buf|GetCurrentProcessId)\b")
+    os_calls = re.compile(
+        r"\b(getpid|pthread_atfork|mmap|munmap|madvise|getrandom|"
+        r"BCryptGenRandom|arc4random_buf|GetCurrentProcessId)\b"
+    )
     users = {p.name for p in CSRC.glob("*.c") if os_calls.search(_strip(p.read_text()))}
     assert users == {"entropy.c"}
 
 
 def test_dead_integer_add_is_gone():
     # the one integer-release policy is _saturating_add in the Cython layer
-    hits = [str(p.relative_to(ROOT)) for p in _files() + sorted((ROOT / "src").rglob("*.p*"))
-            if p.is_file() and "dpf_int_add" in p.read_text(encoding="utf-8")]
+    hits = [
+        str(p.relative_to(ROOT))
+        for p in _files() + sorted((ROOT / "src").rglob("*.p*"))
+        if p.is_file() and "dpf_int_add" in p.read_text(encoding="utf-8")
+    ]
     assert hits == []

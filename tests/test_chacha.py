@@ -1,5 +1,6 @@
 """ChaCha20: RFC 8439 known answers, an independent implementation, stream stability,
 modes, key secrecy, fork and threads."""
+
 import copy
 import hashlib
 import multiprocessing
@@ -22,20 +23,25 @@ RFC_KEY = bytes(range(32))
 RFC_232_NONCE = bytes.fromhex("000000090000004a00000000")
 RFC_232_BLOCK = bytes.fromhex(
     "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-    "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e")
+    "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
+)
 # RFC 8439 §2.4.2: same key, nonce 00:00:00:00:00:00:00:4a:00:00:00:00, counter 1.
 RFC_242_NONCE = bytes.fromhex("000000000000004a00000000")
-RFC_242_PLAIN = (b"Ladies and Gentlemen of the class of '99: If I could offer you only "
-                 b"one tip for the future, sunscreen would be it.")
+RFC_242_PLAIN = (
+    b"Ladies and Gentlemen of the class of '99: If I could offer you only "
+    b"one tip for the future, sunscreen would be it."
+)
 RFC_242_CIPHER = bytes.fromhex(
     "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
     "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
     "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
-    "5af90bbf74a35be6b40b8eedf2785e42874d")
+    "5af90bbf74a35be6b40b8eedf2785e42874d"
+)
 # RFC 8439 A.1 test vector #1: all-zero key and nonce, counter 0.
 RFC_A1_BLOCK = bytes.fromhex(
     "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
-    "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586")
+    "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586"
+)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -72,13 +78,21 @@ def test_against_cryptography(impl):
     # 45 blocks: interleaved pairs of SIMD groups, one single group, then scalar blocks
     # cryptography >= 50 refuses to run its 32-bit counter past 2**32, so these stop at the
     # boundary; the carry beyond it is test_counter_carries_into_nonce's.
-    for nblocks, counter in [(1, 0), (7, 3), (37, 1000), (45, 9), (64, 2**32 - 64),
-                             (45, 2**32 - 45)]:
+    for nblocks, counter in [
+        (1, 0),
+        (7, 3),
+        (37, 1000),
+        (45, 9),
+        (64, 2**32 - 64),
+        (45, 2**32 - 45),
+    ]:
         key, nonce = rs.bytes(32), rs.bytes(12)
-        enc = Cipher(algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce),
-                     mode=None).encryptor()
-        assert _core._chacha_keystream(key, nonce, counter, nblocks, impl) == \
-            enc.update(bytes(64 * nblocks))
+        enc = Cipher(
+            algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce), mode=None
+        ).encryptor()
+        assert _core._chacha_keystream(key, nonce, counter, nblocks, impl) == enc.update(
+            bytes(64 * nblocks)
+        )
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -167,16 +181,24 @@ def test_os_keyed_never_shows_its_key():
         g.state = {"bit_generator": "ChaCha20", "mode": "os"}
 
 
-@pytest.mark.parametrize("make", [lambda: ChaCha20(3), lambda: ChaCha20(b"x"),
-                                  lambda: ChaCha20(key=RFC_KEY, nonce=RFC_232_NONCE)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ChaCha20(3),
+        lambda: ChaCha20(b"x"),
+        lambda: ChaCha20(key=RFC_KEY, nonce=RFC_232_NONCE),
+    ],
+)
 def test_pickle_and_state_round_trip(make):
     g = make()
     g.random_raw(77)
     gen = np.random.Generator(g)
     gen.integers(0, 2**32, size=3, dtype=np.uint32)  # leaves half a word buffered
     h = pickle.loads(pickle.dumps(g))
-    assert np.array_equal(np.random.Generator(h).integers(0, 2**32, 5, dtype=np.uint32),
-                          gen.integers(0, 2**32, 5, dtype=np.uint32))
+    assert np.array_equal(
+        np.random.Generator(h).integers(0, 2**32, 5, dtype=np.uint32),
+        gen.integers(0, 2**32, 5, dtype=np.uint32),
+    )
     assert np.array_equal(h.random_raw(500), g.random_raw(500))
     k = make()
     k.state = g.state
@@ -200,18 +222,21 @@ def test_spawn():
         ChaCha20(b"bytes-seeded").spawn(1)
 
 
-@pytest.mark.parametrize("kwargs, exc", [
-    ({"seed": -1}, ValueError),
-    ({"seed": 1.5}, TypeError),
-    ({"seed": True}, TypeError),
-    ({"key": b"short"}, ValueError),
-    ({"key": "x" * 32}, TypeError),
-    ({"key": bytes(32), "nonce": bytes(8)}, ValueError),
-    ({"key": bytes(32), "counter": -1}, ValueError),
-    ({"key": bytes(32), "counter": 2**64}, ValueError),
-    ({"nonce": bytes(12)}, TypeError),
-    ({"seed": 1, "key": bytes(32)}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"seed": -1}, ValueError),
+        ({"seed": 1.5}, TypeError),
+        ({"seed": True}, TypeError),
+        ({"key": b"short"}, ValueError),
+        ({"key": "x" * 32}, TypeError),
+        ({"key": bytes(32), "nonce": bytes(8)}, ValueError),
+        ({"key": bytes(32), "counter": -1}, ValueError),
+        ({"key": bytes(32), "counter": 2**64}, ValueError),
+        ({"nonce": bytes(12)}, TypeError),
+        ({"seed": 1, "key": bytes(32)}, TypeError),
+    ],
+)
 def test_bad_arguments(kwargs, exc):
     with pytest.raises(exc):
         ChaCha20(**kwargs)
@@ -238,7 +263,9 @@ def test_shared_generator_across_threads_never_repeats():
     results = [None] * 8
 
     def work(i):
-        parts = [g.random_raw(997) for _ in range(20)] + [np.array([g.random_raw()], np.uint64)]
+        parts = [g.random_raw(997) for _ in range(20)] + [
+            np.array([g.random_raw()], np.uint64)
+        ]
         results[i] = np.concatenate(parts)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
@@ -267,7 +294,9 @@ def test_per_thread_seeded_generators_match_serial():
 
 
 def _child_words(conn, explicit, seeded):
-    conn.send((default_rng().random_raw(16), explicit.random_raw(16), seeded.random_raw(16)))
+    conn.send(
+        (default_rng().random_raw(16), explicit.random_raw(16), seeded.random_raw(16))
+    )
     conn.close()
 
 
@@ -320,7 +349,13 @@ def test_import_exposes_errors():
     assert issubclass(dpfast.PrivacyParameterError, ValueError)
     assert issubclass(dpfast.BudgetExceededError, RuntimeError)
     assert issubclass(dpfast.MechanismHaltedError, RuntimeError)
-    assert all(issubclass(e, dpfast.DPFastError) for e in (
-        dpfast.EntropyError, dpfast.PrivacyParameterError, dpfast.BudgetExceededError,
-        dpfast.MechanismHaltedError))
+    assert all(
+        issubclass(e, dpfast.DPFastError)
+        for e in (
+            dpfast.EntropyError,
+            dpfast.PrivacyParameterError,
+            dpfast.BudgetExceededError,
+            dpfast.MechanismHaltedError,
+        )
+    )
     assert sys.modules["dpfast._core"].__file__.endswith((".so", ".pyd"))

@@ -1,6 +1,7 @@
 """ChaCha20 kernels and the bulk fill: every block count of every SIMD path against an
 independent implementation, and fills of odd lengths against a word-by-word model of the
 fast-key-erasure generator (buffered and direct-to-array paths must give one stream)."""
+
 import numpy as np
 import pytest
 
@@ -8,8 +9,8 @@ from dpfast import _core
 from dpfast.random import ChaCha20
 
 IMPLS = _core._simd_available()
-WORDS = 256          # 64-bit words per refill (DPF_CHACHA_BLOCKS = 32 blocks)
-LEAD = 4             # words of each keyed refill that become the next key
+WORDS = 256  # 64-bit words per refill (DPF_CHACHA_BLOCKS = 32 blocks)
+LEAD = 4  # words of each keyed refill that become the next key
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -21,12 +22,13 @@ def test_every_block_count_matches_cryptography(impl):
     rs = np.random.default_rng(15)
     key, nonce = rs.bytes(32), rs.bytes(12)
     for counter in (3, 2**32 - 70):
-        enc = Cipher(algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce),
-                     mode=None).encryptor()
+        enc = Cipher(
+            algorithms.ChaCha20(key, counter.to_bytes(4, "little") + nonce), mode=None
+        ).encryptor()
         want = enc.update(bytes(64 * 70))
         for nblocks in range(1, 71):
             got = _core._chacha_keystream(key, nonce, counter, nblocks, impl)
-            assert got == want[:64 * nblocks], (counter, nblocks)
+            assert got == want[: 64 * nblocks], (counter, nblocks)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -36,8 +38,10 @@ def test_every_block_count_carries_like_scalar(impl):
     key, nonce = bytes(range(7, 39)), bytes(range(12))
     ref = _core._chacha_keystream(key, nonce, 2**32 - 37, 70, "scalar")
     for nblocks in range(1, 71):
-        assert _core._chacha_keystream(key, nonce, 2**32 - 37, nblocks, impl) == \
-            ref[:64 * nblocks], nblocks
+        assert (
+            _core._chacha_keystream(key, nonce, 2**32 - 37, nblocks, impl)
+            == ref[: 64 * nblocks]
+        ), nblocks
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -51,7 +55,7 @@ def test_counter_wrap_at_every_lane(impl):
         ref = _core._chacha_keystream(key, nonce, start, 128, "scalar")
         for k in range(1, 65):
             got = _core._chacha_keystream(key, nonce, start + 64 - k, 64, impl)
-            assert got == ref[64 * (64 - k):64 * (128 - k)], (start, k)
+            assert got == ref[64 * (64 - k) : 64 * (128 - k)], (start, k)
 
 
 class KeyedModel:
@@ -79,8 +83,28 @@ class KeyedModel:
 
 # Request sizes around the refill (252 output words) and direct-batch boundaries, in an
 # order that starts direct batches at every phase of the buffer.
-SIZES = [None, 251, 1, 252, 253, 3, 504, 1000, None, 255, 256, 257, 5000, 7, 777, 2 * 252,
-         None, 12_345, 0, 1]
+SIZES = [
+    None,
+    251,
+    1,
+    252,
+    253,
+    3,
+    504,
+    1000,
+    None,
+    255,
+    256,
+    257,
+    5000,
+    7,
+    777,
+    2 * 252,
+    None,
+    12_345,
+    0,
+    1,
+]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -121,8 +145,8 @@ def test_stream_fills_are_the_raw_keystream(impl):
     sizes = [5, 256, 251, 513, 1, 2000, 700]
     got = np.concatenate([g.random_raw(s) for s in sizes])
     nblocks = -(-sum(sizes) // 8)
-    want = np.frombuffer(_core._chacha_keystream(key, nonce, counter, nblocks, "scalar"),
-                         dtype="<u8")[:sum(sizes)]
+    want = np.frombuffer(
+        _core._chacha_keystream(key, nonce, counter, nblocks, "scalar"), dtype="<u8"
+    )[: sum(sizes)]
     assert np.array_equal(got, want)
     assert g.state["counter"] == counter + WORDS // 8 * -(-sum(sizes) // WORDS)
-

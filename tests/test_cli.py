@@ -1,5 +1,6 @@
 """The ``python -m dpfast`` command line: help, version, the bench table and the demo.
 (The ledger subcommand is tested in test_ledger.py.)"""
+
 import re
 import subprocess
 import sys
@@ -21,8 +22,12 @@ def test_help_lists_the_subcommands(capsys):
 
 
 def test_version_from_the_module_entry_point():
-    done = subprocess.run([sys.executable, "-m", "dpfast", "--version"], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpfast", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     assert done.stdout.strip() == f"dpfast {dpfast.__version__}"
 
@@ -40,9 +45,13 @@ def test_bench_prints_a_side_by_side_table_with_a_ratio_column(capsys):
     lines = capsys.readouterr().out.splitlines()
     header = next(i for i, ln in enumerate(lines) if ln.startswith("task"))
     assert lines[header].split()[-1] == "ratio"
-    rows = lines[header + 1:header + 5]
-    tasks = ("ChaCha20 keystream", "secure Laplace mechanism", "simulation Laplace noise",
-             "exact discrete Laplace")
+    rows = lines[header + 1 : header + 5]
+    tasks = (
+        "ChaCha20 keystream",
+        "secure Laplace mechanism",
+        "simulation Laplace noise",
+        "exact discrete Laplace",
+    )
     for task, row in zip(tasks, rows):
         assert row.startswith(task)
         ratio = float(row.split()[-1])
@@ -62,16 +71,16 @@ def test_demo_prints_its_one_budget_first_and_spends_it(capsys):
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert lines[0].startswith(f"dpfast {dpfast.__version__}")
     budget_line = next(i for i, ln in enumerate(lines) if "privacy budget" in ln)
-    assert budget_line == 2              # after the version and the generator, before any release
+    assert budget_line == 2  # after the version and the generator, before any release
     assert "eps = 4.0" in lines[budget_line] and "delta = 1e-06" in lines[budget_line]
     # the budget is announced before any release line, and there is only one
     assert out.count("budget for") == 1
     header = lines[budget_line + 1]
     assert header.split()[:5] == ["release", "mechanism", "eps", "delta", "value"]
-    releases = lines[budget_line + 2:budget_line + 8]
-    eps_col = header.index("eps") + 3               # right-aligned under the header
-    spent_eps = sum(float(r[eps_col - 5:eps_col]) for r in releases)
-    spent_delta = sum(float(r[eps_col + 1:eps_col + 8]) for r in releases)
+    releases = lines[budget_line + 2 : budget_line + 8]
+    eps_col = header.index("eps") + 3  # right-aligned under the header
+    spent_eps = sum(float(r[eps_col - 5 : eps_col]) for r in releases)
+    spent_delta = sum(float(r[eps_col + 1 : eps_col + 8]) for r in releases)
     assert spent_eps == 4.0 and spent_delta == 1e-6
     assert "budget left: eps = 0.00, delta = 0e+00" in out
     assert "refused before any noise is drawn" in out

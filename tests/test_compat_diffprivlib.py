@@ -4,6 +4,7 @@ diffprivlib's own suite (tests/integration/run_diffprivlib_suite.py) checks
 compatibility; it cannot see a Laplace scale 10 % too small.  The distribution tests here
 can, and the negative controls below prove it.  Needs ``dpfast[diffprivlib]``.
 """
+
 import inspect
 import math
 import os
@@ -18,7 +19,7 @@ from scipy import stats
 
 from stat_helpers import ALPHA, chi2_pvalue
 
-if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never skip
+if os.environ.get("DPFAST_BACKENDS_CI"):  # CI integration step: never skip
     import diffprivlib  # noqa: F401
 dpl = pytest.importorskip("diffprivlib", reason="needs the dpfast[diffprivlib] extra")
 import diffprivlib.mechanisms as dm  # noqa: E402
@@ -28,19 +29,46 @@ from dpfast import _core  # noqa: E402
 from dpfast.compat import diffprivlib as shim  # noqa: E402
 from dpfast.random import ChaCha20  # noqa: E402
 
-NAMES = ["Binary", "Bingham", "Exponential", "ExponentialCategorical",
-         "ExponentialHierarchical", "PermuteAndFlip", "Gaussian", "GaussianAnalytic",
-         "GaussianDiscrete", "Geometric", "GeometricFolded", "GeometricTruncated", "Laplace",
-         "LaplaceBoundedDomain", "LaplaceBoundedNoise", "LaplaceFolded", "LaplaceTruncated",
-         "Snapping", "Staircase", "Uniform", "Vector"]
-_DUNDER = {"__module__", "__doc__", "__qualname__", "__firstlineno__",
-           "__static_attributes__", "__dict__", "__weakref__", "__abstractmethods__",
-           "_abc_impl"}
+NAMES = [
+    "Binary",
+    "Bingham",
+    "Exponential",
+    "ExponentialCategorical",
+    "ExponentialHierarchical",
+    "PermuteAndFlip",
+    "Gaussian",
+    "GaussianAnalytic",
+    "GaussianDiscrete",
+    "Geometric",
+    "GeometricFolded",
+    "GeometricTruncated",
+    "Laplace",
+    "LaplaceBoundedDomain",
+    "LaplaceBoundedNoise",
+    "LaplaceFolded",
+    "LaplaceTruncated",
+    "Snapping",
+    "Staircase",
+    "Uniform",
+    "Vector",
+]
+_DUNDER = {
+    "__module__",
+    "__doc__",
+    "__qualname__",
+    "__firstlineno__",
+    "__static_attributes__",
+    "__dict__",
+    "__weakref__",
+    "__abstractmethods__",
+    "_abc_impl",
+}
 # the originals, whatever the patch state when this module is imported
 ORIGINALS = {name: shim.MECHANISMS[name].__mro__[1] for name in NAMES}
 
 
 # ------------------------------------------------------------------ class surface
+
 
 def test_the_21_classes():
     assert sorted(shim.MECHANISMS) == sorted(NAMES)
@@ -48,8 +76,10 @@ def test_the_21_classes():
         cls, orig = getattr(shim, name), ORIGINALS[name]
         assert orig.__module__.startswith("diffprivlib.")
         assert cls.__name__ == name and issubclass(cls, orig)
-        assert (inspect.getfullargspec(cls).kwonlyargs
-                == inspect.getfullargspec(orig).kwonlyargs)
+        assert (
+            inspect.getfullargspec(cls).kwonlyargs
+            == inspect.getfullargspec(orig).kwonlyargs
+        )
         own = set(vars(cls)) - _DUNDER
         assert "randomise" in own
         # nothing else of diffprivlib's is overridden (new private helpers only)
@@ -78,6 +108,7 @@ def test_validation_is_diffprivlib_s():
 
 
 # ------------------------------------------------------------------ patching
+
 
 def _bindings():
     """(module, attr, obj) for every diffprivlib attribute that is an original or a shim."""
@@ -108,16 +139,17 @@ def test_patch_reaches_every_binding(clean):
     n = shim.patch()
     assert n == before["orig"]
     assert _bindings() == {"orig": 0, "shim": n}
-    assert shim.patch() == 0                                 # idempotent
+    assert shim.patch() == 0  # idempotent
     import diffprivlib.models.utils as mu
     import diffprivlib.tools.utils as tu
+
     assert tu.LaplaceTruncated is shim.LaplaceTruncated
     assert mu.Bingham is shim.Bingham
     assert dm.gaussian.bernoulli_neg_exp is shim.bernoulli_neg_exp
     assert dm.Laplace is shim.Laplace
     shim.unpatch()
     assert _bindings() == before
-    shim.unpatch()                                           # idempotent
+    shim.unpatch()  # idempotent
     assert _bindings() == before
 
 
@@ -160,7 +192,7 @@ def test_patching_is_thread_safe(clean):
             for _ in range(50):
                 with shim.patched():
                     assert _bindings()["orig"] == 0
-        except BaseException as exc:       # collected and reported by the main thread
+        except BaseException as exc:  # collected and reported by the main thread
             errors.append(exc)
 
     threads = [threading.Thread(target=worker) for _ in range(6)]
@@ -174,9 +206,12 @@ def test_patching_is_thread_safe(clean):
 
 # ------------------------------------------------------------------ random_state contract
 
+
 def test_int_seed_is_reproducible_and_equals_randomstate():
-    a = [shim.Laplace(epsilon=1, sensitivity=1, random_state=5).randomise(0.0)
-         for _ in range(3)]
+    a = [
+        shim.Laplace(epsilon=1, sensitivity=1, random_state=5).randomise(0.0)
+        for _ in range(3)
+    ]
     b = shim.Laplace(epsilon=1, sensitivity=1, random_state=np.random.RandomState(5))
     assert a[0] == a[1] == a[2] == b.randomise(0.0)
     c = shim.Laplace(epsilon=1, sensitivity=1, random_state=6).randomise(0.0)
@@ -197,7 +232,7 @@ def test_shared_randomstate_gives_independent_reproducible_streams():
 def test_none_global_and_systemrandom_use_the_csprng():
     for rs in (None, np.random.mtrand._rand, secrets.SystemRandom()):
         m = shim.Laplace(epsilon=1, sensitivity=1, random_state=rs)
-        assert shim._rng(m) is None                 # dpfast's per-thread OS-keyed ChaCha20
+        assert shim._rng(m) is None  # dpfast's per-thread OS-keyed ChaCha20
     m = shim.Laplace(epsilon=1, sensitivity=1)
     assert len({m.randomise(0.0) for _ in range(20)}) == 20
 
@@ -210,13 +245,15 @@ def test_copy_shares_the_stream():
 
 
 def test_bernoulli_neg_exp_random_state():
-    assert (shim.bernoulli_neg_exp(1, np.random.RandomState(42))
-            == shim.bernoulli_neg_exp(1, 42))
+    assert shim.bernoulli_neg_exp(1, np.random.RandomState(42)) == shim.bernoulli_neg_exp(
+        1, 42
+    )
     draws = [shim.bernoulli_neg_exp(0.5, s) for s in range(4000)]
     assert stats.binomtest(sum(draws), 4000, math.exp(-0.5)).pvalue > ALPHA
 
 
 # ------------------------------------------------------------------ laws (seeded, tiny alpha)
+
 
 def _draw(mech, value, n):
     return np.array([mech.randomise(value) for _ in range(n)])
@@ -242,8 +279,7 @@ def test_laplace_law_and_negative_control(monkeypatch):
     assert _ks(y, stats.laplace(scale=4.0).cdf) > ALPHA
     assert abs(_scale_z(y, 4.0)) < Z_CRIT
     real = shim._laplace_release
-    monkeypatch.setattr(shim, "_laplace_release",
-                        lambda m, v, s, d: real(m, v, 0.9 * s, d))
+    monkeypatch.setattr(shim, "_laplace_release", lambda m, v, s, d: real(m, v, 0.9 * s, d))
     broken = _draw(shim.Laplace(epsilon=0.5, sensitivity=2.0, random_state=1), 0.0, 20_000)
     assert abs(_scale_z(broken, 4.0)) > Z_CRIT
 
@@ -253,7 +289,7 @@ def test_laplace_plan_detects_one_percent():
     is rejected (about 10 standard errors), the correct scale is not."""
     k, sampler = shim._laplace_plan(4.0, 2.0)
     z = _core.grid_release(sampler, np.zeros(1_000_000), k, ChaCha20(7))
-    scale = 4.0 * (1 + 2.0 ** k / 2.0)
+    scale = 4.0 * (1 + 2.0**k / 2.0)
     assert _ks(z, stats.laplace(scale=scale).cdf) > ALPHA
     assert abs(_scale_z(z, scale)) < Z_CRIT
     assert abs(_scale_z(z, 0.99 * scale)) > Z_CRIT
@@ -266,7 +302,7 @@ def test_laplace_grid_and_rounding():
     g = 2.0 ** (math.frexp(1.0)[1] - 1 - 40)
     assert np.all(y / g == np.round(y / g))
     a = shim.Laplace(epsilon=1.0, sensitivity=1.0, random_state=9).randomise(0.3)
-    b = shim.Laplace(epsilon=1.0, sensitivity=1.0, random_state=9).randomise(0.3 + 2 ** -45)
+    b = shim.Laplace(epsilon=1.0, sensitivity=1.0, random_state=9).randomise(0.3 + 2**-45)
     assert a == b
     assert shim.Laplace(epsilon=1.0, sensitivity=0.0).randomise(2.5) == 2.5
     assert isinstance(mech.randomise(1), float)
@@ -278,12 +314,13 @@ def test_truncated_and_folded_stay_in_bounds():
     for m in (t, f):
         y = _draw(m, 0.5, 2000)
         assert y.min() >= 0 and y.max() <= 1
-    assert np.mean(_draw(t, 0.5, 2000) == 0.0) > 0.2       # truncation piles mass on bounds
+    assert np.mean(_draw(t, 0.5, 2000) == 0.0) > 0.2  # truncation piles mass on bounds
 
 
 def test_laplace_bounded_domain_law():
-    mech = shim.LaplaceBoundedDomain(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=2.0,
-                                     random_state=4)
+    mech = shim.LaplaceBoundedDomain(
+        epsilon=1.0, sensitivity=1.0, lower=0.0, upper=2.0, random_state=4
+    )
     y = _draw(mech, 0.5, 20_000)
     scale = shim._bounded_domain_scale(mech)[0]
     base = stats.laplace(loc=0.5, scale=scale)
@@ -318,7 +355,7 @@ def test_gaussian_discrete_law():
     assert y.dtype.kind == "i"
     s = mech._scale
     support = np.arange(-int(12 * s) - 1, int(12 * s) + 2)
-    p = np.exp(-support.astype(float) ** 2 / (2 * s * s))
+    p = np.exp(-(support.astype(float) ** 2) / (2 * s * s))
     p /= p.sum()
     counts = np.array([(y == v).sum() for v in support])
     assert chi2_pvalue(counts, p) > ALPHA
@@ -350,8 +387,14 @@ def test_exponential_law():
     y = _draw(mech, None, 20_000)
     p = np.exp(np.array(u) / 2)
     assert chi2_pvalue(np.bincount(y, minlength=4), p / p.sum()) > ALPHA
-    cand = shim.Exponential(epsilon=1.0, sensitivity=1.0, utility=u, candidates=list("wxyz"),
-                            measure=[1, 0, 2, 1], random_state=10)
+    cand = shim.Exponential(
+        epsilon=1.0,
+        sensitivity=1.0,
+        utility=u,
+        candidates=list("wxyz"),
+        measure=[1, 0, 2, 1],
+        random_state=10,
+    )
     yc = _draw(cand, None, 20_000)
     assert "x" not in set(yc)
     p = np.exp(np.array(u) / 2) * np.array([1, 0, 2, 1])
@@ -360,10 +403,11 @@ def test_exponential_law():
 
 
 def test_permute_and_flip_law():
-    mech = shim.PermuteAndFlip(epsilon=1.0, sensitivity=1.0, utility=[0.0, 2.0],
-                               random_state=11)
+    mech = shim.PermuteAndFlip(
+        epsilon=1.0, sensitivity=1.0, utility=[0.0, 2.0], random_state=11
+    )
     y = _draw(mech, None, 20_000)
-    p_worse = math.exp(-1.0) / 2          # McKenna & Sheldon: two candidates, gap 2, eps/2D
+    p_worse = math.exp(-1.0) / 2  # McKenna & Sheldon: two candidates, gap 2, eps/2D
     assert stats.binomtest(int((y == 0).sum()), 20_000, p_worse).pvalue > ALPHA
 
 
@@ -377,18 +421,20 @@ def test_exponential_categorical_law():
 
 
 def test_snapping_and_vector():
-    snap = shim.Snapping(epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0,
-                         random_state=13)
+    snap = shim.Snapping(
+        epsilon=1.0, sensitivity=1.0, lower=0.0, upper=10.0, random_state=13
+    )
     y = _draw(snap, 5.0, 2000)
     # snapping to the power of two lambda >= 1/epsilon' = 1 here: integers in the bounds
     assert y.min() >= 0.0 and y.max() <= 10.0 and len(set(y)) > 5
     assert np.all(y == np.round(y))
     vec = shim.Vector(epsilon=1.0, function_sensitivity=0.25, dimension=3, random_state=13)
-    f = vec.randomise(lambda w: float(np.sum(w ** 2)))
+    f = vec.randomise(lambda w: float(np.sum(w**2)))
     assert np.isfinite(f(np.ones(3)))
 
 
 # ------------------------------------------------------------------ Staircase, Uniform: grid
+
 
 def _staircase_cdf(eps, sens, gamma):
     """CDF of diffprivlib's continuous staircase noise (Geng et al. 2015)."""
@@ -399,18 +445,22 @@ def _staircase_cdf(eps, sens, gamma):
         u = np.asarray(t, dtype=float) / sens
         j = np.floor(u)
         f = u - j
-        inside = p1 * np.minimum(f / gamma, 1) + (1 - p1) * np.maximum((f - gamma) / (1 - gamma), 0)
-        return 1 - q ** j + q ** j * (1 - q) * inside
+        inside = p1 * np.minimum(f / gamma, 1) + (1 - p1) * np.maximum(
+            (f - gamma) / (1 - gamma), 0
+        )
+        return 1 - q**j + q**j * (1 - q) * inside
 
     return lambda y: 0.5 + np.sign(y) * one_sided(np.abs(y)) / 2
 
 
-@pytest.mark.parametrize("eps,sens,gamma", [(1.0, 1.0, 0.5), (0.5, 2.0, 0.3), (3.0, 1.0, None)])
+@pytest.mark.parametrize(
+    "eps,sens,gamma", [(1.0, 1.0, 0.5), (0.5, 2.0, 0.3), (3.0, 1.0, None)]
+)
 def test_staircase_law(eps, sens, gamma):
     mech = shim.Staircase(epsilon=eps, sensitivity=sens, gamma=gamma, random_state=13)
     y = _draw(mech, 0.0, 20_000)
     assert _ks(y, _staircase_cdf(eps, sens, mech.gamma)) > ALPHA
-    assert _ks(y, _staircase_cdf(0.8 * eps, sens, mech.gamma)) < ALPHA   # 20 % less epsilon
+    assert _ks(y, _staircase_cdf(0.8 * eps, sens, mech.gamma)) < ALPHA  # 20 % less epsilon
     # the split inside each stair: P[first part] = gamma / (gamma + (1 - gamma) e^-eps),
     # which a sampler ignoring the lower second level (P = gamma) does not match
     first = int((np.mod(np.abs(y) / sens, 1.0) < mech.gamma).sum())
@@ -424,22 +474,24 @@ def test_uniform_law():
     u = _draw(mech, 0.0, 20_000)
     assert _ks(u, stats.uniform(loc=-2.0, scale=4.0).cdf) > ALPHA
     assert _ks(u, stats.uniform(loc=-1.8, scale=3.6).cdf) < ALPHA
-    assert np.abs(u).max() <= 2.0 * (1 + 2 ** -39)
+    assert np.abs(u).max() <= 2.0 * (1 + 2**-39)
 
 
-@pytest.mark.parametrize("cls,kw", [("Staircase", dict(epsilon=1.0, gamma=0.4)),
-                                    ("Uniform", dict(delta=0.1))])
+@pytest.mark.parametrize(
+    "cls,kw", [("Staircase", dict(epsilon=1.0, gamma=0.4)), ("Uniform", dict(delta=0.1))]
+)
 def test_staircase_and_uniform_release_on_a_grid(cls, kw):
     """Floating-point safe (issue 22 item 8): the output is a grid point, and the private
     value's bits below the grid never reach it (main added float noise to the value)."""
+
     def make(seed):
         return getattr(shim, cls)(sensitivity=1.0, random_state=seed, **kw)
 
     y = _draw(make(2), 0.3, 1000)
-    g = 2.0 ** -40
+    g = 2.0**-40
     assert np.all(y / g == np.round(y / g))
     for seed in range(20):
-        assert make(seed).randomise(0.3) == make(seed).randomise(0.3 + 2 ** -45)
+        assert make(seed).randomise(0.3) == make(seed).randomise(0.3 + 2**-45)
     assert isinstance(make(3).randomise(1), float)
 
 
@@ -451,17 +503,22 @@ def test_staircase_plan_is_exactly_private():
 
     from dpfast.compat import _plans
 
-    for eps, sens, gamma in [(1.0, 1.0, 0.5), (0.01, 3.0, 0.0), (40.0, 1e-300, 1.0),
-                             (700.0, 1e300, 1 / (1 + math.exp(350))), (1e-16, 1.0, 0.5)]:
+    for eps, sens, gamma in [
+        (1.0, 1.0, 0.5),
+        (0.01, 3.0, 0.0),
+        (40.0, 1e-300, 1.0),
+        (700.0, 1e300, 1 / (1 + math.exp(350))),
+        (1e-16, 1.0, 0.5),
+    ]:
         k, width, first, (num, den), (pn, pd) = _plans.staircase(eps, sens, gamma)
         g = Fraction(2) ** k
-        assert (width - 1) * g <= Fraction(sens) < width * g       # W = floor(s/g) + 1
-        assert Fraction(den, num) <= Fraction(eps)                  # q >= e^-eps
+        assert (width - 1) * g <= Fraction(sens) < width * g  # W = floor(s/g) + 1
+        assert Fraction(den, num) <= Fraction(eps)  # q >= e^-eps
         p = Fraction(pn, pd)
         if 0 < first < width:
-            level = (1 - p) * first / (p * (width - first))         # B
+            level = (1 - p) * first / (p * (width - first))  # B
             lo, hi = _core.exp_neg_interval(den, num, 3)
-            assert Fraction(lo, 2 ** 128) <= level <= 1             # q <= B <= 1
+            assert Fraction(lo, 2**128) <= level <= 1  # q <= B <= 1
         else:
             assert p == (first == width)
 
@@ -483,6 +540,7 @@ def test_uniform_plan_is_exactly_private():
 
 # ------------------------------------------------------------------ InsecureRandomnessWarning
 
+
 def _recorded(call):
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -494,7 +552,7 @@ def test_vector_and_bingham_warn_as_the_fast_paths_do():
     """Continuous by design, simulation samplers: an InsecureRandomnessWarning naming the
     mechanism, at the caller's line (main: silent)."""
     vec = shim.Vector(epsilon=1.0, function_sensitivity=0.25, dimension=3)
-    rec = _recorded(lambda: vec.randomise(lambda w: float(np.sum(w ** 2))))
+    rec = _recorded(lambda: vec.randomise(lambda w: float(np.sum(w**2))))
     assert len(rec) == 1 and "Vector" in str(rec[0].message)
     assert rec[0].filename == __file__
     bing = shim.Bingham(epsilon=1.0, sensitivity=1.0)
@@ -524,8 +582,11 @@ def test_logistic_regression_warns_when_patched(clean):
     assert any("Vector" in str(r.message) for r in rec)
     assert all("Vector" in str(r.message) or "seeded" in str(r.message) for r in rec)
     assert all(os.sep + "diffprivlib" + os.sep in r.filename for r in rec)
-    assert not _recorded(lambda: dpl.models.LogisticRegression(
-        epsilon=1.0, data_norm=1.5, random_state=0).fit(x, y))        # unpatched: silent
+    assert not _recorded(
+        lambda: dpl.models.LogisticRegression(
+            epsilon=1.0, data_norm=1.5, random_state=0
+        ).fit(x, y)
+    )  # unpatched: silent
 
 
 def _bingham_theta_probs(a, bins):
@@ -543,8 +604,9 @@ def test_bingham_is_exact():
     m = np.array([[3.0, 1.0], [1.0, 1.0]])
     mech = shim.Bingham(epsilon=1.0, sensitivity=1.0, random_state=14)
     n = 10_000
-    theta = np.array([math.atan2(v[1], v[0]) % np.pi for v in
-                      (mech.randomise(m) for _ in range(n))])
+    theta = np.array(
+        [math.atan2(v[1], v[0]) % np.pi for v in (mech.randomise(m) for _ in range(n))]
+    )
     lam = np.linalg.eigvalsh(m)
     a = 1.0 * (lam.max() * np.eye(2) - m) / 4
     probs = _bingham_theta_probs(a, 36)

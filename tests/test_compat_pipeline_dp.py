@@ -3,6 +3,7 @@
 Needs dpfast[pipeline-dp]; the Spark tests also need pyspark 3.5 and Java 17 (run by
 .ci/integration_backends.sh).
 """
+
 import json
 import math
 import os
@@ -17,9 +18,11 @@ from scipy import stats
 
 from stat_helpers import ALPHA, chi2_pvalue
 
-if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never skip
+if os.environ.get("DPFAST_BACKENDS_CI"):  # CI integration step: never skip
     import pipeline_dp  # noqa: F401
-pipeline_dp = pytest.importorskip("pipeline_dp", reason="needs the dpfast[pipeline-dp] extra")
+pipeline_dp = pytest.importorskip(
+    "pipeline_dp", reason="needs the dpfast[pipeline-dp] extra"
+)
 from pipeline_dp import aggregate_params as ap  # noqa: E402
 from pipeline_dp import dp_computations as dpc  # noqa: E402
 from pipeline_dp import partition_selection as ps  # noqa: E402
@@ -43,30 +46,48 @@ def _job(metrics, noise=pipeline_dp.NoiseKind.LAPLACE, users=2000, public=False)
     acc = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1.0, total_delta=1e-6)
     eng = pipeline_dp.DPEngine(acc, pipeline_dp.LocalBackend())
     params = pipeline_dp.AggregateParams(
-        noise_kind=noise, metrics=metrics, max_partitions_contributed=1,
-        max_contributions_per_partition=1, min_value=0.0, max_value=1.0)
-    ex = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0],
-                                    partition_extractor=lambda r: r[1],
-                                    value_extractor=lambda r: r[2])
-    res = eng.aggregate(data, params, ex, public_partitions=list(range(20)) if public else None)
+        noise_kind=noise,
+        metrics=metrics,
+        max_partitions_contributed=1,
+        max_contributions_per_partition=1,
+        min_value=0.0,
+        max_value=1.0,
+    )
+    ex = pipeline_dp.DataExtractors(
+        privacy_id_extractor=lambda r: r[0],
+        partition_extractor=lambda r: r[1],
+        value_extractor=lambda r: r[2],
+    )
+    res = eng.aggregate(
+        data, params, ex, public_partitions=list(range(20)) if public else None
+    )
     acc.compute_budgets()
     return list(res)
 
 
 def test_install_is_reversible_and_idempotent():
-    originals = (dpc.dp_mechanisms, dpc.add_noise_vector, ps.partition_selection,
-                 dpc.ExponentialMechanism.apply)
+    originals = (
+        dpc.dp_mechanisms,
+        dpc.add_noise_vector,
+        ps.partition_selection,
+        dpc.ExponentialMechanism.apply,
+    )
     assert dpp.install() is True and dpp.install() is False
     assert dpc.dp_mechanisms is dpp.MECHANISMS
     assert ps.partition_selection is dpp.PARTITION_SELECTION
     dpp.uninstall()
     dpp.uninstall()
-    assert (dpc.dp_mechanisms, dpc.add_noise_vector, ps.partition_selection,
-            dpc.ExponentialMechanism.apply) == originals
+    assert (
+        dpc.dp_mechanisms,
+        dpc.add_noise_vector,
+        ps.partition_selection,
+        dpc.ExponentialMechanism.apply,
+    ) == originals
 
 
-@pytest.mark.parametrize("noise", [pipeline_dp.NoiseKind.LAPLACE,
-                                   pipeline_dp.NoiseKind.GAUSSIAN])
+@pytest.mark.parametrize(
+    "noise", [pipeline_dp.NoiseKind.LAPLACE, pipeline_dp.NoiseKind.GAUSSIAN]
+)
 def test_every_metric_draws_from_dpfast(installed, noise):
     before = dpp.draws()
     M = pipeline_dp.Metrics
@@ -83,8 +104,9 @@ def test_every_metric_draws_from_dpfast(installed, noise):
 
 def test_add_dp_noise_draws_from_dpfast(installed):
     before = dpp.draws()["laplace"]
-    params = ap.AddDPNoiseParams(noise_kind=pipeline_dp.NoiseKind.LAPLACE,
-                                 l0_sensitivity=1, linf_sensitivity=1.0)
+    params = ap.AddDPNoiseParams(
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE, l0_sensitivity=1, linf_sensitivity=1.0
+    )
     acc = pipeline_dp.NaiveBudgetAccountant(1.0, 1e-6)
     eng = pipeline_dp.DPEngine(acc, pipeline_dp.LocalBackend())
     res = eng.add_dp_noise([(k, 10.0) for k in range(30)], params)
@@ -94,8 +116,10 @@ def test_add_dp_noise_draws_from_dpfast(installed):
 
 
 def test_laplace_matches_pydp_and_its_lattice():
-    ours, theirs = dpp.LaplaceMechanism(0.5, 3.0), pydp_mech.LaplaceMechanism(
-        epsilon=0.5, sensitivity=3.0)
+    ours, theirs = (
+        dpp.LaplaceMechanism(0.5, 3.0),
+        pydp_mech.LaplaceMechanism(epsilon=0.5, sensitivity=3.0),
+    )
     assert ours.diversity == theirs.diversity == 6.0
     n = 20_000
     a = np.array([ours.add_noise(0.0) for _ in range(n)])
@@ -105,13 +129,22 @@ def test_laplace_matches_pydp_and_its_lattice():
     # the lattice 2^(ceil(log2 b) - 40), PyDP's own; no finer than PyDP's outputs show
     g = 2.0 ** (math.ceil(math.log2(6.0)) - 40)
     assert np.all(a / g == np.round(a / g))
-    pydp_exp = min(int(np.frexp(v)[1]) - 53 + int(
-        np.log2(int(abs(v) * 2.0 ** (53 - np.frexp(v)[1])) & -int(abs(v) * 2.0 ** (
-            53 - np.frexp(v)[1])))) for v in b if v != 0)
-    assert g >= 2.0 ** pydp_exp
+    pydp_exp = min(
+        int(np.frexp(v)[1])
+        - 53
+        + int(
+            np.log2(
+                int(abs(v) * 2.0 ** (53 - np.frexp(v)[1]))
+                & -int(abs(v) * 2.0 ** (53 - np.frexp(v)[1]))
+            )
+        )
+        for v in b
+        if v != 0
+    )
+    assert g >= 2.0**pydp_exp
     before = dpp.draws()["laplace"]
     assert ours.noised_value_above_threshold(0.0, -1e9) is True
-    assert dpp.draws()["laplace"] == before + 1            # a dpfast draw, not PyDP's
+    assert dpp.draws()["laplace"] == before + 1  # a dpfast draw, not PyDP's
 
 
 def test_gaussian_matches_pydp_on_a_lattice():
@@ -132,14 +165,26 @@ def test_gaussian_matches_pydp_on_a_lattice():
 
 def test_vector_sum_noise():
     noise = dpc.AdditiveVectorNoiseParams(
-        eps=1.0, delta=1e-6, max_norm=1.0, l0_sensitivity=1, linf_sensitivity=1.0,
-        norm_kind=ap.NormKind.Linf, noise_kind=ap.NoiseKind.LAPLACE)
+        eps=1.0,
+        delta=1e-6,
+        max_norm=1.0,
+        l0_sensitivity=1,
+        linf_sensitivity=1.0,
+        norm_kind=ap.NormKind.Linf,
+        noise_kind=ap.NoiseKind.LAPLACE,
+    )
     out = dpp.add_noise_vector(np.zeros(10_000), noise)
     # PipelineDP: sensitivity max_norm * d * l0 = 10^4 per coordinate
     assert stats.kstest(out, stats.laplace(scale=1e4).cdf).pvalue > ALPHA
     g2 = dpc.AdditiveVectorNoiseParams(
-        eps=1.0, delta=1e-6, max_norm=1.0, l0_sensitivity=1, linf_sensitivity=1.0,
-        norm_kind=ap.NormKind.L2, noise_kind=ap.NoiseKind.GAUSSIAN)
+        eps=1.0,
+        delta=1e-6,
+        max_norm=1.0,
+        l0_sensitivity=1,
+        linf_sensitivity=1.0,
+        norm_kind=ap.NormKind.L2,
+        noise_kind=ap.NoiseKind.GAUSSIAN,
+    )
     sigma = pydp_mech.GaussianMechanism(1.0, 1e-6, 1.0).std
     out = dpp.add_noise_vector(np.zeros(10_000), g2)
     assert stats.kstest(out, stats.norm(scale=sigma).cdf).pvalue > ALPHA
@@ -187,7 +232,7 @@ def test_exponential_mechanism_law(installed):
 
 def _spark_ready():
     if os.environ.get("DPFAST_BACKENDS_CI"):
-        return True                  # .ci/integration_backends.sh: never skip, fail instead
+        return True  # .ci/integration_backends.sh: never skip, fail instead
     try:
         import pyspark  # noqa: F401
     except ImportError:
@@ -198,19 +243,22 @@ def _spark_ready():
 def _python(code, **env):
     full = {k: v for k, v in os.environ.items() if k != "DPFAST_PATCH"}
     full.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=full, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120
+    )
 
 
 def test_env_activation_hook():
     """The .pth hook: DPFAST_PATCH=pipeline_dp installs dpfast when pipeline_dp is first
     imported, logging once; without the variable nothing of dpfast is imported."""
-    code = ("import sys; assert 'dpfast' not in sys.modules; import pipeline_dp; "
-            "from pipeline_dp import dp_computations as d; "
-            "print(type(d.dp_mechanisms).__name__)")
+    code = (
+        "import sys; assert 'dpfast' not in sys.modules; import pipeline_dp; "
+        "from pipeline_dp import dp_computations as d; "
+        "print(type(d.dp_mechanisms).__name__)"
+    )
     on = _python(code, DPFAST_PATCH="pipeline_dp")
     assert on.returncode == 0, on.stderr
-    assert on.stdout.strip() == "_Namespace"          # dpfast.compat.pipeline_dp
+    assert on.stdout.strip() == "_Namespace"  # dpfast.compat.pipeline_dp
     assert on.stderr.count("noise now drawn by dpfast") == 1
     off = _python(code)
     assert off.returncode == 0 and off.stdout.strip() == "module"
@@ -219,14 +267,24 @@ def test_env_activation_hook():
 
 def _spark(mode, tmp_path):
     out = subprocess.run(
-        [sys.executable, str(HERE / "integration" / "spark_pipeline_dp_job.py"), mode,
-         str(tmp_path / mode)], capture_output=True, text=True, timeout=600,
-        env={k: v for k, v in os.environ.items() if k != "DPFAST_PATCH"})
+        [
+            sys.executable,
+            str(HERE / "integration" / "spark_pipeline_dp_job.py"),
+            mode,
+            str(tmp_path / mode),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if k != "DPFAST_PATCH"},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.skipif(not _spark_ready(), reason="needs pyspark and Java (CI integration step)")
+@pytest.mark.skipif(
+    not _spark_ready(), reason="needs pyspark and Java (CI integration step)"
+)
 def test_spark_workers_draw_from_dpfast(tmp_path):
     """spark.executorEnv.DPFAST_PATCH=pipeline_dp: all noise is dpfast's, in the workers;
     the negative control (driver-only install) reaches none of it."""
@@ -235,7 +293,7 @@ def test_spark_workers_draw_from_dpfast(tmp_path):
     driver = str(got["driver_pid"])
     workers = {pid: d for pid, d in got["draws"].items() if pid != driver}
     assert driver not in got["draws"] and workers
-    assert sum(d.get("laplace", 0) for d in workers.values()) == 40      # count + sum
+    assert sum(d.get("laplace", 0) for d in workers.values()) == 40  # count + sum
     assert sum(d.get("keep", 0) for d in workers.values()) == 20
     control = _spark("driver-only", tmp_path)
     assert control["released"] == 20 and control["draws"] == {}

@@ -9,6 +9,7 @@ private values (the value randomised), nothing may escape that diffprivlib itsel
 not raise for the same value: a private number never decides an exception.
 Needs ``dpfast[diffprivlib]`` and ``dpfast[opendp]`` (the integration step runs it).
 """
+
 import math
 import numbers
 import os
@@ -19,7 +20,7 @@ import pytest
 
 from test_properties import HOSTILE, _documented
 
-if os.environ.get("DPFAST_BACKENDS_CI"):          # CI integration step: never skip
+if os.environ.get("DPFAST_BACKENDS_CI"):  # CI integration step: never skip
     import diffprivlib  # noqa: F401
 pytest.importorskip("diffprivlib", reason="needs the dpfast[diffprivlib] extra")
 import diffprivlib.mechanisms as dm  # noqa: E402
@@ -27,20 +28,48 @@ import diffprivlib.mechanisms as dm  # noqa: E402
 from dpfast.compat import diffprivlib as shim  # noqa: E402
 
 FMAX = 1.7976931348623157e308
-PUBLIC_EXTRA = [1e-320, 1e-30, 1e30, 1e300, FMAX, 10 ** 29, 10 ** 400, -0.5, 0.5, 1.0, 2.0]
-PRIVATE = [0.0, -0.0, 1.0, -1e308, 1e308, FMAX, -FMAX, math.inf, -math.inf, math.nan,
-           2 ** 53 + 1, 2 ** 63, 2 ** 64, 10 ** 29, 10 ** 400, -(10 ** 400), True,
-           np.float32(0.5), np.int64(2 ** 62), np.uint64(2 ** 64 - 1)]
+PUBLIC_EXTRA = [1e-320, 1e-30, 1e30, 1e300, FMAX, 10**29, 10**400, -0.5, 0.5, 1.0, 2.0]
+PRIVATE = [
+    0.0,
+    -0.0,
+    1.0,
+    -1e308,
+    1e308,
+    FMAX,
+    -FMAX,
+    math.inf,
+    -math.inf,
+    math.nan,
+    2**53 + 1,
+    2**63,
+    2**64,
+    10**29,
+    10**400,
+    -(10**400),
+    True,
+    np.float32(0.5),
+    np.int64(2**62),
+    np.uint64(2**64 - 1),
+]
 
 # (class name, valid keyword arguments, a valid private value)
 SCALAR = [
     ("Laplace", dict(epsilon=1.0, delta=0.0, sensitivity=1.0), 0.5),
-    ("LaplaceTruncated", dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0,
-                              upper=10.0), 0.5),
-    ("LaplaceFolded", dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0,
-                           upper=10.0), 0.5),
-    ("LaplaceBoundedDomain", dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0,
-                                  upper=10.0), 0.5),
+    (
+        "LaplaceTruncated",
+        dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0, upper=10.0),
+        0.5,
+    ),
+    (
+        "LaplaceFolded",
+        dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0, upper=10.0),
+        0.5,
+    ),
+    (
+        "LaplaceBoundedDomain",
+        dict(epsilon=1.0, delta=0.0, sensitivity=1.0, lower=0.0, upper=10.0),
+        0.5,
+    ),
     ("LaplaceBoundedNoise", dict(epsilon=1.0, delta=0.1, sensitivity=1.0), 0.5),
     ("Gaussian", dict(epsilon=0.5, delta=1e-5, sensitivity=1.0), 0.5),
     ("GaussianAnalytic", dict(epsilon=1.0, delta=1e-5, sensitivity=1.0), 0.5),
@@ -70,7 +99,7 @@ def _raises(fn):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn()
-    except Exception as exc:                                  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
         return type(exc)
     return None
 
@@ -84,7 +113,7 @@ def _call(fn, host=None):
             out = fn()
     except MemoryError:
         return "refused"
-    except Exception as exc:                                  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
         if not _documented(exc) and host is not None and _raises(host) is type(exc):
             return "refused"
         assert _documented(exc), f"{type(exc).__name__}: {exc}"
@@ -109,13 +138,15 @@ def _cases():
         for key in kwargs:
             for bad in HOSTILE + PUBLIC_EXTRA:
                 if not _host_hangs(name, {**kwargs, key: bad}):
-                    yield pytest.param(name, {**kwargs, key: bad}, value,
-                                       id=f"{name}-{key}-{bad!r}"[:90])
+                    yield pytest.param(
+                        name, {**kwargs, key: bad}, value, id=f"{name}-{key}-{bad!r}"[:90]
+                    )
 
 
 def _host_call(name, kwargs, value):
     def call():
         getattr(dm, name)(**kwargs, random_state=np.random.RandomState(1)).randomise(value)
+
     return call
 
 
@@ -124,8 +155,10 @@ def test_hostile_public_parameters(name, kwargs, value):
     """Only documented exceptions, or exactly the one diffprivlib's own class raises
     for the same call (its validation and its folding recursion are not ours)."""
     host = _host_call(name, kwargs, value)
-    mech = _call(lambda: getattr(shim, name)(**kwargs, random_state=np.random.RandomState(1)),
-                 host=host)
+    mech = _call(
+        lambda: getattr(shim, name)(**kwargs, random_state=np.random.RandomState(1)),
+        host=host,
+    )
     if mech == "refused":
         return
     out = _call(lambda: mech.randomise(value), host=host)
@@ -145,9 +178,9 @@ def test_private_values_never_decide_an_exception(name, kwargs, value):
                 warnings.simplefilter("ignore")
                 host.randomise(x)
             host_ok = True
-        except Exception:                                     # noqa: BLE001
+        except Exception:  # noqa: BLE001
             host_ok = False
-        out = _call(lambda: mech.randomise(x))       # never an undocumented exception
+        out = _call(lambda: mech.randomise(x))  # never an undocumented exception
         if host_ok:
             assert out != "refused", (name, x)
 
@@ -157,6 +190,7 @@ def test_a_seeded_random_state_warns_and_none_does_not(name, kwargs, value):
     """Secure by default: a seeded random_state makes the noise predictable, so every
     shim warns as dpfast's own mechanisms do; the default (None: the CSPRNG) is silent."""
     import dpfast
+
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         getattr(shim, name)(**kwargs, random_state=3).randomise(value)

@@ -1,5 +1,6 @@
 """The samplers added for the drop-in backends: laplace_truncated, gamma,
 uniform_full_precision (dpfast.random), and the cached randomized-response threshold."""
+
 import math
 
 import numpy as np
@@ -21,12 +22,15 @@ def _trunc_laplace_cdf(loc, scale, lower, upper):
 
 
 @pytest.mark.parametrize("mode", ["secure", "fast"])
-@pytest.mark.parametrize("loc,scale,lower,upper", [
-    (0.3, 1.0, 0.0, 1.0),
-    (2.0, 0.5, -1.0, 3.0),
-    (0.0, 2.0, 0.0, math.inf),
-    (5.0, 1.0, -math.inf, 1.0),          # centre outside: clamped to 1.0
-])
+@pytest.mark.parametrize(
+    "loc,scale,lower,upper",
+    [
+        (0.3, 1.0, 0.0, 1.0),
+        (2.0, 0.5, -1.0, 3.0),
+        (0.0, 2.0, 0.0, math.inf),
+        (5.0, 1.0, -math.inf, 1.0),  # centre outside: clamped to 1.0
+    ],
+)
 def test_laplace_truncated_law(seeded, mode, loc, scale, lower, upper):
     y = dr.laplace_truncated(loc, scale, lower, upper, size=N, rng=seeded(), mode=mode)
     assert y.shape == (N,) and y.min() >= lower and y.max() <= upper
@@ -47,7 +51,7 @@ def test_laplace_truncated_secure_outputs_on_grid(seeded):
     assert np.all(y / g == np.round(y / g))
     # a private centre's low bits never reach the output
     a = dr.laplace_truncated(0.5, scale, -2.0, 4.0, size=50, rng=seeded(7))
-    b = dr.laplace_truncated(0.5 + 2 ** -50, scale, -2.0, 4.0, size=50, rng=seeded(7))
+    b = dr.laplace_truncated(0.5 + 2**-50, scale, -2.0, 4.0, size=50, rng=seeded(7))
     assert np.array_equal(a, b)
 
 
@@ -63,19 +67,23 @@ def test_laplace_truncated_edges(seeded):
     y = dr.laplace_truncated(0.0, 1.0, -1e30, 1e30, size=10, rng=seeded())
     assert np.isfinite(y).all()
     ref = dr.laplace_truncated([0.1, 0.2], 1.0, 0.0, 1.0, rng=seeded(3))
-    assert np.array_equal(ref, dr.laplace_truncated([0.1, 0.2], 1.0, 0.0, 1.0, rng=seeded(3)))
+    assert np.array_equal(
+        ref, dr.laplace_truncated([0.1, 0.2], 1.0, 0.0, 1.0, rng=seeded(3))
+    )
 
 
-@pytest.mark.parametrize("kwargs,exc", [
-    (dict(loc=0.0, scale=-1.0), dpfast.PrivacyParameterError),
-    (dict(loc=0.0, scale=1.0, lower=1.0, upper=0.0), dpfast.PrivacyParameterError),
-    (dict(loc=0.0, scale=1.0, lower=math.nan), dpfast.PrivacyParameterError),
-    (dict(loc=0.0, scale=1.0, lower=math.inf), dpfast.PrivacyParameterError),
-    (dict(loc=0.0, scale=1.0, mode="quick"), dpfast.PrivacyParameterError),
-    (dict(loc=0.0, scale="1"), TypeError),
-    (dict(loc=0.0, scale=1e300, lower=0.0, upper=1e-300),
-     dpfast.PrivacyParameterError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        (dict(loc=0.0, scale=-1.0), dpfast.PrivacyParameterError),
+        (dict(loc=0.0, scale=1.0, lower=1.0, upper=0.0), dpfast.PrivacyParameterError),
+        (dict(loc=0.0, scale=1.0, lower=math.nan), dpfast.PrivacyParameterError),
+        (dict(loc=0.0, scale=1.0, lower=math.inf), dpfast.PrivacyParameterError),
+        (dict(loc=0.0, scale=1.0, mode="quick"), dpfast.PrivacyParameterError),
+        (dict(loc=0.0, scale="1"), TypeError),
+        (dict(loc=0.0, scale=1e300, lower=0.0, upper=1e-300), dpfast.PrivacyParameterError),
+    ],
+)
 def test_laplace_truncated_bad_parameters(kwargs, exc):
     with pytest.raises(exc):
         dr.laplace_truncated(**kwargs)
@@ -104,17 +112,21 @@ def test_uniform_full_precision_law(seeded):
     e = np.frexp(u)[1]
     counts = np.bincount(-e, minlength=12)[:12]
     probs = 2.0 ** -np.arange(1, 13)
-    assert stats.chisquare(counts[1:11], probs[:10] * N * counts[1:11].sum()
-                           / (probs[:10] * N).sum()).pvalue > ALPHA
+    assert (
+        stats.chisquare(
+            counts[1:11], probs[:10] * N * counts[1:11].sum() / (probs[:10] * N).sum()
+        ).pvalue
+        > ALPHA
+    )
 
 
 def test_uniform_full_precision_reaches_small_values(seeded):
     # 53-bit uniforms never land in (0, 2^-53); this one does, with probability 2^-53 each,
     # so look at the low bits instead: below 2^-10 the values keep 52 random mantissa bits
     u = dr.uniform_full_precision(size=N, rng=seeded())
-    small = u[u < 2 ** -10]
+    small = u[u < 2**-10]
     assert small.size > 50
-    assert np.any((small * 2.0 ** 63) % 1.0 != 0.0)          # bits below 2^-63 are used
+    assert np.any((small * 2.0**63) % 1.0 != 0.0)  # bits below 2^-63 are used
 
 
 def test_randomized_response_threshold_cached():
@@ -124,4 +136,4 @@ def test_randomized_response_threshold_cached():
     assert a == b and rrmod._flip_threshold.cache_info().hits == 1
     # the cached value is still the certified one
     q = 1.0 / (1.0 + math.exp(0.7))
-    assert a / 2 ** 64 >= q and a / 2 ** 64 - q < 2 ** -40
+    assert a / 2**64 >= q and a / 2**64 - q < 2**-40

@@ -1,4 +1,5 @@
 """Continuous (simulation-path) samplers: exact laws at a tiny alpha, edge cases, inputs."""
+
 import math
 import threading
 
@@ -37,10 +38,13 @@ def test_binned_chi_square_with_tails(name, scale, law, seeded):
     assert chi2_pvalue(counts, np.full(200, 1 / 200)) > ALPHA
 
 
-@pytest.mark.parametrize("name, r, law", [
-    ("exponential", 7.69711747013104972, stats.expon()),
-    ("normal", 3.6541528853610088, stats.norm()),
-])
+@pytest.mark.parametrize(
+    "name, r, law",
+    [
+        ("exponential", 7.69711747013104972, stats.expon()),
+        ("normal", 3.6541528853610088, stats.norm()),
+    ],
+)
 def test_ziggurat_tail_beyond_base_layer(name, r, law, seeded):
     # Draws past the base layer's edge come only from the tail algorithm.
     n = 4_000_000
@@ -97,10 +101,17 @@ def test_shapes_scalars_and_out(name, seeded):
 
 
 @pytest.mark.parametrize("name", ["laplace", "normal", "exponential", "gumbel"])
-@pytest.mark.parametrize("bad, exc", [
-    (float("nan"), dpfast.PrivacyParameterError), (float("inf"), dpfast.PrivacyParameterError),
-    (-1.0, dpfast.PrivacyParameterError), (True, TypeError), ("1", TypeError), (None, TypeError),
-])
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        (float("nan"), dpfast.PrivacyParameterError),
+        (float("inf"), dpfast.PrivacyParameterError),
+        (-1.0, dpfast.PrivacyParameterError),
+        (True, TypeError),
+        ("1", TypeError),
+        (None, TypeError),
+    ],
+)
 def test_bad_scale(name, bad, exc):
     with pytest.raises(exc, match="scale"):
         getattr(dr, name)(scale=bad, size=3)
@@ -123,8 +134,12 @@ def test_foreign_generators_work_and_reproduce():
     a = dr.laplace(0.0, 1.0, 1000, rng=np.random.PCG64(3))
     b = dr.laplace(0.0, 1.0, 1000, rng=np.random.Generator(np.random.PCG64(3)))
     assert np.array_equal(a, b)
-    assert stats.kstest(dr.normal(0.0, 1.0, 50_000, rng=np.random.Philox(1)),
-                        stats.norm.cdf).pvalue > ALPHA
+    assert (
+        stats.kstest(
+            dr.normal(0.0, 1.0, 50_000, rng=np.random.Philox(1)), stats.norm.cdf
+        ).pvalue
+        > ALPHA
+    )
 
 
 def test_default_generator_is_used_when_rng_is_none():
@@ -149,7 +164,7 @@ def test_threads_with_own_generators_match_serial():
 
 # ------------------------------------------------ workers= (issue 15, item 3)
 
-BIG = 2 ** 18 + 12345     # above dpfast._parallel.PARALLEL_MIN, with a partial last chunk
+BIG = 2**18 + 12345  # above dpfast._parallel.PARALLEL_MIN, with a partial last chunk
 
 
 @pytest.mark.parametrize("name", ["uniform", "laplace", "normal", "exponential", "gumbel"])
@@ -169,8 +184,8 @@ def test_parallel_fill_law_and_independence():
     x = dr.laplace(0.0, 2.0, BIG, rng=dr.ChaCha20(13), workers=2)
     assert stats.kstest(x, stats.laplace(scale=2.0).cdf).pvalue > 1e-6
     c = _parallel.CHUNK
-    r = np.corrcoef(x[:c], x[c:2 * c])[0, 1]     # neighbouring chunks: independent
-    assert abs(r) < 5.5 / math.sqrt(c)           # |r| sqrt(n) ~ N(0, 1); alpha ~ 1e-7
+    r = np.corrcoef(x[:c], x[c : 2 * c])[0, 1]  # neighbouring chunks: independent
+    assert abs(r) < 5.5 / math.sqrt(c)  # |r| sqrt(n) ~ N(0, 1); alpha ~ 1e-7
 
 
 def test_parallel_chunks_run_once_each_and_a_paused_thread_holds_back_nothing():
@@ -195,17 +210,28 @@ def test_parallel_chunks_run_once_each_and_a_paused_thread_holds_back_nothing():
 
     _parallel.chunked(n, dr.ChaCha20(21), 2, task)
     spans = sorted((lo, hi) for lo, hi, _, _ in ran)
-    assert spans == [(lo, min(lo + _parallel.CHUNK, n)) for lo in range(0, n, _parallel.CHUNK)]
+    assert spans == [
+        (lo, min(lo + _parallel.CHUNK, n)) for lo in range(0, n, _parallel.CHUNK)
+    ]
     by_main = sum(1 for _, _, t, _ in ran if t == main)
-    assert by_main < 3                  # the other thread took the chunks while it slept
+    assert by_main < 3  # the other thread took the chunks while it slept
     ref = []
-    _parallel.chunked(n, dr.ChaCha20(21), 1, lambda lo, hi, sub: ref.append(
-        (lo, int(sub.random_raw()))))
+    _parallel.chunked(
+        n, dr.ChaCha20(21), 1, lambda lo, hi, sub: ref.append((lo, int(sub.random_raw())))
+    )
     assert sorted((lo, w) for lo, _, _, w in ran) == sorted(ref)
 
 
-@pytest.mark.parametrize("bad, exc", [(0, "PrivacyParameterError"), (-2, "PrivacyParameterError"),
-                                      (True, "TypeError"), (1.5, "TypeError"), ("2", "TypeError")])
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        (0, "PrivacyParameterError"),
+        (-2, "PrivacyParameterError"),
+        (True, "TypeError"),
+        (1.5, "TypeError"),
+        ("2", "TypeError"),
+    ],
+)
 def test_workers_is_validated(bad, exc):
     import dpfast
 

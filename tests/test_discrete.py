@@ -33,6 +33,7 @@ def rng(seed):
 
 # ---------------------------------------------------------------- reference laws
 
+
 def _q(scale):
     s = Fraction(scale)
     return mpmath.exp(-mpmath.mpf(s.denominator) / s.numerator)
@@ -46,14 +47,16 @@ def dlap_pmf(scale):
 
 def geom_pmf(scale):
     q = _q(scale)
-    return lambda k: (1 - q) * q ** k
+    return lambda k: (1 - q) * q**k
 
 
 def dgauss_pmf(sigma2):
     s2 = mpmath.mpf(Fraction(sigma2).numerator) / Fraction(sigma2).denominator
     K = int(40 * mpmath.sqrt(s2)) + 40
-    norm = 1 + 2 * mpmath.fsum(mpmath.exp(-mpmath.mpf(k) ** 2 / (2 * s2)) for k in range(1, K))
-    return lambda x: mpmath.exp(-mpmath.mpf(x) ** 2 / (2 * s2)) / norm
+    norm = 1 + 2 * mpmath.fsum(
+        mpmath.exp(-(mpmath.mpf(k) ** 2) / (2 * s2)) for k in range(1, K)
+    )
+    return lambda x: mpmath.exp(-(mpmath.mpf(x) ** 2) / (2 * s2)) / norm
 
 
 def chisq_pvalue(samples, pmf, lo, hi):
@@ -68,14 +71,18 @@ def chisq_pvalue(samples, pmf, lo, hi):
     counts = np.bincount(samples - lo, minlength=xs.size).astype(float)
     big = np.nonzero(probs * n >= 5)[0]
     a, b = big[0], big[-1]
-    exp_ = [probs[:a].sum()] + list(probs[a:b + 1]) + [probs[b + 1:].sum()]
-    obs = [counts[:a].sum()] + list(counts[a:b + 1]) + [counts[b + 1:].sum()]
+    exp_ = [probs[:a].sum()] + list(probs[a : b + 1]) + [probs[b + 1 :].sum()]
+    obs = [counts[:a].sum()] + list(counts[a : b + 1]) + [counts[b + 1 :].sum()]
     exp_, obs = np.array(exp_) * n, np.array(obs)
     # merge a tail whose expected count is below 5 into its neighbour
     if exp_[0] < 5:
-        exp_[1] += exp_[0]; obs[1] += obs[0]; exp_, obs = exp_[1:], obs[1:]
+        exp_[1] += exp_[0]
+        obs[1] += obs[0]
+        exp_, obs = exp_[1:], obs[1:]
     if exp_[-1] < 5:
-        exp_[-2] += exp_[-1]; obs[-2] += obs[-1]; exp_, obs = exp_[:-1], obs[:-1]
+        exp_[-2] += exp_[-1]
+        obs[-2] += obs[-1]
+        exp_, obs = exp_[:-1], obs[:-1]
     assert (exp_ >= 5).all() and len(exp_) >= 2
     stat = ((obs - exp_) ** 2 / exp_).sum()
     return stats.chi2.sf(stat, len(exp_) - 1)
@@ -93,6 +100,7 @@ def dlap_range(scale):
 
 # ---------------------------------------------------------------- Lemire uniform
 
+
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 10, 1000, 2**33 + 1, 3 * 2**61 + 5, 2**63])
 def test_uniform_below(n):
     x = dpfast._core.uniform_below(n, N, rng(11))
@@ -104,15 +112,28 @@ def test_uniform_below(n):
     else:
         # 64 equal-probability buckets up to the rounding of the bucket edges
         edges = [n * i // 64 for i in range(65)]
-        b = np.searchsorted(np.array(edges[1:-1], dtype=np.uint64), x.astype(np.uint64), side="right")
+        b = np.searchsorted(
+            np.array(edges[1:-1], dtype=np.uint64), x.astype(np.uint64), side="right"
+        )
         p = chisq_pvalue(b, lambda i: Fraction(edges[i + 1] - edges[i], n), 0, 63)
     assert n == 1 or p > ALPHA
 
 
 # ---------------------------------------------------------------- Bernoulli
 
-@pytest.mark.parametrize("p", [Fraction(1, 3), (2, 7), 0.3, 1e-3, Fraction(1, 3**50),
-                               Fraction(3**41 - 1, 3**41), Fraction(2**64 - 2, 2**64 - 1)])
+
+@pytest.mark.parametrize(
+    "p",
+    [
+        Fraction(1, 3),
+        (2, 7),
+        0.3,
+        1e-3,
+        Fraction(1, 3**50),
+        Fraction(3**41 - 1, 3**41),
+        Fraction(2**64 - 2, 2**64 - 1),
+    ],
+)
 def test_bernoulli(p):
     x = dr.bernoulli(p, N, rng=rng(1))
     exact = Fraction(*p) if isinstance(p, tuple) else Fraction(p)
@@ -133,12 +154,24 @@ def test_bernoulli_edges_and_scalar():
 
 # ---------------------------------------------------------------- Bernoulli(exp(-gamma))
 
-@pytest.mark.parametrize("gamma", [
-    0, Fraction(1, 10**12), Fraction(1, 1000), 0.5, 1, Fraction(7, 3), 2.5, 7, 10,
-    Fraction(37 * 2**70 + 1, 10 * 2**70),         # multi-word rational, gamma ~ 3.7
-    Fraction(2**65 + 3, 2**66),                    # multi-word numerator, gamma ~ 0.5
-    (2**63, 2**64 - 1),                            # den * k overflows 64 bits from k = 2
-])
+
+@pytest.mark.parametrize(
+    "gamma",
+    [
+        0,
+        Fraction(1, 10**12),
+        Fraction(1, 1000),
+        0.5,
+        1,
+        Fraction(7, 3),
+        2.5,
+        7,
+        10,
+        Fraction(37 * 2**70 + 1, 10 * 2**70),  # multi-word rational, gamma ~ 3.7
+        Fraction(2**65 + 3, 2**66),  # multi-word numerator, gamma ~ 0.5
+        (2**63, 2**64 - 1),  # den * k overflows 64 bits from k = 2
+    ],
+)
 def test_bernoulli_exp(gamma):
     x = dr.bernoulli_exp(gamma, N, rng=rng(3))
     g = Fraction(*gamma) if isinstance(gamma, tuple) else Fraction(gamma)
@@ -151,14 +184,15 @@ def test_bernoulli_exp_extremes():
     g = rng(4)
     assert (dr.bernoulli_exp(0, 1000, rng=g) == 1).all()
     assert (dr.bernoulli_exp(0.0, 1000, rng=g) == 1).all()
-    assert (dr.bernoulli_exp(60, 10000, rng=g) == 0).all()          # P = 8.8e-27
-    assert (dr.bernoulli_exp(2**64 - 1, 1000, rng=g) == 0).all()    # 64-bit, huge
-    assert (dr.bernoulli_exp(1e300, 1000, rng=g) == 0).all()        # multi-word, huge
+    assert (dr.bernoulli_exp(60, 10000, rng=g) == 0).all()  # P = 8.8e-27
+    assert (dr.bernoulli_exp(2**64 - 1, 1000, rng=g) == 0).all()  # 64-bit, huge
+    assert (dr.bernoulli_exp(1e300, 1000, rng=g) == 0).all()  # multi-word, huge
     assert (dr.bernoulli_exp(Fraction(1, 2**1000), 1000, rng=g) == 1).sum() >= 999
     assert type(dr.bernoulli_exp(1, rng=g)) is int
 
 
 # ---------------------------------------------------------------- geometric, discrete Laplace
+
 
 @pytest.mark.parametrize("constant_time", [False, True])
 @pytest.mark.parametrize("scale", [0.7, 2.5, Fraction(200, 3)])
@@ -188,7 +222,9 @@ def test_discrete_laplace_scalar_path():
     assert chisq_pvalue(x, dlap_pmf(2), -100, 100) > ALPHA
     x = np.array([dr.discrete_laplace(2, rng=g, constant_time=True) for _ in range(40000)])
     assert chisq_pvalue(x, dlap_pmf(2), -100, 100) > ALPHA
-    x = np.array([dr.geometric(Fraction(7, 3), rng=g, constant_time=True) for _ in range(40000)])
+    x = np.array(
+        [dr.geometric(Fraction(7, 3), rng=g, constant_time=True) for _ in range(40000)]
+    )
     assert chisq_pvalue(x, geom_pmf(Fraction(7, 3)), 0, 120) > ALPHA
 
 
@@ -196,13 +232,17 @@ def test_discrete_laplace_huge_and_tiny_scales():
     g = rng(8)
     x = dr.discrete_laplace(1e15, 20000, rng=g)
     assert 0.8e15 < np.abs(x).mean() < 1.2e15
-    with pytest.raises(PrivacyParameterError, match="2\\*\\*56"):  # |X| > 2**63 - 1: p = 0.13
+    with pytest.raises(
+        PrivacyParameterError, match="2\\*\\*56"
+    ):  # |X| > 2**63 - 1: p = 0.13
         dr.discrete_laplace(2**62, 1000, rng=g)
     with pytest.raises(PrivacyParameterError, match="scale"):
         dr.discrete_laplace(2.0**64, rng=g)
     for ct in (False, True):
         assert (dr.discrete_laplace(1e-30, 10000, rng=g, constant_time=ct) == 0).all()
-        assert (dr.geometric(Fraction(1, 2**64 - 1), 10000, rng=g, constant_time=ct) == 0).all()
+        assert (
+            dr.geometric(Fraction(1, 2**64 - 1), 10000, rng=g, constant_time=ct) == 0
+        ).all()
     with pytest.raises(PrivacyParameterError, match="scale"):
         dr.discrete_laplace(1e18, 10, rng=g, constant_time=True)
     x = dr.discrete_laplace(1e16, 20000, rng=g, constant_time=True)
@@ -242,13 +282,13 @@ def test_table_sampler_word_counts():
     assert dpfast._core.DiscreteLaplaceExact(255, 1).words == (1, 1)
     assert dpfast._core.DiscreteLaplaceExact(511, 2).digits == 0
     assert dpfast._core.DiscreteLaplaceExact(256, 1).words == (1, 1)
-    assert dpfast._core.DiscreteLaplaceExact(2 ** 36, 1).words == (1, 1)
-    assert dpfast._core.DiscreteLaplaceExact(2 ** 37, 1).words == (2, 2)
-    assert dpfast._core.DiscreteLaplaceExact(2 ** 40, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(2**36, 1).words == (1, 1)
+    assert dpfast._core.DiscreteLaplaceExact(2**37, 1).words == (2, 2)
+    assert dpfast._core.DiscreteLaplaceExact(2**40, 1).words == (2, 2)
     # Y = 2^s G + L with 2^s / t <= 1/32
     for t in (256, 1000, 10**8, 2**40, 2**56):
         s = dpfast._core.DiscreteLaplaceExact(t, 1).digits
-        assert 2 ** s * 32 <= t < 2 ** (s + 1) * 32
+        assert 2**s * 32 <= t < 2 ** (s + 1) * 32
 
 
 def test_exact_tie_continuation_gaussian():
@@ -268,36 +308,48 @@ def test_certified_exp_intervals(prec):
     """The certified arithmetic behind every threshold: the interval contains exp(-x),
     computed independently at 1600 bits, and is only a few ulp wide."""
     import random as pyrandom
+
     gen = pyrandom.Random(prec)
     F = 64 * (prec - 1)
     cases = [(0, 1), (1, 1), (1, 3), (45, 1), (2**64 - 1, 2**64 - 3), (3**80, 7**45)]
-    cases += [(gen.randrange(0, 2**gen.randrange(1, 300)), gen.randrange(1, 2**gen.randrange(1, 300)))
-              for _ in range(40)]
+    cases += [
+        (
+            gen.randrange(0, 2 ** gen.randrange(1, 300)),
+            gen.randrange(1, 2 ** gen.randrange(1, 300)),
+        )
+        for _ in range(40)
+    ]
     with mpmath.workprec(1600):
         for num, den in cases:
             lo, hi = dpfast._core.exp_neg_interval(num, den, prec)
             exact = mpmath.exp(-mpmath.mpf(num) / den) * mpmath.mpf(2) ** F
             assert lo <= exact <= hi, (num, den)
-            assert hi - lo <= 256, (num, den, hi - lo)      # observed: at most ~70 ulp
+            assert hi - lo <= 256, (num, den, hi - lo)  # observed: at most ~70 ulp
 
 
-@pytest.mark.parametrize("kind,param,pmf,lo,hi", [
-    ("GEOMETRIC", (5, 2), geom_pmf(Fraction(5, 2)), 0, 130),
-    ("DISCRETE_LAPLACE", (7, 3), dlap_pmf(Fraction(7, 3)), -120, 120),
-    ("DISCRETE_GAUSSIAN", (9, 4), dgauss_pmf(Fraction(9, 4)), -30, 30),
-])
+@pytest.mark.parametrize(
+    "kind,param,pmf,lo,hi",
+    [
+        ("GEOMETRIC", (5, 2), geom_pmf(Fraction(5, 2)), 0, 130),
+        ("DISCRETE_LAPLACE", (7, 3), dlap_pmf(Fraction(7, 3)), -120, 120),
+        ("DISCRETE_GAUSSIAN", (9, 4), dgauss_pmf(Fraction(9, 4)), -30, 30),
+    ],
+)
 def test_c_fill_paths(kind, param, pmf, lo, hi):
     """The unprepared C fills: [CKS] loops below DPF_EXACT_FILL_MIN values, the prepared
     sampler (set up inside the call) from there on."""
     k = getattr(dpfast._core, kind)
     g = rng(23)
-    small = np.concatenate([dpfast._core.discrete(k, *param, (10000,), g) for _ in range(100)])
+    small = np.concatenate(
+        [dpfast._core.discrete(k, *param, (10000,), g) for _ in range(100)]
+    )
     assert chisq_pvalue(small, pmf, lo, hi) > ALPHA
     large = dpfast._core.discrete(k, *param, (N,), g)
     assert chisq_pvalue(large, pmf, lo, hi) > ALPHA
 
 
 # ---------------------------------------------------------------- rare branches, replayed
+
 
 def ref_lazy_lt(words, p):
     """Reference for [U < p] from U's 64-bit words: decided as soon as the interval of U
@@ -324,6 +376,7 @@ def expansion(p, k):
 
 def test_lazy_comparison_replayed():
     import random as pyrandom
+
     gen = pyrandom.Random(31)
     checked = 0
     for trial in range(400):
@@ -333,7 +386,7 @@ def test_lazy_comparison_replayed():
         p = Fraction(num, den)
         if (p.denominator <= TWO64 - 1) == big or p.denominator == 1:
             continue
-        k = trial % 4                   # 0..3 words equal to p's expansion, then random ones
+        k = trial % 4  # 0..3 words equal to p's expansion, then random ones
         words = expansion(p, k) + [gen.randrange(TWO64) for _ in range(4)]
         g = dpfast._core.ReplayWords(words)
         assert dr.bernoulli(p, rng=g) == ref_lazy_lt(words, p)[0]
@@ -359,9 +412,9 @@ def test_exact_coin_tie_replayed():
     assert prepared.block == 1 and prepared.digits == 0 and prepared.words == (1, 1)
     with mpmath.workprec(1400):
         q = mpmath.exp(-mpmath.mpf(1) / 3)
-        c3 = 1 - 2 * q ** 4 / (1 + q)
+        c3 = 1 - 2 * q**4 / (1 + q)
         man, exp = c3.man_exp
-        c = Fraction(int(man), 2 ** -int(exp))        # C_3 to 1400 bits
+        c = Fraction(int(man), 2 ** -int(exp))  # C_3 to 1400 bits
 
     def replay(uwords):
         """The keystream words that make U's 64-bit words uwords (sign bit 0)."""
@@ -382,7 +435,13 @@ def test_exact_coin_tie_replayed():
 
 
 def test_lemire_rejections_replayed():
-    for n in [3, 10, 2**62 + 1, 3 * 2**61 + 5, 2**63 - 25]:   # 2^64 mod n: 1, 6, 2^62 - 3, ...
+    for n in [
+        3,
+        10,
+        2**62 + 1,
+        3 * 2**61 + 5,
+        2**63 - 25,
+    ]:  # 2^64 mod n: 1, 6, 2^62 - 3, ...
         assert n <= 2**63
         thresh = TWO64 % n
         words = [0, 1, 2**64 - 1, 12345678901234567, 2**63, 7, 2**62 + 3]
@@ -400,14 +459,23 @@ def test_lemire_rejections_replayed():
 # ---------------------------------------------------------------- discrete Gaussian
 
 # 0.3: sigma**2 of a float does not fit in 64 bits and is rounded up
-GAUSS_CASES = [(0.5, None), (1, None), (3, None), (50, None), (None, Fraction(5, 2)),
-               (Fraction(7, 3), None), (0.3, None)]
+GAUSS_CASES = [
+    (0.5, None),
+    (1, None),
+    (3, None),
+    (50, None),
+    (None, Fraction(5, 2)),
+    (Fraction(7, 3), None),
+    (0.3, None),
+]
 
 
 @pytest.mark.parametrize("constant_time", [False, True])
 @pytest.mark.parametrize("sigma,sigma2", GAUSS_CASES)
 def test_discrete_gaussian(sigma, sigma2, constant_time):
-    x = dr.discrete_gaussian(sigma, N, rng=rng(9), constant_time=constant_time, sigma2=sigma2)
+    x = dr.discrete_gaussian(
+        sigma, N, rng=rng(9), constant_time=constant_time, sigma2=sigma2
+    )
     s2 = Fraction(sigma2) if sigma2 is not None else Fraction(sigma) ** 2
     num, den = dr._sigma2_rational(sigma, sigma2)
     pmf = dgauss_pmf(Fraction(num, den))
@@ -422,7 +490,7 @@ def test_discrete_gaussian(sigma, sigma2, constant_time):
 def dgauss_pmf_float(sigma, K):
     """float64 pmf on [-K, K] (for large sigma, where mpmath per point would be slow)."""
     xs = np.arange(-K, K + 1, dtype=np.float64)
-    w = np.exp(-xs**2 / (2.0 * sigma**2))
+    w = np.exp(-(xs**2) / (2.0 * sigma**2))
     w /= w.sum()
     return lambda x: w[x + K]
 
@@ -443,15 +511,16 @@ def test_discrete_gaussian_large_sigma_and_scalar():
     x = np.array([dr.discrete_gaussian(2, rng=g) for _ in range(30000)])
     assert chisq_pvalue(x, dgauss_pmf(4), -40, 40) > ALPHA
     assert type(dr.discrete_gaussian(sigma2=3, rng=g)) is int
-    for ct in (False, True):       # P(X != 0) = 3.9e-22 for sigma = 0.1
+    for ct in (False, True):  # P(X != 0) = 3.9e-22 for sigma = 0.1
         assert (dr.discrete_gaussian(0.1, 10000, rng=g, constant_time=ct) == 0).all()
     with pytest.raises(PrivacyParameterError, match="sigma"):
         dr.discrete_gaussian(1000, 10, rng=g, constant_time=True)
     with pytest.raises(PrivacyParameterError, match="sigma"):
-        dr.discrete_gaussian(2.0**33, rng=g)      # sigma**2 >= 2**64
+        dr.discrete_gaussian(2.0**33, rng=g)  # sigma**2 >= 2**64
 
 
 # ---------------------------------------------------------------- exact conversions
+
 
 def test_float_parameters_are_exact_or_rounded_up():
     assert dr._scale_rational(0.1) == (3602879701896397, 36028797018963968)
@@ -461,7 +530,7 @@ def test_float_parameters_are_exact_or_rounded_up():
         num, den = dr._scale_rational(v)
         assert 1 <= num < TWO64 and 1 <= den < TWO64
         x = Fraction(v)
-        assert Fraction(num, den) >= x                               # more noise, never less
+        assert Fraction(num, den) >= x  # more noise, never less
         assert Fraction(num, den) / x - 1 <= max(x, 1 / x) / (TWO64 - 1)
         # nothing representable lies in between: the next smaller candidate is below x
         assert Fraction(num, den) == x or Fraction(num - 1, den) < x
@@ -472,6 +541,7 @@ def test_float_parameters_are_exact_or_rounded_up():
 
 
 # ---------------------------------------------------------------- certified slack
+
 
 def _digit_p(scale, j):
     qj = _q(scale) ** (2**j)
@@ -506,9 +576,11 @@ def test_laplace_ct_thresholds_and_slack(scale):
         for Ti, Ci in zip(T, _pair_cdfs(scale, k, D)):
             err = abs(mpmath.mpf(Ti) / TWO64 - Ci)
             # rounded to nearest (2**64 - 1 caps a cumulative value within 2**-65 of 1)
-            assert err <= mpmath.mpf(2) ** (-64 if Ti == TWO64 - 1 else -65) * (1 + mpmath.mpf(2) ** -60)
+            assert err <= mpmath.mpf(2) ** (-64 if Ti == TWO64 - 1 else -65) * (
+                1 + mpmath.mpf(2) ** -60
+            )
             formula += err
-    formula += _q(scale) ** (2**D)                                        # truncation
+    formula += _q(scale) ** (2**D)  # truncation
     assert mpmath.mpf(t.slack_geometric) >= formula
     assert mpmath.mpf(t.slack_geometric) <= formula * (1 + mpmath.mpf(2) ** -40)
     sign_err = abs(mpmath.mpf(t.sign_threshold) / TWO64 - _digit_p(scale, 0))
@@ -531,14 +603,16 @@ def test_laplace_ct_exact_total_variation(scale):
     for m in range(2**D):
         pt = mpmath.fprod(pairs[k][(m >> (2 * k)) & 3] for k in range(len(pairs)))
         tv += abs((1 - b) * pt - pm(m)) + abs(b * pt - pm(-m - 1))
-    K = 2**D          # the support of the table's law is [-K, K)
+    K = 2**D  # the support of the table's law is [-K, K)
     outside = 1 - mpmath.fsum(pm(x) for x in range(-K, K))
     tv = (tv + outside) / 2
     assert tv <= mpmath.mpf(t.slack)
     assert tv > 0
 
 
-@pytest.mark.parametrize("sigma,sigma2", [(0.5, None), (3, None), (None, Fraction(5, 2)), (40, None)])
+@pytest.mark.parametrize(
+    "sigma,sigma2", [(0.5, None), (3, None), (None, Fraction(5, 2)), (40, None)]
+)
 def test_gaussian_ct_thresholds_and_slack(sigma, sigma2):
     num, den = dr._sigma2_rational(sigma, sigma2)
     t = dr._dgauss_ct(num, den)
@@ -554,17 +628,23 @@ def test_gaussian_ct_thresholds_and_slack(sigma, sigma2):
             cdf += probs[-1]
         err = abs(mpmath.mpf(T[k]) / TWO64 - cdf)
         # rounded to nearest, except the last entry, which may be capped at 2**64 - 1
-        assert err <= mpmath.mpf(2) ** (-64 if T[k] == TWO64 - 1 else -65) * (1 + mpmath.mpf(2) ** -60)
+        assert err <= mpmath.mpf(2) ** (-64 if T[k] == TWO64 - 1 else -65) * (
+            1 + mpmath.mpf(2) ** -60
+        )
         assert T[k] < TWO64 - 1 or k == M - 1
         formula += err
     probs.append(2 * pm(M))
-    tail = 1 - (cdf + probs[-1])                    # P(|X| > M)
-    assert tail <= mpmath.mpf(1.5) * mpmath.mpf(2) ** -64    # the table ends before 1 - P(|X| <= k) < 2**-64
+    tail = 1 - (cdf + probs[-1])  # P(|X| > M)
+    assert (
+        tail <= mpmath.mpf(1.5) * mpmath.mpf(2) ** -64
+    )  # the table ends before 1 - P(|X| <= k) < 2**-64
     formula += tail
     assert mpmath.mpf(t.slack) >= formula
     # exact TV between the table's law of |X| and the exact one
     edges = [0] + T + [TWO64]
-    tv = mpmath.fsum(abs(mpmath.mpf(edges[m + 1] - edges[m]) / TWO64 - probs[m]) for m in range(M + 1))
+    tv = mpmath.fsum(
+        abs(mpmath.mpf(edges[m + 1] - edges[m]) / TWO64 - probs[m]) for m in range(M + 1)
+    )
     tv = (tv + tail) / 2
     assert tv <= mpmath.mpf(t.slack)
     assert dr.constant_time_slack("discrete_gaussian", sigma, sigma2=sigma2) == t.slack
@@ -594,11 +674,14 @@ def test_constant_time_work_is_fixed():
 
 # ---------------------------------------------------------------- generators and threads
 
+
 def test_foreign_bitgenerator():
     g = np.random.PCG64(2024)
     x = dr.discrete_laplace(3, N, rng=g)
     assert chisq_pvalue(x, dlap_pmf(3), -dlap_range(3), dlap_range(3)) > ALPHA
-    x = dr.discrete_gaussian(2, N, rng=np.random.Generator(np.random.PCG64(7)), constant_time=True)
+    x = dr.discrete_gaussian(
+        2, N, rng=np.random.Generator(np.random.PCG64(7)), constant_time=True
+    )
     assert chisq_pvalue(x, dgauss_pmf(4), -40, 40) > ALPHA
     assert dr.bernoulli(Fraction(1, 3), 10, rng=np.random.Philox(1)).shape == (10,)
 
@@ -607,7 +690,7 @@ def test_seeded_reproducible_and_default_rng():
     a = dr.discrete_gaussian(3, 1000, rng=rng(14))
     b = dr.discrete_gaussian(3, 1000, rng=rng(14))
     assert (a == b).all()
-    x = dr.discrete_laplace(3, 10000)          # the thread's OS-keyed generator
+    x = dr.discrete_laplace(3, 10000)  # the thread's OS-keyed generator
     assert x.shape == (10000,) and x.dtype == np.int64
 
 
@@ -619,6 +702,7 @@ def test_threads_match_serial():
         lambda g: dr.discrete_gaussian(5, 20000, rng=g, constant_time=True),
         lambda g: dr.bernoulli_exp(Fraction(2, 3), 20000, rng=g),
     ]
+
     def work(i, results):
         g = rng(100 + i)
         results[i] = [f(g) for f in calls]
@@ -641,11 +725,19 @@ def test_threads_match_serial():
 # ---------------------------------------------------------------- bad inputs
 
 BAD_VALUES = [
-    (math.nan, PrivacyParameterError), (math.inf, PrivacyParameterError),
-    (-math.inf, PrivacyParameterError), (-1, PrivacyParameterError),
-    (-0.5, PrivacyParameterError), (Fraction(-1, 2), PrivacyParameterError),
-    (True, TypeError), (np.bool_(False), TypeError), ("1", TypeError), (None, TypeError),
-    (1 + 2j, TypeError), ((1, 0), PrivacyParameterError), ((1, 2, 3), TypeError),
+    (math.nan, PrivacyParameterError),
+    (math.inf, PrivacyParameterError),
+    (-math.inf, PrivacyParameterError),
+    (-1, PrivacyParameterError),
+    (-0.5, PrivacyParameterError),
+    (Fraction(-1, 2), PrivacyParameterError),
+    (True, TypeError),
+    (np.bool_(False), TypeError),
+    ("1", TypeError),
+    (None, TypeError),
+    (1 + 2j, TypeError),
+    ((1, 0), PrivacyParameterError),
+    ((1, 2, 3), TypeError),
     ((1.5, 2), TypeError),
 ]
 
@@ -668,7 +760,7 @@ def test_bad_parameters(name, call, value, exc):
     if name == "param":
         name = "scale"
     if value is None and name == "sigma":
-        exc = TypeError          # neither sigma nor sigma2 given
+        exc = TypeError  # neither sigma nor sigma2 given
     with pytest.raises(exc) as info:
         call(value)
     if value is not None or name != "sigma":
@@ -678,14 +770,16 @@ def test_bad_parameters(name, call, value, exc):
 @pytest.mark.parametrize("name,call", [c for c in SCALED if c[0] not in ("gamma", "p")])
 def test_zero_scale_rejected(name, call):
     for zero in (0, 0.0, Fraction(0), (0, 5)):
-        with pytest.raises(PrivacyParameterError, match="scale" if name == "param" else name):
+        with pytest.raises(
+            PrivacyParameterError, match="scale" if name == "param" else name
+        ):
             call(zero)
 
 
 def test_cached_conversions_still_validate():
-    dr.discrete_laplace(1)                 # cached for the int 1 ...
+    dr.discrete_laplace(1)  # cached for the int 1 ...
     with pytest.raises(TypeError, match="scale"):
-        dr.discrete_laplace(True)          # ... never for the bool True (== 1)
+        dr.discrete_laplace(True)  # ... never for the bool True (== 1)
     dr.discrete_gaussian(1.0)
     with pytest.raises(TypeError, match="sigma"):
         dr.discrete_gaussian(np.bool_(True))
@@ -693,7 +787,7 @@ def test_cached_conversions_still_validate():
     with pytest.raises(TypeError, match="p"):
         dr.bernoulli(True)
     with pytest.raises(TypeError, match="scale"):
-        dr.discrete_laplace([3])           # unhashable: the uncached path reports it
+        dr.discrete_laplace([3])  # unhashable: the uncached path reports it
     assert dr.discrete_laplace(np.float64(2.0), 3, rng=rng(1)).shape == (3,)
 
 
@@ -718,11 +812,16 @@ def test_other_bad_arguments():
         dr.bernoulli(Fraction(1, 2**1400))
 
 
-@pytest.mark.parametrize("draw", [
-    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w),
-    lambda w: dr.discrete_laplace(3, 2 ** 18 + 9, rng=rng(31), workers=w, constant_time=True),
-    lambda w: dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(31), workers=w),
-])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda w: dr.discrete_laplace(3, 2**18 + 9, rng=rng(31), workers=w),
+        lambda w: dr.discrete_laplace(
+            3, 2**18 + 9, rng=rng(31), workers=w, constant_time=True
+        ),
+        lambda w: dr.discrete_gaussian(2.5, 2**18 + 9, rng=rng(31), workers=w),
+    ],
+)
 def test_parallel_discrete_fill_same_for_every_thread_count(draw):
     ref = draw(1)
     for w in (2, 3):
@@ -730,5 +829,5 @@ def test_parallel_discrete_fill_same_for_every_thread_count(draw):
 
 
 def test_parallel_discrete_gaussian_law():
-    x = dr.discrete_gaussian(2.5, 2 ** 18 + 9, rng=rng(32), workers=2)
+    x = dr.discrete_gaussian(2.5, 2**18 + 9, rng=rng(32), workers=2)
     assert chisq_pvalue(x, dgauss_pmf(Fraction(25, 4)), -30, 30) > ALPHA

@@ -64,10 +64,12 @@ def exact_pvalue(samples, s2, min_expected=20):
     n = np.asarray(samples).size
     keep = ys[p * n >= min_expected]
     lo, hi = int(keep.min()), int(keep.max())
-    if lo == hi:                                  # sigma << 1: all the mass at 0
+    if lo == hi:  # sigma << 1: all the mass at 0
         assert (np.asarray(samples) == lo).all()
         return 1.0
-    edges = np.arange(lo, hi, dtype=np.int64)     # bins (-inf, lo], {lo + 1}, ..., (hi - 1, inf)
+    edges = np.arange(
+        lo, hi, dtype=np.int64
+    )  # bins (-inf, lo], {lo + 1}, ..., (hi - 1, inf)
     cdf = np.cumsum(p)
     cum = np.concatenate([[0.0], cdf[edges + half], [1.0]])
     return chisq(samples, edges, np.diff(cum))
@@ -78,7 +80,9 @@ def quantile_pvalue(samples, s2, bins):
     <= 1e4) or Phi((k + 1/2)/sigma) (larger sigma: the discrete Gaussian's CDF to within
     O(sigma^-2), far below the test's resolution)."""
     sigma = float(s2) ** 0.5
-    edges = np.unique(np.round(sigma * stats.norm.ppf(np.arange(1, bins) / bins)).astype(np.int64))
+    edges = np.unique(
+        np.round(sigma * stats.norm.ppf(np.arange(1, bins) / bins)).astype(np.int64)
+    )
     if sigma <= 1e4:
         half = int(12 * sigma) + 20
         _, p = pmf_table(s2, half)
@@ -90,14 +94,27 @@ def quantile_pvalue(samples, s2, bins):
 
 def block_params(g):
     m, J = g.blocks
-    return m, J, (m.bit_length() - 1) + 9         # shift: the word's low bits are u, S, V
+    return m, J, (m.bit_length() - 1) + 9  # shift: the word's low bits are u, S, V
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(1), Fraction(373**2, 100**2),
-                                    Fraction(30**2), Fraction(130**2), Fraction(2000**2),
-                                    Fraction(10**12), Fraction(2**48), Fraction(10**16),
-                                    Fraction(2**63 + 2**40 + 7, 3), Fraction(1, 10**6),
-                                    Fraction(2**64 - 1), Fraction(1, 2**64 - 1)])
+@pytest.mark.parametrize(
+    "sigma2",
+    [
+        Fraction(1, 4),
+        Fraction(1),
+        Fraction(373**2, 100**2),
+        Fraction(30**2),
+        Fraction(130**2),
+        Fraction(2000**2),
+        Fraction(10**12),
+        Fraction(2**48),
+        Fraction(10**16),
+        Fraction(2**63 + 2**40 + 7, 3),
+        Fraction(1, 10**6),
+        Fraction(2**64 - 1),
+        Fraction(1, 2**64 - 1),
+    ],
+)
 def test_block_layout(sigma2):
     """m = 2^bits is the largest power of two with 16 m <= t (1 below t = 32; halved at
     sigma near 2^32 so that u (2 j m + u) fits a word), J the least count with
@@ -120,7 +137,7 @@ def block_cdf(num, den, m, J, t):
     f(J m) / (m (1 - exp(-1/t))), doubled for j >= 1 when m = 1 (the folded law)."""
     with mpmath.workdps(120):
         s2 = mpmath.mpf(num) / den
-        w = [mpmath.exp(-mpmath.mpf(j * m) ** 2 / (2 * s2)) for j in range(J + 1)]
+        w = [mpmath.exp(-(mpmath.mpf(j * m) ** 2) / (2 * s2)) for j in range(J + 1)]
         w[J] /= m * (1 - mpmath.exp(-mpmath.mpf(1) / t))
         if m == 1:
             w = [w[0]] + [2 * x for x in w[1:]]
@@ -132,10 +149,19 @@ def block_cdf(num, den, m, J, t):
         return out
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(1, 4), Fraction(373**2, 100**2), Fraction(45**2),
-                                    Fraction(1100**2), Fraction(10**12),
-                                    Fraction(123456789123456789, 2**20 + 3),
-                                    Fraction(2**63 + 2**40 + 7, 3), Fraction(2**64 - 1)])
+@pytest.mark.parametrize(
+    "sigma2",
+    [
+        Fraction(1, 4),
+        Fraction(373**2, 100**2),
+        Fraction(45**2),
+        Fraction(1100**2),
+        Fraction(10**12),
+        Fraction(123456789123456789, 2**20 + 3),
+        Fraction(2**63 + 2**40 + 7, 3),
+        Fraction(2**64 - 1),
+    ],
+)
 def test_block_thresholds_are_certified(sigma2):
     """Every stored threshold bound brackets the exact cumulative block probability:
     lo 2^shift <= 2^64 C_j < (hi + 1) 2^shift, and the bounds are nondecreasing."""
@@ -149,15 +175,25 @@ def test_block_thresholds_are_certified(sigma2):
             lo, hi = g._block_threshold(j)
             c = cdf[j] * TWO64
             assert lo * 2**shift <= c < (hi + 1) * 2**shift, (j, lo, hi, c)
-            assert hi - lo <= 1 and lo >= prev_hi   # equal after the shift: a tie, finished exactly
+            assert (
+                hi - lo <= 1 and lo >= prev_hi
+            )  # equal after the shift: a tie, finished exactly
             prev_hi = hi
     with pytest.raises(dpfast._errors.DPFastError):
         g._block_threshold(J)
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(45**2), Fraction(1100**2), Fraction(10**12),
-                                    Fraction(3**40, 7), Fraction(2**63 + 2**40 + 7, 3),
-                                    Fraction(2**64 - 1)])
+@pytest.mark.parametrize(
+    "sigma2",
+    [
+        Fraction(45**2),
+        Fraction(1100**2),
+        Fraction(10**12),
+        Fraction(3**40, 7),
+        Fraction(2**63 + 2**40 + 7, 3),
+        Fraction(2**64 - 1),
+    ],
+)
 def test_block_coin_enclosure(sigma2):
     """The one-word acceptance coin's enclosure holds exp(-u (2 j m + u) / (2 sigma^2)) for
     blocks and offsets at the ends and at random, and is as narrow as promised."""
@@ -179,10 +215,15 @@ def test_block_coin_enclosure(sigma2):
         g._block_coin_bounds(J, 0)
 
 
-@pytest.mark.parametrize("sigma2,fast_bits,n", [(Fraction(255**2), 64, 400_000),
-                                                 (Fraction(255**2), 1, 3000),
-                                                 (Fraction(10**12), 2, 3000),
-                                                 (Fraction(3**40, 7), 64, 400_000)])
+@pytest.mark.parametrize(
+    "sigma2,fast_bits,n",
+    [
+        (Fraction(255**2), 64, 400_000),
+        (Fraction(255**2), 1, 3000),
+        (Fraction(10**12), 2, 3000),
+        (Fraction(3**40, 7), 64, 400_000),
+    ],
+)
 def test_block_coin_frequency(sigma2, fast_bits, n):
     """The fill's acceptance coin, drawn alone for fixed proposals, has the exact
     frequency exp(-u (2 j m + u) / (2 sigma^2)); fast_bits 1-2 send about half the draws
@@ -194,15 +235,24 @@ def test_block_coin_frequency(sigma2, fast_bits, n):
         x = g._block_coin_draw(j, u, n, rng(70 + i))
         assert set(np.unique(x)) <= {0, 1}
         with mpmath.workprec(200):
-            p = float(mpmath.exp(-mpmath.mpf(u) * (2 * j * m + u) * den / (2 * mpmath.mpf(num))))
+            p = float(
+                mpmath.exp(-mpmath.mpf(u) * (2 * j * m + u) * den / (2 * mpmath.mpf(num)))
+            )
         assert stats.binomtest(int(x.sum()), n, p).pvalue > ALPHA, (j, u, x.mean(), p)
 
 
-@pytest.mark.parametrize("sigma2,n,seed", [(Fraction(1, 4), 10**6, 1), (Fraction(1), 10**6, 2),
-                                           (Fraction(373**2, 100**2), 10**6, 3),
-                                           (Fraction(30**2), 10**6, 4), (Fraction(50**2), 10**6, 5),
-                                           (Fraction(130**2), 10**6, 6),
-                                           (Fraction(1, 1000), 10**5, 7)])
+@pytest.mark.parametrize(
+    "sigma2,n,seed",
+    [
+        (Fraction(1, 4), 10**6, 1),
+        (Fraction(1), 10**6, 2),
+        (Fraction(373**2, 100**2), 10**6, 3),
+        (Fraction(30**2), 10**6, 4),
+        (Fraction(50**2), 10**6, 5),
+        (Fraction(130**2), 10**6, 6),
+        (Fraction(1, 1000), 10**5, 7),
+    ],
+)
 def test_law_per_value(sigma2, n, seed):
     """Exact pmf, one bin per value: m = 1 (folded law) up to sigma 30, m = 2 at 50, m = 8 at
     130 (the coin decides inside blocks: a wrong coin shows in the per-value counts)."""
@@ -213,13 +263,18 @@ def test_law_per_value(sigma2, n, seed):
     assert exact_pvalue(x, sigma2) > ALPHA
 
 
-@pytest.mark.parametrize("sigma2,bins,seed", [(Fraction(1100**2), 400, 11),
-                                              (Fraction(5000**2), 400, 12),
-                                              (Fraction(10**12), 200, 13),
-                                              (Fraction(2**48), 200, 14),
-                                              (Fraction(10**16), 200, 15),
-                                              (Fraction(2**63 + 2**40 + 7, 3), 200, 16),
-                                              (Fraction(2**64 - 1), 200, 18)])
+@pytest.mark.parametrize(
+    "sigma2,bins,seed",
+    [
+        (Fraction(1100**2), 400, 11),
+        (Fraction(5000**2), 400, 12),
+        (Fraction(10**12), 200, 13),
+        (Fraction(2**48), 200, 14),
+        (Fraction(10**16), 200, 15),
+        (Fraction(2**63 + 2**40 + 7, 3), 200, 16),
+        (Fraction(2**64 - 1), 200, 18),
+    ],
+)
 def test_law_large_sigma(sigma2, bins, seed):
     num, den = rational(sigma2)
     g = Exact(num, den)
@@ -241,10 +296,15 @@ def test_fine_bins_inside_blocks():
     assert chisq(x, edges, np.diff(np.concatenate([[0.0], cdf, [1.0]]))) > ALPHA
 
 
-@pytest.mark.parametrize("sigma2,span2,n,seed", [(Fraction(25), 2, 300_000, 21),
-                                                 (Fraction(10**6), 1, 300_000, 22),
-                                                 (Fraction(10**12), 1, 200_000, 23),
-                                                 (Fraction(130**2), 3, 300_000, 24)])
+@pytest.mark.parametrize(
+    "sigma2,span2,n,seed",
+    [
+        (Fraction(25), 2, 300_000, 21),
+        (Fraction(10**6), 1, 300_000, 22),
+        (Fraction(10**12), 1, 200_000, 23),
+        (Fraction(130**2), 3, 300_000, 24),
+    ],
+)
 def test_tail_path(sigma2, span2, n, seed):
     """A span of sqrt(span2) sigma puts 10-30% of the proposals in the tail bucket (exact
     geometric proposal, multi-word exact coin): the law must not move."""
@@ -261,11 +321,16 @@ def test_tail_path(sigma2, span2, n, seed):
         assert quantile_pvalue(x, sigma2, 100) > ALPHA
 
 
-@pytest.mark.parametrize("sigma2,fast_bits,span2,n,seed", [(Fraction(9), 1, 70, 100_000, 31),
-                                                           (Fraction(130**2), 2, 70, 60_000, 32),
-                                                           (Fraction(130**2), 3, 3, 60_000, 33),
-                                                           (Fraction(10**12), 2, 70, 40_000, 34),
-                                                           (Fraction(10**12), 40, 70, 200_000, 35)])
+@pytest.mark.parametrize(
+    "sigma2,fast_bits,span2,n,seed",
+    [
+        (Fraction(9), 1, 70, 100_000, 31),
+        (Fraction(130**2), 2, 70, 60_000, 32),
+        (Fraction(130**2), 3, 3, 60_000, 33),
+        (Fraction(10**12), 2, 70, 40_000, 34),
+        (Fraction(10**12), 40, 70, 200_000, 35),
+    ],
+)
 def test_ties_exact_continuation(sigma2, fast_bits, span2, n, seed):
     """With a 1-3 bit first comparison nearly every block choice and coin ties and is
     finished against 704-bit intervals (fresh words); 40 bits: occasional ties."""
@@ -285,10 +350,12 @@ def test_variance_and_far_tail_sigma_1e6():
     s2 = 10**12
     x = Exact(s2, 1).draw(2 * 10**6, rng(41)).astype(np.float64)
     assert abs(x.var() / s2 - 1) < 6 * (2 / x.size) ** 0.5
-    assert abs(x.mean()) < 6 * 1e6 / x.size ** 0.5
+    assert abs(x.mean()) < 6 * 1e6 / x.size**0.5
     k = int(np.sum(np.abs(x) > 4e6))
     lam = 2 * stats.norm.sf(4.0) * x.size
-    assert stats.poisson.cdf(k, lam) > ALPHA / 2 and stats.poisson.sf(k - 1, lam) > ALPHA / 2
+    assert (
+        stats.poisson.cdf(k, lam) > ALPHA / 2 and stats.poisson.sf(k - 1, lam) > ALPHA / 2
+    )
 
 
 def test_block_and_old_path_agree():

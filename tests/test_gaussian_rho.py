@@ -38,9 +38,10 @@ def test_rho_form_is_the_object_and_charges_rho_exactly(x, rho):
     want = O.Gaussian(rho=rho, sensitivity=2.0).release(x, rng=ChaCha20(11))
     assert np.array_equal(got, want) and type(got) is type(want)
     spy = Spy()
-    M.gaussian_mechanism(x, rho=rho, l2_sensitivity=2.0, rng=ChaCha20(11), budget=spy,
-                         label="g")
-    assert spy.calls == [("rho", Fraction(str(rho)), "g")]     # the decimal, exactly
+    M.gaussian_mechanism(
+        x, rho=rho, l2_sensitivity=2.0, rng=ChaCha20(11), budget=spy, label="g"
+    )
+    assert spy.calls == [("rho", Fraction(str(rho)), "g")]  # the decimal, exactly
 
 
 def test_rho_form_on_budgets():
@@ -50,11 +51,11 @@ def test_rho_form_on_budgets():
     assert z.spent.rho == 1.0
     with pytest.raises(BudgetExceededError):
         M.gaussian_mechanism(0.0, rho=0.25, budget=z)
-    b = PrivacyBudget(10.0, 1e-3)                      # rho alone: no (epsilon, delta)
+    b = PrivacyBudget(10.0, 1e-3)  # rho alone: no (epsilon, delta)
     with pytest.raises(PrivacyParameterError, match="zCDP budget"):
         M.gaussian_mechanism(1.0, rho=0.25, budget=b)
     assert b.ledger == []
-    M.gaussian_mechanism(1.0, rho=0.25, delta=1e-6, budget=b)    # with delta: its epsilon
+    M.gaussian_mechanism(1.0, rho=0.25, delta=1e-6, budget=b)  # with delta: its epsilon
     cost = O.Gaussian(rho=0.25, delta=1e-6).privacy_cost
     assert (b.ledger[0].epsilon, b.ledger[0].delta) == (cost.epsilon, 1e-6)
 
@@ -73,20 +74,23 @@ def test_rho_form_arguments():
 
 def test_rho_form_fast_mode_sigma():
     import warnings
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         y = M.gaussian_mechanism(np.zeros(20000), rho=0.5, mode="fast", rng=ChaCha20(3))
-    assert abs(float(np.std(y)) - 1.0) < 0.03            # sigma = 1 / sqrt(2 * 0.5) = 1
+    assert abs(float(np.std(y)) - 1.0) < 0.03  # sigma = 1 / sqrt(2 * 0.5) = 1
 
 
 def test_epsilon_delta_form_charges_a_zcdp_budget_its_rho():
     import warnings
-    sigma = M.gaussian_sigma(1.0, 1e-6, 1.0)           # the continuous analytic sigma
+
+    sigma = M.gaussian_sigma(1.0, 1e-6, 1.0)  # the continuous analytic sigma
     spy = Spy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        M.gaussian_mechanism(0.5, epsilon=1.0, delta=1e-6, mode="fast", rng=ChaCha20(1),
-                             budget=spy)
+        M.gaussian_mechanism(
+            0.5, epsilon=1.0, delta=1e-6, mode="fast", rng=ChaCha20(1), budget=spy
+        )
     # continuous noise of that sigma: rho = 1 / (2 sigma^2), exactly (Bun & Steinke 1.6)
     assert spy.calls == [("rho", 1 / (2 * Fraction(sigma) ** 2), "gaussian_mechanism")]
     for x in (3, 0.5, np.arange(50), np.zeros(50)):
@@ -97,6 +101,6 @@ def test_epsilon_delta_form_charges_a_zcdp_budget_its_rho():
         # a few percent of it (grid rounding adds sqrt(d) steps)
         assert kind == "rho" and type(rho) is Fraction
         assert 0.9 / (2 * Fraction(sigma) ** 2) <= rho <= 1 / (2 * Fraction(sigma) ** 2)
-    b = PrivacyBudget(10.0, 1e-3)                      # (epsilon, delta) budgets: unchanged
+    b = PrivacyBudget(10.0, 1e-3)  # (epsilon, delta) budgets: unchanged
     M.gaussian_mechanism(0.5, epsilon=1.0, delta=1e-6, budget=b)
     assert b.spent == (1.0, 1e-6, None)

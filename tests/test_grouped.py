@@ -1,6 +1,7 @@
 """dpfast.grouped: contribution bounding (exact uniform sampling, L0/Linf bounds), the
 partition-selection rule (its DP conditions and delta, its probabilities), the released
 laws at fixed seeds, public partitions, pandas in/out, bad inputs, budget charging."""
+
 import itertools
 import math
 from fractions import Fraction
@@ -20,11 +21,13 @@ def bound(units, keys, values=None, l0=1, linf=1, grid=None, rng=None, want_unit
     u = np.asarray(units, dtype=np.int64)
     k = np.asarray(keys, dtype=np.int64)
     v = None if values is None else np.asarray(values, dtype=np.float64)
-    return _core.bound_contributions(u, int(u.max()) + 1, k, int(k.max()) + 1, v, grid, l0,
-                                     linf, want_units, rng)
+    return _core.bound_contributions(
+        u, int(u.max()) + 1, k, int(k.max()) + 1, v, grid, l0, linf, want_units, rng
+    )
 
 
 # ------------------------------------------------------------------ contribution bounding
+
 
 def test_every_unit_respects_l0_and_linf(seeded):
     rng = np.random.default_rng(0)
@@ -36,7 +39,9 @@ def test_every_unit_respects_l0_and_linf(seeded):
         # one unit at a time: its kept records are in <= l0 partitions, <= linf each
         for u in range(0, n_units, 37):
             sel = units == u
-            count, _, nunits = bound(np.zeros(sel.sum()), keys[sel], l0=l0, linf=linf, rng=g)
+            count, _, nunits = bound(
+                np.zeros(sel.sum()), keys[sel], l0=l0, linf=linf, rng=g
+            )
             d = np.unique(keys[sel]).size
             assert (count > 0).sum() == min(d, l0)
             assert count.max() <= linf
@@ -85,8 +90,15 @@ def test_record_subset_is_uniform_and_values_are_clamped(seeded):
         seen[sums.index(qsum[0])] += 1
     assert chi2_pvalue(seen, np.full(10, 0.1)) > ALPHA
     # NaN dropped (before bounding), infinities and out-of-range values clamped
-    count, qsum, _ = bound([0, 1, 2, 3], [0, 0, 0, 0], [np.nan, np.inf, -np.inf, 250.0],
-                           l0=1, linf=1, grid=grid, rng=g)
+    count, qsum, _ = bound(
+        [0, 1, 2, 3],
+        [0, 0, 0, 0],
+        [np.nan, np.inf, -np.inf, 250.0],
+        l0=1,
+        linf=1,
+        grid=grid,
+        rng=g,
+    )
     assert count[0] == 3 and qsum[0] == 200
 
 
@@ -100,13 +112,15 @@ def test_bounding_kernel_ignores_negative_keys_and_handles_empty(seeded):
 
 # ------------------------------------------------------------------ partition selection
 
+
 def _float_rule(eps, delta, n_max):
     """The optimal rule of Desfontaines et al. 2022 in floating point (reference)."""
     out = [0.0]
     for _ in range(n_max):
         p = out[-1]
-        out.append(min(math.exp(eps) * p + delta,
-                       1 - math.exp(-eps) * (1 - p - delta), 1.0))
+        out.append(
+            min(math.exp(eps) * p + delta, 1 - math.exp(-eps) * (1 - p - delta), 1.0)
+        )
     return np.array(out)
 
 
@@ -114,11 +128,11 @@ def _float_rule(eps, delta, n_max):
 def test_selection_table_matches_the_optimal_rule(eps, delta):
     t = G._selection_table(Fraction(eps), Fraction(delta))
     ref = _float_rule(eps, delta, t.size + 2)
-    pi = t.astype(np.float64) / 2.0 ** 64
+    pi = t.astype(np.float64) / 2.0**64
     # the certified rule is the optimal one up to the lower bound of e^eps and rounding
-    assert np.allclose(pi, ref[:t.size], rtol=1e-6, atol=1e-15)
-    assert ref[t.size] > 1 - 1e-6            # the table ends where the rule reaches 1
-    assert t[0] == 0 and t[1] == math.floor(Fraction(delta) * 2 ** 64)
+    assert np.allclose(pi, ref[: t.size], rtol=1e-6, atol=1e-15)
+    assert ref[t.size] > 1 - 1e-6  # the table ends where the rule reaches 1
+    assert t[0] == 0 and t[1] == math.floor(Fraction(delta) * 2**64)
     # closed form of the first phase (Desfontaines et al. 2022):
     # pi(n) = delta (e^(n eps) - 1) / (e^eps - 1) while it is below 1/2
     n = np.arange(t.size)
@@ -132,16 +146,21 @@ def test_selection_rule_is_eps_delta_dp_exactly(eps, delta):
     """The two DP conditions between n-1 and n units, checked in exact arithmetic with
     e^eps to 40 digits: the released and the not-released events both satisfy
     P[n] <= e^eps P[n'] + delta (delta of the rule = delta, pi(1) = delta)."""
-    t = [int(x) for x in G._selection_table(Fraction(eps), Fraction(delta))] + [2 ** 64]
+    t = [int(x) for x in G._selection_table(Fraction(eps), Fraction(delta))] + [2**64]
     mpmath.mp.dps = 40
-    e = Fraction(str(mpmath.exp(mpmath.mpf(eps))))      # rounding is 1e-40: irrelevant
-    e = e * (1 - Fraction(1, 10 ** 30))                  # a certified lower bound
-    one, d = 2 ** 64, Fraction(delta) * 2 ** 64
+    e = Fraction(str(mpmath.exp(mpmath.mpf(eps))))  # rounding is 1e-40: irrelevant
+    e = e * (1 - Fraction(1, 10**30))  # a certified lower bound
+    one, d = 2**64, Fraction(delta) * 2**64
     worst = Fraction(0)
     for a, b in zip(t, t[1:]):
         assert b >= a
-        worst = max(worst, b - e * a, (one - a) - e * (one - b), a - e * b,
-                    (one - b) - e * (one - a))
+        worst = max(
+            worst,
+            b - e * a,
+            (one - a) - e * (one - b),
+            a - e * b,
+            (one - b) - e * (one - a),
+        )
     assert worst <= d
     # and the rule is tight: the first step spends all of delta (up to 2^-64)
     assert d - t[1] < 1
@@ -152,19 +171,22 @@ def test_selection_probabilities_empirical(seeded):
     units = np.repeat(np.array([0, 1, 3, 5, 8, 30], dtype=np.int64), 20_000)
     table = G._selection_table(Fraction(eps), Fraction(delta))
     keep = _core.select_partitions(units, table, seeded(5))
-    p = G.partition_selection_probability(np.array([0, 1, 3, 5, 8, 30]), epsilon=eps,
-                                          delta=delta)
+    p = G.partition_selection_probability(
+        np.array([0, 1, 3, 5, 8, 30]), epsilon=eps, delta=delta
+    )
     assert p[0] == 0.0 and p[-1] == 1.0
     for j, pj in enumerate(p):
-        k = int(keep[j * 20_000:(j + 1) * 20_000].sum())
+        k = int(keep[j * 20_000 : (j + 1) * 20_000].sum())
         if pj in (0.0, 1.0):
             assert k == 20_000 * pj
         else:
             from scipy import stats
+
             assert stats.binomtest(k, 20_000, pj).pvalue > ALPHA
     # max_partitions splits the budget per partition
-    assert G.partition_selection_probability(3, epsilon=2.0, delta=2e-3, max_partitions=2) \
-        == G.partition_selection_probability(3, epsilon=1.0, delta=1e-3)
+    assert G.partition_selection_probability(
+        3, epsilon=2.0, delta=2e-3, max_partitions=2
+    ) == G.partition_selection_probability(3, epsilon=1.0, delta=1e-3)
 
 
 def test_selection_refuses_unusable_parameters():
@@ -175,6 +197,7 @@ def test_selection_refuses_unusable_parameters():
 
 
 # ------------------------------------------------------------------ released laws
+
 
 def dlap_pmf(eps_over_sens, zs):
     q = math.exp(-eps_over_sens)
@@ -188,11 +211,21 @@ def test_released_count_law_on_a_tiny_instance(seeded):
     units = [0, 0, 0, 1, 1, 1, 2]
     keys = ["a", "a", "a", "a", "a", "b", "z"]
     g = seeded(6)
-    eps = 1.5                      # one quantity (the count), public partitions
-    outs = np.array([G.grouped_release(units=units, keys=keys, epsilon=eps,
-                                       max_partitions=1, max_contributions=2,
-                                       public_partitions=["a", "b", "c"], rng=g)["count"]
-                     for _ in range(20_000)])
+    eps = 1.5  # one quantity (the count), public partitions
+    outs = np.array(
+        [
+            G.grouped_release(
+                units=units,
+                keys=keys,
+                epsilon=eps,
+                max_partitions=1,
+                max_contributions=2,
+                public_partitions=["a", "b", "c"],
+                rng=g,
+            )["count"]
+            for _ in range(20_000)
+        ]
+    )
     assert outs.dtype == np.int64
     # "c" has no record: pure discrete Laplace of scale L0 Linf / eps = 2/1.5
     c = outs[:, 2]
@@ -214,10 +247,18 @@ def test_sum_and_mean_are_on_the_grid_and_unbiased(seeded):
     units = np.arange(n)
     keys = rng.integers(0, 3, n)
     vals = rng.uniform(-1, 3, n)
-    out = G.grouped_release(units=units, keys=keys, values=vals,
-                            statistics=("count", "sum", "mean"), epsilon=30.0,
-                            max_partitions=1, lower=0.0, upper=2.0,
-                            public_partitions=[0, 1, 2], rng=seeded(8))
+    out = G.grouped_release(
+        units=units,
+        keys=keys,
+        values=vals,
+        statistics=("count", "sum", "mean"),
+        epsilon=30.0,
+        max_partitions=1,
+        lower=0.0,
+        upper=2.0,
+        public_partitions=[0, 1, 2],
+        rng=seeded(8),
+    )
     clamped = np.clip(vals, 0, 2)
     for p in range(3):
         true_s = clamped[keys == p].sum()
@@ -229,28 +270,48 @@ def test_sum_and_mean_are_on_the_grid_and_unbiased(seeded):
 
 def test_private_selection_releases_only_partitions_with_units(seeded):
     units = np.arange(3000)
-    keys = np.where(units < 2990, units % 3, 1000 + units)   # 10 singleton partitions
-    out = G.grouped_release(units=units, keys=keys, epsilon=3.0, delta=1e-9,
-                            max_partitions=1, rng=seeded(9))
+    keys = np.where(units < 2990, units % 3, 1000 + units)  # 10 singleton partitions
+    out = G.grouped_release(
+        units=units, keys=keys, epsilon=3.0, delta=1e-9, max_partitions=1, rng=seeded(9)
+    )
     # pi(1) = 2 delta / 2 ... ~1e-9: singletons are (almost surely) never released, and
     # keys with no record never are
     assert out["key"].tolist() == [0, 1, 2]
 
 
 def test_mean_with_empty_public_partition_is_the_midpoint(seeded):
-    out = G.grouped_release(units=[1, 2], keys=[5, 5], values=[1.0, 1.0],
-                            statistics=("mean",), epsilon=1e-3, max_partitions=1,
-                            lower=-4.0, upper=10.0, public_partitions=[5, 6], rng=seeded(10))
+    out = G.grouped_release(
+        units=[1, 2],
+        keys=[5, 5],
+        values=[1.0, 1.0],
+        statistics=("mean",),
+        epsilon=1e-3,
+        max_partitions=1,
+        lower=-4.0,
+        upper=10.0,
+        public_partitions=[5, 6],
+        rng=seeded(10),
+    )
     assert set(out) == {"key", "mean"}
     assert np.all((out["mean"] >= -4.0) & (out["mean"] <= 10.0))
 
 
 def test_gaussian_noise_and_delta_split(seeded):
     b = PrivacyBudget(10.0, 1e-3)
-    out = G.grouped_release(units=np.arange(600), keys=np.arange(600) % 2,
-                            values=np.ones(600), statistics=("count", "sum"), epsilon=3.0,
-                            delta=1e-5, max_partitions=1, lower=0, upper=1,
-                            noise="gaussian", rng=seeded(11), budget=b)
+    out = G.grouped_release(
+        units=np.arange(600),
+        keys=np.arange(600) % 2,
+        values=np.ones(600),
+        statistics=("count", "sum"),
+        epsilon=3.0,
+        delta=1e-5,
+        max_partitions=1,
+        lower=0,
+        upper=1,
+        noise="gaussian",
+        rng=seeded(11),
+        budget=b,
+    )
     assert out["key"].tolist() == [0, 1]
     assert abs(out["count"][0] - 300) < 40 and abs(out["sum"][1] - 300) < 40
     assert len(b.ledger) == 1
@@ -262,37 +323,68 @@ def test_unorderable_object_keys_and_units(seeded):
     keys[150:] = 7
     units = np.empty(300, dtype=object)
     units[:] = [("u", i) for i in range(300)]
-    out = G.grouped_release(units=units, keys=keys, epsilon=5.0, delta=1e-6,
-                            max_partitions=1, rng=seeded(12))
+    out = G.grouped_release(
+        units=units, keys=keys, epsilon=5.0, delta=1e-6, max_partitions=1, rng=seeded(12)
+    )
     assert sorted(map(str, out["key"].tolist())) == ["7", "x"]
 
 
 # ------------------------------------------------------------------ pandas
 
+
 def test_pandas_in_pandas_out(seeded):
     import pandas as pd  # the [test] extra installs it
-    df = pd.DataFrame({"user": np.arange(400) % 100, "day": np.arange(400) % 4,
-                       "spent": np.linspace(0, 5, 400)})
-    out = G.grouped_release(df, units="user", keys="day", values="spent",
-                            statistics=("count", "mean"), epsilon=5.0,
-                            max_partitions=4, max_contributions=1, lower=0, upper=5,
-                            public_partitions=[0, 1, 2, 3, 4], rng=seeded(13))
+
+    df = pd.DataFrame(
+        {
+            "user": np.arange(400) % 100,
+            "day": np.arange(400) % 4,
+            "spent": np.linspace(0, 5, 400),
+        }
+    )
+    out = G.grouped_release(
+        df,
+        units="user",
+        keys="day",
+        values="spent",
+        statistics=("count", "mean"),
+        epsilon=5.0,
+        max_partitions=4,
+        max_contributions=1,
+        lower=0,
+        upper=5,
+        public_partitions=[0, 1, 2, 3, 4],
+        rng=seeded(13),
+    )
     assert isinstance(out, pd.DataFrame)
     assert out.index.name == "day" and list(out.index) == [0, 1, 2, 3, 4]
     assert list(out.columns) == ["count", "mean"]
     assert out["count"].dtype == np.int64
-    s = G.grouped_release(units=df["user"], keys=df["day"].astype(str), epsilon=5.0,
-                          delta=1e-6, max_partitions=1, rng=seeded(14))
+    s = G.grouped_release(
+        units=df["user"],
+        keys=df["day"].astype(str),
+        epsilon=5.0,
+        delta=1e-6,
+        max_partitions=1,
+        rng=seeded(14),
+    )
     assert isinstance(s, pd.DataFrame) and list(s.index) == ["0", "1", "2", "3"]
 
 
 def test_numpy_in_dict_out(seeded):
-    out = G.grouped_release(units=[1, 2, 3], keys=[0, 0, 1], epsilon=1.0,
-                            max_partitions=1, public_partitions=[0, 1], rng=seeded(15))
+    out = G.grouped_release(
+        units=[1, 2, 3],
+        keys=[0, 0, 1],
+        epsilon=1.0,
+        max_partitions=1,
+        public_partitions=[0, 1],
+        rng=seeded(15),
+    )
     assert isinstance(out, dict) and list(out) == ["key", "count"]
 
 
 # ------------------------------------------------------------------ validation, budget
+
 
 class Recorder:
     def __init__(self):
@@ -305,31 +397,43 @@ class Recorder:
 BASE = dict(units=[1, 2, 3], keys=[0, 0, 1], epsilon=1.0, delta=1e-6, max_partitions=1)
 
 
-@pytest.mark.parametrize("change,exc", [
-    (dict(epsilon=0.0), dpfast.PrivacyParameterError),
-    (dict(epsilon=float("nan")), dpfast.PrivacyParameterError),
-    (dict(delta=0.0), dpfast.PrivacyParameterError),          # private keys need delta
-    (dict(delta=1.0), dpfast.PrivacyParameterError),
-    (dict(max_partitions=0), dpfast.PrivacyParameterError),
-    (dict(max_partitions=1.5), TypeError),
-    (dict(max_contributions=True), TypeError),
-    (dict(statistics=("count", "count")), dpfast.PrivacyParameterError),
-    (dict(statistics=("median",)), dpfast.PrivacyParameterError),
-    (dict(statistics=()), dpfast.PrivacyParameterError),
-    (dict(statistics=("sum",)), TypeError),                   # no values / bounds
-    (dict(statistics=("sum",), values=[1.0, 2, 3], lower=1, upper=1),
-     dpfast.PrivacyParameterError),
-    (dict(statistics=("sum",), values=[1.0, 2, 3], lower=0, upper=float("inf")),
-     dpfast.PrivacyParameterError),
-    (dict(noise="cauchy"), dpfast.PrivacyParameterError),
-    (dict(noise="gaussian", delta=0.0, public_partitions=[0]), dpfast.PrivacyParameterError),
-    (dict(keys=np.array([0.5, 1.0, 2.0])), TypeError),         # a float array's dtype
-    (dict(keys=[0, 1]), ValueError),                           # lengths differ
-    (dict(public_partitions=[0, 0]), dpfast.PrivacyParameterError),
-    (dict(statistics=("sum",), values=np.array(["a", "b", "c"]), lower=0, upper=1),
-     TypeError),
-    (dict(epsilon=1e-12, delta=1e-12), dpfast.PrivacyParameterError),
-])
+@pytest.mark.parametrize(
+    "change,exc",
+    [
+        (dict(epsilon=0.0), dpfast.PrivacyParameterError),
+        (dict(epsilon=float("nan")), dpfast.PrivacyParameterError),
+        (dict(delta=0.0), dpfast.PrivacyParameterError),  # private keys need delta
+        (dict(delta=1.0), dpfast.PrivacyParameterError),
+        (dict(max_partitions=0), dpfast.PrivacyParameterError),
+        (dict(max_partitions=1.5), TypeError),
+        (dict(max_contributions=True), TypeError),
+        (dict(statistics=("count", "count")), dpfast.PrivacyParameterError),
+        (dict(statistics=("median",)), dpfast.PrivacyParameterError),
+        (dict(statistics=()), dpfast.PrivacyParameterError),
+        (dict(statistics=("sum",)), TypeError),  # no values / bounds
+        (
+            dict(statistics=("sum",), values=[1.0, 2, 3], lower=1, upper=1),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            dict(statistics=("sum",), values=[1.0, 2, 3], lower=0, upper=float("inf")),
+            dpfast.PrivacyParameterError,
+        ),
+        (dict(noise="cauchy"), dpfast.PrivacyParameterError),
+        (
+            dict(noise="gaussian", delta=0.0, public_partitions=[0]),
+            dpfast.PrivacyParameterError,
+        ),
+        (dict(keys=np.array([0.5, 1.0, 2.0])), TypeError),  # a float array's dtype
+        (dict(keys=[0, 1]), ValueError),  # lengths differ
+        (dict(public_partitions=[0, 0]), dpfast.PrivacyParameterError),
+        (
+            dict(statistics=("sum",), values=np.array(["a", "b", "c"]), lower=0, upper=1),
+            TypeError,
+        ),
+        (dict(epsilon=1e-12, delta=1e-12), dpfast.PrivacyParameterError),
+    ],
+)
 def test_bad_public_parameters_spend_nothing(change, exc):
     rec = Recorder()
     with pytest.raises(exc):
@@ -343,7 +447,7 @@ def test_budget_charged_once_with_the_total_before_reading_values():
     assert rec.calls == [(1.0, 1e-6, "grouped_release")]
     rec = Recorder()
     G.grouped_release(**{**BASE, "delta": 1e-6, "public_partitions": [0, 1]}, budget=rec)
-    assert rec.calls == [(1.0, 0, "grouped_release")]         # Laplace: no delta used
+    assert rec.calls == [(1.0, 0, "grouped_release")]  # Laplace: no delta used
     b = PrivacyBudget(1.5, 1e-6)
     G.grouped_release(**BASE, budget=b)
     with pytest.raises(dpfast.BudgetExceededError):
@@ -352,50 +456,86 @@ def test_budget_charged_once_with_the_total_before_reading_values():
 
 def test_private_values_never_raise(seeded):
     vals = [np.nan, np.inf, -np.inf, 1e308, -0.0, 5e-324]
-    out = G.grouped_release(units=range(6), keys=[0] * 6, values=vals,
-                            statistics=("count", "sum", "mean"), epsilon=1.0,
-                            max_partitions=1, lower=-1, upper=1, public_partitions=[0],
-                            rng=seeded(16))
+    out = G.grouped_release(
+        units=range(6),
+        keys=[0] * 6,
+        values=vals,
+        statistics=("count", "sum", "mean"),
+        epsilon=1.0,
+        max_partitions=1,
+        lower=-1,
+        upper=1,
+        public_partitions=[0],
+        rng=seeded(16),
+    )
     assert np.isfinite(out["sum"]).all() and -1 <= out["mean"][0] <= 1
 
 
 def test_nan_values_drop_records_for_counts_too(seeded):
-    out = G.grouped_release(units=range(4), keys=[0, 0, 0, 0], values=[1.0, np.nan, 2, 3],
-                            epsilon=1e4, max_partitions=1, public_partitions=[0],
-                            rng=seeded(17))
+    out = G.grouped_release(
+        units=range(4),
+        keys=[0, 0, 0, 0],
+        values=[1.0, np.nan, 2, 3],
+        epsilon=1e4,
+        max_partitions=1,
+        public_partitions=[0],
+        rng=seeded(17),
+    )
     assert out["count"].tolist() == [3]
 
 
-@pytest.mark.parametrize("stats,noise,public", [
-    (("count",), "laplace", None), (("count", "sum", "mean"), "laplace", None),
-    (("sum",), "gaussian", [0, 1]), (("mean",), "gaussian", None)])
+@pytest.mark.parametrize(
+    "stats,noise,public",
+    [
+        (("count",), "laplace", None),
+        (("count", "sum", "mean"), "laplace", None),
+        (("sum",), "gaussian", [0, 1]),
+        (("mean",), "gaussian", None),
+    ],
+)
 def test_budget_shares_never_exceed_the_total(stats, noise, public):
-    plan = G._Plan(stats, Fraction(0.3), Fraction(1e-6), 2, 3, 0.0, 1.0, noise,
-                   public is None)
+    plan = G._Plan(
+        stats, Fraction(0.3), Fraction(1e-6), 2, 3, 0.0, 1.0, noise, public is None
+    )
     k = len(plan.quantities) + (public is None)
-    assert Fraction(plan.eps_f) * len(plan.quantities) + plan.eps_each * (public is None) \
-        <= Fraction(0.3)
+    assert Fraction(plan.eps_f) * len(plan.quantities) + plan.eps_each * (
+        public is None
+    ) <= Fraction(0.3)
     assert plan.eps_each * k == Fraction(0.3)
     if noise == "gaussian":
-        assert Fraction(plan.delta_f) * len(plan.quantities) + plan.sel_delta <= Fraction(1e-6)
+        assert Fraction(plan.delta_f) * len(plan.quantities) + plan.sel_delta <= Fraction(
+            1e-6
+        )
 
 
 def test_threads_give_the_serial_results():
     import threading
+
     rng = np.random.default_rng(18)
     units, keys = rng.integers(0, 500, 5000), rng.integers(0, 20, 5000)
     vals = rng.uniform(0, 1, 5000)
 
     def run(seed):
-        return G.grouped_release(units=units, keys=keys, values=vals,
-                                 statistics=("count", "mean"), epsilon=2.0, delta=1e-6,
-                                 max_partitions=2, max_contributions=3, lower=0, upper=1,
-                                 rng=dpfast.random.ChaCha20(seed))
+        return G.grouped_release(
+            units=units,
+            keys=keys,
+            values=vals,
+            statistics=("count", "mean"),
+            epsilon=2.0,
+            delta=1e-6,
+            max_partitions=2,
+            max_contributions=3,
+            lower=0,
+            upper=1,
+            rng=dpfast.random.ChaCha20(seed),
+        )
+
     serial = [run(s) for s in range(4)]
     got = [None] * 4
 
     def work(i):
         got[i] = run(i)
+
     threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
@@ -408,28 +548,43 @@ def test_threads_give_the_serial_results():
 def test_docs_examples_run():
     import doctest
     import pathlib
+
     doc = pathlib.Path(__file__).resolve().parent.parent / "docs" / "grouped.md"
-    res = doctest.testfile(str(doc), module_relative=False,
-                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    res = doctest.testfile(
+        str(doc),
+        module_relative=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
     assert res.attempted > 0 and res.failed == 0
 
 
 @pytest.mark.parametrize("l0,linf", [(1, 1), (3, 2), (4, 7)])
 def test_plan_sensitivities(l0, linf):
-    lap = G._Plan(("count", "sum"), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0,
-                  "laplace", False)
+    lap = G._Plan(
+        ("count", "sum"), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0, "laplace", False
+    )
     step, qlo, qhi = lap.grid
     assert lap.sens["count"] == l0 * linf
     assert lap.sens["sum"] == l0 * linf * max(abs(qlo), abs(qhi))
     assert qlo * step <= -3.0 and qhi * step >= 5.0 and (qhi - qlo) * step < 8.0 + 2 * step
-    mean = G._Plan(("mean",), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0, "laplace",
-                   False)
+    mean = G._Plan(
+        ("mean",), Fraction(1), Fraction(0), l0, linf, -3.0, 5.0, "laplace", False
+    )
     _, qlo, qhi = mean.grid
     assert mean.sens["nsum"] == l0 * linf * (qhi - qlo)
-    gau = G._Plan(("count", "sum"), Fraction(1), Fraction(1, 10 ** 6), l0, linf, -3.0, 5.0,
-                  "gaussian", False)
+    gau = G._Plan(
+        ("count", "sum"),
+        Fraction(1),
+        Fraction(1, 10**6),
+        l0,
+        linf,
+        -3.0,
+        5.0,
+        "gaussian",
+        False,
+    )
     _, qlo, qhi = gau.grid
     for name, per in (("count", 1), ("sum", max(abs(qlo), abs(qhi)))):
         s = Fraction(gau.sens[name])
-        assert s * s >= l0 * (linf * per) ** 2                # l2 bound, rounded up
+        assert s * s >= l0 * (linf * per) ** 2  # l2 bound, rounded up
         assert float(s) <= math.sqrt(l0) * linf * per * (1 + 1e-12)

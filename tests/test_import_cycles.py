@@ -1,5 +1,6 @@
 """No import cycle among dpfast's modules (issue 23): module-level and deferred (in a
 function body) imports both count."""
+
 import ast
 import os
 
@@ -31,7 +32,7 @@ def _graph():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    up = base[:len(base) - (node.level - 1)]
+                    up = base[: len(base) - (node.level - 1)]
                     name = ".".join(up + ([node.module] if node.module else []))
                 else:
                     name = node.module or ""
@@ -41,9 +42,10 @@ def _graph():
                     full = f"{name}.{alias.name}"
                     if full in mods:
                         deps.add(full)
-                    elif not os.path.exists(os.path.join(os.path.dirname(SRC),
-                                                         *full.split(".")) + ".pyx"):
-                        deps.add(name)          # a name from a package's __init__
+                    elif not os.path.exists(
+                        os.path.join(os.path.dirname(SRC), *full.split(".")) + ".pyx"
+                    ):
+                        deps.add(name)  # a name from a package's __init__
             elif isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name.startswith("dpfast.")}
         # importing a submodule runs its packages' __init__ first
@@ -99,5 +101,10 @@ def test_the_plan_and_draw_modules_import_no_mechanism(low):
         if m not in seen:
             seen.add(m)
             todo += graph[m]
-    assert not seen & {"dpfast.mechanisms", "dpfast.selection", "dpfast.objects",
-                       "dpfast.stats", "dpfast.grouped"}
+    assert not seen & {
+        "dpfast.mechanisms",
+        "dpfast.selection",
+        "dpfast.objects",
+        "dpfast.stats",
+        "dpfast.grouped",
+    }

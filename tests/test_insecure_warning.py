@@ -5,6 +5,7 @@ OS-keyed ChaCha20 in any wrapper) never warns; dpfast.random's samplers do not w
 
 pyproject.toml ignores this warning for the rest of the suite (it seeds everything); the
 tests here set their own filters inside ``warnings.catch_warnings``."""
+
 import os
 import subprocess
 import sys
@@ -57,8 +58,11 @@ def test_predictable_generators_warn(name):
 
 @pytest.mark.parametrize("rng", [None, "os", "generator(os)"])
 def test_the_secure_default_never_warns(rng):
-    gen = {None: None, "os": dr.ChaCha20(),
-           "generator(os)": np.random.Generator(dr.ChaCha20())}[rng]
+    gen = {
+        None: None,
+        "os": dr.ChaCha20(),
+        "generator(os)": np.random.Generator(dr.ChaCha20()),
+    }[rng]
     with warnings.catch_warnings():
         warnings.simplefilter("error", W)
         M.laplace_mechanism(1.0, epsilon=1.0, rng=gen)
@@ -77,22 +81,26 @@ def test_every_secure_entry_point_warns_with_a_seeded_generator(name):
     f = ENTRY_POINTS[name]
     if name == "PrivateBoostingClassifier.fit":
         from test_active_budget import _learn
-        rec = _record(lambda: _learn(rng=11))          # an int seed: a seeded ChaCha20
+
+        rec = _record(lambda: _learn(rng=11))  # an int seed: a seeded ChaCha20
     else:
         rec = _record(lambda: f(rng=dr.ChaCha20(1)))
     assert rec, f"{name} did not warn"
     pkg = os.path.dirname(dpfast.__file__)
-    assert not [r.filename for r in rec if r.filename.startswith(pkg)]   # the caller's line
+    assert not [r.filename for r in rec if r.filename.startswith(pkg)]  # the caller's line
 
 
-@pytest.mark.parametrize("call", [
-    lambda: M.laplace_mechanism(1.0, epsilon=1.0, mode="fast"),
-    lambda: M.gaussian_mechanism([1.0], epsilon=1.0, delta=1e-6, mode="fast"),
-    lambda: O.Laplace(1.0, mode="fast").release(1.0),
-    lambda: S.top_k([1.0, 2.0], 1, epsilon=1.0, mode="fast"),
-    lambda: R.quantile([1.0], 0.5, lower=0, upper=2, epsilon=1.0, mode="fast"),
-    lambda: sparse.Sparse(1.0, cutoff=1, epsilon=1.0, mode="fast"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: M.laplace_mechanism(1.0, epsilon=1.0, mode="fast"),
+        lambda: M.gaussian_mechanism([1.0], epsilon=1.0, delta=1e-6, mode="fast"),
+        lambda: O.Laplace(1.0, mode="fast").release(1.0),
+        lambda: S.top_k([1.0, 2.0], 1, epsilon=1.0, mode="fast"),
+        lambda: R.quantile([1.0], 0.5, lower=0, upper=2, epsilon=1.0, mode="fast"),
+        lambda: sparse.Sparse(1.0, cutoff=1, epsilon=1.0, mode="fast"),
+    ],
+)
 def test_fast_mode_warns(call):
     rec = _record(call)
     assert rec and all("mode='fast'" in str(r.message) for r in rec)
@@ -105,7 +113,10 @@ def test_constructing_a_fast_object_does_not_warn_running_it_does():
 
 def test_the_warning_points_at_the_calling_line():
     def call():
-        M.laplace_mechanism(1.0, epsilon=1.0, rng=dr.ChaCha20(1)); return sys._getframe().f_lineno  # noqa: E702,E501
+        here = sys._getframe().f_lineno
+        M.laplace_mechanism(1.0, epsilon=1.0, rng=dr.ChaCha20(1))  # the line after `here`
+        return here + 1
+
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always", W)
         line = call()
@@ -117,11 +128,16 @@ def test_once_per_location_under_the_default_filter():
 
     def run():
         for _ in range(5):
-            M.laplace_mechanism(1.0, epsilon=1.0, rng=g)                  # location A
+            M.laplace_mechanism(1.0, epsilon=1.0, rng=g)  # location A
         for _ in range(5):
-            O.Gaussian(epsilon=1.0, delta=1e-6).release([1.0, 2.0], rng=g)  # location B (two layers)
+            O.Gaussian(epsilon=1.0, delta=1e-6).release(
+                [1.0, 2.0], rng=g
+            )  # location B (two layers)
         for _ in range(3):
-            R.quantile([1.0], 0.5, lower=0, upper=2, epsilon=1.0, mode="fast")  # C (three layers)
+            R.quantile(
+                [1.0], 0.5, lower=0, upper=2, epsilon=1.0, mode="fast"
+            )  # C (three layers)
+
     rec = _record(run, action="default")
     assert len(rec) == 3
     assert len({r.lineno for r in rec}) == 3
@@ -152,20 +168,27 @@ def test_random_samplers_are_simulation_tools_and_do_not_warn():
 
 
 def test_a_fresh_interpreter_shows_it_once_per_line_on_stderr():
-    code = ("import dpfast, dpfast.random as dr\n"
-            "g = dr.ChaCha20(1)\n"
-            "for _ in range(3):\n"
-            "    dpfast.mechanisms.laplace_mechanism(1.0, epsilon=1.0, rng=g)\n"
-            "dpfast.mechanisms.laplace_mechanism(1.0, epsilon=1.0)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd="/")
+    code = (
+        "import dpfast, dpfast.random as dr\n"
+        "g = dr.ChaCha20(1)\n"
+        "for _ in range(3):\n"
+        "    dpfast.mechanisms.laplace_mechanism(1.0, epsilon=1.0, rng=g)\n"
+        "dpfast.mechanisms.laplace_mechanism(1.0, epsilon=1.0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    )
     assert out.stderr.count("InsecureRandomnessWarning") == 1
-    assert '<string>:4: InsecureRandomnessWarning' in out.stderr
+    assert "<string>:4: InsecureRandomnessWarning" in out.stderr
 
 
 def test_the_demo_does_not_warn():
-    out = subprocess.run([sys.executable, "-W", "error::UserWarning", "-m", "dpfast"],
-                         capture_output=True, text=True, cwd="/")
+    out = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-m", "dpfast"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+    )
     assert "InsecureRandomnessWarning" not in out.stderr, out.stderr[-2000:]
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -174,14 +197,14 @@ def test_the_ignore_shortcut_follows_every_change_of_the_filters():
     g = dr.ChaCha20(1)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("ignore", W)
-        M.laplace_mechanism(1.0, epsilon=1.0, rng=g)          # shortcut: nothing shown
+        M.laplace_mechanism(1.0, epsilon=1.0, rng=g)  # shortcut: nothing shown
         warnings.simplefilter("error", W)
         with pytest.raises(W):
             M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
         warnings.resetwarnings()
-        warnings.filterwarnings("ignore", message="other", category=W)   # conditional
+        warnings.filterwarnings("ignore", message="other", category=W)  # conditional
         warnings.simplefilter("always", W, append=True)
         M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
-        warnings.filterwarnings("ignore", category=UserWarning)          # covers W too
+        warnings.filterwarnings("ignore", category=UserWarning)  # covers W too
         M.laplace_mechanism(1.0, epsilon=1.0, rng=g)
     assert len(rec) == 1

@@ -18,6 +18,7 @@ Statistical audit (8.3): the real classifier is run 4,000 times on DB and on a n
 its view frequencies match the exact law (chi-square, p > 1e-6) and no view violates
 eps_G with Clopper-Pearson intervals at joint confidence 1 - 1e-3.
 """
+
 import itertools
 import math
 
@@ -43,7 +44,7 @@ GAMMA = 0.3
 def em_law_int(scores, eps):
     """Law of dpfast's exact exponential mechanism on integer scores, Delta = 1."""
     _, g, s = sel_grid(eps, 1.0, False, True)
-    rate = g / 2.0 ** s
+    rate = g / 2.0**s
     e = np.exp(rate * (scores - scores.max()))
     return e / e.sum()
 
@@ -52,7 +53,7 @@ def em_law_float(u, eps):
     """Law on float scores: gaps rounded to the public grid G (selection._grid)."""
     inv_grid, g, s = sel_grid(eps, 1.0, False, False)
     d = np.rint((u.max() - u) * inv_grid)
-    e = np.exp(-(g / 2.0 ** s) * d)
+    e = np.exp(-(g / 2.0**s) * d)
     return e / e.sum()
 
 
@@ -72,8 +73,9 @@ class Model:
     """The exact law of the grid variant's released view for T = 2."""
 
     def __init__(self, eps_b, eps_test, eps_w, c_grid, include_constant=True):
-        self.learner = DPStumpLearner(epsilon=eps_b, thresholds=[[1, 2]],
-                                      include_constant=include_constant)
+        self.learner = DPStumpLearner(
+            epsilon=eps_b, thresholds=[[1, 2]], include_constant=include_constant
+        )
         self.learner.encode([DB_X.astype(np.int64)])
         self.ncand = self.learner.n_candidates(1)
         self.cands = [self.learner.candidate(j) for j in range(self.ncand)]
@@ -85,14 +87,19 @@ class Model:
         law = np.zeros(self.ncand)
         for tup in itertools.product(range(M), repeat=K_DRAWS):
             idx = list(tup)
-            law += np.prod(p[idx]) * em_law_int(self.learner.scores(Z[idx], y[idx]),
-                                                self.eps_b)
+            law += np.prod(p[idx]) * em_law_int(
+                self.learner.scores(Z[idx], y[idx]), self.eps_b
+            )
         return law
 
     def grid(self):
         n_max = grid_size_bound(1, M, TAU, ALPHA_B, self.c)
-        return _core.boost_grid(math.exp(-ALPHA_B) * 1.0, 1.0 + self.c / TAU,
-                                math.exp(ALPHA_B) * float(M) / TAU, n_max)
+        return _core.boost_grid(
+            math.exp(-ALPHA_B) * 1.0,
+            1.0 + self.c / TAU,
+            math.exp(ALPHA_B) * float(M) / TAU,
+            n_max,
+        )
 
     def view(self, x, y):
         """{outcome: probability}, and the probability of the smoothness event S < l."""
@@ -105,8 +112,12 @@ class Model:
             err = int(np.count_nonzero(pred != y))
             pstop = geo_cdf(math.floor(GAMMA * M / 2 - err), self.eps_test)
             out[(j1,)] = law1[j1] * pstop
-            a = _core.boost_premultiply(np.ones(M), (pred * y).astype(np.int8),
-                                        math.exp(-ALPHA_B), math.exp(ALPHA_B))
+            a = _core.boost_premultiply(
+                np.ones(M),
+                (pred * y).astype(np.int8),
+                math.exp(-ALPHA_B),
+                math.exp(ALPHA_B),
+            )
             S = _core.boost_grid_sums(a, grid)
             wlaw = em_law_float(-np.abs(S - TAU), self.eps_w)
             bad += law1[j1] * (1 - pstop) * wlaw[S < ELL].sum()
@@ -118,14 +129,17 @@ class Model:
         return out, bad
 
     def eps_claim(self):
-        return (amplified_epsilon(1 / M, K_DRAWS, self.eps_b)
-                + self.eps_test + self.eps_w
-                + amplified_epsilon(smoothness_distance(ELL), K_DRAWS, self.eps_b))
+        return (
+            amplified_epsilon(1 / M, K_DRAWS, self.eps_b)
+            + self.eps_test
+            + self.eps_w
+            + amplified_epsilon(smoothness_distance(ELL), K_DRAWS, self.eps_b)
+        )
 
 
 def neighbours(with_index=False):
     for i in range(M):
-        for (xr, yr) in UNIVERSE:
+        for xr, yr in UNIVERSE:
             if (xr, yr) != (DB_X[i], DB_Y[i]):
                 x, y = DB_X.copy(), DB_Y.copy()
                 x[i], y[i] = xr, yr
@@ -145,6 +159,7 @@ def hockey(P, Q, eps):
 
 # ---------------------------------------------------------------- PA3 (stump EM)
 
+
 def test_pa3_stump_mechanism_per_position():
     for eps_b in (0.3, 1.0):
         learner = DPStumpLearner(epsilon=eps_b, thresholds=[[1, 2]])
@@ -161,19 +176,21 @@ def test_pa3_stump_mechanism_per_position():
                     x2, y2 = x.copy(), y.copy()
                     x2[pos], y2[pos] = r
                     sc2 = learner.scores(learner.encode([x2.astype(np.int64)]), y2)
-                    assert np.abs(sc2 - base).max() <= 1          # sensitivity 1
+                    assert np.abs(sc2 - base).max() <= 1  # sensitivity 1
                     lr = np.abs(np.log(em_law_int(base, eps_b) / em_law_int(sc2, eps_b)))
                     worst = max(worst, lr.max())
                     # M4: exponent eps q instead of eps q / 2 is caught.
-                    lr4 = np.abs(np.log(em_law_int(base, 2 * eps_b) /
-                                        em_law_int(sc2, 2 * eps_b)))
+                    lr4 = np.abs(
+                        np.log(em_law_int(base, 2 * eps_b) / em_law_int(sc2, 2 * eps_b))
+                    )
                     worst_m4 = max(worst_m4, lr4.max())
         assert worst <= eps_b + 1e-12
-        assert worst >= 0.5 * eps_b                    # near the bound: a sharp check
+        assert worst >= 0.5 * eps_b  # near the bound: a sharp check
         assert worst_m4 > 1.8 * worst and (eps_b < 1 or worst_m4 > eps_b)
 
 
 # ---------------------------------------------------------------- PA2 (threshold)
+
 
 def test_pa2_threshold_law():
     eps_w, c = 0.5, 1.0
@@ -193,8 +210,8 @@ def test_pa2_threshold_law():
         # M3: a grid that starts at min_i a_i (read from the data) differs between the
         # neighbours whenever the minimum moves: outputs of one have probability 0 on
         # the other, an unbounded ratio.
-        g1 = _core.boost_grid(a.min(), 1 + c / TAU, grid[-1], 10 ** 4)
-        g2 = _core.boost_grid(a2.min(), 1 + c / TAU, grid[-1], 10 ** 4)
+        g1 = _core.boost_grid(a.min(), 1 + c / TAU, grid[-1], 10**4)
+        g2 = _core.boost_grid(a2.min(), 1 + c / TAU, grid[-1], 10**4)
         if not np.array_equal(g1[:-1], g2[:-1]):
             worst_m3 = math.inf
     assert grid[0] == lam and worst <= eps_w + 1e-12
@@ -202,6 +219,7 @@ def test_pa2_threshold_law():
 
 
 # ---------------------------------------------------------------- PA4 (sampling + learner)
+
 
 def test_pa4_sampling_amplification():
     model = Model(1.0, 0.5, 0.5, 1.0)
@@ -211,10 +229,18 @@ def test_pa4_sampling_amplification():
     for h in model.cands:
         for x2, y2, i in neighbours(with_index=True):
             Z2 = model.learner.encode([x2.astype(np.int64)])
-            a = _core.boost_premultiply(np.ones(M), (h.predict(Z) * DB_Y).astype(np.int8),
-                                        math.exp(-ALPHA_B), math.exp(ALPHA_B))
-            a2 = _core.boost_premultiply(np.ones(M), (h.predict(Z2) * y2).astype(np.int8),
-                                         math.exp(-ALPHA_B), math.exp(ALPHA_B))
+            a = _core.boost_premultiply(
+                np.ones(M),
+                (h.predict(Z) * DB_Y).astype(np.int8),
+                math.exp(-ALPHA_B),
+                math.exp(ALPHA_B),
+            )
+            a2 = _core.boost_premultiply(
+                np.ones(M),
+                (h.predict(Z2) * y2).astype(np.int8),
+                math.exp(-ALPHA_B),
+                math.exp(ALPHA_B),
+            )
             for w in grid[::2]:
                 v, _, L = _core.boost_cap(a, float(w))
                 v2, _, L2 = _core.boost_cap(a2, float(w))
@@ -225,8 +251,10 @@ def test_pa4_sampling_amplification():
                     continue
                 P = model.h_law(DB_X, DB_Y, v)
                 Q = model.h_law(x2, y2, v2)
-                assert np.abs(np.log(P / Q)).max() <= amplified_epsilon(sigma, K_DRAWS,
-                                                                        1.0) + 1e-9
+                assert (
+                    np.abs(np.log(P / Q)).max()
+                    <= amplified_epsilon(sigma, K_DRAWS, 1.0) + 1e-9
+                )
                 checked += 1
             if checked > 60:
                 return
@@ -235,9 +263,11 @@ def test_pa4_sampling_amplification():
 
 # ---------------------------------------------------------------- PA5 (end to end)
 
+
 @pytest.mark.slow
-@pytest.mark.parametrize("eps_b,eps_test,eps_w,c_grid", [(1.0, 0.5, 0.5, 1.0),
-                                                         (1.0, 0.5, 8.0, 0.5)])
+@pytest.mark.parametrize(
+    "eps_b,eps_test,eps_w,c_grid", [(1.0, 0.5, 0.5, 1.0), (1.0, 0.5, 8.0, 0.5)]
+)
 def test_pa5_end_to_end_exact(eps_b, eps_test, eps_w, c_grid):
     model = Model(eps_b, eps_test, eps_w, c_grid)
     P, badP = model.view(DB_X, DB_Y)
@@ -263,7 +293,7 @@ def test_statistical_audit_black_box():
     grid = model.grid()
     index = {h: j for j, h in enumerate(model.cands)}
     x2, y2 = DB_X.copy(), DB_Y.copy()
-    x2[0], y2[0] = 2, 1               # design (i)/(iii): a row every stump treats apart
+    x2[0], y2[0] = 2, 1  # design (i)/(iii): a row every stump treats apart
     n = 4000
     counts = []
     laws = []
@@ -274,9 +304,17 @@ def test_statistical_audit_black_box():
         learner = DPStumpLearner(epsilon=eps_b, thresholds=[[1, 2]])
         for seed in range(n):
             clf = PrivateBoostingClassifier(
-                base_learner=learner, n_rounds=2, sample_size=K_DRAWS, smoothness=ELL,
-                eta=ETA, gamma=GAMMA, epsilon_test=eps_test, epsilon_threshold=eps_w,
-                grid_resolution=c_grid, rng=10 ** 6 * (s + 1) + seed).fit(x[:, None], y)
+                base_learner=learner,
+                n_rounds=2,
+                sample_size=K_DRAWS,
+                smoothness=ELL,
+                eta=ETA,
+                gamma=GAMMA,
+                epsilon_test=eps_test,
+                epsilon_threshold=eps_w,
+                grid_resolution=c_grid,
+                rng=10**6 * (s + 1) + seed,
+            ).fit(x[:, None], y)
             j1 = index[clf.estimators_[0]]
             if clf.termination_reason_ == "test":
                 c[(j1,)] += 1
@@ -291,7 +329,9 @@ def test_statistical_audit_black_box():
     level = 1e-3 / (4 * len(keys))
     for k in keys:
         lo = [stats.beta.ppf(level, c[k], n - c[k] + 1) if c[k] else 0.0 for c in counts]
-        hi = [stats.beta.ppf(1 - level, c[k] + 1, n - c[k]) if c[k] < n else 1.0
-              for c in counts]
-        assert lo[0] <= math.exp(eps) * hi[1] + 0.31      # delta of these parameters
+        hi = [
+            stats.beta.ppf(1 - level, c[k] + 1, n - c[k]) if c[k] < n else 1.0
+            for c in counts
+        ]
+        assert lo[0] <= math.exp(eps) * hi[1] + 0.31  # delta of these parameters
         assert lo[1] <= math.exp(eps) * hi[0] + 0.31

@@ -10,6 +10,7 @@ event w_t in (1/2, 1) is l_hat in (199.5001, 200.0002) on DB and in (200.0001, 2
 on DB'.  Exact Laplace CDF differences (mpmath, 50 digits) give 0.02439 and 5.000e-6:
 log-ratio 8.49 against the claimed 0.1.  The same event is computed through dpfast's
 own solver for the paper variant (csrc/boost.c, dpf_boost_solve_w)."""
+
 import mpmath
 import numpy as np
 import pytest
@@ -23,17 +24,21 @@ CENTER, B = 2 * ELL, 1 / EPS
 
 def lap_cdf(x):
     z = (mpmath.mpf(x) - CENTER) / B
-    return mpmath.mpf(1) / 2 * mpmath.exp(z) if z < 0 else 1 - mpmath.mpf(1) / 2 * mpmath.exp(-z)
+    return (
+        mpmath.mpf(1) / 2 * mpmath.exp(z)
+        if z < 0
+        else 1 - mpmath.mpf(1) / 2 * mpmath.exp(-z)
+    )
 
 
 def configuration(ai):
-    return np.r_[np.ones(2 * ELL - 1), np.full(10 ** 4, 1e-8), ai]
+    return np.r_[np.ones(2 * ELL - 1), np.full(10**4, 1e-8), ai]
 
 
 def S_exact(ai, w):
     """S(w) = sum min(a/w, 1) in exact decimal arithmetic, for w in [1/2, 1]."""
     w = mpmath.mpf(w)
-    tiny = mpmath.mpf(10 ** 4) * mpmath.mpf("1e-8") / w
+    tiny = mpmath.mpf(10**4) * mpmath.mpf("1e-8") / w
     return (2 * ELL - 1) + min(mpmath.mpf(ai) / w, 1) + tiny
 
 
@@ -56,13 +61,16 @@ def test_e4_counterexample_numbers():
     ratio = mpmath.log(p / q)
     assert abs(ratio - mpmath.mpf("8.4925")) < mpmath.mpf("1e-3")
     # Even (2, delta)-DP of this event needs delta >= p - e^2 q ~ 0.0244.
-    assert p - mpmath.e ** 2 * q > mpmath.mpf("0.0243")
+    assert p - mpmath.e**2 * q > mpmath.mpf("0.0243")
 
 
-@pytest.mark.parametrize("ai,inside,outside", [
-    (0.5, [199.5002, 199.8, 200.0001], [199.4999, 200.0003]),
-    (1.0, [200.00011, 200.00019], [200.00009, 200.0003, 199.9]),
-])
+@pytest.mark.parametrize(
+    "ai,inside,outside",
+    [
+        (0.5, [199.5002, 199.8, 200.0001], [199.4999, 200.0003]),
+        (1.0, [200.00011, 200.00019], [200.00009, 200.0003, 199.9]),
+    ],
+)
 def test_e4_event_through_dpfast_solver(ai, inside, outside):
     """w_t solved by the paper variant's own kernel lands in (1/2, 1) exactly for the
     l_hat values of the interval above, on each data set."""
@@ -75,9 +83,12 @@ def test_e4_event_through_dpfast_solver(ai, inside, outside):
         assert not 0.5 < w < 1.0, (lh, w)
 
 
-@pytest.mark.xfail(strict=True, reason="erratum E4 (docs/learn.md): the paper's threshold w_t "
-                   "is not eps-DP, so variant='paper' stays uncertified; strict, so a change "
-                   "that makes it DP fails here and must certify the variant")
+@pytest.mark.xfail(
+    strict=True,
+    reason="erratum E4 (docs/learn.md): the paper's threshold w_t "
+    "is not eps-DP, so variant='paper' stays uncertified; strict, so a change "
+    "that makes it DP fails here and must certify the variant",
+)
 def test_paper_threshold_is_eps_dp():
     p, q = probabilities()
     assert mpmath.log(p / q) <= EPS

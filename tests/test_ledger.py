@@ -1,6 +1,7 @@
 """dpfast.ledger: the API, exactness (one filter shared with PrivacyBudget), crash
 semantics of reservations, tamper evidence, bad stores, and the command line.  Real
 SQLite files; the PostgreSQL counterparts are in test_ledger_concurrency.py."""
+
 import json
 import os
 import pickle
@@ -24,13 +25,17 @@ def url(tmp_path):
 
 # ---- API and exactness -------------------------------------------------------------------
 
+
 def test_create_open_and_spend(url):
     led = ledger.open(url)
     b = led.budget("census-2026", epsilon=1.0, delta=1e-6, rule="basic", create=True)
     assert isinstance(b, PrivacyBudget)
     b.spend(0.25, label="count")
     # create-or-open with the same caps opens; other caps are refused; plain open works
-    assert led.budget("census-2026", epsilon=1.0, delta=1e-6, create=True).spent.epsilon == 0.25
+    assert (
+        led.budget("census-2026", epsilon=1.0, delta=1e-6, create=True).spent.epsilon
+        == 0.25
+    )
     with pytest.raises(PrivacyParameterError, match="other caps"):
         led.budget("census-2026", epsilon=2.0, delta=1e-6, create=True)
     with pytest.raises(ledger.LedgerError, match="no budget"):
@@ -38,7 +43,10 @@ def test_create_open_and_spend(url):
     led.close()
     again = ledger.open(url).budget("census-2026")  # a restart forgets nothing
     assert again.remaining == (0.75, 1e-6, None)
-    assert [(r.seq, r.kind, r.label) for r in again.history()] == [(0, "create", None), (1, "spend", "count")]
+    assert [(r.seq, r.kind, r.label) for r in again.history()] == [
+        (0, "create", None),
+        (1, "spend", "count"),
+    ]
     assert again.history()[1].epsilon == Fraction(1, 4)
 
 
@@ -50,12 +58,15 @@ def test_mechanisms_charge_a_ledger_budget_before_drawing(url):
     assert [(r.kind, r.label) for r in b.history()[1:]] == [("spend", "laplace_mechanism")]
 
 
-@pytest.mark.parametrize("rule,caps", [
-    ("basic", dict(epsilon=1.0, delta=1e-6)),
-    ("advanced", dict(epsilon=1.0, delta=1e-5, delta_prime=1e-6)),
-    ("zcdp", dict(rho=0.5)),
-    ("zcdp", dict(epsilon=1.0, delta=1e-6)),
-])
+@pytest.mark.parametrize(
+    "rule,caps",
+    [
+        ("basic", dict(epsilon=1.0, delta=1e-6)),
+        ("advanced", dict(epsilon=1.0, delta=1e-5, delta_prime=1e-6)),
+        ("zcdp", dict(rho=0.5)),
+        ("zcdp", dict(epsilon=1.0, delta=1e-6)),
+    ],
+)
 def test_same_decisions_as_the_in_memory_budget(rule, caps):
     """One Filter serves both: a random sequence of charges (floats, Fractions, reserve
     and rollback) is admitted or refused identically, and the totals agree exactly."""
@@ -93,7 +104,7 @@ def test_exact_thirds_and_float_tenths(url):
     with pytest.raises(BudgetExceededError):
         thirds.spend(Fraction(1, 10**300))
     tenths = led.budget("tenths", epsilon=1.0, create=True)
-    for _ in range(10):    # decimal parameters: the float 0.1 charges exactly 1/10
+    for _ in range(10):  # decimal parameters: the float 0.1 charges exactly 1/10
         tenths.spend(0.1)
     with pytest.raises(BudgetExceededError):  # the eleventh overspends
         tenths.spend(0.1)
@@ -114,11 +125,13 @@ def test_spend_many_is_all_or_nothing(url):
 def test_invalid_arguments_record_nothing(url):
     led = ledger.open(url)
     b = led.budget("v", epsilon=1.0, create=True)
-    for call, exc in [(lambda: b.spend(float("nan")), PrivacyParameterError),
-                      (lambda: b.spend(Fraction(-1, 10**400)), PrivacyParameterError),
-                      (lambda: b.spend(True), TypeError),
-                      (lambda: b.spend(0.1, label=3), TypeError),
-                      (lambda: b.spend_rho(0.1), ValueError)]:
+    for call, exc in [
+        (lambda: b.spend(float("nan")), PrivacyParameterError),
+        (lambda: b.spend(Fraction(-1, 10**400)), PrivacyParameterError),
+        (lambda: b.spend(True), TypeError),
+        (lambda: b.spend(0.1, label=3), TypeError),
+        (lambda: b.spend_rho(0.1), ValueError),
+    ]:
         with pytest.raises(exc):
             call()
     for key in ("", 3, "a\nb"):
@@ -132,6 +145,7 @@ def test_invalid_arguments_record_nothing(url):
 
 
 # ---- processes: fork, pickle, crash semantics ------------------------------------------
+
 
 def _child(fn):
     pid = os.fork()
@@ -200,8 +214,9 @@ def test_reservation_of_a_dead_process_stays_spent_until_released(url):
 
 # ---- tamper evidence ------------------------------------------------------------------
 
+
 def _raw(url):
-    return sqlite3.connect(url[len("sqlite:///"):], isolation_level=None)
+    return sqlite3.connect(url[len("sqlite:///") :], isolation_level=None)
 
 
 def test_history_is_append_only_and_verify_detects_edits(url):
@@ -235,6 +250,7 @@ def test_history_is_append_only_and_verify_detects_edits(url):
 
 # ---- bad stores ------------------------------------------------------------------------
 
+
 def test_corrupt_file_is_refused_and_left_alone(tmp_path):
     path = tmp_path / "junk.db"
     junk = bytes(random.Random(1).randrange(256) for _ in range(8192))
@@ -253,7 +269,9 @@ def test_foreign_sqlite_file_is_refused(tmp_path):
     with pytest.raises(ledger.LedgerError, match="another application"):
         ledger.open(f"sqlite:///{path}")
     con = sqlite3.connect(path)
-    assert [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")] == ["users"]
+    assert [
+        r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+    ] == ["users"]
 
 
 def test_newer_schema_is_refused(url):
@@ -300,8 +318,14 @@ def test_disk_full_refuses_cleanly_and_loses_nothing(url):
 
 # ---- command line ----------------------------------------------------------------------
 
+
 def test_cli_create_show_history_verify_release(url, capsys):
-    assert dpfast_main(["ledger", "create", url, "census", "--epsilon", "1", "--delta", "1e-6"]) == 0
+    assert (
+        dpfast_main(
+            ["ledger", "create", url, "census", "--epsilon", "1", "--delta", "1e-6"]
+        )
+        == 0
+    )
     b = ledger.open(url).budget("census")
     b.spend(Fraction(1, 10), label="count")
     assert _child(lambda: 0 if b.reserve(0.5, label="lost").index == 2 else 1) == 0
@@ -311,13 +335,18 @@ def test_cli_create_show_history_verify_release(url, capsys):
     assert "census" in out and "0.6" in out and "basic" in out
     assert dpfast_main(["ledger", "history", url, "census", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["kind"] for r in rows] == ["create", "spend", "reserve"] and rows[1]["epsilon"] == "1/10"
+    assert [r["kind"] for r in rows] == ["create", "spend", "reserve"] and rows[1][
+        "epsilon"
+    ] == "1/10"
     assert dpfast_main(["ledger", "history", url, "census", "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("key,seq,kind") and len(lines) == 4
     assert dpfast_main(["ledger", "verify", url]) == 0
     assert "ok" in capsys.readouterr().out
-    assert dpfast_main(["ledger", "release", url, "census", "2", "--reason", "worker died"]) == 0
+    assert (
+        dpfast_main(["ledger", "release", url, "census", "2", "--reason", "worker died"])
+        == 0
+    )
     assert b.spent.epsilon == 0.1
     _raw(url).execute("DROP TRIGGER dpfast_history_no_update")
     _raw(url).execute("UPDATE dpfast_history SET label = 'edited' WHERE seq = 1")

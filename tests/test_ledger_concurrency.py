@@ -5,6 +5,7 @@ free port in a temporary directory).  No mocks.
 Workers are forked from the test process (fast: no interpreter start-up), inherit the
 parent's budget object and reopen their own connection, as forked service workers do.
 """
+
 import os
 import random
 import signal
@@ -17,7 +18,9 @@ import pytest
 from dpfast import BudgetExceededError, ledger
 from dpfast.ledger.testing import fork_worker, read_lines
 
-UNIT = 2.0**-16  # charges are multiples of a dyadic unit: exact totals are integers of units
+UNIT = (
+    2.0**-16
+)  # charges are multiples of a dyadic unit: exact totals are integers of units
 
 
 # ---- a throwaway PostgreSQL cluster (dpfast.ledger.testing) ------------------------------
@@ -42,6 +45,7 @@ def _new_database(server):
 
 
 # ---- forked workers ----------------------------------------------------------------------
+
 
 def _spend_loop(budget, wid, w, reserve_every=0):
     """Spend (and sometimes reserve then commit) until refused; report each charge
@@ -72,7 +76,9 @@ def _exact_spent(rows):
     settled = {r.ref: r.kind for r in rows if r.ref is not None}
     total = Fraction(0)
     for r in rows:
-        if r.kind == "spend" or (r.kind == "reserve" and settled.get(r.seq) in (None, "commit")):
+        if r.kind == "spend" or (
+            r.kind == "reserve" and settled.get(r.seq) in (None, "commit")
+        ):
             total += r.epsilon
     return total
 
@@ -96,7 +102,9 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     while killed < kills and time.monotonic() < deadline:
         while len(live) < 4:
             wid += 1
-            pid, fd = fork_worker(lambda w, wid=wid: _spend_loop(budget, wid, w, reserve_every=3))
+            pid, fd = fork_worker(
+                lambda w, wid=wid: _spend_loop(budget, wid, w, reserve_every=3)
+            )
             live[pid] = (fd, time.monotonic() + rng.uniform(0.005, 0.08))
         pid = min(live, key=lambda p: live[p][1])
         fd, when = live.pop(pid)
@@ -136,16 +144,22 @@ def test_kill9_workers_in_tight_spend_loops(store_url, kills):
     before = Fraction(budget.spent.epsilon)
     for r in stuck:
         led.release("k9", r.seq, reason="worker killed by the test", force=True)
-    assert Fraction(budget.spent.epsilon) == before - sum((r.epsilon for r in stuck), Fraction(0))
+    assert Fraction(budget.spent.epsilon) == before - sum(
+        (r.epsilon for r in stuck), Fraction(0)
+    )
     assert led.verify("k9")[0].ok
-    print(f"{store_url.split(':')[0]}: {killed} kills, {len(labels)} charges, {len(stuck)} stuck reservations")
+    print(
+        f"{store_url.split(':')[0]}: {killed} kills, {len(labels)} charges, {len(stuck)} stuck reservations"
+    )
 
 
 @pytest.mark.slow
 def test_threads_times_processes_hammer_exact_final_balance(store_url):
     cap_units = 1500
     led = ledger.open(store_url)
-    budget = led.budget("hammer", epsilon=cap_units * UNIT, delta=cap_units * 2.0**-40, create=True)
+    budget = led.budget(
+        "hammer", epsilon=cap_units * UNIT, delta=cap_units * 2.0**-40, create=True
+    )
 
     def worker(w, wid):
         lock = threading.Lock()
@@ -212,6 +226,7 @@ def test_concurrent_create_or_open_makes_one_budget(store_url):
 
 def test_pickled_budget_reconnects_in_pool_workers(store_url):
     import multiprocessing
+
     led = ledger.open(store_url)
     b = led.budget("pool", epsilon=1.0, create=True)
     with multiprocessing.get_context("fork").Pool(3) as pool:
@@ -229,6 +244,7 @@ def _pool_spend(args):
 
 def test_postgres_lost_connection_mid_charge(pg_server):
     import psycopg
+
     store_url = _new_database(pg_server)
     led = ledger.open(store_url)
     b = led.budget("lost", epsilon=1.0, create=True)
@@ -262,6 +278,7 @@ def _catch(fn):
 
 def test_postgres_append_only_tamper_and_newer_schema(pg_server):
     import psycopg
+
     url = _new_database(pg_server)
     led = ledger.open(url)
     b = led.budget("t", epsilon=1.0, rule="zcdp", delta=1e-6, create=True)
@@ -269,8 +286,11 @@ def test_postgres_append_only_tamper_and_newer_schema(pg_server):
     b.spend(0.1, label="b")
     assert led.verify()[0].ok
     with psycopg.connect(url, autocommit=True) as raw:
-        for stmt in ("UPDATE dpfast_history SET label = 'x' WHERE seq = 1",
-                     "DELETE FROM dpfast_history WHERE seq = 2", "TRUNCATE dpfast_history"):
+        for stmt in (
+            "UPDATE dpfast_history SET label = 'x' WHERE seq = 1",
+            "DELETE FROM dpfast_history WHERE seq = 2",
+            "TRUNCATE dpfast_history",
+        ):
             with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
                 raw.execute(stmt)
         raw.execute("ALTER TABLE dpfast_history DISABLE TRIGGER USER")

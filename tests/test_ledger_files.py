@@ -4,6 +4,7 @@ relative path after a chdir, a symlinked directory pointed elsewhere), must neve
 one budget in two.  The process that had the file open fails closed with LedgerError:
 no charge goes to an orphaned file, and ``budget(key, create=True)`` never creates a
 full new budget next to the spent one."""
+
 import os
 import pickle
 
@@ -99,7 +100,9 @@ def test_relative_path_is_resolved_once(tmp_path, monkeypatch):
     copy = pickle.loads(pickle.dumps(b))
     copy.spend(0.125, label="copy")
     assert not (second / "ledger.db").exists()
-    assert ledger.open(f"sqlite:///{first / 'ledger.db'}").budget("k").spent.epsilon == 0.875
+    assert (
+        ledger.open(f"sqlite:///{first / 'ledger.db'}").budget("k").spent.epsilon == 0.875
+    )
 
 
 def test_symlinked_directory_pointed_elsewhere(tmp_path):

@@ -7,6 +7,7 @@ Real processes only: the opener is a fresh interpreter that forks its workers wi
 ``os.fork`` (they inherit its budget, or open the ledger afresh); the test process reads
 their reports through a pipe and afterwards opens the ledger as a new process would.
 """
+
 import os
 import pickle
 import select
@@ -22,10 +23,10 @@ import pytest
 from dpfast import BudgetExceededError, ledger
 from dpfast.ledger.testing import fork_worker
 
-UNIT = 2.0**-10          # every charge is one unit: totals are exact integers of units
-CAP_UNITS = 96           # the budget's total, in units
-WORKERS = 4              # even workers charge the inherited budget, odd ones reopen the URL
-FIRST = 3                # charges per worker before the opener goes away
+UNIT = 2.0**-10  # every charge is one unit: totals are exact integers of units
+CAP_UNITS = 96  # the budget's total, in units
+WORKERS = 4  # even workers charge the inherited budget, odd ones reopen the URL
+FIRST = 3  # charges per worker before the opener goes away
 
 # The opener: opens the ledger, creates the budget, charges once (its connection is open),
 # forks the workers, waits until each has charged FIRST times, then exits normally (the
@@ -117,8 +118,20 @@ def _opener_outlived_by_workers(url, mode):
     ready_r, ready_w = os.pipe()
     fds = (report_w, go_r, ready_r, ready_w)
     opener = subprocess.Popen(
-        [sys.executable, "-c", _OPENER, url, mode, *map(str, fds), repr(UNIT), str(CAP_UNITS),
-         str(WORKERS), str(FIRST)], pass_fds=fds)
+        [
+            sys.executable,
+            "-c",
+            _OPENER,
+            url,
+            mode,
+            *map(str, fds),
+            repr(UNIT),
+            str(CAP_UNITS),
+            str(WORKERS),
+            str(FIRST),
+        ],
+        pass_fds=fds,
+    )
     for fd in fds:
         os.close(fd)
     code = opener.wait(timeout=120)
@@ -126,8 +139,12 @@ def _opener_outlived_by_workers(url, mode):
     # another process opens and closes the ledger while the workers are still charging
     # (an operator's `ledger show`): with SQLite it checkpoints, and deletes the -wal if it
     # finds no other process holding the database
-    shown = subprocess.run([sys.executable, "-m", "dpfast", "ledger", "show", url, "fork"],
-                           capture_output=True, text=True, timeout=120)
+    shown = subprocess.run(
+        [sys.executable, "-m", "dpfast", "ledger", "show", url, "fork"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shown.returncode == 0, shown.stderr
     os.write(go_w, b"g" * WORKERS)
     os.close(go_w)
@@ -174,17 +191,20 @@ def store_url(request, tmp_path):
 
 # ---- item 1: the opener exits, or is killed, before its forked workers --------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["exit", "kill"])
 def test_workers_outliving_their_opener_lose_no_charge_and_never_overspend(store_url, mode):
     lines = _opener_outlived_by_workers(store_url, mode)
     admitted, lost, spent_units, led = _audit(store_url, lines)
-    numbers = (f"{store_url.split(':')[0]}/{mode}: {len(admitted)} charges admitted, "
-               f"{len(lost)} lost, {spent_units} units spent in all of a total {CAP_UNITS}")
+    numbers = (
+        f"{store_url.split(':')[0]}/{mode}: {len(admitted)} charges admitted, "
+        f"{len(lost)} lost, {spent_units} units spent in all of a total {CAP_UNITS}"
+    )
     print(numbers)
-    assert lines.count("X") == WORKERS, numbers          # every worker ran out of budget
+    assert lines.count("X") == WORKERS, numbers  # every worker ran out of budget
     assert not lost, numbers
-    assert spent_units == CAP_UNITS, numbers             # no overspend, nothing left over
+    assert spent_units == CAP_UNITS, numbers  # no overspend, nothing left over
     assert led.verify()[0].ok
 
 
@@ -194,8 +214,10 @@ def test_workers_outliving_their_opener_lose_no_charge_and_never_overspend(store
 # in reverse order of registration), its "after in parent" hook after dpfast's.
 _SET_BEFORE_FORK: list[threading.Event] = []
 _SET_AFTER_FORK: list[threading.Event] = []
-os.register_at_fork(before=lambda: [e.set() for e in _SET_BEFORE_FORK],
-                    after_in_parent=lambda: [e.set() for e in _SET_AFTER_FORK])
+os.register_at_fork(
+    before=lambda: [e.set() for e in _SET_BEFORE_FORK],
+    after_in_parent=lambda: [e.set() for e in _SET_AFTER_FORK],
+)
 
 
 def _hold_inside_charges(store, thread_ok):
@@ -230,13 +252,18 @@ def _finish(pid, fd, guard=120):
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_fork_waits_for_a_charge_in_progress(tmp_path, backend, request):
-    url = (f"sqlite:///{tmp_path}/ledger.db" if backend == "sqlite"
-           else request.getfixturevalue("pg_server").database(f"w{os.getpid()}"))
+    url = (
+        f"sqlite:///{tmp_path}/ledger.db"
+        if backend == "sqlite"
+        else request.getfixturevalue("pg_server").database(f"w{os.getpid()}")
+    )
     led = ledger.open(url, timeout=5)
     b = led.budget("t", epsilon=1.0, create=True)
     b.spend(0.125, label="first")
     charger = threading.Thread(target=lambda: b.spend(0.25, label="thread"))
-    inside, release = _hold_inside_charges(led._store, lambda: threading.current_thread() is charger)
+    inside, release = _hold_inside_charges(
+        led._store, lambda: threading.current_thread() is charger
+    )
     charger.start()
     assert inside.wait(60)
     _SET_BEFORE_FORK.append(release)  # the thread may go on only once the fork has begun
@@ -246,7 +273,9 @@ def test_fork_waits_for_a_charge_in_progress(tmp_path, backend, request):
         _SET_BEFORE_FORK.clear()
     charger.join(120)
     assert not charger.is_alive()
-    assert _finish(pid, fd) == "ok 3"  # the fork waited for the charge: the child charged next
+    assert (
+        _finish(pid, fd) == "ok 3"
+    )  # the fork waited for the charge: the child charged next
     assert [r.label for r in b.history()] == [None, "first", "thread", "child"]
     assert b.spent.epsilon == 0.5 and led.verify()[0].ok
 
@@ -265,15 +294,25 @@ def test_fork_from_inside_a_charge_child_refuses_at_once(tmp_path):
     def forking(*args, **kwargs):
         if not children:
             children.append(_outcome_in_child(lambda: b.spend(0.125, label="child").index))
-            children.append(_outcome_in_child(
-                lambda: ledger.open(url, timeout=5).budget("t").spend(0.125, label="fresh").index))
+            children.append(
+                _outcome_in_child(
+                    lambda: (
+                        ledger.open(url, timeout=5)
+                        .budget("t")
+                        .spend(0.125, label="fresh")
+                        .index
+                    )
+                )
+            )
         return append(*args, **kwargs)
 
     store._append = forking
     b.spend(0.25, label="parent")
     store._append = append
     for line in [_finish(pid, fd) for pid, fd in children]:
-        assert line.startswith("E LedgerError") and "forked" in line and "spawn" in line, line
+        assert line.startswith("E LedgerError") and "forked" in line and "spawn" in line, (
+            line
+        )
     assert [r.label for r in b.history()] == [None, "first", "parent"]
     # the parent goes on, and so do workers it forks now
     pid, fd = _outcome_in_child(lambda: b.spend(0.125, label="later").index)
@@ -287,7 +326,9 @@ def test_fork_while_a_charge_outlasts_the_timeout_child_refuses_at_once(tmp_path
     led = ledger.open(url, timeout=0.2)
     b = led.budget("t", epsilon=1.0, create=True)
     charger = threading.Thread(target=lambda: b.spend(0.25, label="thread"))
-    inside, release = _hold_inside_charges(led._store, lambda: threading.current_thread() is charger)
+    inside, release = _hold_inside_charges(
+        led._store, lambda: threading.current_thread() is charger
+    )
     charger.start()
     assert inside.wait(60)
     _SET_AFTER_FORK.append(release)
@@ -326,21 +367,26 @@ def test_fork_while_another_thread_unpickles_a_budget(tmp_path, monkeypatch):
     assert b.spent.epsilon == 0.25
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libc's fork through ctypes")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="libc's fork through ctypes"
+)
 def test_fork_bypassing_the_hooks_child_refuses(tmp_path):
     # a fork that Python's fork hooks never see (C code calling fork()): the child finds
     # the parent's connection by its process id, and refuses the file however it asks
     import ctypes
+
     url = f"sqlite:///{tmp_path}/ledger.db"
     b = ledger.open(url).budget("h", epsilon=1.0, create=True)
     b.spend(0.25, label="parent")
     r, w = os.pipe()
-    pid = ctypes.PyDLL(None).fork()   # (PyDLL: the GIL stays held across the call)
+    pid = ctypes.PyDLL(None).fork()  # (PyDLL: the GIL stays held across the call)
     if pid == 0:
         code = 1
         try:
-            for call in (lambda: b.spend(0.25, label="inherited"),
-                         lambda: ledger.open(url, timeout=5).budget("h").spend(0.25, label="fresh")):
+            for call in (
+                lambda: b.spend(0.25, label="inherited"),
+                lambda: ledger.open(url, timeout=5).budget("h").spend(0.25, label="fresh"),
+            ):
                 try:
                     call()
                     os.write(w, b"ok\n")

@@ -1,6 +1,7 @@
 """dpfast.random follows numpy's conventions (issue 14, item 4): argument order, shapes,
 laws, broadcasting, scale 0, refusals by type, the deprecated ``gaussian``, and a scan of
 the repository for calls written for the old ``laplace(scale, size)`` order."""
+
 import ast
 import math
 import pathlib
@@ -61,10 +62,14 @@ def test_defaults_are_numpys():
     assert stats.kstest(dr.normal(size=N, rng=g), stats.norm().cdf).pvalue > ALPHA
 
 
-@pytest.mark.parametrize("name, law", [
-    ("laplace", stats.laplace(7.0, 0.5)), ("normal", stats.norm(7.0, 0.5)),
-    ("gumbel", stats.gumbel_r(7.0, 0.5)),
-])
+@pytest.mark.parametrize(
+    "name, law",
+    [
+        ("laplace", stats.laplace(7.0, 0.5)),
+        ("normal", stats.norm(7.0, 0.5)),
+        ("gumbel", stats.gumbel_r(7.0, 0.5)),
+    ],
+)
 def test_loc_shifts_the_same_stream(name, law):
     f = getattr(dr, name)
     shifted = f(7.0, 0.5, N, rng=dr.ChaCha20(6))
@@ -78,6 +83,7 @@ def test_loc_shifts_the_same_stream(name, law):
 
 
 # ------------------------------------------------------------------ scale 0 (numpy allows it)
+
 
 def test_scale_zero_returns_loc_like_numpy():
     npg = np.random.default_rng(0)
@@ -100,9 +106,10 @@ def test_mechanisms_still_refuse_what_would_be_scale_zero():
 
 # ------------------------------------------------------------------ broadcasting
 
+
 def test_array_parameters_broadcast_like_numpy():
-    loc = np.array([[0.0], [100.0], [-50.0]])           # (3, 1)
-    scale = np.array([1.0, 2.0, 4.0, 8.0])              # (4,)
+    loc = np.array([[0.0], [100.0], [-50.0]])  # (3, 1)
+    scale = np.array([1.0, 2.0, 4.0, 8.0])  # (4,)
     assert dr.laplace(loc, scale).shape == np.random.default_rng().laplace(loc, scale).shape
     assert dr.laplace(loc, scale, size=(2, 3, 4)).shape == (2, 3, 4)
     assert dr.normal([0.0, 1.0], 1.0).shape == (2,)
@@ -132,24 +139,28 @@ def test_array_parameters_give_each_column_its_law():
 
 # ------------------------------------------------------------------ refusals
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: dr.laplace(np.longdouble(1.0)), TypeError),
-    (lambda: dr.normal(0.0, np.array(2.0, dtype=np.longdouble)), TypeError),
-    (lambda: dr.laplace(np.array([1.0], dtype=np.longdouble)), TypeError),
-    (lambda: dr.laplace(np.array([1.0], dtype=object)), TypeError),
-    (lambda: dr.laplace(1 + 2j), TypeError),
-    (lambda: dr.laplace(True), TypeError),
-    (lambda: dr.laplace("0"), TypeError),
-    (lambda: dr.laplace(0.0, None), TypeError),
-    (lambda: dr.laplace(math.nan), dpfast.PrivacyParameterError),
-    (lambda: dr.normal(math.inf, 1.0), dpfast.PrivacyParameterError),
-    (lambda: dr.laplace(0.0, -1.0), dpfast.PrivacyParameterError),
-    (lambda: dr.laplace(0.0, [1.0, -1.0]), dpfast.PrivacyParameterError),
-    (lambda: dr.gumbel([0.0, math.nan], 1.0), dpfast.PrivacyParameterError),
-    (lambda: dr.exponential([1.0, math.inf]), dpfast.PrivacyParameterError),
-    (lambda: dr.uniform([0.0, 2.0], [1.0, 1.0]), dpfast.PrivacyParameterError),
-    (lambda: dr.uniform(1.0, 0.0), dpfast.PrivacyParameterError),
-])
+
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda: dr.laplace(np.longdouble(1.0)), TypeError),
+        (lambda: dr.normal(0.0, np.array(2.0, dtype=np.longdouble)), TypeError),
+        (lambda: dr.laplace(np.array([1.0], dtype=np.longdouble)), TypeError),
+        (lambda: dr.laplace(np.array([1.0], dtype=object)), TypeError),
+        (lambda: dr.laplace(1 + 2j), TypeError),
+        (lambda: dr.laplace(True), TypeError),
+        (lambda: dr.laplace("0"), TypeError),
+        (lambda: dr.laplace(0.0, None), TypeError),
+        (lambda: dr.laplace(math.nan), dpfast.PrivacyParameterError),
+        (lambda: dr.normal(math.inf, 1.0), dpfast.PrivacyParameterError),
+        (lambda: dr.laplace(0.0, -1.0), dpfast.PrivacyParameterError),
+        (lambda: dr.laplace(0.0, [1.0, -1.0]), dpfast.PrivacyParameterError),
+        (lambda: dr.gumbel([0.0, math.nan], 1.0), dpfast.PrivacyParameterError),
+        (lambda: dr.exponential([1.0, math.inf]), dpfast.PrivacyParameterError),
+        (lambda: dr.uniform([0.0, 2.0], [1.0, 1.0]), dpfast.PrivacyParameterError),
+        (lambda: dr.uniform(1.0, 0.0), dpfast.PrivacyParameterError),
+    ],
+)
 def test_bad_parameters_are_refused(call, exc):
     with pytest.raises(exc, match="loc|scale|low|high|real number|dtype"):
         call()
@@ -163,6 +174,7 @@ def test_numpy_scalars_and_zero_d_arrays_are_accepted():
 
 # ------------------------------------------------------------------ gaussian: deprecated
 
+
 def test_gaussian_is_deprecated_and_keeps_its_old_meaning():
     with pytest.warns(DeprecationWarning, match="normal"):
         x = dr.gaussian(2.0, N, rng=dr.ChaCha20(10))
@@ -170,18 +182,20 @@ def test_gaussian_is_deprecated_and_keeps_its_old_meaning():
     assert stats.kstest(x, stats.norm(0.0, 2.0).cdf).pvalue > ALPHA
     with pytest.warns(DeprecationWarning):
         assert type(dr.gaussian(rng=dr.ChaCha20(10))) is float
-    with pytest.warns(DeprecationWarning), pytest.raises(dpfast.PrivacyParameterError,
-                                                         match="sigma"):
+    with (
+        pytest.warns(DeprecationWarning),
+        pytest.raises(dpfast.PrivacyParameterError, match="sigma"),
+    ):
         dr.gaussian(-1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        dr.normal(0.0, 2.0, 3)         # the new name does not warn
+        dr.normal(0.0, 2.0, 3)  # the new name does not warn
 
 
 # ------------------------------------------------------------------ no caller left behind
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CHANGED = {"laplace", "gumbel", "normal"}      # first positional argument is now loc
+CHANGED = {"laplace", "gumbel", "normal"}  # first positional argument is now loc
 
 
 def _old_order_calls(path):
@@ -208,8 +222,11 @@ def _old_order_calls(path):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in CHANGED and \
-                ast.unparse(f.value) in modules:
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in CHANGED
+            and ast.unparse(f.value) in modules
+        ):
             pass
         elif isinstance(f, ast.Name) and f.id in functions:
             pass
@@ -219,30 +236,44 @@ def _old_order_calls(path):
         pos = node.args
         if any(isinstance(a, ast.Starred) for a in pos):
             continue
-        second_is_float = (len(pos) == 2 and isinstance(pos[1], ast.Constant)
-                           and isinstance(pos[1].value, float))
-        if (len(pos) == 1 and "scale" not in kws) or \
-                (len(pos) == 2 and "size" not in kws and not second_is_float):
+        second_is_float = (
+            len(pos) == 2
+            and isinstance(pos[1], ast.Constant)
+            and isinstance(pos[1].value, float)
+        )
+        if (len(pos) == 1 and "scale" not in kws) or (
+            len(pos) == 2 and "size" not in kws and not second_is_float
+        ):
             bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     return bad
 
 
 def test_no_call_in_the_repository_uses_the_old_argument_order():
-    files = [p for d in ("src", "tests", "bench", "examples", "fuzz") if (ROOT / d).is_dir()
-             for p in (ROOT / d).rglob("*.py")]
-    assert any(p.name == "random.py" for p in files)       # the source tree is there
-    bad = [b for p in files if p.name != "test_numpy_conventions.py"
-           for b in _old_order_calls(p)]
+    files = [
+        p
+        for d in ("src", "tests", "bench", "examples", "fuzz")
+        if (ROOT / d).is_dir()
+        for p in (ROOT / d).rglob("*.py")
+    ]
+    assert any(p.name == "random.py" for p in files)  # the source tree is there
+    bad = [
+        b
+        for p in files
+        if p.name != "test_numpy_conventions.py"
+        for b in _old_order_calls(p)
+    ]
     assert not bad, "calls in the old laplace(scale, size) order:\n" + "\n".join(bad)
 
 
 def test_the_scan_finds_old_order_calls(tmp_path):
     p = tmp_path / "old.py"
-    p.write_text("import dpfast.random as dr\nfrom dpfast import random as R\n"
-                 "from dpfast.random import gumbel as G\n"
-                 "dr.laplace(2.0, 10)\nR.normal(s, n, rng=g)\nG(1.0, out=o)\n"
-                 "dr.laplace(0.0, 1.0)\ndr.laplace(0.0, 2.0, size=5)\ndr.laplace(scale=1.0)\n"
-                 "dr.laplace(0, 1, 5)\ndr.uniform(0.0, 1.0)\n")
+    p.write_text(
+        "import dpfast.random as dr\nfrom dpfast import random as R\n"
+        "from dpfast.random import gumbel as G\n"
+        "dr.laplace(2.0, 10)\nR.normal(s, n, rng=g)\nG(1.0, out=o)\n"
+        "dr.laplace(0.0, 1.0)\ndr.laplace(0.0, 2.0, size=5)\ndr.laplace(scale=1.0)\n"
+        "dr.laplace(0, 1, 5)\ndr.uniform(0.0, 1.0)\n"
+    )
     global ROOT
     saved, ROOT = ROOT, tmp_path
     try:
@@ -253,6 +284,7 @@ def test_the_scan_finds_old_order_calls(tmp_path):
 
 
 # ------------------------------------------------------------------ documented twins
+
 
 def test_geometric_and_discrete_laplace_are_the_documented_scipy_laws():
     from stat_helpers import chi2_pvalue
@@ -270,8 +302,10 @@ def test_geometric_and_discrete_laplace_are_the_documented_scipy_laws():
     y = dr.discrete_laplace(scale, N, rng=dr.ChaCha20(21))
     ks = np.arange(-30, 31)
     law = stats.dlaplace(1.0 / scale)
-    counts = np.array([np.count_nonzero(y <= -30)]
-                      + [np.count_nonzero(y == k) for k in ks[1:-1]]
-                      + [np.count_nonzero(y >= 30)])
+    counts = np.array(
+        [np.count_nonzero(y <= -30)]
+        + [np.count_nonzero(y == k) for k in ks[1:-1]]
+        + [np.count_nonzero(y >= 30)]
+    )
     probs = np.concatenate([[law.cdf(-30)], law.pmf(ks[1:-1]), [law.sf(29)]])
     assert chi2_pvalue(counts, probs) > ALPHA

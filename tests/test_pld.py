@@ -45,10 +45,13 @@ def _bisect_mp(f, lo, hi):
 
 
 def gdp_eps_exact(mu, delta):
-    return _bisect_mp(lambda e: gdp_delta_exact(mu, e) - mpmath.mpf(delta), 0, mu * mu + 20 * mu + 5)
+    return _bisect_mp(
+        lambda e: gdp_delta_exact(mu, e) - mpmath.mpf(delta), 0, mu * mu + 20 * mu + 5
+    )
 
 
 # ------------------------------------------------------------------ GDP
+
 
 @pytest.mark.parametrize("mu", [0.01, 0.3, 1.0, 3.0, 10.0])
 @pytest.mark.parametrize("eps", [0.0, 0.5, 2.0, 8.0])
@@ -56,7 +59,9 @@ def test_gdp_delta_safe_and_tight(mu, eps):
     exact = gdp_delta_exact(mu, eps)
     got = A.gdp_delta(mu, eps)
     assert got >= exact
-    assert got <= exact * (1 + 1e-9) + 1e-300  # cancellation at small mu: the bound is absolute
+    assert (
+        got <= exact * (1 + 1e-9) + 1e-300
+    )  # cancellation at small mu: the bound is absolute
 
 
 @pytest.mark.parametrize("mu", [0.05, 1.0, 6.0])
@@ -96,6 +101,7 @@ def test_calibrate_gaussian_goal_k100():
 
 # ------------------------------------------------------------------ PLD against exact values
 
+
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 5.0, 10.0])
 @pytest.mark.parametrize("k", [1, 10, 1000])
 @pytest.mark.parametrize("delta", [1e-5, 1e-10])
@@ -122,7 +128,9 @@ def test_pld_mixed_gaussians_vs_exact():
 @pytest.mark.parametrize("delta", [1e-5, 1e-10])
 def test_pld_randomized_response_vs_kov(eps0, k, delta):
     got = A.pld_compose([(A.pld_randomized_response(eps0), k)]).epsilon(delta)
-    exact = A.optimal_composition(eps0, 0.0, k, delta)[0]  # exact (KOV), rounded up by ~1e-15
+    exact = A.optimal_composition(eps0, 0.0, k, delta)[
+        0
+    ]  # exact (KOV), rounded up by ~1e-15
     assert got >= exact * (1 - 1e-14)
     assert got <= exact * (1 + 1e-5)
 
@@ -157,7 +165,10 @@ def test_pld_discrete_laplace_exact():
     pld = A.pld_compose([(A.pld_discrete_laplace(t, shift), 1)])
     for eps in (0.0, 0.5, 1.2):
         ee = mpmath.e ** mpmath.mpf(eps)
-        exact = mpmath.nsum(lambda y: max(c * r ** abs(y - shift) - ee * c * r ** abs(y), 0), [-mpmath.inf, mpmath.inf])
+        exact = mpmath.nsum(
+            lambda y: max(c * r ** abs(y - shift) - ee * c * r ** abs(y), 0),
+            [-mpmath.inf, mpmath.inf],
+        )
         got = pld.delta(eps)
         assert exact <= got <= exact * (1 + 1e-9) + 1e-300
 
@@ -165,14 +176,24 @@ def test_pld_discrete_laplace_exact():
 @pytest.mark.parametrize("sigma", [0.8, 3.0, 10.0])
 def test_pld_discrete_gaussian_exact(sigma):
     s = mpmath.mpf(sigma)
-    norm = mpmath.nsum(lambda y: mpmath.e ** (-y * y / (2 * s * s)), [-mpmath.inf, mpmath.inf])
+    norm = mpmath.nsum(
+        lambda y: mpmath.e ** (-y * y / (2 * s * s)), [-mpmath.inf, mpmath.inf]
+    )
     pld = A.pld_compose([(A.pld_discrete_gaussian(sigma, 1), 1)])
     for eps in (0.1, 0.5, 1.0):
         ee = mpmath.e ** mpmath.mpf(eps)
         lim = int(40 * sigma) + 5
-        exact = mpmath.fsum(
-            max(mpmath.e ** (-(y - 1) ** 2 / (2 * s * s)) - ee * mpmath.e ** (-y * y / (2 * s * s)), 0)
-            for y in range(-lim, lim)) / norm
+        exact = (
+            mpmath.fsum(
+                max(
+                    mpmath.e ** (-((y - 1) ** 2) / (2 * s * s))
+                    - ee * mpmath.e ** (-y * y / (2 * s * s)),
+                    0,
+                )
+                for y in range(-lim, lim)
+            )
+            / norm
+        )
         got = pld.delta(eps)
         assert exact <= got <= exact * (1 + 1e-9) + 1e-300
 
@@ -184,7 +205,10 @@ def test_pld_subsampled_rate_one_is_plain():
 
 
 def test_pld_subsampling_helps_and_is_bounded_by_unsampled():
-    for make in (lambda q: A.pld_gaussian(1.0, sampling_rate=q), lambda q: A.pld_laplace(1.0, sampling_rate=q)):
+    for make in (
+        lambda q: A.pld_gaussian(1.0, sampling_rate=q),
+        lambda q: A.pld_laplace(1.0, sampling_rate=q),
+    ):
         full = A.pld_compose([(make(1.0), 10)]).epsilon(1e-6)
         sub = A.pld_compose([(make(0.1), 10)]).epsilon(1e-6)
         assert 0.0 < sub < full
@@ -207,13 +231,16 @@ def test_pld_subsampled_single_step_exact():
         qq = (1 - q) * mpmath.npdf(x) + q * mpmath.npdf(x - mu)
         return max(p - mpmath.e**eps * qq, 0)
 
-    exact = max(mpmath.quad(integrand_remove, [-30, 0, mu / 2, mu, 30]),
-                mpmath.quad(integrand_add, [-30, 0, mu / 2, mu, 30]))
+    exact = max(
+        mpmath.quad(integrand_remove, [-30, 0, mu / 2, mu, 30]),
+        mpmath.quad(integrand_add, [-30, 0, mu / 2, mu, 30]),
+    )
     got = A.pld_compose([(A.pld_gaussian(1 / mu, sampling_rate=q), 1)]).delta(eps)
     assert exact <= got <= exact * (1 + 1e-3)
 
 
 # ------------------------------------------------------------------ against dp_accounting
+
 
 def _reference_rows():
     with open(DATA) as f:
@@ -228,14 +255,23 @@ def test_reference_data_is_pinned_with_provenance():
     assert len(data["rows"]) >= 90
 
 
-@pytest.mark.parametrize("row", _reference_rows() if DATA.exists() else [],
-                         ids=lambda r: f"{r['mechanism']}-{r['noise']}-q{r['sampling_rate']}-k{r['count']}-d{r['delta']}")
+@pytest.mark.parametrize(
+    "row",
+    _reference_rows() if DATA.exists() else [],
+    ids=lambda r: (
+        f"{r['mechanism']}-{r['noise']}-q{r['sampling_rate']}-k{r['count']}-d{r['delta']}"
+    ),
+)
 def test_pld_within_one_percent_of_dp_accounting(row):
     acc = A.Accountant("pld")
     if row["mechanism"] == "gaussian":
-        acc.compose_gaussian(sigma=row["noise"], count=row["count"], sampling_rate=row["sampling_rate"])
+        acc.compose_gaussian(
+            sigma=row["noise"], count=row["count"], sampling_rate=row["sampling_rate"]
+        )
     else:
-        acc.compose_laplace(scale=row["noise"], count=row["count"], sampling_rate=row["sampling_rate"])
+        acc.compose_laplace(
+            scale=row["noise"], count=row["count"], sampling_rate=row["sampling_rate"]
+        )
     ours = acc.epsilon(row["delta"])
     theirs = row["epsilon"]
     if abs(ours - theirs) > 0.01 * theirs:
@@ -250,11 +286,18 @@ def test_pld_within_one_percent_of_dp_accounting(row):
 
 # ------------------------------------------------------------------ properties
 
-_MECHS = st.sampled_from([
-    A.pld_gaussian(1.0), A.pld_gaussian(4.0, 2.0), A.pld_laplace(2.0), A.pld_laplace(5.0),
-    A.pld_randomized_response(0.7), A.pld_discrete_laplace(3.0), A.pld_discrete_gaussian(2.0),
-    A.pld_gaussian(2.0, sampling_rate=0.1),
-])
+_MECHS = st.sampled_from(
+    [
+        A.pld_gaussian(1.0),
+        A.pld_gaussian(4.0, 2.0),
+        A.pld_laplace(2.0),
+        A.pld_laplace(5.0),
+        A.pld_randomized_response(0.7),
+        A.pld_discrete_laplace(3.0),
+        A.pld_discrete_gaussian(2.0),
+        A.pld_gaussian(2.0, sampling_rate=0.1),
+    ]
+)
 
 
 @pytest.mark.slow
@@ -293,11 +336,15 @@ def test_order_independence_of_the_accountant():
 
 # ------------------------------------------------------------------ Accountant methods
 
+
 def test_accountant_methods_agree_with_their_functions():
     for method, expect in [
         ("gdp", lambda: A.gdp_to_dp(math.sqrt(50) / 3.0, 1e-6)),
         ("zcdp", lambda: A.zcdp_to_dp(50 * A.gaussian_zcdp(3.0), 1e-6)),
-        ("rdp", lambda: A.rdp_to_dp(A.DEFAULT_RDP_ORDERS, 50 * A.rdp_gaussian(3.0), 1e-6)[0]),
+        (
+            "rdp",
+            lambda: A.rdp_to_dp(A.DEFAULT_RDP_ORDERS, 50 * A.rdp_gaussian(3.0), 1e-6)[0],
+        ),
     ]:
         acc = A.Accountant(method)
         acc.compose_gaussian(sigma=3.0, count=50)
@@ -305,7 +352,9 @@ def test_accountant_methods_agree_with_their_functions():
         assert acc.epsilon(1e-6) >= expect() * (1 - 1e-13)
     acc = A.Accountant("optimal")
     acc.compose_laplace(scale=10.0, count=100)
-    assert acc.epsilon(1e-6) == pytest.approx(A.optimal_composition(0.1, 0.0, 100, 1e-6)[0], rel=1e-12)
+    assert acc.epsilon(1e-6) == pytest.approx(
+        A.optimal_composition(0.1, 0.0, 100, 1e-6)[0], rel=1e-12
+    )
     acc = A.Accountant("basic")
     acc.compose_laplace(scale=10.0, count=100)
     assert acc.epsilon(1e-6) >= 10.0

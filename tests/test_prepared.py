@@ -5,6 +5,7 @@ The prepared scalar release (``_core.ScalarPlan``) behind the mechanism objects'
 on the same plan, so the same law; a private per-thread OS-keyed stream; any value it does
 not take goes to the general path unchanged.  The process id read from a wipe-on-fork
 page (the streams' fork check without a system call per query)."""
+
 import math
 import os
 import platform
@@ -24,17 +25,24 @@ from dpfast.random import ChaCha20
 @pytest.fixture(autouse=True)
 def _fresh_stream():
     yield
-    _core._seed_scalar_stream(None)     # never leave a seeded stream behind
+    _core._seed_scalar_stream(None)  # never leave a seeded stream behind
 
 
 def _grid_plan(obj):
     return obj._plan if isinstance(obj, Laplace) else obj._scalar
 
 
-@pytest.mark.parametrize("obj", [Laplace(epsilon=0.7, sensitivity=2.0),
-                                 Laplace(epsilon=50.0), Gaussian(epsilon=1.0, delta=1e-6),
-                                 Gaussian(rho=0.3)], ids=repr)
-@pytest.mark.parametrize("x", [1.0, -3.25, 0.0, 1e300, -5e-324, 2.0 ** 60 + 2.0 ** 8])
+@pytest.mark.parametrize(
+    "obj",
+    [
+        Laplace(epsilon=0.7, sensitivity=2.0),
+        Laplace(epsilon=50.0),
+        Gaussian(epsilon=1.0, delta=1e-6),
+        Gaussian(rho=0.3),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("x", [1.0, -3.25, 0.0, 1e300, -5e-324, 2.0**60 + 2.0**8])
 def test_float_release_is_grid_release_on_the_same_stream(obj, x):
     k, sampler = _grid_plan(obj)
     _core._seed_scalar_stream(11)
@@ -45,7 +53,7 @@ def test_float_release_is_grid_release_on_the_same_stream(obj, x):
     assert all(type(y) is float for y in fast)
 
 
-@pytest.mark.parametrize("x", [0, 3, -7, 2 ** 63 - 1, -2 ** 63])
+@pytest.mark.parametrize("x", [0, 3, -7, 2**63 - 1, -(2**63)])
 def test_integer_release_is_int_release_on_the_same_stream(x):
     obj = DiscreteLaplace(epsilon=0.5, sensitivity=3)
     _core._seed_scalar_stream(5)
@@ -53,7 +61,7 @@ def test_integer_release_is_int_release_on_the_same_stream(x):
     ref = ChaCha20(5)
     slow = [_core.int_release(obj._sampler, x, ref) for _ in range(50)]
     assert fast == slow
-    assert all(type(y) is int and -2 ** 63 <= y < 2 ** 63 for y in fast)
+    assert all(type(y) is int and -(2**63) <= y < 2**63 for y in fast)
 
 
 def test_law_of_the_scalar_path():
@@ -63,17 +71,21 @@ def test_law_of_the_scalar_path():
     lap = Laplace(epsilon=1.0)
     k, sampler = lap._plan
     _core._seed_scalar_stream(2026)
-    z = np.array([lap.release(0.0) for _ in range(40_000)]) / 2.0 ** k
-    assert np.all(z == np.round(z))                      # on the grid
+    z = np.array([lap.release(0.0) for _ in range(40_000)]) / 2.0**k
+    assert np.all(z == np.round(z))  # on the grid
     num, den = sampler.scale
     t = num / den
     u = z / t
     edges = np.array([-np.inf, -3, -2, -1, -0.5, 0, 0.5, 1, 2, 3, np.inf])
     obs, _ = np.histogram(u, bins=edges)
-    cdf = np.where(edges < 0, 0.5 * np.exp(np.minimum(edges, 0)),
-                   1 - 0.5 * np.exp(-np.maximum(edges, 0)))
+    cdf = np.where(
+        edges < 0,
+        0.5 * np.exp(np.minimum(edges, 0)),
+        1 - 0.5 * np.exp(-np.maximum(edges, 0)),
+    )
     exp = np.diff(cdf) * z.size
     from scipy import stats
+
     assert stats.chisquare(obs, exp).pvalue > 1e-6
 
 
@@ -89,13 +101,15 @@ def test_non_finite_floats_take_the_general_path(value):
 def test_other_values_keep_the_general_path():
     lap = Laplace(epsilon=1.0)
     assert type(lap.release(np.float64(2.0))) in (float, np.float64)
-    assert isinstance(lap.release(3), int) or np.issubdtype(type(lap.release(3)), np.integer)
+    assert isinstance(lap.release(3), int) or np.issubdtype(
+        type(lap.release(3)), np.integer
+    )
     assert lap.release(np.zeros(3)).shape == (3,)
     with pytest.raises(TypeError):
         lap.release(np.longdouble(1.0))
     dl = DiscreteLaplace(epsilon=1.0)
-    big = dl.release(10 ** 30)                  # beyond int64: clamped by the general path
-    assert big > 2 ** 62
+    big = dl.release(10**30)  # beyond int64: clamped by the general path
+    assert big > 2**62
     assert _core.ScalarPlan(dl._sampler).integer(True) is None
     assert _core.ScalarPlan(dl._sampler).integer(2.0) is None
     k, s = lap._plan
@@ -119,7 +133,7 @@ def test_rng_budget_and_workers_still_take_their_paths():
 
 def test_each_thread_has_its_own_stream():
     lap = Laplace(epsilon=1.0)
-    _core._seed_scalar_stream(9)                # this thread only
+    _core._seed_scalar_stream(9)  # this thread only
     out = {}
 
     def draw(name):
@@ -131,9 +145,12 @@ def test_each_thread_has_its_own_stream():
     for t in ts:
         t.join()
     mine = [lap.release(0.0) for _ in range(20)]
-    ref = [_core.grid_release(lap._plan[1], 0.0, lap._plan[0], g)
-           for g in [ChaCha20(9)] for _ in range(20)]
-    assert mine == ref                           # the others did not touch it
+    ref = [
+        _core.grid_release(lap._plan[1], 0.0, lap._plan[0], g)
+        for g in [ChaCha20(9)]
+        for _ in range(20)
+    ]
+    assert mine == ref  # the others did not touch it
     seqs = [tuple(v) for v in out.values()]
     assert len(set(seqs)) == 4 and tuple(ref) not in seqs
 
@@ -141,10 +158,10 @@ def test_each_thread_has_its_own_stream():
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_forked_child_rekeys_the_private_stream():
     lap = Laplace(epsilon=1.0)
-    lap.release(0.0)                              # the stream exists before the fork
+    lap.release(0.0)  # the stream exists before the fork
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:                                  # child
+    if pid == 0:  # child
         try:
             vals = [lap.release(0.0) for _ in range(8)]
             os.write(w, repr(vals).encode())
@@ -164,10 +181,10 @@ def test_forked_child_rekeys_the_private_stream():
 _RAW_FORK = {"x86_64": (57,), "aarch64": (220, 17, 0, 0, 0, 0)}  # fork(2); clone(SIGCHLD)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or
-                    platform.machine() not in _RAW_FORK,
-                    reason="a raw fork system call is a Linux-specific way to skip atfork "
-                           "handlers")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.machine() not in _RAW_FORK,
+    reason="a raw fork system call is a Linux-specific way to skip atfork handlers",
+)
 def test_process_id_page_after_a_raw_fork():
     # dpf_process_id reads the id from a wipe-on-fork page: in a raw-fork child (no
     # atfork handler ran) the parent's stream must halt, and a stream started in the
@@ -175,6 +192,7 @@ def test_process_id_page_after_a_raw_fork():
     import ctypes
 
     from dpfast.sparse import AboveThreshold
+
     libc = ctypes.CDLL(None, use_errno=True)
     s = AboveThreshold(0.0, epsilon=1.0, rng=ChaCha20())
     s.feed(np.full(3, -1e6))
@@ -197,13 +215,14 @@ def test_process_id_page_after_a_raw_fork():
     os.close(r)
     os.waitpid(pid, 0)
     assert data == b"HA"
-    assert s.step(-1e6) is False and s.consumed == 4     # the parent's stream goes on
+    assert s.step(-1e6) is False and s.consumed == 4  # the parent's stream goes on
 
 
 def test_active_budget_and_label_take_the_charging_path():
     # the fast path runs only when nothing is to be charged: an active budget (ctx) or a
     # label must reach the general path, which charges before drawing
     from dpfast.accounting import PrivacyBudget
+
     lap, dl = Laplace(epsilon=0.25), DiscreteLaplace(epsilon=0.25)
     gau = Gaussian(epsilon=0.5, delta=1e-6)
     b = PrivacyBudget(epsilon=10.0, delta=1e-3)
@@ -238,6 +257,7 @@ def test_scalar_laplace_mechanism_uses_the_prepared_plan():
 def test_scalar_laplace_mechanism_charges_before_drawing_and_refuses_bad_rng_first():
     from dpfast._errors import BudgetExceededError
     from dpfast.accounting import PrivacyBudget
+
     b = PrivacyBudget(epsilon=1.0)
     M.laplace_mechanism(2.0, epsilon=0.6, budget=b)
     _core._seed_scalar_stream(3)
@@ -245,7 +265,8 @@ def test_scalar_laplace_mechanism_charges_before_drawing_and_refuses_bad_rng_fir
         M.laplace_mechanism(2.0, epsilon=0.6, budget=b)
     # the refused call drew nothing from the stream
     k, sampler = M._laplace_grid_plan(0.6, 1.0, 1, None)
-    assert M.laplace_mechanism(2.0, epsilon=0.6) == _core.grid_release(sampler, 2.0, k,
-                                                                       ChaCha20(3))
+    assert M.laplace_mechanism(2.0, epsilon=0.6) == _core.grid_release(
+        sampler, 2.0, k, ChaCha20(3)
+    )
     with pytest.raises(TypeError):
         M.laplace_mechanism(2.0, epsilon=0.6, rng="seed", budget=b)

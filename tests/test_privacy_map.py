@@ -1,6 +1,7 @@
 """docs/privacy-map.md names real code (issue 23 item 2): every Python symbol in its
 tables imports (``module.attr``), and every C function it names is defined in csrc/ (any
 file: C functions may move between files)."""
+
 from __future__ import annotations
 
 import ast
@@ -46,12 +47,17 @@ def _names(cell: str) -> list[str]:
 def _defined_in_source(module: str, attrs: list[str]) -> bool:
     spec = importlib.util.find_spec(module.rsplit(".", 1)[0])
     assert spec is not None and spec.submodule_search_locations, module
-    path = Path(list(spec.submodule_search_locations)[0]) / (module.rsplit(".", 1)[1] + ".py")
+    path = Path(list(spec.submodule_search_locations)[0]) / (
+        module.rsplit(".", 1)[1] + ".py"
+    )
     tree = ast.parse(path.read_text(encoding="utf-8"))
     body = tree.body
     for attr in attrs:
-        found = [n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
-                 and n.name == attr]
+        found = [
+            n
+            for n in body
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == attr
+        ]
         if not found:
             return False
         body = found[0].body if isinstance(found[0], ast.ClassDef) else []
@@ -64,14 +70,14 @@ def _resolve(name: str) -> None:
         module = ".".join(parts[:cut])
         try:
             obj = importlib.import_module(module)
-        except ImportError as exc:   # a missing peer: ModuleNotFoundError, or the
+        except ImportError as exc:  # a missing peer: ModuleNotFoundError, or the
             # ImportError naming the extra that dpfast's backends raise (_compat.require)
             if module in PEER_MODULES and (exc.name or "").split(".")[0] != "dpfast":
                 assert _defined_in_source(module, parts[cut:]), name
                 return
             continue
         for attr in parts[cut:]:
-            obj = getattr(obj, attr)        # AttributeError: the map names a ghost
+            obj = getattr(obj, attr)  # AttributeError: the map names a ghost
         return
     raise AssertionError(f"{name}: no importable module")
 
@@ -95,7 +101,9 @@ def test_the_map_has_rows() -> None:
         assert c == "—" or _names(c), row["Mechanism"]
 
 
-@pytest.mark.parametrize("name", sorted({n for r in ROWS for n in _names(r["Python plan"])}))
+@pytest.mark.parametrize(
+    "name", sorted({n for r in ROWS for n in _names(r["Python plan"])})
+)
 def test_python_symbol_exists(name: str) -> None:
     assert name.startswith("dpfast."), name
     _resolve(name)

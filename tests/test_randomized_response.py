@@ -1,5 +1,6 @@
 """Randomized response: certified thresholds (mpmath), exact laws, unbiased estimators and
 their variances, truth-independent work, validation, budget before drawing."""
+
 import math
 from fractions import Fraction
 
@@ -13,9 +14,26 @@ import dpfast.random as dr
 from dpfast import randomized_response as RR
 from stat_helpers import ALPHA, chi2_pvalue
 
-EPSILONS = [1e-20, 1e-17, 1e-9, 0.001, 0.1, 0.5, 1.0, math.log(3), 2.0, 5.0, 10.0, 30.0,
-            44.0, 45.0, 100.0, 700.0, 1e300]
-KS = [2, 3, 10, 1000, 2 ** 40]
+EPSILONS = [
+    1e-20,
+    1e-17,
+    1e-9,
+    0.001,
+    0.1,
+    0.5,
+    1.0,
+    math.log(3),
+    2.0,
+    5.0,
+    10.0,
+    30.0,
+    44.0,
+    45.0,
+    100.0,
+    700.0,
+    1e300,
+]
+KS = [2, 3, 10, 1000, 2**40]
 
 
 @pytest.mark.parametrize("k", KS)
@@ -24,14 +42,14 @@ def test_flip_threshold_is_certified(k):
     two64 = mpmath.mpf(2) ** 64
     for eps in EPSILONS:
         t = RR._flip_threshold(eps, k)
-        q = (k - 1) / (mpmath.exp(mpmath.mpf(eps)) + k - 1)       # the ideal flip probability
+        q = (k - 1) / (mpmath.exp(mpmath.mpf(eps)) + k - 1)  # the ideal flip probability
         if t is None:
             # uniform report: only when q is within 2^-62 of (k-1)/k
             assert mpmath.mpf(k - 1) / k - q < mpmath.mpf(2) ** -62
             continue
         qq = mpmath.mpf(t) / two64
         assert qq >= q and qq - q <= mpmath.mpf(2) ** -62
-        assert t < (k - 1) * 2 ** 64 // k
+        assert t < (k - 1) * 2**64 // k
         # the mechanism that runs is eps'-DP with eps' <= eps
         eps_run = mpmath.log((1 - qq) * (k - 1) / qq)
         assert eps_run <= eps
@@ -69,10 +87,11 @@ def test_lazy_comparison_tie_path(seeded):
     # with probability 1/256 and then the remaining bits decide.  Check the rate exactly
     # through the private kernel with t = 0x80_0000_0000_0001 + 2^55 (p = 1/2 + 1/512).
     from dpfast import _core
+
     t = (0x80 << 56) + (1 << 55) + 1
     n = 2_000_000
     out = _core.rr_binary(np.zeros(n, dtype=np.uint8), t, seeded(3))
-    assert stats.binomtest(int(out.sum()), n, t / 2 ** 64).pvalue > ALPHA
+    assert stats.binomtest(int(out.sum()), n, t / 2**64).pvalue > ALPHA
 
 
 @pytest.mark.parametrize("k, eps", [(2, 1.0), (5, 1.0), (7, 0.3), (3, 4.0)])
@@ -90,7 +109,9 @@ def test_kary_law(k, eps, seeded):
 def test_kary_tiny_epsilon_is_uniform(seeded):
     out = RR.kary_response(np.zeros(200_000, dtype=int), 6, epsilon=1e-20, rng=seeded(5))
     assert chi2_pvalue(np.bincount(out, minlength=6), np.full(6, 1 / 6)) > ALPHA
-    out = RR.randomized_response(np.zeros(200_000, dtype=bool), epsilon=1e-20, rng=seeded(5))
+    out = RR.randomized_response(
+        np.zeros(200_000, dtype=bool), epsilon=1e-20, rng=seeded(5)
+    )
     assert stats.binomtest(int(out.sum()), out.size, 0.5).pvalue > ALPHA
 
 
@@ -111,8 +132,8 @@ def test_work_does_not_depend_on_the_truth(name, seeded):
 
     zeros, ones = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
     (o0, w0), (o1, w1) = run(zeros), run(ones)
-    assert w0 == w1                                    # the same words were consumed
-    if name == "binary":                               # and the same flips happened
+    assert w0 == w1  # the same words were consumed
+    if name == "binary":  # and the same flips happened
         np.testing.assert_array_equal(o0 ^ zeros, o1 ^ ones)
     elif name == "kary":
         np.testing.assert_array_equal(o0 != 0, o1 != 3)
@@ -120,9 +141,10 @@ def test_work_does_not_depend_on_the_truth(name, seeded):
 
 # ---------------------------------------------------------------- estimators
 
+
 def _unbiased(est, truth, var_true, R):
     sd = math.sqrt(var_true / R)
-    assert abs(np.mean(est) - truth) < 5.3 * sd           # two-sided, ~1e-7
+    assert abs(np.mean(est) - truth) < 5.3 * sd  # two-sided, ~1e-7
 
 
 def _variance_matches(est, var_hat, var_true):
@@ -138,7 +160,7 @@ def _variance_matches(est, var_hat, var_true):
 def test_estimate_proportion_unbiased_with_its_variance(coins, eps, seeded):
     p, n, R = 0.3, 1000, 2000
     g = seeded(7)
-    truth = np.random.default_rng(0).random((R, n)) < p     # R samples of n respondents
+    truth = np.random.default_rng(0).random((R, n)) < p  # R samples of n respondents
     if coins:
         reps = RR.coin_response(truth, rng=g)
         q = 0.25
@@ -198,6 +220,7 @@ def test_estimators_validation():
 
 # ---------------------------------------------------------------- shapes, validation
 
+
 def test_shapes_and_scalars(seeded):
     g = seeded(9)
     assert isinstance(RR.randomized_response(True, epsilon=1.0, rng=g), bool)
@@ -206,8 +229,9 @@ def test_shapes_and_scalars(seeded):
     t = np.zeros((3, 4), dtype=bool)
     assert RR.randomized_response(t, epsilon=1.0, rng=g).shape == (3, 4)
     assert RR.coin_response(t, rng=g).shape == (3, 4)
-    assert RR.kary_response(np.zeros((3, 4), dtype=np.int8), 5, epsilon=1.0,
-                            rng=g).shape == (3, 4)
+    assert RR.kary_response(
+        np.zeros((3, 4), dtype=np.int8), 5, epsilon=1.0, rng=g
+    ).shape == (3, 4)
     assert RR.randomized_response([], epsilon=1.0, rng=g).shape == (0,)
     ro = np.ones(10, dtype=np.int64)[::2]
     ro.flags.writeable = False
@@ -216,32 +240,40 @@ def test_shapes_and_scalars(seeded):
     np.testing.assert_array_equal(ro, 1)
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: RR.randomized_response([0.0, 1.0], epsilon=1.0), TypeError),
-    (lambda: RR.randomized_response(["a"], epsilon=1.0), TypeError),
-    (lambda: RR.randomized_response([True], epsilon=0.0), dpfast.PrivacyParameterError),
-    (lambda: RR.randomized_response([True], epsilon=float("nan")),
-     dpfast.PrivacyParameterError),
-    (lambda: RR.randomized_response([True], epsilon=float("inf")),
-     dpfast.PrivacyParameterError),
-    (lambda: RR.randomized_response([True], epsilon=True), TypeError),
-    (lambda: RR.randomized_response([True], epsilon=1.0, rng=3), TypeError),
-    (lambda: RR.coin_response([True], rng="x"), TypeError),
-    (lambda: RR.kary_response([0.5], 3, epsilon=1.0), TypeError),
-    (lambda: RR.kary_response([True], 3, epsilon=1.0), TypeError),
-    (lambda: RR.kary_response([0], 1, epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: RR.kary_response([0], True, epsilon=1.0), TypeError),
-    (lambda: RR.kary_response([0], 2.0, epsilon=1.0), TypeError),
-    (lambda: RR.kary_response([0], 3, epsilon=-2.0), dpfast.PrivacyParameterError),
-    (lambda: RR.response_probabilities(0.0), dpfast.PrivacyParameterError),
-    (lambda: RR.response_probabilities(1.0, 1), dpfast.PrivacyParameterError),
-])
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda: RR.randomized_response([0.0, 1.0], epsilon=1.0), TypeError),
+        (lambda: RR.randomized_response(["a"], epsilon=1.0), TypeError),
+        (lambda: RR.randomized_response([True], epsilon=0.0), dpfast.PrivacyParameterError),
+        (
+            lambda: RR.randomized_response([True], epsilon=float("nan")),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: RR.randomized_response([True], epsilon=float("inf")),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda: RR.randomized_response([True], epsilon=True), TypeError),
+        (lambda: RR.randomized_response([True], epsilon=1.0, rng=3), TypeError),
+        (lambda: RR.coin_response([True], rng="x"), TypeError),
+        (lambda: RR.kary_response([0.5], 3, epsilon=1.0), TypeError),
+        (lambda: RR.kary_response([True], 3, epsilon=1.0), TypeError),
+        (lambda: RR.kary_response([0], 1, epsilon=1.0), dpfast.PrivacyParameterError),
+        (lambda: RR.kary_response([0], True, epsilon=1.0), TypeError),
+        (lambda: RR.kary_response([0], 2.0, epsilon=1.0), TypeError),
+        (lambda: RR.kary_response([0], 3, epsilon=-2.0), dpfast.PrivacyParameterError),
+        (lambda: RR.response_probabilities(0.0), dpfast.PrivacyParameterError),
+        (lambda: RR.response_probabilities(1.0, 1), dpfast.PrivacyParameterError),
+    ],
+)
 def test_validation(call, exc):
     with pytest.raises(exc):
         call()
 
 
 # ---------------------------------------------------------------- budget
+
 
 class Stub:
     def __init__(self, rng, fail=False):
@@ -270,7 +302,7 @@ def test_budget_charged_before_drawing(call, eps):
     start = g.state
     stub = Stub(g)
     call(rng=g, budget=stub)
-    (e, d, label, state), = stub.calls
+    ((e, d, label, state),) = stub.calls
     # the caller's epsilon, exactly (a validated Amount reads as it; issue 14)
     assert Fraction(repr(e)) == Fraction(repr(eps)) and d == 0.0 and isinstance(label, str)
     assert _same(state, start) and not _same(g.state, start)
@@ -279,7 +311,7 @@ def test_budget_charged_before_drawing(call, eps):
         call(rng=g2, budget=Stub(g2, fail=True))
     assert _same(g2.state, start)
     with pytest.raises(ValueError):
-        RR.kary_response([0], 1, epsilon=1.0, budget=stub)   # k is public
+        RR.kary_response([0], 1, epsilon=1.0, budget=stub)  # k is public
     assert len(stub.calls) == 1
 
 
@@ -294,9 +326,15 @@ def test_private_values_never_raise_they_are_mapped_into_the_public_range():
     # to [0, k - 1].  At a huge epsilon the report is the (mapped) truth.
     g = dr.ChaCha20(11)
     assert RR.randomized_response([0, 2, -5, 1], epsilon=60.0, rng=g).tolist() == [
-        False, True, True, True]
+        False,
+        True,
+        True,
+        True,
+    ]
     assert RR.coin_response(np.array([2, 0]), rng=g).shape == (2,)
     codes = RR.kary_response(np.array([-1, 0, 2, 3, 10**9]), 3, epsilon=60.0, rng=g)
     assert codes.tolist() == [0, 0, 2, 2, 2]
-    big = RR.kary_response(np.array([2**64 - 1, 1], dtype=np.uint64), 3, epsilon=60.0, rng=g)
+    big = RR.kary_response(
+        np.array([2**64 - 1, 1], dtype=np.uint64), 3, epsilon=60.0, rng=g
+    )
     assert big.tolist() == [2, 1]

@@ -1,5 +1,6 @@
 """dpfast.query_release: data model, strided kernels, baselines, MWEM, Boosting for Queries,
 privacy costs."""
+
 import itertools
 import math
 
@@ -30,6 +31,7 @@ from stat_helpers import ALPHA, chi2_pvalue
 
 # ------------------------------------------------------------------ data model
 
+
 def test_from_codes_known_answer(dom):
     codes = np.array([[0, 0, 0, 0], [2, 3, 1, 4], [2, 3, 1, 4], [1, 2, 0, 3]])
     h = Histogram.from_codes(dom, codes)
@@ -46,9 +48,15 @@ def test_from_codes_clamps_private_codes_never_raises(dom):
     assert h.counts[np.ravel_multi_index((2, 3, 1, 4), SHAPE)] == 1
 
 
-@pytest.mark.parametrize("bad", [np.zeros((2, 4)), np.zeros((2, 4), dtype=bool),
-                                 np.zeros((2, 4), dtype=object),
-                                 [[0, 0, 0, 0.0], [0, 0, 0, 0]]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.zeros((2, 4)),
+        np.zeros((2, 4), dtype=bool),
+        np.zeros((2, 4), dtype=object),
+        [[0, 0, 0, 0.0], [0, 0, 0, 0]],
+    ],
+)
 def test_from_codes_refuses_by_dtype(dom, bad):
     with pytest.raises(TypeError):
         Histogram.from_codes(dom, bad)
@@ -57,7 +65,7 @@ def test_from_codes_refuses_by_dtype(dom, bad):
 def test_from_codes_clamps_uint64_codes_like_int64(dom):
     """uint64 codes are integers: clamped like any code, not refused by dtype (the
     project's conversion rule, docs/security-model.md)."""
-    codes = np.array([[2 ** 64 - 1, 0, 0, 0], [0, 0, 0, 0]], dtype=np.uint64)
+    codes = np.array([[2**64 - 1, 0, 0, 0], [0, 0, 0, 0]], dtype=np.uint64)
     h = Histogram.from_codes(dom, codes)
     assert h.counts[0] == 1
     assert h.counts[np.ravel_multi_index((SHAPE[0] - 1, 0, 0, 0), SHAPE)] == 1
@@ -70,6 +78,7 @@ def test_from_codes_refuses_by_shape(dom):
 
 def test_from_dataframe(dom):
     import pandas as pd  # the [test] extra installs it
+
     df = pd.DataFrame({"d": [4, 0], "c": [1, 0], "b": [3, 0], "a": [2, 0], "x": [9, 9]})
     h = Histogram.from_codes(dom, df)
     assert h.counts[0] == 1 and h.counts[-1] == 1
@@ -82,7 +91,7 @@ def test_histogram_counts_clamped_and_typed(dom):
     c = np.full(dom.size, 1.0)
     c[0], c[1], c[2] = -3.0, np.nan, np.inf
     h = Histogram(dom, c)
-    assert h.counts[0] == 0 and h.counts[1] == 0 and h.counts[2] == 2.0 ** 53
+    assert h.counts[0] == 0 and h.counts[1] == 0 and h.counts[2] == 2.0**53
     with pytest.raises(TypeError):
         Histogram(dom, np.ones(dom.size, dtype=np.longdouble))
     with pytest.raises(TypeError):
@@ -93,7 +102,7 @@ def test_domain_validation():
     with pytest.raises(dpfast.PrivacyParameterError):
         Domain(["a", "a"], [2, 2])
     with pytest.raises(dpfast.PrivacyParameterError):
-        Domain(["a", "b"], [2 ** 13, 2 ** 12])
+        Domain(["a", "b"], [2**13, 2**12])
     with pytest.raises(TypeError):
         Domain(["a"], [2.0])
     with pytest.raises(dpfast.PrivacyParameterError):
@@ -101,6 +110,7 @@ def test_domain_validation():
 
 
 # ------------------------------------------------------------------ kernels
+
 
 def _marg(t, keep):
     d = t.ndim
@@ -131,15 +141,17 @@ def test_slice_sum_and_scale(dom):
     h = g.random(dom.size)
     t = h.reshape(SHAPE)
     for attrs in itertools.chain.from_iterable(
-            itertools.combinations(range(4), k) for k in range(5)):
+        itertools.combinations(range(4), k) for k in range(5)
+    ):
         vals = tuple(SHAPE[a] - 1 for a in attrs)
         q = CellQuery(dom, attrs, vals)
         idx = tuple(SHAPE[a] - 1 if a in attrs else slice(None) for a in range(4))
         assert q.evaluate(h) == pytest.approx(t[idx].sum(), rel=1e-12)
         assert q.n_cells == t[idx].size
         w = h.copy()
-        before = _core.rel_slice_scale(w, np.asarray(SHAPE, dtype=np.int64), q.mask,
-                                       q.vals, 3.0)
+        before = _core.rel_slice_scale(
+            w, np.asarray(SHAPE, dtype=np.int64), q.mask, q.vals, 3.0
+        )
         assert before == pytest.approx(t[idx].sum(), rel=1e-12)
         ref = t.copy()
         ref[idx] *= 3.0
@@ -153,7 +165,9 @@ def test_kernels_refuse_bad_arrays(dom):
     with pytest.raises(ValueError):
         _core.rel_slice_sum(np.zeros(dom.size), shp, 1, np.array([7, 0, 0, 0]))
     with pytest.raises(TypeError):
-        _core.rel_slice_sum(np.zeros(dom.size, dtype=np.float32), shp, 1, np.zeros(4, np.int64))
+        _core.rel_slice_sum(
+            np.zeros(dom.size, dtype=np.float32), shp, 1, np.zeros(4, np.int64)
+        )
     with pytest.raises(ValueError):
         CellQuery(dom, ("a",), (1, 2))
     with pytest.raises(dpfast.PrivacyParameterError):
@@ -175,12 +189,13 @@ def test_workload_answers_and_sensitivity(dom, hist, k):
     c[17] += 1
     diff = wl.answer(c) - wl.answer(hist)
     assert np.abs(diff).sum() == l1 == wl.m
-    assert math.isclose(np.sqrt((diff ** 2).sum()), l2)
+    assert math.isclose(np.sqrt((diff**2).sum()), l2)
 
 
 def test_mw_marginal_equals_cell_by_cell(dom):
     """One marginal's C update equals MWEM's rule applied cell by cell in order."""
     from dpfast.query_release._mw import MWState
+
     g = np.random.default_rng(3)
     wl = MarginalWorkload(dom, [("b", "d")])
     n = 500.0
@@ -199,14 +214,18 @@ def test_mw_marginal_equals_cell_by_cell(dom):
 
 # ------------------------------------------------------------------ baselines
 
+
 def test_baseline_noise_scales(dom, hist, seeded):
     wl = MarginalWorkload.k_way(dom, 2)
     truth = wl.answer(hist)
     eps = 0.5
-    for fn, scale in ((laplace_marginals, wl.m / eps),
-                      (laplace_per_query, wl.n_queries / eps)):
-        noise = np.concatenate([fn(wl, hist, epsilon=eps, rng=seeded(s)) - truth
-                                for s in range(40)])
+    for fn, scale in (
+        (laplace_marginals, wl.m / eps),
+        (laplace_per_query, wl.n_queries / eps),
+    ):
+        noise = np.concatenate(
+            [fn(wl, hist, epsilon=eps, rng=seeded(s)) - truth for s in range(40)]
+        )
         assert stats.kstest(noise / scale, stats.laplace.cdf).pvalue > ALPHA
     clipped = laplace_marginals(wl, hist, epsilon=0.01, n_public=300.0, rng=seeded(1))
     assert clipped.min() >= 0 and clipped.max() <= 300.0
@@ -231,6 +250,7 @@ def test_baselines_charge_before_reading(dom):
 
 # ------------------------------------------------------------------ MWEM
 
+
 def test_mwem_one_round_two_cells_exact_law(seeded):
     """T = 1 on a 2-cell universe: the selection is the exponential mechanism with
     exponent ε_r |n/2 - x_i| / 2, the measurement is x_q + Lap(1/ε_r), and the synthetic
@@ -245,9 +265,10 @@ def test_mwem_one_round_two_cells_exact_law(seeded):
     noise = []
     rng = seeded(7)
     for _ in range(3000):
-        r = MWEM(wl, epsilon=eps, rounds=T, n_public=n, unit="query", passes=1,
-                 rng=rng).run(h)
-        (_, q, m), = r.log
+        r = MWEM(
+            wl, epsilon=eps, rounds=T, n_public=n, unit="query", passes=1, rng=rng
+        ).run(h)
+        ((_, q, m),) = r.log
         picks[q] += 1
         noise.append(m[0] - x[q])
         f = math.exp((m[0] - n / 2) / (2 * n))
@@ -265,8 +286,8 @@ def test_mwem_cost_and_budget(dom, hist, seeded):
     e_r = 0.9 / 10
     c = m.privacy_cost
     assert c.epsilon == 1.0 and c.delta == 0.0
-    assert c.rho == pytest.approx(0.1 ** 2 / 2 + 5 * (e_r ** 2 / 8 + e_r ** 2 / 2))
-    assert c.rho >= 0.1 ** 2 / 2 + 5 * (e_r ** 2 / 8 + e_r ** 2 / 2)
+    assert c.rho == pytest.approx(0.1**2 / 2 + 5 * (e_r**2 / 8 + e_r**2 / 2))
+    assert c.rho >= 0.1**2 / 2 + 5 * (e_r**2 / 8 + e_r**2 / 2)
     b = PrivacyBudget(1.0)
     spy = Spy(dom, hist.counts)
     r = MWEM(wl, epsilon=1.0, rounds=5, n_public=300.0, budget=b, rng=seeded()).run(spy)
@@ -283,9 +304,14 @@ def test_mwem_variants_run(dom, hist, seeded):
     n = hist.counts.sum()
     truth = wl.answer(hist)
     errs = {}
-    for kw in (dict(unit="group"), dict(unit="query"), dict(select="permute_and_flip"),
-               dict(output="average", passes=1), dict(mode="fast"),
-               dict(init=0.2, exclude_measured=False)):
+    for kw in (
+        dict(unit="group"),
+        dict(unit="query"),
+        dict(select="permute_and_flip"),
+        dict(output="average", passes=1),
+        dict(mode="fast"),
+        dict(init=0.2, exclude_measured=False),
+    ):
         r = MWEM(wl, epsilon=2.0, rounds=6, n_public=n, rng=seeded(3), **kw).run(hist)
         assert np.isfinite(r.answers).all()
         errs[str(kw)] = np.abs(r.answers - truth).max() / n
@@ -295,8 +321,17 @@ def test_mwem_variants_run(dom, hist, seeded):
     assert sorted(u for _, u, _ in r.log) == list(range(6))
 
 
-@pytest.mark.parametrize("kw", [dict(rounds=0), dict(epsilon=0.0), dict(init=2.0),
-                                dict(unit="cells"), dict(passes=0), dict(n_public=-1.0)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(rounds=0),
+        dict(epsilon=0.0),
+        dict(init=2.0),
+        dict(unit="cells"),
+        dict(passes=0),
+        dict(n_public=-1.0),
+    ],
+)
 def test_mwem_validation(dom, kw):
     wl = MarginalWorkload.k_way(dom, 2)
     args = dict(epsilon=1.0, rounds=3, n_public=10.0)
@@ -306,6 +341,7 @@ def test_mwem_validation(dom, kw):
 
 
 # ------------------------------------------------------------------ boosting
+
 
 def test_reweight_bounds():
     g = np.random.default_rng(4)
@@ -321,8 +357,9 @@ def test_reweight_bounds():
 
 def test_boosting_cost_by_hand(dom):
     wl = MarginalWorkload.k_way(dom, 2)
-    b = BoostingForQueries(wl, epsilon=1.0, n_public=500.0, rounds=3, k=40, eta=0.2,
-                           sample_share=0.2, init=0.1)
+    b = BoostingForQueries(
+        wl, epsilon=1.0, n_public=500.0, rounds=3, k=40, eta=0.2, sample_share=0.2, init=0.1
+    )
     alpha = 0.5 * math.log(1.4 / 0.6)
     assert boosting_alpha(0.2) == pytest.approx(alpha)
     mu = 2 * alpha * 40 * 3 * 2 / (0.2 * 0.9)
@@ -333,7 +370,7 @@ def test_boosting_cost_by_hand(dom):
     sample = 40 * sum(eps_t)
     assert sample == pytest.approx(0.2 * 0.9, rel=1e-9)
     assert c.epsilon == pytest.approx(1.0, rel=1e-12) and c.epsilon <= 1.0 + 1e-15
-    rho = 0.1 ** 2 / 2 + 3 * b.eps_base ** 2 / 2 + 40 * sum(e * e for e in eps_t) / 8
+    rho = 0.1**2 / 2 + 3 * b.eps_base**2 / 2 + 40 * sum(e * e for e in eps_t) / 8
     assert c.rho == pytest.approx(rho) and c.rho >= rho
     assert b.lam == pytest.approx(2 * 40 / b.eps_base)
     one = BoostingForQueries(wl, epsilon=1.0, n_public=500.0, rounds=1, k=40)
@@ -344,14 +381,16 @@ def test_boosting_runs_and_charges(dom, hist, seeded):
     wl = MarginalWorkload.k_way(dom, 2)
     n = hist.counts.sum()
     b = PrivacyBudget(2.0)
-    r = BoostingForQueries(wl, epsilon=2.0, n_public=n, rounds=3, k=30, fit_passes=5,
-                           rng=seeded(), budget=b).run(hist, return_weights=True)
+    r = BoostingForQueries(
+        wl, epsilon=2.0, n_public=n, rounds=3, k=30, fit_passes=5, rng=seeded(), budget=b
+    ).run(hist, return_weights=True)
     assert b.spent.epsilon == pytest.approx(2.0) and len(b.ledger) == 1
     assert r.synopses.shape == (3, wl.n_queries)
     np.testing.assert_array_equal(r.answers, np.median(r.synopses, axis=0))
     assert r.weights.sum() == pytest.approx(1.0) and (r.weights > 0).all()
-    r2 = BoostingForQueries(wl, epsilon=2.0, n_public=n, rounds=1, k=30, round_to=50,
-                            rng=seeded()).run(hist)
+    r2 = BoostingForQueries(
+        wl, epsilon=2.0, n_public=n, rounds=1, k=30, round_to=50, rng=seeded()
+    ).run(hist)
     assert r2.weights is None and np.isfinite(r2.answers).all()
     with pytest.raises(dpfast.PrivacyParameterError):
         BoostingForQueries(wl, epsilon=2.0, n_public=n, rounds=2, k=30)
@@ -379,13 +418,15 @@ def test_mwem_gaussian_zcdp(seeded):
     """measure="gaussian": ρ = zcdp_budget(ε, δ), ε_sel = 2 sqrt(ρ_r), σ² = 1/ρ_r, and the
     measurement noise has that law (T = 1 on a 2-cell universe)."""
     from dpfast.accounting import zcdp_budget, zcdp_to_dp
+
     dom = Domain(["v"], [2])
     h = Histogram(dom, [30.0, 10.0])
     wl = MarginalWorkload(dom, [("v",)])
-    m = MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=4, n_public=40.0,
-             init=0.1)
+    m = MWEM(
+        wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=4, n_public=40.0, init=0.1
+    )
     rho = zcdp_budget(1.0, 1e-6)
-    rho_r = (rho - 0.1 ** 2 / 2) / 4
+    rho_r = (rho - 0.1**2 / 2) / 4
     assert m.rho == rho and zcdp_to_dp(rho, 1e-6) <= 1.0
     assert m.eps_round == pytest.approx(2 * math.sqrt(rho_r))
     assert m.eps_round <= 2 * math.sqrt(rho_r)
@@ -393,18 +434,35 @@ def test_mwem_gaussian_zcdp(seeded):
     c = m.privacy_cost
     assert (c.epsilon, c.delta, c.rho) == (1.0, 1e-6, rho)
     b = PrivacyBudget(1.0, 1e-6)
-    MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=2, n_public=40.0,
-         rng=seeded(11), budget=b).run(h)
+    MWEM(
+        wl,
+        epsilon=1.0,
+        delta=1e-6,
+        measure="gaussian",
+        rounds=2,
+        n_public=40.0,
+        rng=seeded(11),
+        budget=b,
+    ).run(h)
     assert b.spent.epsilon == 1.0 and b.spent.delta == 1e-6 and len(b.ledger) == 1
-    m1 = MWEM(wl, epsilon=1.0, delta=1e-6, measure="gaussian", rounds=1, n_public=40.0,
-              unit="query", passes=1, rng=seeded(12))
+    m1 = MWEM(
+        wl,
+        epsilon=1.0,
+        delta=1e-6,
+        measure="gaussian",
+        rounds=1,
+        n_public=40.0,
+        unit="query",
+        passes=1,
+        rng=seeded(12),
+    )
     noise = []
     for _ in range(3000):
-        (_, q, meas), = m1.run(h).log
+        ((_, q, meas),) = m1.run(h).log
         noise.append(int(meas[0] - h.counts[q]))
     sigma = math.sqrt(m1.sigma2)
     support = np.arange(-int(10 * sigma), int(10 * sigma) + 1)
-    pmf = np.exp(-support.astype(float) ** 2 / (2 * m1.sigma2))
+    pmf = np.exp(-(support.astype(float) ** 2) / (2 * m1.sigma2))
     counts = np.bincount(np.asarray(noise) - support[0], minlength=support.size)
     assert counts.size == support.size
     assert chi2_pvalue(counts, pmf / pmf.sum()) > ALPHA
@@ -415,18 +473,31 @@ def test_mwem_gaussian_zcdp(seeded):
 
 def test_boosting_gaussian_zcdp(dom, hist, seeded):
     from dpfast.accounting import zcdp_budget
+
     wl = MarginalWorkload.k_way(dom, 2)
-    b = BoostingForQueries(wl, epsilon=1.0, delta=1e-6, noise="gaussian",
-                           n_public=hist.counts.sum(), rounds=3, k=30, init=0.1,
-                           sample_share=0.2, fit_passes=3, rng=seeded())
+    b = BoostingForQueries(
+        wl,
+        epsilon=1.0,
+        delta=1e-6,
+        noise="gaussian",
+        n_public=hist.counts.sum(),
+        rounds=3,
+        k=30,
+        init=0.1,
+        sample_share=0.2,
+        fit_passes=3,
+        rng=seeded(),
+    )
     rho = zcdp_budget(1.0, 1e-6)
-    rest = rho - 0.1 ** 2 / 2
+    rest = rho - 0.1**2 / 2
     c = b.privacy_cost
     assert (c.epsilon, c.delta, c.rho) == (1.0, 1e-6, rho)
     parts = dict(c.parts)
     assert parts["base_rho"] == pytest.approx(0.8 * rest)
-    assert parts["sampling_rho"] == pytest.approx(0.2 * rest) and \
-        parts["sampling_rho"] <= 0.2 * rest
+    assert (
+        parts["sampling_rho"] == pytest.approx(0.2 * rest)
+        and parts["sampling_rho"] <= 0.2 * rest
+    )
     assert sum(parts.values()) <= rho * (1 + 1e-12)
     assert b.sigma2 == pytest.approx(30 / (2 * 0.8 * rest / 3))
     r = b.run(hist)

@@ -2,6 +2,7 @@
 refusals by type/shape/public value, exact sensitivities, the CSR kernels against numpy,
 MWEM's exact law at T = 1 with a fractional query, the baselines' noise scale, and the
 marginal path reproduced when the matrix encodes the same marginal cells."""
+
 import math
 from fractions import Fraction
 
@@ -31,10 +32,11 @@ from stat_helpers import ALPHA, chi2_pvalue
 
 # ------------------------------------------------------------------ data model
 
+
 def test_dense_sparse_csr_and_queries_agree(dom, hist):
     g = np.random.default_rng(1)
     M = g.random((6, dom.size)) * (g.random((6, dom.size)) < 0.3)
-    M[2] = 0.0                                     # an empty query answers 0
+    M[2] = 0.0  # an empty query answers 0
     dense = LinearWorkload(dom, M)
     sp = LinearWorkload(dom, sparse.csr_matrix(M))
     coo = LinearWorkload(dom, sparse.coo_matrix(M))
@@ -58,8 +60,11 @@ def test_cell_queries_and_marginals_as_rows(dom, hist):
     assert lw.indices.size == wl.m * dom.size
     np.testing.assert_array_equal(lw.answer(hist), wl.answer(hist))
     assert lw.sensitivity() == wl.sensitivity() == marginal_sensitivity(lw)
-    qs = [CellQuery(dom, ("a", "d"), (2, 4)), CellQuery(dom, "b", 1),
-          LinearQuery.from_cells(dom, [0, 5, 7])]
+    qs = [
+        CellQuery(dom, ("a", "d"), (2, 4)),
+        CellQuery(dom, "b", 1),
+        LinearQuery.from_cells(dom, [0, 5, 7]),
+    ]
     w = LinearWorkload.from_queries(dom, qs)
     assert w.binary
     np.testing.assert_allclose(w.answer(hist), [q.evaluate(hist.counts) for q in qs])
@@ -71,7 +76,7 @@ def test_exact_sensitivity(dom):
     M[1, :10] = 1.0
     M[2, 5] = 1.0
     w = LinearWorkload(dom, M)
-    l1, l2 = w.sensitivity()                         # cell 5 is in all three
+    l1, l2 = w.sensitivity()  # cell 5 is in all three
     assert l1 == 3.0 and Fraction(l2) ** 2 >= 3 and l2 == pytest.approx(math.sqrt(3.0))
     F = np.full((4, dom.size), 0.1)
     f = LinearWorkload(dom, F)
@@ -80,18 +85,32 @@ def test_exact_sensitivity(dom):
     assert l2 >= math.sqrt(math.fsum([0.01] * 4)) and l2 == pytest.approx(0.2, rel=1e-14)
 
 
-@pytest.mark.parametrize("bad", [np.array([[0.5]], dtype=object),
-                                 np.ones((2, 120), dtype=np.complex128),
-                                 np.ones((2, 120), dtype=np.longdouble),
-                                 [["a"] * 120]])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([[0.5]], dtype=object),
+        np.ones((2, 120), dtype=np.complex128),
+        np.ones((2, 120), dtype=np.longdouble),
+        [["a"] * 120],
+    ],
+)
 def test_refused_by_type(dom, bad):
     with pytest.raises(TypeError):
         LinearWorkload(dom, bad)
 
 
-@pytest.mark.parametrize("bad", [np.full((2, 120), 1.5), np.full((2, 120), -0.1),
-                                 np.full((2, 120), np.nan), np.full((2, 120), np.inf),
-                                 np.ones((2, 119)), np.ones(120), np.ones((0, 120))])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.full((2, 120), 1.5),
+        np.full((2, 120), -0.1),
+        np.full((2, 120), np.nan),
+        np.full((2, 120), np.inf),
+        np.ones((2, 119)),
+        np.ones(120),
+        np.ones((0, 120)),
+    ],
+)
 def test_refused_by_public_value_or_shape(dom, bad):
     with pytest.raises(dpfast.PrivacyParameterError):
         LinearWorkload(dom, bad)
@@ -100,7 +119,7 @@ def test_refused_by_public_value_or_shape(dom, bad):
 def test_from_csr_validation(dom):
     ok = LinearWorkload.from_csr(dom, [0, 2, 3], [4, 1, 119])
     assert ok.binary and ok.n_queries == 2
-    np.testing.assert_array_equal(ok.indices, [1, 4, 119])    # sorted within rows
+    np.testing.assert_array_equal(ok.indices, [1, 4, 119])  # sorted within rows
     # explicit zeros are dropped, empty rows (also the last ones) answer 0
     z = LinearWorkload.from_csr(dom, [0, 2, 2, 3, 3], [4, 1, 7], [0.5, 0.0, 0.0])
     np.testing.assert_array_equal(z.indptr, [0, 1, 1, 1, 1])
@@ -109,8 +128,15 @@ def test_from_csr_validation(dom):
         LinearWorkload.from_csr(dom, [0, 1], [1.0])
     with pytest.raises(TypeError):
         LinearWorkload.from_csr(dom, np.array([0, 1], dtype=np.uint64), [1])
-    for ptr, idx in (([0, 2], [1]), ([1, 1], [1]), ([0, 2, 1], [1, 2]), ([0], []),
-                     ([0, 1], [120]), ([0, 1], [-1]), ([0, 2], [3, 3])):
+    for ptr, idx in (
+        ([0, 2], [1]),
+        ([1, 1], [1]),
+        ([0, 2, 1], [1, 2]),
+        ([0], []),
+        ([0, 1], [120]),
+        ([0, 1], [-1]),
+        ([0, 2], [3, 3]),
+    ):
         with pytest.raises(dpfast.PrivacyParameterError):
             LinearWorkload.from_csr(dom, ptr, idx)
     with pytest.raises(dpfast.PrivacyParameterError):
@@ -132,8 +158,17 @@ def test_kernels_refuse_malformed_rows():
     with pytest.raises(ValueError):
         _core.rel_csr_matvec(w, ptr, np.array([0, 1], dtype=np.int32), np.ones(1), out)
     with pytest.raises(ValueError):
-        _core.rel_mw_rows(w, ptr, np.array([0, 1], dtype=np.int32), None,
-                          np.array([1], dtype=np.int64), np.ones(1), 1, 10.0, 1.0)
+        _core.rel_mw_rows(
+            w,
+            ptr,
+            np.array([0, 1], dtype=np.int32),
+            None,
+            np.array([1], dtype=np.int64),
+            np.ones(1),
+            1,
+            10.0,
+            1.0,
+        )
 
 
 def test_mw_rows_matches_sequential_reference(dom):
@@ -141,8 +176,10 @@ def test_mw_rows_matches_sequential_reference(dom):
     pass, against numpy on a fractional and a 0/1 workload."""
     g = np.random.default_rng(2)
     n = 500.0
-    for M in (g.random((5, dom.size)) * (g.random((5, dom.size)) < 0.5),
-              (g.random((5, dom.size)) < 0.3).astype(float)):
+    for M in (
+        g.random((5, dom.size)) * (g.random((5, dom.size)) < 0.5),
+        (g.random((5, dom.size)) < 0.3).astype(float),
+    ):
         w = LinearWorkload(dom, M)
         rows = np.array([3, 0, 4, 0], dtype=np.int64)
         targets = g.random(4) * n
@@ -158,6 +195,7 @@ def test_mw_rows_matches_sequential_reference(dom):
 
 
 # ------------------------------------------------------------------ MWEM
+
 
 def test_mwem_one_round_general_query_exact_law(seeded):
     """T = 1 on a 2-cell universe with fractional queries: the selection is the
@@ -177,9 +215,16 @@ def test_mwem_one_round_general_query_exact_law(seeded):
     noise = []
     rng = seeded(11)
     for i in range(3000):
-        r = MWEM(wl, epsilon=eps, rounds=1, n_public=n, unit=("query", "group")[i % 2],
-                 passes=1, rng=rng).run(h)
-        (_, q, m), = r.log
+        r = MWEM(
+            wl,
+            epsilon=eps,
+            rounds=1,
+            n_public=n,
+            unit=("query", "group")[i % 2],
+            passes=1,
+            rng=rng,
+        ).run(h)
+        ((_, q, m),) = r.log
         picks[q] += 1
         noise.append(m[0] - truth[q])
         want = np.exp(Q[q] * (m[0] - qa0[q]) / (2 * n))
@@ -209,10 +254,12 @@ def test_matrix_of_marginal_cells_reproduces_marginal_path(dom, hist, seeded):
     d = MWEM(lw, epsilon=2.0, rounds=8, n_public=n, unit="query", rng=seeded(3)).run(hist)
     np.testing.assert_array_equal(c.histogram.counts, d.histogram.counts)
     # boosting: the same draws, noisy answers and fits
-    ba = BoostingForQueries(wl, epsilon=1.0, n_public=n, rounds=3, k=40,
-                            rng=seeded(4)).run(hist)
-    bb = BoostingForQueries(lw, epsilon=1.0, n_public=n, rounds=3, k=40,
-                            rng=seeded(4)).run(hist)
+    ba = BoostingForQueries(wl, epsilon=1.0, n_public=n, rounds=3, k=40, rng=seeded(4)).run(
+        hist
+    )
+    bb = BoostingForQueries(lw, epsilon=1.0, n_public=n, rounds=3, k=40, rng=seeded(4)).run(
+        hist
+    )
     np.testing.assert_allclose(bb.answers, ba.answers, rtol=1e-9)
     assert ba.privacy == bb.privacy
 
@@ -224,10 +271,10 @@ def test_mwem_and_boosting_on_fractional_workload(dom, hist, seeded):
     n = float(hist.counts.sum())
     truth = wl.answer(hist)
     r = MWEM(wl, epsilon=4.0, rounds=10, n_public=n, rng=seeded(5)).run(hist)
-    assert len({u for _, u, _ in r.log}) == 10            # exclude_measured
+    assert len({u for _, u, _ in r.log}) == 10  # exclude_measured
     assert r.histogram.counts.sum() == pytest.approx(n)
     base = np.abs(n / dom.size * M.sum(axis=1) - truth).max()
-    assert np.abs(r.answers - truth).max() < base          # it learned something
+    assert np.abs(r.answers - truth).max() < base  # it learned something
     b = BoostingForQueries(wl, epsilon=2.0, n_public=n, rounds=3, k=30, rng=seeded(6))
     res = b.run(hist)
     assert res.synopses.shape == (3, 40) and np.isfinite(res.answers).all()
@@ -240,14 +287,16 @@ def test_costs_and_budget_before_reading(dom, hist):
     mk = MarginalWorkload.k_way(dom, 1)
     a = MWEM(wl, epsilon=1.0, rounds=4, n_public=10.0, init=0.2).privacy_cost
     b = MWEM(mk, epsilon=1.0, rounds=4, n_public=10.0, init=0.2).privacy_cost
-    assert a == b                                           # the cost ignores the workload
+    assert a == b  # the cost ignores the workload
     spy = Spy(dom, hist.counts)
     bud = PrivacyBudget(0.5)
-    for call in (lambda: MWEM(wl, epsilon=1.0, rounds=2, n_public=10.0,
-                              budget=bud).run(spy),
-                 lambda: laplace_marginals(wl, spy, epsilon=1.0, budget=bud),
-                 lambda: BoostingForQueries(wl, epsilon=1.0, n_public=10.0, rounds=1, k=3,
-                                            budget=bud).run(spy)):
+    for call in (
+        lambda: MWEM(wl, epsilon=1.0, rounds=2, n_public=10.0, budget=bud).run(spy),
+        lambda: laplace_marginals(wl, spy, epsilon=1.0, budget=bud),
+        lambda: BoostingForQueries(
+            wl, epsilon=1.0, n_public=10.0, rounds=1, k=3, budget=bud
+        ).run(spy),
+    ):
         with pytest.raises(dpfast.BudgetExceededError):
             call()
     assert spy.reads == 0 and bud.spent.epsilon == 0
@@ -262,10 +311,15 @@ def test_baselines_noise_scale(dom, hist, seeded):
     assert l1 == pytest.approx(M.sum(axis=0).max())
     eps = 0.7
     for fn, scale in ((laplace_marginals, l1 / eps), (laplace_per_query, 30 / eps)):
-        noise = np.concatenate([fn(wl, hist, epsilon=eps, rng=seeded(s)) - truth
-                                for s in range(20)])
+        noise = np.concatenate(
+            [fn(wl, hist, epsilon=eps, rng=seeded(s)) - truth for s in range(20)]
+        )
         assert stats.kstest(noise / scale, stats.laplace.cdf).pvalue > ALPHA
     sig = dpfast.mechanisms.gaussian_sigma(1.0, 1e-6, l2)
-    noise = np.concatenate([gaussian_marginals(wl, hist, epsilon=1.0, delta=1e-6,
-                                               rng=seeded(s)) - truth for s in range(20)])
+    noise = np.concatenate(
+        [
+            gaussian_marginals(wl, hist, epsilon=1.0, delta=1e-6, rng=seeded(s)) - truth
+            for s in range(20)
+        ]
+    )
     assert stats.kstest(noise / sig, stats.norm.cdf).pvalue > ALPHA

@@ -1,5 +1,6 @@
 """dpfast.query_release.OnlinePMW: exact law on a 2-element universe, ⊥ is free, at most c
 updates, no data access after the halt, erratum E7, Thm 4.10, the theory fixed point."""
+
 import math
 
 import numpy as np
@@ -33,8 +34,9 @@ def first_query_law(f, e, T, sigma):
     dens = stats.laplace(scale=sigma).pdf
 
     def p(g):
-        return integrate.quad(lambda r: dens(r) * g(r), -60 * sigma, 60 * sigma,
-                              limit=400, points=[0.0])[0]
+        return integrate.quad(
+            lambda r: dens(r) * g(r), -60 * sigma, 60 * sigma, limit=400, points=[0.0]
+        )[0]
 
     top1 = p(lambda r: 1 - F(r + a1))
     top2 = p(lambda r: F(r + a1) * (1 - F(r + a2)))
@@ -56,15 +58,16 @@ def test_exact_law_two_element_universe(seeded):
     rng = seeded(31)
     h = Histogram(DOM2, x)
     for _ in range(4000):
-        p = OnlinePMW(h, epsilon=eps, n_public=n, cutoff=c, threshold=T, clip=False,
-                      rng=rng)
+        p = OnlinePMW(
+            h, epsilon=eps, n_public=n, cutoff=c, threshold=T, clip=False, rng=rng
+        )
         v, kind = p.answer(q)
         if kind == "hypothesis":
             counts[2] += 1
             assert v == n / 2
         else:
             assert kind == "measured"
-            counts[p._ns.consumed - 1] += 1       # E7: 1 query if the first fired
+            counts[p._ns.consumed - 1] += 1  # E7: 1 query if the first fired
             if p._ns.consumed == 1:
                 vals.append(v - x[0])
     assert chi2_pvalue(counts, law) > ALPHA
@@ -80,8 +83,16 @@ def test_bottom_costs_nothing(seeded):
     h = Histogram(dom, np.arange(12.0))
     wl = MarginalWorkload.k_way(dom, 1)
     b = PrivacyBudget(1.0)
-    p = OnlinePMW(h, epsilon=0.5, n_public=66.0, cutoff=3, threshold=1e6, init=0.2,
-                  budget=b, rng=seeded())
+    p = OnlinePMW(
+        h,
+        epsilon=0.5,
+        n_public=66.0,
+        cutoff=3,
+        threshold=1e6,
+        init=0.2,
+        budget=b,
+        rng=seeded(),
+    )
     assert len(b.ledger) == 1 and b.spent.epsilon == pytest.approx(0.7)
     for _ in range(20):
         for q in range(wl.n_queries):
@@ -99,9 +110,16 @@ def test_at_most_c_updates_and_no_data_after_halt(seeded, ask_both):
     spy = Spy(dom, np.arange(12.0))
     wl = MarginalWorkload.k_way(dom, 2)
     c = 5
-    p = OnlinePMW(spy, epsilon=1.0, n_public=66.0, cutoff=c, threshold=-1e6,
-                  ask_both=ask_both, rng=seeded())
-    assert spy.reads <= 1            # the warm start is off: nothing read yet
+    p = OnlinePMW(
+        spy,
+        epsilon=1.0,
+        n_public=66.0,
+        cutoff=c,
+        threshold=-1e6,
+        ask_both=ask_both,
+        rng=seeded(),
+    )
+    assert spy.reads <= 1  # the warm start is off: nothing read yet
     spy.reads = 0
     kinds = []
     reads_at_halt = None
@@ -112,12 +130,12 @@ def test_at_most_c_updates_and_no_data_after_halt(seeded, ask_both):
             reads_at_halt = (spy.reads, p.data_reads)
         assert p.updates_used <= c
     assert p.updates_used == c and p.halted
-    per = 2 if ask_both else 1         # with T = -1e6 every asked comparison fires
+    per = 2 if ask_both else 1  # with T = -1e6 every asked comparison fires
     n_measured = math.ceil(c / per)
     assert kinds[:n_measured] == ["measured"] * n_measured
     assert set(kinds[n_measured:]) == {"exhausted"}
     assert p.data_reads == n_measured
-    assert (spy.reads, p.data_reads) == reads_at_halt    # nothing read after the halt
+    assert (spy.reads, p.data_reads) == reads_at_halt  # nothing read after the halt
     assert p._ns.consumed == c
 
 
@@ -125,8 +143,7 @@ def test_e7_second_query_only_after_bottom(seeded):
     """With the first one-sided query above threshold, the second is never asked."""
     dom = Domain(["a"], [4])
     h = Histogram(dom, np.array([50.0, 0.0, 0.0, 0.0]))
-    p = OnlinePMW(h, epsilon=1.0, n_public=50.0, cutoff=100, threshold=-1e6,
-                  rng=seeded())
+    p = OnlinePMW(h, epsilon=1.0, n_public=50.0, cutoff=100, threshold=-1e6, rng=seeded())
     for i in range(10):
         p.answer(CellQuery(dom, ("a",), (0,)))
         assert p._ns.consumed == i + 1
@@ -162,13 +179,22 @@ def test_thm_4_10_update_bound_with_exact_answers():
                     st.scale(q, math.exp(eta if v > est else -eta))
                     updates += 1
                     changed = True
-        assert 0 < updates <= 4 * math.log(dom.size) / alpha ** 2
+        assert 0 < updates <= 4 * math.log(dom.size) / alpha**2
 
 
-@pytest.mark.parametrize("eps,delta,alpha,c", [
-    (0.1, 0.0, 1.07, 39), (0.5, 0.0, 0.64, 107), (1.0, 0.0, 0.51, 167), (2.0, 0.0, 0.41, 261),
-    (0.1, 1e-9, 1.47, 21), (0.5, 1e-9, 0.69, 92), (1.0, 1e-9, 0.50, 177),
-    (2.0, 1e-9, 0.36, 341)])
+@pytest.mark.parametrize(
+    "eps,delta,alpha,c",
+    [
+        (0.1, 0.0, 1.07, 39),
+        (0.5, 0.0, 0.64, 107),
+        (1.0, 0.0, 0.51, 167),
+        (2.0, 0.0, 0.41, 261),
+        (0.1, 1e-9, 1.47, 21),
+        (0.5, 1e-9, 0.69, 92),
+        (1.0, 1e-9, 0.50, 177),
+        (2.0, 1e-9, 0.36, 341),
+    ],
+)
 def test_fixed_point_matches_prototype_table(eps, delta, alpha, c):
     a, cc = pmw_theory_alpha(eps, delta, 48842, 57600, 659, 0.05)
     assert round(a, 2) == alpha and cc == c
@@ -180,24 +206,28 @@ def test_from_accuracy(seeded):
     n = 16000.0
     a_min, _ = pmw_theory_alpha(1.0, 0.0, n, 16, 10, 0.05)
     with pytest.raises(dpfast.PrivacyParameterError, match="at least"):
-        OnlinePMW.from_accuracy(h, alpha=0.9 * a_min, beta=0.05, epsilon=1.0, n_public=n,
-                                n_queries=10)
+        OnlinePMW.from_accuracy(
+            h, alpha=0.9 * a_min, beta=0.05, epsilon=1.0, n_public=n, n_queries=10
+        )
     feasible = pmw_min_alpha(1.0, 0.0, n, 16, 10, 0.05)
     assert a_min <= feasible < 1.1 * a_min
-    OnlinePMW.from_accuracy(h, alpha=feasible, beta=0.05, epsilon=1.0, n_public=n,
-                            n_queries=10, rng=seeded())
+    OnlinePMW.from_accuracy(
+        h, alpha=feasible, beta=0.05, epsilon=1.0, n_public=n, n_queries=10, rng=seeded()
+    )
     with pytest.raises(dpfast.PrivacyParameterError):
-        OnlinePMW.from_accuracy(h, alpha=feasible * (1 - 1e-6), beta=0.05, epsilon=1.0,
-                                n_public=n, n_queries=10)
-    p = OnlinePMW.from_accuracy(h, alpha=1.2 * a_min, beta=0.05, epsilon=1.0, n_public=n,
-                                n_queries=10, rng=seeded())
+        OnlinePMW.from_accuracy(
+            h, alpha=feasible * (1 - 1e-6), beta=0.05, epsilon=1.0, n_public=n, n_queries=10
+        )
+    p = OnlinePMW.from_accuracy(
+        h, alpha=1.2 * a_min, beta=0.05, epsilon=1.0, n_public=n, n_queries=10, rng=seeded()
+    )
     alpha = 1.2 * a_min
-    c = math.ceil(4 * math.log(16) / alpha ** 2)
+    c = math.ceil(4 * math.log(16) / alpha**2)
     a_sv = 9 * c * (math.log(20) + math.log(4 * c / 0.05)) / n
     assert p.cutoff == c and p.threshold == pytest.approx((alpha + a_sv) * n)
     assert p.eta == pytest.approx(alpha / 2) and p.guarantee == pytest.approx(3 * alpha * n)
     wl = MarginalWorkload.k_way(dom, 1)
-    for q in range(wl.n_queries):       # uniform data: the uniform start is exact
+    for q in range(wl.n_queries):  # uniform data: the uniform start is exact
         v, kind = p.answer(wl.cell_query(q))
         assert kind == "hypothesis" and v == pytest.approx(4000.0)
 
@@ -207,23 +237,35 @@ def test_budget_charged_once_before_anything(seeded):
     spy = Spy(dom, np.arange(12.0))
     b = PrivacyBudget(1.0)
     with pytest.raises(dpfast.BudgetExceededError):
-        OnlinePMW(spy, epsilon=0.95, n_public=66.0, cutoff=3, threshold=5.0, init=0.1,
-                  budget=b)
+        OnlinePMW(
+            spy, epsilon=0.95, n_public=66.0, cutoff=3, threshold=5.0, init=0.1, budget=b
+        )
     assert spy.reads == 0 and b.spent.epsilon == 0
-    p = OnlinePMW(spy, epsilon=0.9, n_public=66.0, cutoff=3, threshold=5.0, init=0.1,
-                  budget=b, rng=seeded())
+    p = OnlinePMW(
+        spy,
+        epsilon=0.9,
+        n_public=66.0,
+        cutoff=3,
+        threshold=5.0,
+        init=0.1,
+        budget=b,
+        rng=seeded(),
+    )
     assert b.spent.epsilon == pytest.approx(1.0) and len(b.ledger) == 1
     assert p.privacy_cost.rho == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("kw,exc", [
-    (dict(threshold=1.0, tau=2.0), dpfast.PrivacyParameterError),
-    (dict(), dpfast.PrivacyParameterError),
-    (dict(threshold=1.0, step="newton"), dpfast.PrivacyParameterError),
-    (dict(threshold=1.0, cutoff=0), dpfast.PrivacyParameterError),
-    (dict(threshold=float("nan")), dpfast.PrivacyParameterError),
-    (dict(threshold=1.0, clip=1), TypeError),
-])
+@pytest.mark.parametrize(
+    "kw,exc",
+    [
+        (dict(threshold=1.0, tau=2.0), dpfast.PrivacyParameterError),
+        (dict(), dpfast.PrivacyParameterError),
+        (dict(threshold=1.0, step="newton"), dpfast.PrivacyParameterError),
+        (dict(threshold=1.0, cutoff=0), dpfast.PrivacyParameterError),
+        (dict(threshold=float("nan")), dpfast.PrivacyParameterError),
+        (dict(threshold=1.0, clip=1), TypeError),
+    ],
+)
 def test_validation(kw, exc):
     h = Histogram(DOM2, [1.0, 2.0])
     args = dict(epsilon=1.0, n_public=3.0, cutoff=2)
@@ -247,8 +289,17 @@ def test_steps_and_replay_learn(seeded, step):
     """A measured answer moves the hypothesis toward it (all three rules)."""
     dom = Domain(["a"], [4])
     h = Histogram(dom, np.array([70.0, 10.0, 10.0, 10.0]))
-    p = OnlinePMW(h, epsilon=2.0, n_public=100.0, cutoff=20, threshold=-1e6, step=step,
-                  alpha=0.2, replay=2 if step == "adaptive" else 0, rng=seeded())
+    p = OnlinePMW(
+        h,
+        epsilon=2.0,
+        n_public=100.0,
+        cutoff=20,
+        threshold=-1e6,
+        step=step,
+        alpha=0.2,
+        replay=2 if step == "adaptive" else 0,
+        rng=seeded(),
+    )
     q = CellQuery(dom, ("a",), (0,))
     before = p.synthetic().counts[0]
     v, kind = p.answer(q)
@@ -261,6 +312,7 @@ def test_linear_queries(seeded):
     """General [0, 1] queries: validated as public, answered through the same stream
     with the same E7 rule; updates move the hypothesis; project needs a 0/1 query."""
     from dpfast.query_release import LinearQuery
+
     dom = Domain(["a", "b"], [3, 4])
     counts = np.arange(12.0)
     spy = Spy(dom, counts)
@@ -281,8 +333,17 @@ def test_linear_queries(seeded):
     assert kind == "hypothesis" and v == pytest.approx(n * f.weights.mean())
     assert p._ns.consumed == 2
     for step in ("adaptive", "book"):
-        p = OnlinePMW(spy, epsilon=1.0, n_public=n, cutoff=3, threshold=-1e6, step=step,
-                      alpha=0.2, replay=1, rng=seeded())
+        p = OnlinePMW(
+            spy,
+            epsilon=1.0,
+            n_public=n,
+            cutoff=3,
+            threshold=-1e6,
+            step=step,
+            alpha=0.2,
+            replay=1,
+            rng=seeded(),
+        )
         before = p.synthetic().counts
         v, kind = p.answer(g)
         assert kind == "measured" and p._ns.consumed == 1
@@ -292,9 +353,12 @@ def test_linear_queries(seeded):
         # the hypothesis moves toward the measured value
         assert (after[cells].sum() - before[cells].sum()) * (v - before[cells].sum()) > 0
         p.answer(f)
-        p.answer(CellQuery(dom, ("a",), (1,)))   # a cell query after linear ones: mixed replay
-    p = OnlinePMW(spy, epsilon=1.0, n_public=n, cutoff=3, threshold=-1e6, step="project",
-                  rng=seeded())
+        p.answer(
+            CellQuery(dom, ("a",), (1,))
+        )  # a cell query after linear ones: mixed replay
+    p = OnlinePMW(
+        spy, epsilon=1.0, n_public=n, cutoff=3, threshold=-1e6, step="project", rng=seeded()
+    )
     reads = spy.reads
     with pytest.raises(TypeError):
         p.answer(f)
@@ -306,6 +370,7 @@ def test_threads_share_one_pmw(seeded):
     """Concurrent answers: no error, never more than c updates, the stream's count of
     queries equals what the answers imply."""
     import threading
+
     dom = Domain(["a", "b"], [3, 4])
     h = Histogram(dom, np.arange(12.0) * 10)
     wl = MarginalWorkload.k_way(dom, 2)
@@ -337,8 +402,16 @@ def test_cached_hypothesis_marginals_stay_exact(seeded, step):
     h = Histogram(dom, g.integers(0, 40, dom.size))
     wls = [MarginalWorkload.k_way(dom, k) for k in (1, 2, 3, 4)]
     n = h.counts.sum()
-    p = OnlinePMW(h, epsilon=2.0, n_public=n, cutoff=60, threshold=0.02 * n, step=step,
-                  alpha=0.3, rng=seeded(5))
+    p = OnlinePMW(
+        h,
+        epsilon=2.0,
+        n_public=n,
+        cutoff=60,
+        threshold=0.02 * n,
+        step=step,
+        alpha=0.3,
+        rng=seeded(5),
+    )
     for _ in range(3):
         for wl in wls:
             for q in range(wl.n_queries):

@@ -37,15 +37,18 @@ def _em_law(u, eps):
 
 
 def _renyi(p, q, alpha):
-    t = alpha * np.log(p) + (1 - alpha) * np.log(q)      # in logs: no overflow
+    t = alpha * np.log(p) + (1 - alpha) * np.log(q)  # in logs: no overflow
     return (t.max() + math.log(float(np.exp(t - t.max()).sum()))) / (alpha - 1)
 
 
 ALPHAS = [1.01, 1.1, 1.5, 2, 3, 5, 10, 50, 200]
 # MWEM's scores are errors |true - estimate| of its units: one record moves one unit's
 # error up by 1 and another's down by 1 (non-monotone, sensitivity 1)
-NEIGHBOURS = [((0.0, 1.0), (1.0, 0.0)), ((0.0, 2.0, 1.0), (1.0, 1.0, 1.0)),
-              ((3.0, 0.0, 1.0, 2.0), (2.0, 1.0, 1.0, 2.0))]
+NEIGHBOURS = [
+    ((0.0, 1.0), (1.0, 0.0)),
+    ((0.0, 2.0, 1.0), (1.0, 1.0, 1.0)),
+    ((3.0, 0.0, 1.0, 2.0), (2.0, 1.0, 1.0, 2.0)),
+]
 
 
 @pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0])
@@ -60,7 +63,7 @@ def test_permute_and_flip_is_not_bounded_range_on_mwem_scores(eps):
                 pf = _renyi(_pf_law(a, eps), _pf_law(b, eps), alpha) / alpha
                 em = _renyi(_em_law(a, eps), _em_law(b, eps), alpha) / alpha
                 worst_pf, worst_em = max(worst_pf, pf), max(worst_em, em)
-    assert worst_pf > 1.5 * float(S.selection_rho("exponential", eps))   # the old charge
+    assert worst_pf > 1.5 * float(S.selection_rho("exponential", eps))  # the old charge
     assert worst_pf <= float(S.selection_rho("permute_and_flip", eps)) * (1 + 1e-12)
     assert worst_em <= float(S.selection_rho("exponential", eps)) * (1 + 1e-12)
 
@@ -74,17 +77,34 @@ def test_mwem_gaussian_permute_and_flip_charge_covers_its_selection(eps, delta, 
     eps_round MWEM now uses, D_alpha <= alpha eps_r^2/2 <= alpha rho_r/2 for every alpha.
     (Composed with the Gaussian over T = 10 rounds at eps = 1, delta = 1e-6, the old
     curve converts to eps ~ 1.40, the new one to ~ 0.95; docs/release.md.)"""
-    m = Q.MWEM(WL, epsilon=eps, delta=delta, rounds=T, n_public=100.0,
-               measure="gaussian", select="permute_and_flip")
+    m = Q.MWEM(
+        WL,
+        epsilon=eps,
+        delta=delta,
+        rounds=T,
+        n_public=100.0,
+        measure="gaussian",
+        select="permute_and_flip",
+    )
     rho_r = m.privacy_cost.rho / T
     e_new, e_old = m.eps_round, math.sqrt(4 * rho_r)
     u, v = (1.5, 1.0), (0.5, 2.0)
     alphas = np.exp(np.linspace(math.log(1.01), math.log(2000), 300))
-    old = max(max(_renyi(_pf_law(a, e_old), _pf_law(b, e_old), al) / al
-                  for a, b in ((u, v), (v, u))) for al in alphas)
-    new = max(max(_renyi(_pf_law(a, e_new), _pf_law(b, e_new), al) / al
-                  for a, b in ((u, v), (v, u))) for al in alphas)
-    assert old > 1.5 * rho_r / 2          # the old charge under-reported
+    old = max(
+        max(
+            _renyi(_pf_law(a, e_old), _pf_law(b, e_old), al) / al
+            for a, b in ((u, v), (v, u))
+        )
+        for al in alphas
+    )
+    new = max(
+        max(
+            _renyi(_pf_law(a, e_new), _pf_law(b, e_new), al) / al
+            for a, b in ((u, v), (v, u))
+        )
+        for al in alphas
+    )
+    assert old > 1.5 * rho_r / 2  # the old charge under-reported
     assert new <= float(S.selection_rho("permute_and_flip", e_new)) <= rho_r / 2
 
 
@@ -109,35 +129,47 @@ def _dec(x):
     return max(Fraction(x), decimal_of(x))
 
 
-@pytest.mark.parametrize("select,law", [("exponential", 8), ("gumbel", 8),
-                                        ("permute_and_flip", 2)])
+@pytest.mark.parametrize(
+    "select,law", [("exponential", 8), ("gumbel", 8), ("permute_and_flip", 2)]
+)
 @pytest.mark.parametrize("init", [None, 0.05])
 def test_mwem_laplace_rho_by_hand(select, law, init):
     T, eps = 5, 1.3
     m = Q.MWEM(WL, epsilon=eps, rounds=T, n_public=500.0, select=select, init=init)
     e = _dec(m.eps_round)
     e0 = Fraction(decimal_of(init)) if init else 0
-    want = e0 ** 2 / 2 + T * (e * e / law + e * e / 2)
-    assert m.privacy_cost.rho >= want and m.privacy_cost.rho == float(want) or \
-        m.privacy_cost.rho == math.nextafter(float(want), math.inf)
+    want = e0**2 / 2 + T * (e * e / law + e * e / 2)
+    assert (
+        m.privacy_cost.rho >= want
+        and m.privacy_cost.rho == float(want)
+        or m.privacy_cost.rho == math.nextafter(float(want), math.inf)
+    )
 
 
-@pytest.mark.parametrize("select,law", [("exponential", 8), ("gumbel", 8),
-                                        ("permute_and_flip", 2)])
+@pytest.mark.parametrize(
+    "select,law", [("exponential", 8), ("gumbel", 8), ("permute_and_flip", 2)]
+)
 @pytest.mark.parametrize("eps,delta,T", [(1.0, 1e-6, 4), (0.3, 1e-9, 10), (4.0, 1e-5, 1)])
 def test_mwem_gaussian_parts_sum_within_rho(select, law, eps, delta, T):
     """Per round: the selection's selection_rho plus the discrete Gaussian's 1/(2 sigma^2),
     T times, is at most the charged rho = zcdp_budget(eps, delta), and each half is
     within 2**-30 of rho/(2T) (the split is not lopsided)."""
-    m = Q.MWEM(WL, epsilon=eps, rounds=T, n_public=500.0, select=select, delta=delta,
-               measure="gaussian")
+    m = Q.MWEM(
+        WL,
+        epsilon=eps,
+        rounds=T,
+        n_public=500.0,
+        select=select,
+        delta=delta,
+        measure="gaussian",
+    )
     e = _dec(m.eps_round)
     sel = e * e / law
     meas = 1 / (2 * Fraction(m.sigma2))
     rho = Fraction(m.privacy_cost.rho)
     assert T * (sel + meas) <= rho
     for half in (sel, meas):
-        assert abs(half / (rho / (2 * T)) - 1) < 2 ** -30
+        assert abs(half / (rho / (2 * T)) - 1) < 2**-30
 
 
 def test_mwem_permute_and_flip_gets_half_the_epsilon_of_the_exponential_mechanism():
@@ -171,9 +203,10 @@ def test_boosting_laplace_parts_never_exceed_epsilon():
             e0 = 0
             sample = Fraction(b.privacy_cost.parts[-1][1])
             total = e0 + T * decimal_of(b.eps_base) + (0 if T == 1 else sample)
-            assert total <= decimal_of(eps) * (1 + Fraction(1, 2 ** 40)), (eps, T)
-            assert T * decimal_of(b.eps_base) <= decimal_of(eps) * (1 - Fraction(b.sample_share)
-                                                                    if T > 1 else 1)
+            assert total <= decimal_of(eps) * (1 + Fraction(1, 2**40)), (eps, T)
+            assert T * decimal_of(b.eps_base) <= decimal_of(eps) * (
+                1 - Fraction(b.sample_share) if T > 1 else 1
+            )
 
 
 def test_boosting_zcdp_parts_use_the_selection_rule():
@@ -181,9 +214,9 @@ def test_boosting_zcdp_parts_use_the_selection_rule():
     parts = dict(b.privacy_cost.parts)
     assert parts["sampling"] > 0
     rho = b.privacy_cost.rho
-    want = 5 * b.eps_base ** 2 / 2 + sum(3 * float(S.selection_rho("exponential",
-                                                                    b._eps_draw(t)))
-                                         for t in range(1, 6))
+    want = 5 * b.eps_base**2 / 2 + sum(
+        3 * float(S.selection_rho("exponential", b._eps_draw(t))) for t in range(1, 6)
+    )
     assert rho == pytest.approx(want, rel=1e-9) and rho >= want
 
 
@@ -199,21 +232,26 @@ def test_online_pmw_reports_the_exact_sum_it_charges():
     hist = Q.Histogram(Q.Domain(["a", "b"], [3, 2]), np.ones(6))
     pairs = [(2.508, 0.26), (1.82434, 0.6844), (2.9, 0.101), (0.1, 0.2), (1.0, 1e-3)]
     rnd = np.random.default_rng(5)
-    pairs += [(round(float(rnd.uniform(0.01, 3)), int(rnd.integers(1, 6))),
-               round(float(rnd.uniform(0.01, 1)), int(rnd.integers(1, 6))))
-              for _ in range(60)]
+    pairs += [
+        (
+            round(float(rnd.uniform(0.01, 3)), int(rnd.integers(1, 6))),
+            round(float(rnd.uniform(0.01, 1)), int(rnd.integers(1, 6))),
+        )
+        for _ in range(60)
+    ]
     for eps, init in pairs:
         if init <= 0:
             continue
         b = PrivacyBudget(100.0)
-        p = Q.OnlinePMW(hist, epsilon=eps, n_public=6.0, cutoff=3, threshold=2.0,
-                        init=init, budget=b)
+        p = Q.OnlinePMW(
+            hist, epsilon=eps, n_public=6.0, cutoff=3, threshold=2.0, init=init, budget=b
+        )
         want = decimal_of(eps) + decimal_of(init)
         cost = p.privacy_cost
         assert charged(cost.epsilon) == want, (eps, init)
         assert Fraction(cost.rho) >= want * want / 2
         again = PrivacyBudget(100.0)
-        charge(again, charged_amounts(cost), "again")    # as the release systems charge
+        charge(again, charged_amounts(cost), "again")  # as the release systems charge
         assert again.spent == b.spent, (eps, init)
 
 
@@ -227,10 +265,18 @@ def test_boosting_laplace_draws_and_fits_sum_within_epsilon_exactly(init):
         for T in (3, 5, 9):
             for k in (1, 4, 17):
                 for share in (0.2, 0.05, 0.5):
-                    b = Q.BoostingForQueries(WL, epsilon=eps, n_public=500.0, rounds=T,
-                                             k=k, sample_share=share,
-                                             init=None if init is None else eps * init)
-                    total = ((decimal_of(b.init) if b.init else 0)
-                             + T * decimal_of(b.eps_base)
-                             + k * sum(decimal_of(b._eps_draw(t)) for t in range(2, T + 1)))
+                    b = Q.BoostingForQueries(
+                        WL,
+                        epsilon=eps,
+                        n_public=500.0,
+                        rounds=T,
+                        k=k,
+                        sample_share=share,
+                        init=None if init is None else eps * init,
+                    )
+                    total = (
+                        (decimal_of(b.init) if b.init else 0)
+                        + T * decimal_of(b.eps_base)
+                        + k * sum(decimal_of(b._eps_draw(t)) for t in range(2, T + 1))
+                    )
                     assert total <= decimal_of(eps), (eps, T, k, share)

@@ -7,6 +7,7 @@ The prototype's numbers are pinned below; bench/release_pin_proto.py recomputes 
 RELEASE.md's prototype code on the same data and configurations.  UCI Adult itself is
 evaluated by bench/bench_release.py, not here (the suite reads no downloaded data).
 """
+
 import math
 
 import numpy as np
@@ -45,8 +46,10 @@ def toy_codes():
     z = g.integers(0, 3, N_RECORDS)
     cols = []
     for a, s in enumerate(SHAPE):
-        p = np.array([[(1 + (k + a + zz) % s) ** 2 for k in range(s)] for zz in range(3)],
-                     dtype=float)
+        p = np.array(
+            [[(1 + (k + a + zz) % s) ** 2 for k in range(s)] for zz in range(3)],
+            dtype=float,
+        )
         p /= p.sum(axis=1, keepdims=True)
         u = g.random(N_RECORDS)
         cols.append((u[:, None] > np.cumsum(p[z], axis=1)).sum(axis=1))
@@ -76,28 +79,83 @@ def _run(name, h, wl, rng, how="joint"):
         return laplace_marginals(wl, h, epsilon=EPS, rng=rng)
     if name == "mwem_group_warm":
         # the prototype's group unit selects among all marginals every round
-        return MWEM(wl, epsilon=EPS, rounds=10, n_public=n, init=0.1 * EPS,
-                    exclude_measured=False, replay=how, rng=rng).run(h).answers
+        return (
+            MWEM(
+                wl,
+                epsilon=EPS,
+                rounds=10,
+                n_public=n,
+                init=0.1 * EPS,
+                exclude_measured=False,
+                replay=how,
+                rng=rng,
+            )
+            .run(h)
+            .answers
+        )
     if name == "mwem_query_warm":
-        return MWEM(wl, epsilon=EPS, rounds=10, n_public=n, init=0.1 * EPS, unit="query",
-                    exclude_measured=False, replay=how, rng=rng).run(h).answers
+        return (
+            MWEM(
+                wl,
+                epsilon=EPS,
+                rounds=10,
+                n_public=n,
+                init=0.1 * EPS,
+                unit="query",
+                exclude_measured=False,
+                replay=how,
+                rng=rng,
+            )
+            .run(h)
+            .answers
+        )
     order = np.random.default_rng(int(rng.random_raw() % 2**32)).permutation(wl.n_queries)
     if name == "pmw_warm_replay":
-        p = OnlinePMW(h, epsilon=0.9 * EPS, init=0.1 * EPS, n_public=n, cutoff=10, tau=8,
-                      step="adaptive", replay=3, rng=rng)
+        p = OnlinePMW(
+            h,
+            epsilon=0.9 * EPS,
+            init=0.1 * EPS,
+            n_public=n,
+            cutoff=10,
+            tau=8,
+            step="adaptive",
+            replay=3,
+            rng=rng,
+        )
         return _pmw_answers(p, wl, order)
     if name == "pmw_textbook":
-        p = OnlinePMW(h, epsilon=EPS, n_public=n, cutoff=40, tau=8, step="book",
-                      clip=False, rng=rng)
+        p = OnlinePMW(
+            h, epsilon=EPS, n_public=n, cutoff=40, tau=8, step="book", clip=False, rng=rng
+        )
         return _pmw_answers(p, wl, order)
-    return BoostingForQueries(wl, epsilon=EPS, n_public=n, rounds=3, k=50, eta=0.2,
-                              sample_share=0.2, fit_passes=20, init=0.1 * EPS,
-                              fit=how, rng=rng).run(h).answers
+    return (
+        BoostingForQueries(
+            wl,
+            epsilon=EPS,
+            n_public=n,
+            rounds=3,
+            k=50,
+            eta=0.2,
+            sample_share=0.2,
+            fit_passes=20,
+            init=0.1 * EPS,
+            fit=how,
+            rng=rng,
+        )
+        .run(h)
+        .answers
+    )
 
 
-@pytest.mark.parametrize("name,order", [(nm, "joint") for nm in sorted(PROTOTYPE)] + [
-    ("mwem_group_warm", "sequential"), ("mwem_query_warm", "sequential"),
-    ("boosting_warm", "sequential")])
+@pytest.mark.parametrize(
+    "name,order",
+    [(nm, "joint") for nm in sorted(PROTOTYPE)]
+    + [
+        ("mwem_group_warm", "sequential"),
+        ("mwem_query_warm", "sequential"),
+        ("boosting_warm", "sequential"),
+    ],
+)
 def test_error_distribution_matches_prototype(setup, name, order):
     h, wl, truth = setup
     res = []
@@ -110,4 +168,7 @@ def test_error_distribution_matches_prototype(setup, name, order):
     se = res.std(axis=0, ddof=1) / math.sqrt(SEEDS)
     p_max, p_max_se, p_mean, p_mean_se = PROTOTYPE[name]
     assert abs(mine[0] - p_max) <= 2 * math.hypot(se[0], p_max_se), (mine, PROTOTYPE[name])
-    assert abs(mine[1] - p_mean) <= 2 * math.hypot(se[1], p_mean_se), (mine, PROTOTYPE[name])
+    assert abs(mine[1] - p_mean) <= 2 * math.hypot(se[1], p_mean_se), (
+        mine,
+        PROTOTYPE[name],
+    )

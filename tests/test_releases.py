@@ -1,5 +1,6 @@
 """dpfast.stats: noise laws and sensitivities, exactness of the secure integer paths,
 public bounds required, validation, budget charged once before drawing."""
+
 import math
 
 import numpy as np
@@ -21,7 +22,7 @@ def assert_dlap(noise, eps):
     zs = np.arange(noise.min(), noise.max() + 1)
     counts = np.array([(noise == z).sum() for z in zs])
     law = dlap_pmf(eps, zs)
-    law[0] += 1 - law.sum()            # the two tails beyond the observed range
+    law[0] += 1 - law.sum()  # the two tails beyond the observed range
     assert chi2_pvalue(counts, law) > ALPHA
 
 
@@ -34,8 +35,12 @@ def test_count_secure_is_the_geometric_mechanism(seeded):
 
 
 def test_count_fast(seeded):
-    out = np.array([R.count(np.zeros((50, 3)), epsilon=2.0, rng=seeded(2), mode="fast")
-                    for _ in range(2)])
+    out = np.array(
+        [
+            R.count(np.zeros((50, 3)), epsilon=2.0, rng=seeded(2), mode="fast")
+            for _ in range(2)
+        ]
+    )
     assert out.dtype == np.float64
 
 
@@ -47,7 +52,9 @@ def test_sum_secure_exact_grid_and_noise_scale(seeded):
     q = np.rint(exact / step)
     true_sum = float(q.sum()) * step
     g = seeded(3)
-    out = np.array([R.sum(x, lower=lo, upper=hi, epsilon=eps, rng=g) for _ in range(20_000)])
+    out = np.array(
+        [R.sum(x, lower=lo, upper=hi, epsilon=eps, rng=g) for _ in range(20_000)]
+    )
     # every release is a grid point
     assert np.all(out / step == np.rint(out / step))
     # noise: discrete Laplace of scale B/eps, B = max(|lo|, |hi|), on a 2^-28 grid
@@ -59,15 +66,19 @@ def test_sum_and_mean_with_bounds_narrower_than_a_grid_step(seeded):
     lo, hi = 1.0, 1.0 + 1e-12
     x = np.full(10, 1.0)
     out = R.sum(x, lower=lo, upper=hi, epsilon=1e6, rng=seeded(13))
-    assert abs(out - 10.0) < 1e-4              # noise scale B/eps = 1e-6
+    assert abs(out - 10.0) < 1e-4  # noise scale B/eps = 1e-6
     assert lo <= R.mean(x, lower=lo, upper=hi, epsilon=1.0, rng=seeded(13)) <= hi
 
 
 def test_sum_fast_noise_scale(seeded):
     x = np.random.default_rng(1).uniform(0, 1, 300)
     g = seeded(4)
-    out = np.array([R.sum(x, lower=0.0, upper=2.0, epsilon=1.0, rng=g, mode="fast")
-                    for _ in range(20_000)])
+    out = np.array(
+        [
+            R.sum(x, lower=0.0, upper=2.0, epsilon=1.0, rng=g, mode="fast")
+            for _ in range(20_000)
+        ]
+    )
     assert stats.kstest(out - math.fsum(x), stats.laplace(scale=2.0).cdf).pvalue > ALPHA
 
 
@@ -75,7 +86,9 @@ def test_sum_fast_noise_scale(seeded):
 def test_mean(mode, seeded):
     x = np.random.default_rng(2).normal(3.0, 1.0, 100_000)
     g = seeded(5)
-    outs = [R.mean(x, lower=0.0, upper=6.0, epsilon=1.0, rng=g, mode=mode) for _ in range(200)]
+    outs = [
+        R.mean(x, lower=0.0, upper=6.0, epsilon=1.0, rng=g, mode=mode) for _ in range(200)
+    ]
     assert all(0.0 <= m <= 6.0 for m in outs)
     clamped = np.clip(x, 0.0, 6.0).mean()
     # noise ~ (upper-lower)/2 / (n eps/2) = 6e-5 on the sum part plus the count's
@@ -92,8 +105,9 @@ def test_mean_secure_centred_sum_noise(seeded):
     n = 100_000
     x = np.full(n, 2.0)
     g = seeded(6)
-    outs = np.array([R.mean(x, lower=0.0, upper=4.0, epsilon=2.0, rng=g)
-                     for _ in range(2000)])
+    outs = np.array(
+        [R.mean(x, lower=0.0, upper=4.0, epsilon=2.0, rng=g) for _ in range(2000)]
+    )
     assert stats.kstest((outs - 2.0) * n, stats.laplace(scale=2.0).cdf).pvalue > ALPHA
 
 
@@ -129,8 +143,16 @@ def test_quantile(mode, seeded):
         cand = np.linspace(0, 100, 1025)
         assert out in cand
         assert abs(out - np.quantile(x, q)) < 0.5
-    out = R.quantile(x, 0.5, lower=0.0, upper=100.0, epsilon=5.0, candidates=[10.0, 49.9, 70.0],
-                     rng=g, mode=mode)
+    out = R.quantile(
+        x,
+        0.5,
+        lower=0.0,
+        upper=100.0,
+        epsilon=5.0,
+        candidates=[10.0, 49.9, 70.0],
+        rng=g,
+        mode=mode,
+    )
     assert out == 49.9
 
 
@@ -138,10 +160,11 @@ def test_quantile_accuracy_in_ranks(seeded):
     # Cor. 3.12 with Delta = max(a, 2^16 - a): the chosen candidate's utility is within
     # (2 Delta/eps)(ln K + ln(1/beta)) of the best with probability >= 1 - beta.
     from dpfast import accuracy as A
+
     x = np.arange(200.0)
     eps, beta, K = 0.5, 0.05, 201
-    cand = np.arange(-0.5, 200.0, 1.0)                 # K = 201 candidates between points
-    a, b = 2 ** 15, 2 ** 16
+    cand = np.arange(-0.5, 200.0, 1.0)  # K = 201 candidates between points
+    a, b = 2**15, 2**16
     alpha = A.exponential_mechanism_error(eps, n_candidates=K, beta=beta, sensitivity=a)
     g = seeded(10)
     fails = 0
@@ -155,43 +178,89 @@ def test_quantile_accuracy_in_ranks(seeded):
 
 # ---------------------------------------------------------------- validation
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda: R.count([1, 2], epsilon=0.0), dpfast.PrivacyParameterError),
-    (lambda: R.count([1, 2], epsilon=1.0, mode="exact"), dpfast.PrivacyParameterError),
-    (lambda: R.count(5, epsilon=1.0), TypeError),
-    (lambda: R.count([1], epsilon=1.0, rng="x"), TypeError),
-    (lambda: R.sum([1.0], epsilon=1.0), TypeError),
-    (lambda: R.sum([1.0], lower=1.0, upper=1.0, epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: R.sum([1.0], lower=2.0, upper=1.0, epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: R.sum([1.0], lower=float("nan"), upper=1.0, epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.sum([1.0], lower=0.0, upper=float("inf"), epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.sum(["a"], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
-    (lambda: R.sum([True], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
-    (lambda: R.mean([1.0], lower=0.0, epsilon=1.0), TypeError),
-    (lambda: R.mean([1.0], lower=0.0, upper=1.0, epsilon=-1.0), dpfast.PrivacyParameterError),
-    (lambda: R.histogram([1.0], 3, epsilon=1.0), TypeError),
-    (lambda: R.histogram([1.0], 0, range=(0, 1), epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: R.histogram([1.0], [0.0], epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: R.histogram([1.0], [0.0, 2.0, 1.0], epsilon=1.0), dpfast.PrivacyParameterError),
-    (lambda: R.histogram([1.0], [0.0, float("nan")], epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.histogram([1.0], 2, range=(1.0, 0.0), epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.histogram(["x"], [0.0, 1.0], epsilon=1.0), TypeError),
-    (lambda: R.quantile([1.0], 0.5, epsilon=1.0), TypeError),
-    (lambda: R.quantile([1.0], 1.5, lower=0.0, upper=1.0, epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.quantile([1.0], -0.1, lower=0.0, upper=1.0, epsilon=1.0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.quantile([1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0, candidates=0),
-     dpfast.PrivacyParameterError),
-    (lambda: R.quantile([1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0, candidates=[]),
-     dpfast.PrivacyParameterError),
-    (lambda: R.quantile([1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0,
-                        candidates=[0.0, float("inf")]), dpfast.PrivacyParameterError),
-])
+
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda: R.count([1, 2], epsilon=0.0), dpfast.PrivacyParameterError),
+        (lambda: R.count([1, 2], epsilon=1.0, mode="exact"), dpfast.PrivacyParameterError),
+        (lambda: R.count(5, epsilon=1.0), TypeError),
+        (lambda: R.count([1], epsilon=1.0, rng="x"), TypeError),
+        (lambda: R.sum([1.0], epsilon=1.0), TypeError),
+        (
+            lambda: R.sum([1.0], lower=1.0, upper=1.0, epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.sum([1.0], lower=2.0, upper=1.0, epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.sum([1.0], lower=float("nan"), upper=1.0, epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.sum([1.0], lower=0.0, upper=float("inf"), epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda: R.sum(["a"], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
+        (lambda: R.sum([True], lower=0.0, upper=1.0, epsilon=1.0), TypeError),
+        (lambda: R.mean([1.0], lower=0.0, epsilon=1.0), TypeError),
+        (
+            lambda: R.mean([1.0], lower=0.0, upper=1.0, epsilon=-1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda: R.histogram([1.0], 3, epsilon=1.0), TypeError),
+        (
+            lambda: R.histogram([1.0], 0, range=(0, 1), epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda: R.histogram([1.0], [0.0], epsilon=1.0), dpfast.PrivacyParameterError),
+        (
+            lambda: R.histogram([1.0], [0.0, 2.0, 1.0], epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.histogram([1.0], [0.0, float("nan")], epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.histogram([1.0], 2, range=(1.0, 0.0), epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda: R.histogram(["x"], [0.0, 1.0], epsilon=1.0), TypeError),
+        (lambda: R.quantile([1.0], 0.5, epsilon=1.0), TypeError),
+        (
+            lambda: R.quantile([1.0], 1.5, lower=0.0, upper=1.0, epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.quantile([1.0], -0.1, lower=0.0, upper=1.0, epsilon=1.0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.quantile([1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0, candidates=0),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.quantile(
+                [1.0], 0.5, lower=0.0, upper=1.0, epsilon=1.0, candidates=[]
+            ),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda: R.quantile(
+                [1.0],
+                0.5,
+                lower=0.0,
+                upper=1.0,
+                epsilon=1.0,
+                candidates=[0.0, float("inf")],
+            ),
+            dpfast.PrivacyParameterError,
+        ),
+    ],
+)
 def test_validation(call, exc):
     with pytest.raises(exc):
         call()
@@ -208,6 +277,7 @@ def test_inputs_not_modified(seeded):
 
 
 # ---------------------------------------------------------------- budget
+
 
 class Stub:
     def __init__(self, rng, fail=False):
@@ -240,7 +310,7 @@ def test_budget_charged_once_before_drawing(call, mode):
     start = g.state
     stub = Stub(g)
     call(rng=g, mode=mode, budget=stub)
-    (eps, delta, label, state), = stub.calls
+    ((eps, delta, label, state),) = stub.calls
     assert eps == 0.3 and delta == 0.0 and isinstance(label, str)
     assert _same(state, start) and not _same(g.state, start)
     g2 = dr.ChaCha20(12)

@@ -1,6 +1,7 @@
 """pandas in, pandas out, and numpy's ``axis=`` for dpfast.stats (issue 14, item 4):
 labels kept, one release per column with the budget split and charged once, before any
 noise, and after validation; numpy-only use never imports pandas."""
+
 import subprocess
 import sys
 
@@ -20,17 +21,29 @@ BOUNDS = {"lower": 0.0, "upper": 10.0}
 
 def frame(n=500):
     x = np.random.default_rng(0)
-    return pd.DataFrame({"age": x.uniform(0, 10, n), "visits": x.integers(0, 10, n),
-                         "score": x.normal(5, 2, n)},
-                        index=pd.RangeIndex(100, 100 + n, name="person"))
+    return pd.DataFrame(
+        {
+            "age": x.uniform(0, 10, n),
+            "visits": x.integers(0, 10, n),
+            "score": x.normal(5, 2, n),
+        },
+        index=pd.RangeIndex(100, 100 + n, name="person"),
+    )
 
 
 # ------------------------------------------------------------------ Series in
 
-@pytest.mark.parametrize("fn, kw", [
-    (R.sum, BOUNDS), (R.mean, BOUNDS), (R.variance, BOUNDS), (R.std, BOUNDS),
-    (R.quantile, {"q": 0.5, **BOUNDS}),
-])
+
+@pytest.mark.parametrize(
+    "fn, kw",
+    [
+        (R.sum, BOUNDS),
+        (R.mean, BOUNDS),
+        (R.variance, BOUNDS),
+        (R.std, BOUNDS),
+        (R.quantile, {"q": 0.5, **BOUNDS}),
+    ],
+)
 def test_a_series_gives_what_its_array_gives(fn, kw):
     s = frame()["age"]
     a = fn(s, epsilon=1.0, rng=ChaCha20(1), **kw)
@@ -61,10 +74,17 @@ def test_counts_of_a_series_or_categorical_is_indexed_by_the_public_categories()
 
 # ------------------------------------------------------------------ DataFrame, axis=
 
-@pytest.mark.parametrize("fn, kw", [
-    (R.sum, BOUNDS), (R.mean, BOUNDS), (R.variance, BOUNDS), (R.std, BOUNDS),
-    (R.quantile, {"q": 0.5, **BOUNDS}),
-])
+
+@pytest.mark.parametrize(
+    "fn, kw",
+    [
+        (R.sum, BOUNDS),
+        (R.mean, BOUNDS),
+        (R.variance, BOUNDS),
+        (R.std, BOUNDS),
+        (R.quantile, {"q": 0.5, **BOUNDS}),
+    ],
+)
 def test_axis_0_is_one_release_per_column_with_an_even_share(fn, kw):
     df = frame()
     out = fn(df, epsilon=1.5, axis=0, rng=ChaCha20(4), **kw)
@@ -83,8 +103,9 @@ def test_axis_1_is_one_release_per_row_labelled_by_the_index():
     df = frame(4)
     out = R.sum(df, epsilon=1.0, axis=1, rng=ChaCha20(5), **BOUNDS)
     assert isinstance(out, pd.Series) and out.index.equals(df.index)
-    assert R.sum(df.to_numpy(dtype=float), epsilon=1.0, axis=-1, rng=ChaCha20(5),
-                 **BOUNDS).shape == (4,)
+    assert R.sum(
+        df.to_numpy(dtype=float), epsilon=1.0, axis=-1, rng=ChaCha20(5), **BOUNDS
+    ).shape == (4,)
 
 
 def test_quantiles_of_a_frame_is_a_frame_levels_by_columns():
@@ -92,9 +113,15 @@ def test_quantiles_of_a_frame_is_a_frame_levels_by_columns():
     out = R.quantiles(df, [0.25, 0.75], epsilon=3.0, axis=0, rng=ChaCha20(6), **BOUNDS)
     assert isinstance(out, pd.DataFrame)
     assert list(out.index) == [0.25, 0.75] and list(out.columns) == list(df.columns)
-    arr = R.quantiles(df.to_numpy(dtype=float), [0.25, 0.75], epsilon=3.0, axis=0,
-                      rng=ChaCha20(6), **BOUNDS)
-    assert arr.shape == (2, 3)              # np.quantile(a, qs, axis=0)'s shape
+    arr = R.quantiles(
+        df.to_numpy(dtype=float),
+        [0.25, 0.75],
+        epsilon=3.0,
+        axis=0,
+        rng=ChaCha20(6),
+        **BOUNDS,
+    )
+    assert arr.shape == (2, 3)  # np.quantile(a, qs, axis=0)'s shape
     np.testing.assert_array_equal(out.to_numpy(), arr)
     assert (out.loc[0.25] <= out.loc[0.75]).all()
 
@@ -102,7 +129,9 @@ def test_quantiles_of_a_frame_is_a_frame_levels_by_columns():
 def test_numpy_axis_matches_numpys_reduction_shape():
     a = np.zeros((2, 3, 4))
     for axis in (0, 1, 2, -1):
-        assert R.sum(a, epsilon=1.0, axis=axis, **BOUNDS).shape == np.sum(a, axis=axis).shape
+        assert (
+            R.sum(a, epsilon=1.0, axis=axis, **BOUNDS).shape == np.sum(a, axis=axis).shape
+        )
     assert type(R.sum(np.zeros(5), epsilon=1.0, axis=0, **BOUNDS)) is float
     # axis=None on a 2-d input is refused (issue 22 item 6): every cell as a record
     # would count one person once per column while charging them once
@@ -112,19 +141,23 @@ def test_numpy_axis_matches_numpys_reduction_shape():
 
 def _budget():
     from dpfast.accounting import PrivacyBudget
+
     return PrivacyBudget(epsilon=10.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda x, b: R.sum(x, epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.mean(x, epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.variance(x, epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.std(x, epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.quantile(x, 0.5, epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.quantiles(x, [0.5], epsilon=1.0, budget=b, **BOUNDS),
-    lambda x, b: R.histogram(x, 4, range=(0.0, 10.0), epsilon=1.0, budget=b),
-    lambda x, b: R.estimate_bounds(x, epsilon=1.0, budget=b),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x, b: R.sum(x, epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.mean(x, epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.variance(x, epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.std(x, epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.quantile(x, 0.5, epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.quantiles(x, [0.5], epsilon=1.0, budget=b, **BOUNDS),
+        lambda x, b: R.histogram(x, 4, range=(0.0, 10.0), epsilon=1.0, budget=b),
+        lambda x, b: R.estimate_bounds(x, epsilon=1.0, budget=b),
+    ],
+)
 def test_a_two_column_frame_without_axis_is_refused_before_any_charge(call):
     """The DataFrame trap: count counts rows, so a release that took every cell of a
     two-column frame as a record would charge a person once for two contributions."""
@@ -135,7 +168,7 @@ def test_a_two_column_frame_without_axis_is_refused_before_any_charge(call):
             call(x, b)
         assert b.spent.epsilon == 0.0
     b = _budget()
-    call(df[df.columns[0]], b)                       # one column: one record per row
+    call(df[df.columns[0]], b)  # one column: one record per row
     assert b.spent.epsilon == 1.0
 
 
@@ -149,6 +182,7 @@ def test_each_column_gets_noise_of_its_share_not_of_the_total():
 
 
 # ------------------------------------------------------------------ budget
+
 
 def test_the_budget_is_charged_the_total_once():
     b = PrivacyBudget(2.0)
@@ -166,23 +200,51 @@ def test_a_refused_charge_draws_nothing():
     assert g.random_raw() == ChaCha20(10).random_raw() and len(b.ledger) == 0
 
 
-@pytest.mark.parametrize("call, exc", [
-    (lambda b: R.sum(frame(), lower=1.0, upper=0.0, epsilon=1.0, axis=0, budget=b),
-     dpfast.PrivacyParameterError),
-    (lambda b: R.sum(frame(), epsilon=0.0, axis=0, budget=b, **BOUNDS),
-     dpfast.PrivacyParameterError),
-    (lambda b: R.sum(frame(), epsilon=1.0, axis=2, budget=b, **BOUNDS),
-     dpfast.PrivacyParameterError),
-    (lambda b: R.sum(frame(), epsilon=1.0, axis=True, budget=b, **BOUNDS), TypeError),
-    (lambda b: R.sum(frame(), epsilon=1.0, axis=0.0, budget=b, **BOUNDS), TypeError),
-    (lambda b: R.mean(frame().assign(name="x"), epsilon=1.0, axis=0, budget=b, **BOUNDS),
-     TypeError),
-    (lambda b: R.sum(pd.DataFrame({"n": pd.array([True, None], dtype="boolean")}),
-                     epsilon=1.0, axis=0, budget=b, **BOUNDS), TypeError),
-    (lambda b: R.sum(pd.Series(["1", "2"]), epsilon=1.0, budget=b, **BOUNDS), TypeError),
-    (lambda b: R.quantiles(frame(), [0.5, 2.0], epsilon=1.0, axis=0, budget=b, **BOUNDS),
-     dpfast.PrivacyParameterError),
-])
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (
+            lambda b: R.sum(frame(), lower=1.0, upper=0.0, epsilon=1.0, axis=0, budget=b),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda b: R.sum(frame(), epsilon=0.0, axis=0, budget=b, **BOUNDS),
+            dpfast.PrivacyParameterError,
+        ),
+        (
+            lambda b: R.sum(frame(), epsilon=1.0, axis=2, budget=b, **BOUNDS),
+            dpfast.PrivacyParameterError,
+        ),
+        (lambda b: R.sum(frame(), epsilon=1.0, axis=True, budget=b, **BOUNDS), TypeError),
+        (lambda b: R.sum(frame(), epsilon=1.0, axis=0.0, budget=b, **BOUNDS), TypeError),
+        (
+            lambda b: R.mean(
+                frame().assign(name="x"), epsilon=1.0, axis=0, budget=b, **BOUNDS
+            ),
+            TypeError,
+        ),
+        (
+            lambda b: R.sum(
+                pd.DataFrame({"n": pd.array([True, None], dtype="boolean")}),
+                epsilon=1.0,
+                axis=0,
+                budget=b,
+                **BOUNDS,
+            ),
+            TypeError,
+        ),
+        (
+            lambda b: R.sum(pd.Series(["1", "2"]), epsilon=1.0, budget=b, **BOUNDS),
+            TypeError,
+        ),
+        (
+            lambda b: R.quantiles(
+                frame(), [0.5, 2.0], epsilon=1.0, axis=0, budget=b, **BOUNDS
+            ),
+            dpfast.PrivacyParameterError,
+        ),
+    ],
+)
 def test_bad_arguments_are_refused_before_the_charge(call, exc):
     b = PrivacyBudget(10.0)
     with pytest.raises(exc):
@@ -194,7 +256,7 @@ def test_an_empty_frame_releases_nothing_and_charges_nothing():
     b = PrivacyBudget(1.0)
     out = R.sum(pd.DataFrame(index=[]), epsilon=1.0, axis=0, budget=b, **BOUNDS)
     assert isinstance(out, pd.Series) and out.empty and len(b.ledger) == 0
-    with pytest.raises(dpfast.PrivacyParameterError):     # still validated
+    with pytest.raises(dpfast.PrivacyParameterError):  # still validated
         R.sum(pd.DataFrame(), lower=2.0, upper=1.0, epsilon=1.0, axis=0)
 
 
@@ -202,8 +264,10 @@ def test_repeated_column_labels_are_released_column_by_column():
     df = pd.DataFrame(np.array([[1.0, 5.0], [2.0, 6.0]]), columns=["x", "x"])
     out = R.sum(df, epsilon=1.0, axis=0, rng=ChaCha20(14), **BOUNDS)
     g = ChaCha20(14)
-    ref = [R.sum(np.array([1.0, 2.0]), epsilon=0.5, rng=g, **BOUNDS),
-           R.sum(np.array([5.0, 6.0]), epsilon=0.5, rng=g, **BOUNDS)]
+    ref = [
+        R.sum(np.array([1.0, 2.0]), epsilon=0.5, rng=g, **BOUNDS),
+        R.sum(np.array([5.0, 6.0]), epsilon=0.5, rng=g, **BOUNDS),
+    ]
     assert list(out.index) == ["x", "x"]
     np.testing.assert_array_equal(out.to_numpy(), ref)
 
@@ -211,34 +275,46 @@ def test_repeated_column_labels_are_released_column_by_column():
 def test_mixed_integer_and_float_columns_are_converted_one_by_one():
     # as a whole the frame would be upcast to float64, rounding 2**53 + 1; per column the
     # integers are converted exactly (clamped to +-2**53, the documented record policy)
-    df = pd.DataFrame({"i": np.array([2 ** 53 + 1, 3], dtype=np.int64), "f": [0.5, 1.5]})
+    df = pd.DataFrame({"i": np.array([2**53 + 1, 3], dtype=np.int64), "f": [0.5, 1.5]})
     out = R.sum(df, lower=0.0, upper=4.0, epsilon=1.0, axis=0, rng=ChaCha20(11))
     g = ChaCha20(11)
-    ref = [R.sum(np.array([2 ** 53 + 1, 3]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
-           R.sum(np.array([0.5, 1.5]), lower=0.0, upper=4.0, epsilon=0.5, rng=g)]
+    ref = [
+        R.sum(np.array([2**53 + 1, 3]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
+        R.sum(np.array([0.5, 1.5]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
+    ]
     np.testing.assert_array_equal(out.to_numpy(), ref)
 
 
 # ------------------------------------------------------------------ pandas stays optional
 
+
 def test_numpy_only_use_never_imports_pandas():
-    code = ("import sys, numpy as np, dpfast.stats as R\n"
-            "R.sum(np.ones((3, 2)), lower=0, upper=1, epsilon=1.0, axis=0)\n"
-            "R.quantiles(np.ones(9), [0.5], lower=0, upper=1, epsilon=1.0)\n"
-            "R.counts(np.array([1, 2]), [1, 2], epsilon=1.0)\n"
-            "assert 'pandas' not in sys.modules, 'pandas imported'\n")
+    code = (
+        "import sys, numpy as np, dpfast.stats as R\n"
+        "R.sum(np.ones((3, 2)), lower=0, upper=1, epsilon=1.0, axis=0)\n"
+        "R.quantiles(np.ones(9), [0.5], lower=0, upper=1, epsilon=1.0)\n"
+        "R.counts(np.array([1, 2]), [1, 2], epsilon=1.0)\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_nullable_columns_drop_missing_values_and_convert_exactly():
     # pd.NA is a missing record, dropped like NaN; Int64 beyond 2**53 is clamped exactly
     # (pandas' own to_numpy() would round it through float64)
-    df = pd.DataFrame({"i": pd.array([2 ** 60 + 1, None, 3], dtype="Int64"),
-                       "f": pd.array([0.5, None, 1.5], dtype="Float64")})
+    df = pd.DataFrame(
+        {
+            "i": pd.array([2**60 + 1, None, 3], dtype="Int64"),
+            "f": pd.array([0.5, None, 1.5], dtype="Float64"),
+        }
+    )
     out = R.sum(df, lower=0.0, upper=4.0, epsilon=1.0, axis=0, rng=ChaCha20(12))
     g = ChaCha20(12)
-    ref = [R.sum(np.array([2 ** 53, 3.0]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
-           R.sum(np.array([0.5, 1.5]), lower=0.0, upper=4.0, epsilon=0.5, rng=g)]
+    ref = [
+        R.sum(np.array([2**53, 3.0]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
+        R.sum(np.array([0.5, 1.5]), lower=0.0, upper=4.0, epsilon=0.5, rng=g),
+    ]
     np.testing.assert_array_equal(out.to_numpy(), ref)
-    assert R.mean(df["i"], epsilon=1.0, rng=ChaCha20(13), **BOUNDS) == \
-        R.mean(np.array([2 ** 53, 3.0]), epsilon=1.0, rng=ChaCha20(13), **BOUNDS)
+    assert R.mean(df["i"], epsilon=1.0, rng=ChaCha20(13), **BOUNDS) == R.mean(
+        np.array([2**53, 3.0]), epsilon=1.0, rng=ChaCha20(13), **BOUNDS
+    )

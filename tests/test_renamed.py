@@ -1,6 +1,7 @@
 """Old module paths (dpfast.releases -> dpfast.stats, dpfast.release ->
 dpfast.query_release) still work for one release, warn DeprecationWarning, and are the
 new modules themselves: no second copy of a class (isinstance and pickles keep working)."""
+
 import pickle
 import subprocess
 import sys
@@ -12,8 +13,12 @@ import dpfast
 
 def _fresh(code):
     """Run code in a fresh interpreter with DeprecationWarning shown; (stdout, stderr)."""
-    out = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-c", code],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-W", "always::DeprecationWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip(), out.stderr
 
 
@@ -24,7 +29,8 @@ def test_old_paths_import_as_the_new_modules_with_a_warning():
         "from dpfast.query_release.mwem import MWEM as M2\n"
         "from dpfast.release import Domain\n"
         "import dpfast.query_release as Q\n"
-        "print(R is S, MWEM is M2, Domain is Q.Domain)\n")
+        "print(R is S, MWEM is M2, Domain is Q.Domain)\n"
+    )
     assert out == "True True True"
     assert "dpfast.releases is renamed dpfast.stats" in err
     assert "dpfast.release is renamed dpfast.query_release" in err
@@ -32,8 +38,10 @@ def test_old_paths_import_as_the_new_modules_with_a_warning():
 
 
 def test_new_paths_do_not_warn():
-    out, err = _fresh("import dpfast, dpfast.stats, dpfast.query_release.mwem\n"
-                      "print(dpfast.stats.mean.__module__)")
+    out, err = _fresh(
+        "import dpfast, dpfast.stats, dpfast.query_release.mwem\n"
+        "print(dpfast.stats.mean.__module__)"
+    )
     assert out == "dpfast.stats"
     assert "DeprecationWarning" not in err
 

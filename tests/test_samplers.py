@@ -35,8 +35,10 @@ def binned_pvalue(samples, cdf, edges):
         cum = [mpmath.mpf(0)] + [cdf(e) for e in edges] + [mpmath.mpf(1)]
     probs = np.array([float(cum[i + 1] - cum[i]) for i in range(len(cum) - 1)])
     assert (probs * n >= 5).all(), probs * n
-    counts = np.bincount(np.searchsorted(np.asarray(edges, dtype=np.int64), samples, side="left"),
-                         minlength=len(probs))
+    counts = np.bincount(
+        np.searchsorted(np.asarray(edges, dtype=np.int64), samples, side="left"),
+        minlength=len(probs),
+    )
     stat = ((counts - probs * n) ** 2 / (probs * n)).sum()
     return stats.chi2.sf(stat, len(probs) - 1)
 
@@ -52,8 +54,11 @@ def geom_cdf(scale):
 
 
 def dlap_cdf(scale):
-    return lambda x: (1 - _q(scale) ** (x + 1) / (1 + _q(scale)) if x >= 0
-                      else _q(scale) ** (-x) / (1 + _q(scale)))
+    return lambda x: (
+        1 - _q(scale) ** (x + 1) / (1 + _q(scale))
+        if x >= 0
+        else _q(scale) ** (-x) / (1 + _q(scale))
+    )
 
 
 def quantile_edges(scale, bins, signed):
@@ -61,31 +66,46 @@ def quantile_edges(scale, bins, signed):
     t = float(Fraction(scale))
     if signed:
         us = [i / bins for i in range(1, bins)]
-        return sorted({int(np.sign(u - 0.5) * -t * np.log(1 - 2 * abs(u - 0.5))) for u in us})
+        return sorted(
+            {int(np.sign(u - 0.5) * -t * np.log(1 - 2 * abs(u - 0.5))) for u in us}
+        )
     return sorted({int(-t * np.log(1 - i / bins)) for i in range(1, bins)})
 
 
-@pytest.mark.parametrize("scale", [256, Fraction(1001, 1), Fraction(10**6, 7), 10**8, 2**40 + 1, 2**56])
+@pytest.mark.parametrize(
+    "scale", [256, Fraction(1001, 1), Fraction(10**6, 7), 10**8, 2**40 + 1, 2**56]
+)
 def test_quotient_remainder_laws(scale):
     """Y = 2^s G + L (s >= 1 here) against the exact CDFs, 40 bins, 4e5 draws each."""
     num, den = dr._scale_rational(scale)
     prepared = dpfast._core.DiscreteLaplaceExact(num, den)
-    assert prepared.digits >= 1 and prepared.block == 2 ** prepared.digits
+    assert prepared.digits >= 1 and prepared.block == 2**prepared.digits
     y = prepared.draw(True, 400_000, rng(101))
-    assert binned_pvalue(y, geom_cdf(Fraction(num, den)),
-                         quantile_edges(Fraction(num, den), 40, False)) > ALPHA
+    assert (
+        binned_pvalue(
+            y, geom_cdf(Fraction(num, den)), quantile_edges(Fraction(num, den), 40, False)
+        )
+        > ALPHA
+    )
     x = prepared.draw(False, 400_000, rng(102))
-    assert binned_pvalue(x, dlap_cdf(Fraction(num, den)),
-                         quantile_edges(Fraction(num, den), 40, True)) > ALPHA
+    assert (
+        binned_pvalue(
+            x, dlap_cdf(Fraction(num, den)), quantile_edges(Fraction(num, den), 40, True)
+        )
+        > ALPHA
+    )
     # the low digits alone: L = Y mod 2^s has P(L <= l) = (1 - q^(l+1)) / (1 - q^(2^s))
     s, t = prepared.digits, Fraction(num, den)
-    B = 2 ** s
+    B = 2**s
     low = y % B
-    edges = sorted({int(B * i / 20) for i in range(1, 20)}) if B > 20 else list(range(B - 1))
+    edges = (
+        sorted({int(B * i / 20) for i in range(1, 20)}) if B > 20 else list(range(B - 1))
+    )
 
     def low_cdf(v):
         q = mpmath.exp(-mpmath.mpf(t.denominator) / t.numerator)
-        return (1 - q ** (v + 1)) / (1 - q ** B)
+        return (1 - q ** (v + 1)) / (1 - q**B)
+
     assert binned_pvalue(low, low_cdf, edges) > ALPHA
 
 
@@ -101,24 +121,40 @@ def test_remainder_mean(scale):
     with mpmath.workprec(250):
         q = _q(Fraction(num, den))
         mean = q / (1 - q) - B * q**B / (1 - q**B)
-        z = (mpmath.mpf(int(low.sum())) / low.size - mean) / (B / mpmath.sqrt(12 * low.size))
+        z = (mpmath.mpf(int(low.sum())) / low.size - mean) / (
+            B / mpmath.sqrt(12 * low.size)
+        )
     assert abs(float(z)) < stats.norm.isf(ALPHA / 2)
 
 
-@pytest.mark.parametrize("scale,fast_bits,n", [(Fraction(1000, 3), 2, 100_000),
-                                               (10**6, 3, 40_000), (256, 1, 100_000),
-                                               (Fraction(511, 2), 2, 100_000)])
+@pytest.mark.parametrize(
+    "scale,fast_bits,n",
+    [
+        (Fraction(1000, 3), 2, 100_000),
+        (10**6, 3, 40_000),
+        (256, 1, 100_000),
+        (Fraction(511, 2), 2, 100_000),
+    ],
+)
 def test_quotient_remainder_ties(scale, fast_bits, n):
     """A coarse first comparison makes the table thresholds and L's acceptance coin tie
     often; every tie is finished by the exact 704-bit continuation."""
     num, den = dr._scale_rational(scale)
     prepared = dpfast._core.DiscreteLaplaceExact(num, den, fast_bits)
     y = prepared.draw(True, n, rng(103))
-    assert binned_pvalue(y, geom_cdf(Fraction(num, den)),
-                         quantile_edges(Fraction(num, den), 30, False)) > ALPHA
+    assert (
+        binned_pvalue(
+            y, geom_cdf(Fraction(num, den)), quantile_edges(Fraction(num, den), 30, False)
+        )
+        > ALPHA
+    )
     x = prepared.draw(False, n, rng(104))
-    assert binned_pvalue(x, dlap_cdf(Fraction(num, den)),
-                         quantile_edges(Fraction(num, den), 30, True)) > ALPHA
+    assert (
+        binned_pvalue(
+            x, dlap_cdf(Fraction(num, den)), quantile_edges(Fraction(num, den), 30, True)
+        )
+        > ALPHA
+    )
 
 
 def test_small_polynomial_enclosure():
@@ -128,18 +164,31 @@ def test_small_polynomial_enclosure():
     gen = pyrandom.Random(7)
     cases = [(0, 0), (1, 3), (63, 65), (64, 66), (2**59 - 2, 2**59)]
     cases += [(v, v + 2) for v in (gen.randrange(64, 2**59 - 2) for _ in range(300))]
-    cases += [(v, v) for v in (gen.randrange(0, 2**gen.randrange(1, 60)) for _ in range(300))]
+    cases += [
+        (v, v) for v in (gen.randrange(0, 2 ** gen.randrange(1, 60)) for _ in range(300))
+    ]
     with mpmath.workprec(300):
         for xl, xh in cases:
             lo, hi = dpfast._core._exp_small_bounds(xl, xh)
             assert lo <= mpmath.exp(-mpmath.mpf(xh) / TWO64) * TWO64, (xl, xh)
-            assert mpmath.exp(-mpmath.mpf(xl) / TWO64) * TWO64 <= hi or hi == TWO64 - 1, (xl, xh)
+            assert mpmath.exp(-mpmath.mpf(xl) / TWO64) * TWO64 <= hi or hi == TWO64 - 1, (
+                xl,
+                xh,
+            )
             assert hi - lo <= 2**40 + (xh - xl) + 8, (xl, xh)
 
 
-@pytest.mark.parametrize("sigma2", [Fraction(64**2), Fraction(2000**2), Fraction(10**12),
-                                    Fraction(3**40, 7), Fraction(2**63 + 2**40 + 7, 3),
-                                    Fraction(123456789123456789, 2**20 + 3)])
+@pytest.mark.parametrize(
+    "sigma2",
+    [
+        Fraction(64**2),
+        Fraction(2000**2),
+        Fraction(10**12),
+        Fraction(3**40, 7),
+        Fraction(2**63 + 2**40 + 7, 3),
+        Fraction(123456789123456789, 2**20 + 3),
+    ],
+)
 def test_gaussian_coin_enclosure(sigma2):
     """The computed acceptance coin's enclosure holds the exact acceptance probability
     exp(-(x - sigma^2/t)^2 / (2 sigma^2)) for proposals x near and far from mu."""
@@ -152,16 +201,29 @@ def test_gaussian_coin_enclosure(sigma2):
     sigma = float(s2) ** 0.5
     gen = pyrandom.Random(num % 1000)
     xs = {0, 1, int(mu), int(mu) + 1, 2 * t, 12 * t, 2**62}
-    xs |= {max(0, int(mu + gen.gauss(0, 1) * sigma * gen.choice([0.01, 1, 3, 8, 11.3]))) for _ in range(300)}
+    xs |= {
+        max(0, int(mu + gen.gauss(0, 1) * sigma * gen.choice([0.01, 1, 3, 8, 11.3])))
+        for _ in range(300)
+    }
     with mpmath.workprec(300):
         for x in sorted(xs):
             d = Fraction(x) - mu
-            e = mpmath.mpf(d.numerator) ** 2 / d.denominator ** 2 / (2 * mpmath.mpf(s2.numerator) / s2.denominator)
+            e = (
+                mpmath.mpf(d.numerator) ** 2
+                / d.denominator**2
+                / (2 * mpmath.mpf(s2.numerator) / s2.denominator)
+            )
             exact = mpmath.exp(-e) * TWO64
             for crude, width in ((False, 2.0**-20), (True, 2.0**-4)):
                 lo, hi = g._coin_bounds(x, crude)
                 # hi saturates at 2^64 - 1 (safe: see test_small_polynomial_enclosure)
-                assert lo <= exact and (exact <= hi or hi == TWO64 - 1), (x, crude, lo, float(exact), hi)
+                assert lo <= exact and (exact <= hi or hi == TWO64 - 1), (
+                    x,
+                    crude,
+                    lo,
+                    float(exact),
+                    hi,
+                )
                 assert hi - lo <= exact * width + 16, (x, crude, hi - lo)
 
 
@@ -173,11 +235,17 @@ def normal_cdf_bins(sigma, bins):
     return edges, lambda k: mpmath.ncdf((k + mpmath.mpf(1) / 2) / sigma)
 
 
-@pytest.mark.parametrize("sigma2,n", [(Fraction(1500**2), 300_000), (Fraction(10**12), 300_000),
-                                      (Fraction(2**63 + 2**40 + 7, 3), 200_000)])
+@pytest.mark.parametrize(
+    "sigma2,n",
+    [
+        (Fraction(1500**2), 300_000),
+        (Fraction(10**12), 300_000),
+        (Fraction(2**63 + 2**40 + 7, 3), 200_000),
+    ],
+)
 def test_gaussian_computed_coin_law(sigma2, n):
     num, den = dr._sigma2_rational(None, sigma2)
-    g = dpfast._core.DiscreteGaussianExact(num, den, 64, 0)   # [CKS] Algorithm 3, not blocks
+    g = dpfast._core.DiscreteGaussianExact(num, den, 64, 0)  # [CKS] Algorithm 3, not blocks
     assert g.computed_coin and g.table_span == 0
     x = g.draw(n, rng(105))
     edges, cdf = normal_cdf_bins(float(Fraction(num, den)) ** 0.5, 40)
@@ -206,7 +274,9 @@ def test_gaussian_beyond_table_uses_computed_coin():
     lo, hi = g._coin_bounds(16 * 101 + 1)
     with mpmath.workprec(200):
         mu = Fraction(100**2, 101)
-        exact = mpmath.exp(-mpmath.mpf(float((16 * 101 + 1 - mu) ** 2)) / (2 * 100**2)) * TWO64
+        exact = (
+            mpmath.exp(-mpmath.mpf(float((16 * 101 + 1 - mu) ** 2)) / (2 * 100**2)) * TWO64
+        )
     assert lo <= exact <= hi
 
 
@@ -216,9 +286,11 @@ def test_fills_do_not_depend_on_slicing():
     output depends on the generator and n only (issue 9's slicing, _parallel's chunks)."""
     S = dpfast._core._SLICE
     n = S + 1000
-    for make in (lambda: dpfast._core.DiscreteLaplaceExact(3, 2),
-                 lambda: dpfast._core.DiscreteLaplaceExact(10**6, 7),
-                 lambda: dpfast._core.DiscreteLaplaceExact(2**40, 1)):
+    for make in (
+        lambda: dpfast._core.DiscreteLaplaceExact(3, 2),
+        lambda: dpfast._core.DiscreteLaplaceExact(10**6, 7),
+        lambda: dpfast._core.DiscreteLaplaceExact(2**40, 1),
+    ):
         for geometric in (True, False):
             whole = make().draw(geometric, n, rng(109))
             g, p = rng(109), make()

@@ -1,6 +1,7 @@
 """Selection: every mechanism against its exact law (chi-square at ALPHA, fixed seeds),
 permute-and-flip's law versus the exponential mechanism's, extreme scores, validation,
 and the budget charged before anything is drawn."""
+
 import itertools
 import math
 from fractions import Fraction
@@ -22,6 +23,7 @@ MODES = ["secure", "fast"]
 
 
 # ---------------------------------------------------------------- exact laws
+
 
 def em_law(u, gamma):
     """P(i) proportional to exp(gamma u_i)."""
@@ -55,9 +57,9 @@ def discrete_noisy_max_law(k, pmf, zmin, zmax):
     m = len(k)
     zs = np.arange(zmin, zmax + 1)
     p = np.array([pmf(int(z)) for z in zs])
-    cdf = np.concatenate([[0.0], np.cumsum(p)])        # cdf[i] = P(Z < zmin + i)
+    cdf = np.concatenate([[0.0], np.cumsum(p)])  # cdf[i] = P(Z < zmin + i)
 
-    def F_below(v):                # P(Z < v), vectorised
+    def F_below(v):  # P(Z < v), vectorised
         idx = np.clip(v - zmin, 0, len(zs))
         return cdf[idx]
 
@@ -68,13 +70,13 @@ def discrete_noisy_max_law(k, pmf, zmin, zmax):
 
     out = np.zeros(m)
     for i in range(m):
-        v = k[i] + zs                                   # candidate i's noisy value
-        poly = np.zeros((len(zs), m))                   # coefficients in t (ties)
+        v = k[i] + zs  # candidate i's noisy value
+        poly = np.zeros((len(zs), m))  # coefficients in t (ties)
         poly[:, 0] = 1.0
         for j in range(m):
             if j == i:
                 continue
-            a, b = F_below(v - k[j]), f(v - k[j])       # j below, j tied
+            a, b = F_below(v - k[j]), f(v - k[j])  # j below, j tied
             new = poly * a[:, None]
             new[:, 1:] += poly[:, :-1] * b[:, None]
             poly = new
@@ -87,12 +89,14 @@ def laplace_noisy_max_law(u, b):
     u = np.asarray(u, dtype=float)
     out = []
     for i in range(len(u)):
+
         def g(x):
             val = stats.laplace.pdf(x, loc=u[i], scale=b)
             for j in range(len(u)):
                 if j != i:
                     val *= stats.laplace.cdf(x, loc=u[j], scale=b)
             return val
+
         pts = sorted(set(u))
         val = integrate.quad(g, -np.inf, pts[0], limit=200)[0]
         for a, c in zip(pts, pts[1:] + [np.inf]):
@@ -120,31 +124,52 @@ def grid_width(sensitivity, monotonic):
 
 # ---------------------------------------------------------------- exponential mechanism
 
-@pytest.mark.parametrize("scores, eps, sens, mono", [
-    (np.arange(9, dtype=np.int64), 2.0, 1.0, False),         # one candidate per layer
-    (np.array([3, 3, 3, 1, 0, -4], dtype=np.int64), 1.3, 0.5, False),
-    (np.array([10, 7, 12, 12, 9], dtype=np.int64), 0.7, 2.0, True),
-    (np.array([0, 4, 4, 5, 9], dtype=np.int64), 3.0, 3.0, False),
-])
+
+@pytest.mark.parametrize(
+    "scores, eps, sens, mono",
+    [
+        (np.arange(9, dtype=np.int64), 2.0, 1.0, False),  # one candidate per layer
+        (np.array([3, 3, 3, 1, 0, -4], dtype=np.int64), 1.3, 0.5, False),
+        (np.array([10, 7, 12, 12, 9], dtype=np.int64), 0.7, 2.0, True),
+        (np.array([0, 4, 4, 5, 9], dtype=np.int64), 3.0, 3.0, False),
+    ],
+)
 def test_em_secure_integer_scores_exact_law(scores, eps, sens, mono, seeded):
     g = seeded(11)
-    x = draw(S.exponential_mechanism, 60_000, scores=scores, epsilon=eps, sensitivity=sens,
-             monotonic=mono, rng=g)
+    x = draw(
+        S.exponential_mechanism,
+        60_000,
+        scores=scores,
+        epsilon=eps,
+        sensitivity=sens,
+        monotonic=mono,
+        rng=g,
+    )
     assert_law(x, em_law(scores, eps / (sens if mono else 2 * sens)))
 
 
-@pytest.mark.parametrize("scores, eps, sens, mono", [
-    ([0.0, 0.5, 1.0, 1.5, 2.25], 2.0, 1.0, False),
-    ([-3.0, 0.0, 0.75, 0.75, 1.125], 1.0, 0.75, True),
-])
+@pytest.mark.parametrize(
+    "scores, eps, sens, mono",
+    [
+        ([0.0, 0.5, 1.0, 1.5, 2.25], 2.0, 1.0, False),
+        ([-3.0, 0.0, 0.75, 0.75, 1.125], 1.0, 0.75, True),
+    ],
+)
 def test_em_secure_float_scores_on_the_grid(scores, eps, sens, mono, seeded):
     # Scores on the public grid G are not rounded; the rate per score unit is
     # epsilon / (W G), W = 2 D/G + 5 (D/G + 5 when monotone) -- the documented law.
     G, W = grid_width(sens, mono)
     for s in scores:
         assert (s / G) == int(s / G)
-    x = draw(S.exponential_mechanism, 60_000, scores=scores, epsilon=eps, sensitivity=sens,
-             monotonic=mono, rng=seeded(12))
+    x = draw(
+        S.exponential_mechanism,
+        60_000,
+        scores=scores,
+        epsilon=eps,
+        sensitivity=sens,
+        monotonic=mono,
+        rng=seeded(12),
+    )
     assert_law(x, em_law(scores, eps / (W * G)))
 
 
@@ -158,8 +183,16 @@ def test_em_secure_float_rate_is_within_a_thousandth_of_the_ideal():
 @pytest.mark.parametrize("mono", [False, True])
 def test_em_fast_law(mono, seeded):
     u = [0.0, 0.3, 1.1, 2.0, 2.0, -1.0]
-    x = draw(S.exponential_mechanism, 60_000, scores=u, epsilon=1.5, sensitivity=0.5,
-             monotonic=mono, rng=seeded(13), mode="fast")
+    x = draw(
+        S.exponential_mechanism,
+        60_000,
+        scores=u,
+        epsilon=1.5,
+        sensitivity=0.5,
+        monotonic=mono,
+        rng=seeded(13),
+        mode="fast",
+    )
     assert_law(x, em_law(u, 1.5 / (0.5 if mono else 1.0)))
 
 
@@ -170,7 +203,7 @@ def test_em_secure_law_invariant_under_a_common_shift(shift, seeded):
     # layer, whose coins otherwise have negligible probability.
     u = np.arange(7, dtype=np.int64)
     inv, g, s = S._grid(1.7, 1.0, False, True)
-    gamma = g / 2 ** s
+    gamma = g / 2**s
     rng = seeded(14)
     x = np.array([_core.em_secure(u, inv, g, s, rng, shift) for _ in range(40_000)])
     assert_law(x, em_law(u, gamma))
@@ -180,18 +213,27 @@ def test_em_secure_large_input_finds_a_clear_winner(seeded):
     u = np.random.default_rng(0).normal(size=1_000_003)
     u[123_457] = 50.0
     for mode in MODES:
-        assert S.exponential_mechanism(u, epsilon=10.0, rng=seeded(16), mode=mode) == 123_457
+        assert (
+            S.exponential_mechanism(u, epsilon=10.0, rng=seeded(16), mode=mode) == 123_457
+        )
 
 
 def test_em_all_equal_scores_are_uniform(seeded):
     for mode in MODES:
         for u in ([1e308] * 5, [-7] * 5):
-            x = draw(S.exponential_mechanism, 20_000, scores=u, epsilon=1.0, rng=seeded(17),
-                     mode=mode)
+            x = draw(
+                S.exponential_mechanism,
+                20_000,
+                scores=u,
+                epsilon=1.0,
+                rng=seeded(17),
+                mode=mode,
+            )
             assert_law(x, np.full(5, 0.2))
 
 
 # ---------------------------------------------------------------- layer coins
+
 
 def test_layer_coin_constants_against_mpmath():
     # Bernoulli(c e^-k) = E[beta_N], N ~ Poisson(k): beta = 1 below J, bnum/bden at J.
@@ -199,17 +241,18 @@ def test_layer_coin_constants_against_mpmath():
     cs = [(1024, 7)] + [(2 ** [0, 1, 2, 4, 5, 7, 8][r], r) for r in range(1, 7)]
     for (c, k), (kk, J, bnum, bden) in zip(cs, _core._selection_constants()):
         assert kk == k and 0 <= bnum < bden
-        assert c < mpmath.e ** k                    # the probability c e^-k is <= 1
+        assert c < mpmath.e**k  # the probability c e^-k is <= 1
         head = sum(mpmath.mpf(k) ** j / mpmath.factorial(j) for j in range(J))
         beta = mpmath.mpf(bnum) / bden
         assert abs(head + beta * mpmath.mpf(k) ** J / mpmath.factorial(J) - c) < 1e-40
     # the layer envelope a(n) = 10 floor(n/7) + LB[n mod 7] <= n log2(e)
     for n in range(50):
         a = 10 * (n // 7) + [0, 1, 2, 4, 5, 7, 8][n % 7]
-        assert 2 ** a <= mpmath.e ** n
+        assert 2**a <= mpmath.e**n
 
 
 # ---------------------------------------------------------------- noisy max, PF
+
 
 def test_pf_and_geometric_noisy_max_are_the_same_law():
     # The memorylessness argument of csrc/selection.c, checked numerically: argmax of
@@ -217,7 +260,7 @@ def test_pf_and_geometric_noisy_max_are_the_same_law():
     k = [0, 2, 3, 3, 5]
     gamma = 0.6
     q = math.exp(-gamma)
-    geo = discrete_noisy_max_law(k, lambda z: (1 - q) * q ** z if z >= 0 else 0.0, 0, 120)
+    geo = discrete_noisy_max_law(k, lambda z: (1 - q) * q**z if z >= 0 else 0.0, 0, 120)
     np.testing.assert_allclose(geo, pf_law(k, gamma), rtol=1e-9, atol=1e-12)
 
 
@@ -229,8 +272,9 @@ def test_permute_and_flip_law(mode, fn, seeded):
     if fn == "permute_and_flip":
         f = lambda: S.permute_and_flip(u, epsilon=eps, sensitivity=sens, rng=g, mode=mode)
     else:
-        f = lambda: S.report_noisy_max(u, epsilon=eps, sensitivity=sens, noise="exponential",
-                                       rng=g, mode=mode)
+        f = lambda: S.report_noisy_max(
+            u, epsilon=eps, sensitivity=sens, noise="exponential", rng=g, mode=mode
+        )
     g = seeded(21)
     x = np.array([f() for _ in range(60_000)])
     assert_law(x, pf_law(u, eps / (2 * sens)))
@@ -241,12 +285,20 @@ def test_permute_and_flip_is_not_the_exponential_mechanism(seeded):
     # PF picks the worse with probability e^-1/2 = 0.184, EM with 1/(1 + e) = 0.269.
     u = np.array([0, 1], dtype=np.int64)
     for mode in MODES:
-        x = draw(S.permute_and_flip, 20_000, scores=u, epsilon=2.0, rng=seeded(22), mode=mode)
+        x = draw(
+            S.permute_and_flip, 20_000, scores=u, epsilon=2.0, rng=seeded(22), mode=mode
+        )
         counts = np.bincount(x, minlength=2)
         assert chi2_pvalue(counts, pf_law(u, 1.0)) > ALPHA
         assert chi2_pvalue(counts, em_law(u, 1.0)) < ALPHA
-        y = draw(S.exponential_mechanism, 20_000, scores=u, epsilon=2.0, rng=seeded(23),
-                 mode=mode)
+        y = draw(
+            S.exponential_mechanism,
+            20_000,
+            scores=u,
+            epsilon=2.0,
+            rng=seeded(23),
+            mode=mode,
+        )
         assert chi2_pvalue(np.bincount(y, minlength=2), pf_law(u, 1.0)) < ALPHA
 
 
@@ -259,8 +311,15 @@ def test_rnm_laplace_secure_exact_discrete_law(mono, seeded):
     gamma = eps / (sens if mono else 2 * sens)
     q = math.exp(-gamma)
     law = discrete_noisy_max_law(k, lambda z: (1 - q) / (1 + q) * q ** abs(z), -80, 80)
-    x = draw(S.report_noisy_max, 60_000, scores=k, epsilon=eps, sensitivity=sens,
-             monotonic=mono, rng=seeded(24))
+    x = draw(
+        S.report_noisy_max,
+        60_000,
+        scores=k,
+        epsilon=eps,
+        sensitivity=sens,
+        monotonic=mono,
+        rng=seeded(24),
+    )
     assert_law(x, law)
 
 
@@ -274,12 +333,15 @@ def test_rnm_secure_law_with_many_candidates(noise, seeded):
     gamma = 1.5 / 2
     q = math.exp(-gamma)
     if noise == "laplace":
-        law = discrete_noisy_max_law(top, lambda z: (1 - q) / (1 + q) * q ** abs(z), -80, 80)
+        law = discrete_noisy_max_law(
+            top, lambda z: (1 - q) / (1 + q) * q ** abs(z), -80, 80
+        )
     else:
         law = pf_law(top, gamma)
     g = seeded(47)
-    x = np.array([S.report_noisy_max(k, epsilon=1.5, noise=noise, rng=g)
-                  for _ in range(6000)])
+    x = np.array(
+        [S.report_noisy_max(k, epsilon=1.5, noise=noise, rng=g) for _ in range(6000)]
+    )
     assert (x < 5).all()
     assert_law(x, law)
 
@@ -287,8 +349,15 @@ def test_rnm_secure_law_with_many_candidates(noise, seeded):
 def test_rnm_laplace_fast_law(seeded):
     u = [0.0, 0.4, 1.0, 1.0, 2.5]
     eps, sens = 2.0, 1.0
-    x = draw(S.report_noisy_max, 60_000, scores=u, epsilon=eps, sensitivity=sens,
-             rng=seeded(25), mode="fast")
+    x = draw(
+        S.report_noisy_max,
+        60_000,
+        scores=u,
+        epsilon=eps,
+        sensitivity=sens,
+        rng=seeded(25),
+        mode="fast",
+    )
     assert_law(x, laplace_noisy_max_law(u, 2 * sens / eps))
 
 
@@ -296,14 +365,15 @@ def test_rnm_laplace_secure_float_scores_on_the_grid(seeded):
     u = np.array([0.0, 0.25, 0.5, 1.0])
     eps, sens = 3.0, 0.5
     G, W = grid_width(sens, False)
-    gamma = eps / W                                   # per grid step
+    gamma = eps / W  # per grid step
     q = math.exp(-gamma)
     kk = (u / G).astype(np.int64)
     zmax = int(40 / gamma)
     pmf = lambda z: (1 - q) / (1 + q) * q ** abs(z)
     law = discrete_noisy_max_law(list(kk), pmf, -zmax, zmax)
-    x = draw(S.report_noisy_max, 40_000, scores=u, epsilon=eps, sensitivity=sens,
-             rng=seeded(26))
+    x = draw(
+        S.report_noisy_max, 40_000, scores=u, epsilon=eps, sensitivity=sens, rng=seeded(26)
+    )
     assert_law(x, law)
     # ... which is close to continuous Laplace noise of scale 2 D/eps
     np.testing.assert_allclose(law, laplace_noisy_max_law(u, 2 * sens / eps), atol=2e-3)
@@ -316,8 +386,15 @@ def test_return_value_uses_fresh_noise_and_charges_both(mode, seeded):
     vals = []
     g = seeded(27)
     for _ in range(4000):
-        idx, v = S.report_noisy_max(u, epsilon=5.0, return_value=True, value_epsilon=0.5,
-                                    rng=g, mode=mode, budget=stub)
+        idx, v = S.report_noisy_max(
+            u,
+            epsilon=5.0,
+            return_value=True,
+            value_epsilon=0.5,
+            rng=g,
+            mode=mode,
+            budget=stub,
+        )
         assert idx == 1
         vals.append(v)
     assert all(c[0] == 5.5 and c[1] == 0.0 for c in stub.calls)
@@ -328,12 +405,14 @@ def test_return_value_uses_fresh_noise_and_charges_both(mode, seeded):
 
 
 def test_return_value_integer_scores_release_integers(seeded):
-    idx, v = S.report_noisy_max(np.array([1, 50, 2]), epsilon=4.0, return_value=True,
-                                rng=seeded(29))
+    idx, v = S.report_noisy_max(
+        np.array([1, 50, 2]), epsilon=4.0, return_value=True, rng=seeded(29)
+    )
     assert idx == 1 and isinstance(v, int)
 
 
 # ---------------------------------------------------------------- top-k
+
 
 def topk_law(u, k, gamma):
     m = len(u)
@@ -356,8 +435,9 @@ def test_top_k_law_is_peeling(mode, seeded):
     keys = list(law)
     g = seeded(31)
     idx = {key: i for i, key in enumerate(keys)}
-    x = np.array([idx[tuple(S.top_k(u, k, epsilon=eps, rng=g, mode=mode))]
-                  for _ in range(40_000)])
+    x = np.array(
+        [idx[tuple(S.top_k(u, k, epsilon=eps, rng=g, mode=mode))] for _ in range(40_000)]
+    )
     assert_law(x, np.array([law[kk] for kk in keys]))
 
 
@@ -384,8 +464,9 @@ def _all_mechanisms(u, eps, sens, mode, g):
     return [
         S.exponential_mechanism(u, epsilon=eps, sensitivity=sens, rng=g, mode=mode),
         S.report_noisy_max(u, epsilon=eps, sensitivity=sens, rng=g, mode=mode),
-        S.report_noisy_max(u, epsilon=eps, sensitivity=sens, noise="exponential", rng=g,
-                           mode=mode),
+        S.report_noisy_max(
+            u, epsilon=eps, sensitivity=sens, noise="exponential", rng=g, mode=mode
+        ),
         S.permute_and_flip(u, epsilon=eps, sensitivity=sens, rng=g, mode=mode),
         int(S.top_k(u, 1, epsilon=eps, sensitivity=sens, rng=g, mode=mode)[0]),
     ]
@@ -418,13 +499,24 @@ def test_tiny_epsilon_with_huge_scores(mode, seeded):
     g = seeded(46)
     for u in EXTREMES:
         for eps, sens in [(1e-12, 1e280), (1e-300, 1.0)]:
-            assert 0 <= S.exponential_mechanism(u, epsilon=eps, sensitivity=sens, rng=g,
-                                                mode=mode) < len(u)
-            assert len(set(S.top_k(u, len(u), epsilon=eps, sensitivity=sens, rng=g,
-                                   mode=mode))) == len(u)
+            assert (
+                0
+                <= S.exponential_mechanism(
+                    u, epsilon=eps, sensitivity=sens, rng=g, mode=mode
+                )
+                < len(u)
+            )
+            assert len(
+                set(S.top_k(u, len(u), epsilon=eps, sensitivity=sens, rng=g, mode=mode))
+            ) == len(u)
             if mode == "fast":
-                assert 0 <= S.report_noisy_max(u, epsilon=eps, sensitivity=sens, rng=g,
-                                               mode=mode) < len(u)
+                assert (
+                    0
+                    <= S.report_noisy_max(
+                        u, epsilon=eps, sensitivity=sens, rng=g, mode=mode
+                    )
+                    < len(u)
+                )
 
 
 def test_tiny_scores_are_almost_uniform_and_valid(seeded):
@@ -434,7 +526,7 @@ def test_tiny_scores_are_almost_uniform_and_valid(seeded):
 
 
 def test_int64_extremes_secure(seeded):
-    u = np.array([-2 ** 63, 2 ** 63 - 1, 0, 2 ** 63 - 2], dtype=np.int64)
+    u = np.array([-(2**63), 2**63 - 1, 0, 2**63 - 2], dtype=np.int64)
     g = seeded(44)
     for _ in range(20):
         assert _all_mechanisms(u, 50.0, 1.0, "secure", g) == [1] * 5
@@ -455,16 +547,19 @@ FUNCS = {
 
 
 @pytest.mark.parametrize("name", FUNCS)
-@pytest.mark.parametrize("scores, exc", [
-    ([], dpfast.PrivacyParameterError),
-    ([1.0, float("nan")], dpfast.PrivacyParameterError),
-    ([1.0, float("inf")], dpfast.PrivacyParameterError),
-    ([-float("inf"), 0.0], dpfast.PrivacyParameterError),
-    ([True, False], TypeError),
-    (["a", "b"], TypeError),
-    ([[1.0, 2.0]], ValueError),
-    ([1 + 2j], TypeError),
-])
+@pytest.mark.parametrize(
+    "scores, exc",
+    [
+        ([], dpfast.PrivacyParameterError),
+        ([1.0, float("nan")], dpfast.PrivacyParameterError),
+        ([1.0, float("inf")], dpfast.PrivacyParameterError),
+        ([-float("inf"), 0.0], dpfast.PrivacyParameterError),
+        ([True, False], TypeError),
+        (["a", "b"], TypeError),
+        ([[1.0, 2.0]], ValueError),
+        ([1 + 2j], TypeError),
+    ],
+)
 def test_bad_scores(name, scores, exc):
     for mode in MODES:
         with pytest.raises(exc):
@@ -472,24 +567,27 @@ def test_bad_scores(name, scores, exc):
 
 
 @pytest.mark.parametrize("name", FUNCS)
-@pytest.mark.parametrize("kw, exc", [
-    ({"epsilon": 0.0}, dpfast.PrivacyParameterError),
-    ({"epsilon": -1.0}, dpfast.PrivacyParameterError),
-    ({"epsilon": float("nan")}, dpfast.PrivacyParameterError),
-    ({"epsilon": float("inf")}, dpfast.PrivacyParameterError),
-    ({"epsilon": True}, TypeError),
-    ({"epsilon": "1"}, TypeError),
-    ({"epsilon": 1.0, "sensitivity": 0.0}, dpfast.PrivacyParameterError),
-    ({"epsilon": 1.0, "sensitivity": float("nan")}, dpfast.PrivacyParameterError),
-    ({"epsilon": 1.0, "sensitivity": -2}, dpfast.PrivacyParameterError),
-    ({"epsilon": 1.0, "sensitivity": False}, TypeError),
-    ({"epsilon": 1.0, "monotonic": 1}, TypeError),
-    ({"epsilon": 1.0, "monotonic": "yes"}, TypeError),
-    ({"epsilon": 1.0, "mode": "exact"}, dpfast.PrivacyParameterError),
-    ({"epsilon": 1.0, "mode": None}, (dpfast.PrivacyParameterError, TypeError)),
-    ({"epsilon": 1.0, "rng": 42}, TypeError),
-    ({"epsilon": 1.0, "rng": "os"}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kw, exc",
+    [
+        ({"epsilon": 0.0}, dpfast.PrivacyParameterError),
+        ({"epsilon": -1.0}, dpfast.PrivacyParameterError),
+        ({"epsilon": float("nan")}, dpfast.PrivacyParameterError),
+        ({"epsilon": float("inf")}, dpfast.PrivacyParameterError),
+        ({"epsilon": True}, TypeError),
+        ({"epsilon": "1"}, TypeError),
+        ({"epsilon": 1.0, "sensitivity": 0.0}, dpfast.PrivacyParameterError),
+        ({"epsilon": 1.0, "sensitivity": float("nan")}, dpfast.PrivacyParameterError),
+        ({"epsilon": 1.0, "sensitivity": -2}, dpfast.PrivacyParameterError),
+        ({"epsilon": 1.0, "sensitivity": False}, TypeError),
+        ({"epsilon": 1.0, "monotonic": 1}, TypeError),
+        ({"epsilon": 1.0, "monotonic": "yes"}, TypeError),
+        ({"epsilon": 1.0, "mode": "exact"}, dpfast.PrivacyParameterError),
+        ({"epsilon": 1.0, "mode": None}, (dpfast.PrivacyParameterError, TypeError)),
+        ({"epsilon": 1.0, "rng": 42}, TypeError),
+        ({"epsilon": 1.0, "rng": "os"}, TypeError),
+    ],
+)
 def test_bad_parameters(name, kw, exc):
     with pytest.raises(exc):
         FUNCS[name]([1.0, 2.0], **kw)
@@ -518,8 +616,13 @@ def test_report_noisy_max_parameters():
 
 
 def test_top_k_parameters():
-    for k, exc in [(0, dpfast.PrivacyParameterError), (3, dpfast.PrivacyParameterError),
-                   (1.0, TypeError), (True, TypeError), (None, TypeError)]:
+    for k, exc in [
+        (0, dpfast.PrivacyParameterError),
+        (3, dpfast.PrivacyParameterError),
+        (1.0, TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ]:
         with pytest.raises(exc):
             S.top_k([1.0, 2.0], k, epsilon=1.0)
 
@@ -529,40 +632,59 @@ def test_float_sensitivity_too_small_for_the_secure_grid():
         S.exponential_mechanism([0.0, 1.0], epsilon=1.0, sensitivity=1e-300)
     # integer scores have no grid; fast mode has none either
     assert S.exponential_mechanism([0, 1], epsilon=1.0, sensitivity=1e-300) == 1
-    assert S.exponential_mechanism([0.0, 1.0], epsilon=1.0, sensitivity=1e-300,
-                                   mode="fast") == 1
+    assert (
+        S.exponential_mechanism([0.0, 1.0], epsilon=1.0, sensitivity=1e-300, mode="fast")
+        == 1
+    )
 
 
 def test_inputs_are_not_modified_and_any_layout_works(seeded):
     base = np.arange(20.0)
-    u = base[::-2]                      # non-contiguous, read-only view
+    u = base[::-2]  # non-contiguous, read-only view
     u.flags.writeable = False
     before = u.copy()
     for mode in MODES:
         assert S.exponential_mechanism(u, epsilon=1e6, rng=seeded(51), mode=mode) == 0
-        assert S.exponential_mechanism(u.astype(np.float32), epsilon=1e6, rng=seeded(51),
-                                       mode=mode) == 0
+        assert (
+            S.exponential_mechanism(
+                u.astype(np.float32), epsilon=1e6, rng=seeded(51), mode=mode
+            )
+            == 0
+        )
         assert S.exponential_mechanism(list(u), epsilon=1e6, rng=seeded(51), mode=mode) == 0
-        assert S.exponential_mechanism(u.astype(np.uint8), epsilon=1e6, rng=seeded(51),
-                                       mode=mode) == 0
+        assert (
+            S.exponential_mechanism(
+                u.astype(np.uint8), epsilon=1e6, rng=seeded(51), mode=mode
+            )
+            == 0
+        )
     np.testing.assert_array_equal(u, before)
 
 
 def test_uint64_scores_beyond_int64_are_clamped():
     # clamped to 2**63 - 1 (1-Lipschitz), never refused: the scores are private
-    assert S.exponential_mechanism(np.array([2 ** 63, 0], dtype=np.uint64), epsilon=1.0,
-                                   rng=dr.ChaCha20(1)) == 0
+    assert (
+        S.exponential_mechanism(
+            np.array([2**63, 0], dtype=np.uint64), epsilon=1.0, rng=dr.ChaCha20(1)
+        )
+        == 0
+    )
 
 
 def test_any_numpy_generator_works():
-    for rng in (np.random.Generator(np.random.PCG64(1)), np.random.PCG64(2),
-                np.random.Generator(dr.ChaCha20(3))):
+    for rng in (
+        np.random.Generator(np.random.PCG64(1)),
+        np.random.PCG64(2),
+        np.random.Generator(dr.ChaCha20(3)),
+    ):
         for mode in MODES:
-            assert S.exponential_mechanism([0.0, 100.0], epsilon=10.0, rng=rng,
-                                           mode=mode) == 1
+            assert (
+                S.exponential_mechanism([0.0, 100.0], epsilon=10.0, rng=rng, mode=mode) == 1
+            )
 
 
 # ---------------------------------------------------------------- budget
+
 
 class Stub:
     """A PrivacyBudget stand-in that records each charge and what the generator had
@@ -572,8 +694,9 @@ class Stub:
         self.calls, self.rng, self.fail = [], rng, fail
 
     def spend(self, epsilon, delta=0.0, *, label=None):
-        self.calls.append((epsilon, delta, label,
-                           None if self.rng is None else self.rng.state))
+        self.calls.append(
+            (epsilon, delta, label, None if self.rng is None else self.rng.state)
+        )
         if self.fail:
             raise dpfast.BudgetExceededError("stub: no budget left")
 
@@ -581,10 +704,23 @@ class Stub:
 CHARGES = [
     (lambda **kw: S.exponential_mechanism([0.0, 1.0, 2.0], epsilon=0.7, **kw), 0.7),
     (lambda **kw: S.report_noisy_max([0.0, 1.0, 2.0], epsilon=0.7, **kw), 0.7),
-    (lambda **kw: S.report_noisy_max([0.0, 1.0, 2.0], epsilon=0.7, return_value=True, **kw),
-     1.4),
-    (lambda **kw: S.report_noisy_max([0, 1, 2], epsilon=0.7, noise="exponential",
-                                     return_value=True, value_epsilon=0.2, **kw), 0.9),
+    (
+        lambda **kw: S.report_noisy_max(
+            [0.0, 1.0, 2.0], epsilon=0.7, return_value=True, **kw
+        ),
+        1.4,
+    ),
+    (
+        lambda **kw: S.report_noisy_max(
+            [0, 1, 2],
+            epsilon=0.7,
+            noise="exponential",
+            return_value=True,
+            value_epsilon=0.2,
+            **kw,
+        ),
+        0.9,
+    ),
     (lambda **kw: S.permute_and_flip([0.0, 1.0, 2.0], epsilon=0.7, **kw), 0.7),
     (lambda **kw: S.top_k([0.0, 1.0, 2.0], 2, epsilon=0.7, **kw), 0.7),
 ]
@@ -600,8 +736,8 @@ def test_budget_is_charged_before_drawing(call, total, mode):
     assert len(stub.calls) == 1
     eps, delta, label, state_then = stub.calls[0]
     assert math.isclose(eps, total) and delta == 0.0 and isinstance(label, str)
-    assert _same_state(state_then, start)                   # nothing drawn before the charge
-    assert not _same_state(g.state, start)                  # something drawn after
+    assert _same_state(state_then, start)  # nothing drawn before the charge
+    assert not _same_state(g.state, start)  # something drawn after
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -620,20 +756,20 @@ class ZcdpStub(Stub):
     composition = "zcdp"
 
     def spend(self, epsilon, delta=0.0, *, label=None):
-        self.calls.append(("eps", charged(epsilon)))     # the exact amount
+        self.calls.append(("eps", charged(epsilon)))  # the exact amount
 
     def spend_rho(self, rho, *, label=None):
         self.calls.append(("rho", rho))
 
 
 E7 = Fraction(7, 10)
-ZCDP_CHARGES = [   # the zCDP charge of each call of CHARGES, by hand
-    ("rho", E7 ** 2 / 8),      # exponential mechanism: bounded range
-    ("rho", E7 ** 2 / 2),      # report noisy max (Laplace): not bounded range
-    ("eps", 2 * E7),           # with the value: (eps + value_eps)-DP, read as eps^2/2
+ZCDP_CHARGES = [  # the zCDP charge of each call of CHARGES, by hand
+    ("rho", E7**2 / 8),  # exponential mechanism: bounded range
+    ("rho", E7**2 / 2),  # report noisy max (Laplace): not bounded range
+    ("eps", 2 * E7),  # with the value: (eps + value_eps)-DP, read as eps^2/2
     ("eps", Fraction(9, 10)),
-    ("rho", E7 ** 2 / 2),      # permute-and-flip: not bounded range
-    ("eps", E7),               # top_k: epsilon-DP
+    ("rho", E7**2 / 2),  # permute-and-flip: not bounded range
+    ("eps", E7),  # top_k: epsilon-DP
 ]
 
 
@@ -649,7 +785,7 @@ def test_zcdp_budget_is_charged_the_selection_rule(k, mode):
     b = PrivacyBudget(rho=10.0, composition="zcdp")
     CHARGES[k][0](rng=dr.ChaCha20(7), mode=mode, budget=b)
     kind, amount = ZCDP_CHARGES[k]
-    want = amount if kind == "rho" else amount ** 2 / 2
+    want = amount if kind == "rho" else amount**2 / 2
     assert b.spent.rho == float(want)
 
 
@@ -660,12 +796,13 @@ def test_every_selection_charge_comes_from_selection_rho(monkeypatch):
     permute-and-flip and noisy max were charged by the budget's own eps^2/2 instead."""
     from dpfast import objects as O
     from dpfast import query_release as Q
+
     real = S.selection_rho
     seen = []
 
     def rule(method, epsilon):
         seen.append(method)
-        return real(method, epsilon) * 3       # a different rule, to tell them apart
+        return real(method, epsilon) * 3  # a different rule, to tell them apart
 
     monkeypatch.setattr(S, "selection_rho", rule)
     for k, (call, _) in enumerate(CHARGES):
@@ -674,23 +811,31 @@ def test_every_selection_charge_comes_from_selection_rho(monkeypatch):
             call(rng=dr.ChaCha20(7), budget=stub)
             assert stub.calls == [("rho", 3 * ZCDP_CHARGES[k][1])], k
     assert seen == ["exponential", "report_noisy_max", "permute_and_flip"]
-    assert O.ExponentialMechanism(0.7).privacy_cost.rho >= float(3 * E7 ** 2 / 8)
+    assert O.ExponentialMechanism(0.7).privacy_cost.rho >= float(3 * E7**2 / 8)
     dom = Q.Domain(["a", "b"], [3, 2])
     wl = Q.MarginalWorkload(dom, [("a",), ("b",)])
     for select, law in (("exponential", 8), ("permute_and_flip", 2)):
         m = Q.MWEM(wl, epsilon=1.0, rounds=4, n_public=10.0, select=select)
         e = Fraction(m.eps_round)
         assert m.privacy_cost.rho >= float(4 * (3 * e * e / law + e * e / 2))
-        g = Q.MWEM(wl, epsilon=1.0, rounds=4, n_public=10.0, select=select,
-                   measure="gaussian", delta=1e-6)
+        g = Q.MWEM(
+            wl,
+            epsilon=1.0,
+            rounds=4,
+            n_public=10.0,
+            select=select,
+            measure="gaussian",
+            delta=1e-6,
+        )
         # half of each round's rho to the selection, by the (tripled) rule
         e = g.eps_round
         assert 3 * e * e / law == pytest.approx(g.rho / 4 / 2, rel=1e-9)
     b = Q.BoostingForQueries(wl, epsilon=1.0, n_public=10.0, rounds=3, k=2)
     draws = sum(2 * real("exponential", b._eps_draw(t)) for t in (2, 3))
     assert b.privacy_cost.rho >= float(3 * draws + 3 * Fraction(b.eps_base) ** 2 / 2)
-    bg = Q.BoostingForQueries(wl, epsilon=1.0, n_public=10.0, rounds=3, k=2,
-                              noise="gaussian", delta=1e-6)
+    bg = Q.BoostingForQueries(
+        wl, epsilon=1.0, n_public=10.0, rounds=3, k=2, noise="gaussian", delta=1e-6
+    )
     rho_draws = sum(2 * float(rule("exponential", bg._eps_draw(t))) for t in (2, 3))
     assert rho_draws == pytest.approx(bg.sample_share * bg.rho, rel=1e-9)
 
@@ -713,14 +858,19 @@ def test_invalid_arguments_never_charge():
 
 
 def _same_state(a, b):
-    return (a["key"] == b["key"] and a["counter"] == b["counter"]
-            and np.array_equal(a["buffer"], b["buffer"]))
+    return (
+        a["key"] == b["key"]
+        and a["counter"] == b["counter"]
+        and np.array_equal(a["buffer"], b["buffer"])
+    )
 
 
 # ---------------------------------------------------------------- threads
 
+
 def test_threads_share_a_generator_safely():
     import threading
+
     g = dr.ChaCha20(9)
     u = np.random.default_rng(3).normal(size=200_000)
     out = []
@@ -729,6 +879,7 @@ def test_threads_share_a_generator_safely():
         for _ in range(5):
             out.append(S.exponential_mechanism(u, epsilon=1e6, rng=g))
             out.append(S.exponential_mechanism(u, epsilon=1e6, rng=g, mode="fast"))
+
     ts = [threading.Thread(target=work) for _ in range(4)]
     for t in ts:
         t.start()

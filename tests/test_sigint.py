@@ -23,13 +23,15 @@ from dpfast import _core, _parallel
 from dpfast import selection as S
 
 SLICE = _core._SLICE
-N = SLICE + 1000            # two slices, the second one short (below DPF_EXACT_FILL_MIN)
+N = SLICE + 1000  # two slices, the second one short (below DPF_EXACT_FILL_MIN)
 
 needs_timer = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
 # SIGINT sent to the main thread from a timer thread: POSIX only (Windows has no
 # pthread_kill, and no way to deliver SIGINT to one thread of a process)
-needs_kill = pytest.mark.skipif(not hasattr(signal, "pthread_kill"),
-                                reason="needs pthread_kill to deliver SIGINT to a thread")
+needs_kill = pytest.mark.skipif(
+    not hasattr(signal, "pthread_kill"),
+    reason="needs pthread_kill to deliver SIGINT to a thread",
+)
 
 
 def cc(seed):
@@ -51,33 +53,63 @@ X_INT = np.arange(N) - N // 2
 # csrc/dgauss.c), and tests/test_samplers.py checks directly that their fills equal
 # the concatenation of fills of at most one slice.
 INTEGER_FILLS = {
-    "bernoulli": (lambda: _core.discrete(_core.BERNOULLI, 1, 3, N, cc(2)), "8874ff8f6b892c4d"),
-    "bernoulli_exp": (lambda: _core.discrete(_core.BERNOULLI_EXP, 1, 2, N, cc(2)),
-                      "5baa27a2a7f20624"),
-    "geometric": (lambda: _core.discrete(_core.GEOMETRIC, 3, 2, N, cc(2)), "76782578c84ce1ac"),
-    "discrete_laplace": (lambda: _core.discrete(_core.DISCRETE_LAPLACE, 3, 2, N, cc(2)),
-                         "173370a37df68471"),
-    "discrete_gaussian": (lambda: _core.discrete(_core.DISCRETE_GAUSSIAN, 9, 4, N, cc(2)),
-                          "eea042decf167105"),
-    "bernoulli_big": (lambda: _core.discrete_big(_core.BERNOULLI, 2 ** 100 + 7, 3 * 2 ** 100,
-                                                 N, cc(3)), "1a2da7963493de82"),
+    "bernoulli": (
+        lambda: _core.discrete(_core.BERNOULLI, 1, 3, N, cc(2)),
+        "8874ff8f6b892c4d",
+    ),
+    "bernoulli_exp": (
+        lambda: _core.discrete(_core.BERNOULLI_EXP, 1, 2, N, cc(2)),
+        "5baa27a2a7f20624",
+    ),
+    "geometric": (
+        lambda: _core.discrete(_core.GEOMETRIC, 3, 2, N, cc(2)),
+        "76782578c84ce1ac",
+    ),
+    "discrete_laplace": (
+        lambda: _core.discrete(_core.DISCRETE_LAPLACE, 3, 2, N, cc(2)),
+        "173370a37df68471",
+    ),
+    "discrete_gaussian": (
+        lambda: _core.discrete(_core.DISCRETE_GAUSSIAN, 9, 4, N, cc(2)),
+        "eea042decf167105",
+    ),
+    "bernoulli_big": (
+        lambda: _core.discrete_big(_core.BERNOULLI, 2**100 + 7, 3 * 2**100, N, cc(3)),
+        "1a2da7963493de82",
+    ),
     "uniform_below": (lambda: _core.uniform_below(1000, N, cc(4)), "877fce5b3ec1cf90"),
-    "geometric_ct": (lambda: _core.DiscreteLaplaceCT(3, 2).draw(True, N, cc(5)),
-                     "58cced947b2157c9"),
-    "discrete_laplace_ct": (lambda: _core.DiscreteLaplaceCT(3, 2).draw(False, N, cc(5)),
-                            "c3bcca6bec61183c"),
-    "discrete_gaussian_ct": (lambda: _core.DiscreteGaussianCT(9, 4).draw(N, cc(6)),
-                             "47cc81448760a6ba"),
-    "geometric_exact": (lambda: _core.DiscreteLaplaceExact(3, 2).draw(True, N, cc(7)),
-                        "54adc6b50719bd06"),
-    "discrete_laplace_exact": (lambda: _core.DiscreteLaplaceExact(3, 2).draw(False, N, cc(7)),
-                               "fda00f9298122262"),
-    "discrete_gaussian_exact": (lambda: _core.DiscreteGaussianExact(9, 4).draw(N, cc(8)),
-                                "7bf4892f1ef6d7a0"),
-    "grid_release": (lambda: _core.grid_release(_core.DiscreteLaplaceExact(3, 2), X_FLOAT, -10,
-                                                cc(9)), "4c17fd849b6cef30"),
-    "int_release": (lambda: _core.int_release(_core.DiscreteGaussianExact(9, 4), X_INT, cc(10)),
-                    "85176407b4f9a978"),
+    "geometric_ct": (
+        lambda: _core.DiscreteLaplaceCT(3, 2).draw(True, N, cc(5)),
+        "58cced947b2157c9",
+    ),
+    "discrete_laplace_ct": (
+        lambda: _core.DiscreteLaplaceCT(3, 2).draw(False, N, cc(5)),
+        "c3bcca6bec61183c",
+    ),
+    "discrete_gaussian_ct": (
+        lambda: _core.DiscreteGaussianCT(9, 4).draw(N, cc(6)),
+        "47cc81448760a6ba",
+    ),
+    "geometric_exact": (
+        lambda: _core.DiscreteLaplaceExact(3, 2).draw(True, N, cc(7)),
+        "54adc6b50719bd06",
+    ),
+    "discrete_laplace_exact": (
+        lambda: _core.DiscreteLaplaceExact(3, 2).draw(False, N, cc(7)),
+        "fda00f9298122262",
+    ),
+    "discrete_gaussian_exact": (
+        lambda: _core.DiscreteGaussianExact(9, 4).draw(N, cc(8)),
+        "7bf4892f1ef6d7a0",
+    ),
+    "grid_release": (
+        lambda: _core.grid_release(_core.DiscreteLaplaceExact(3, 2), X_FLOAT, -10, cc(9)),
+        "4c17fd849b6cef30",
+    ),
+    "int_release": (
+        lambda: _core.int_release(_core.DiscreteGaussianExact(9, 4), X_INT, cc(10)),
+        "85176407b4f9a978",
+    ),
 }
 
 
@@ -87,14 +119,17 @@ def test_sliced_integer_fill_equals_the_unsliced_one_of_main(name):
     assert _h(fill()) == digest
 
 
-@pytest.mark.parametrize("kind", [_core.UNIFORM, _core.EXPONENTIAL, _core.NORMAL,
-                                  _core.LAPLACE, _core.GUMBEL])
+@pytest.mark.parametrize(
+    "kind", [_core.UNIFORM, _core.EXPONENTIAL, _core.NORMAL, _core.LAPLACE, _core.GUMBEL]
+)
 def test_sliced_continuous_fill_equals_smaller_unsliced_fills(kind):
     # the continuous C fills keep no state between values, so fills of at most one slice
     # each, concatenated, are what a single C call over N values gave on main
     whole = _core.continuous(kind, 1.5, 2.0, N, cc(1), None)
     g = cc(1)
-    parts = [_core.continuous(kind, 1.5, 2.0, m, g, None) for m in (SLICE // 2, SLICE // 2, 1000)]
+    parts = [
+        _core.continuous(kind, 1.5, 2.0, m, g, None) for m in (SLICE // 2, SLICE // 2, 1000)
+    ]
     assert np.array_equal(whole, np.concatenate(parts))
 
 
@@ -105,8 +140,8 @@ RR_TRUTH8 = (np.arange(6 * SLICE) % 2).astype(np.uint8)
 RR_TRUTH64 = (np.arange(6 * SLICE) % 7).astype(np.int64)
 RR = {
     "rr_coins": lambda g, lo, hi: _core.rr_coins(RR_TRUTH8[lo:hi], g),
-    "rr_binary": lambda g, lo, hi: _core.rr_binary(RR_TRUTH8[lo:hi], 2 ** 63 + 12345, g),
-    "rr_kary": lambda g, lo, hi: _core.rr_kary(RR_TRUTH64[lo:hi], 7, 2 ** 62 + 999, g),
+    "rr_binary": lambda g, lo, hi: _core.rr_binary(RR_TRUTH8[lo:hi], 2**63 + 12345, g),
+    "rr_kary": lambda g, lo, hi: _core.rr_kary(RR_TRUTH64[lo:hi], 7, 2**62 + 999, g),
 }
 
 
@@ -121,6 +156,7 @@ def test_sliced_randomized_response_equals_smaller_unsliced_calls(name):
 
 
 # ------------------------------------------------------------------ Ctrl-C, serial
+
 
 def _pos(bg):
     # PCG64's state is readable without its lock, which the interrupted fill holds
@@ -172,19 +208,24 @@ SERIAL = {
     "geometric": lambda g, n: dr.geometric(1.5, size=n, rng=g),
     "discrete_laplace": lambda g, n: _core.discrete(_core.DISCRETE_LAPLACE, 3, 2, n, g),
     "discrete_gaussian": lambda g, n: _core.discrete(_core.DISCRETE_GAUSSIAN, 9, 4, n, g),
-    "bernoulli_big": lambda g, n: _core.discrete_big(_core.BERNOULLI, 2 ** 100 + 7,
-                                                     3 * 2 ** 100, n, g),
+    "bernoulli_big": lambda g, n: _core.discrete_big(
+        _core.BERNOULLI, 2**100 + 7, 3 * 2**100, n, g
+    ),
     "uniform_below": lambda g, n: _core.uniform_below(1000, n, g),
     "geometric_ct": lambda g, n: _core.DiscreteLaplaceCT(3, 2).draw(True, n, g),
     "discrete_laplace_ct": lambda g, n: _core.DiscreteLaplaceCT(3, 2).draw(False, n, g),
     "discrete_gaussian_ct": lambda g, n: _core.DiscreteGaussianCT(9, 4).draw(n, g),
     "geometric_exact": lambda g, n: _core.DiscreteLaplaceExact(3, 2).draw(True, n, g),
-    "discrete_laplace_exact": lambda g, n: _core.DiscreteLaplaceExact(3, 2).draw(False, n, g),
+    "discrete_laplace_exact": lambda g, n: _core.DiscreteLaplaceExact(3, 2).draw(
+        False, n, g
+    ),
     "discrete_gaussian_exact": lambda g, n: _core.DiscreteGaussianExact(9, 4).draw(n, g),
-    "grid_release": lambda g, n: _core.grid_release(_core.DiscreteLaplaceExact(3, 2),
-                                                    BIG_FLOAT[:n], -10, g),
-    "int_release": lambda g, n: _core.int_release(_core.DiscreteGaussianExact(9, 4),
-                                                  BIG_INT[:n], g),
+    "grid_release": lambda g, n: _core.grid_release(
+        _core.DiscreteLaplaceExact(3, 2), BIG_FLOAT[:n], -10, g
+    ),
+    "int_release": lambda g, n: _core.int_release(
+        _core.DiscreteGaussianExact(9, 4), BIG_INT[:n], g
+    ),
     "rr_coins": lambda g, n: RR["rr_coins"](g, 0, n),
     "rr_binary": lambda g, n: RR["rr_binary"](g, 0, n),
     "rr_kary": lambda g, n: RR["rr_kary"](g, 0, n),
@@ -196,7 +237,7 @@ SERIAL = {
 def test_ctrl_c_stops_a_bulk_fill_between_slices(name):
     call = SERIAL[name]
     bg = np.random.PCG64(11)
-    _interrupt_inside(lambda g: call(g, BIG), bg)     # main: one C call, no check
+    _interrupt_inside(lambda g: call(g, BIG), bg)  # main: one C call, no check
     # the generator stands where a fill of a whole number of slices leaves it (so it
     # stopped between two slices, before the end), and its stream goes on from there
     for j in range(1, SLICES):
@@ -226,6 +267,7 @@ def test_docstrings_say_what_an_interrupt_leaves():
 
 # ------------------------------------------------------------------ Ctrl-C, threads
 
+
 @needs_timer
 @pytest.mark.parametrize("nworkers", [1, 2])
 def test_ctrl_c_stops_scheduling_chunks(nworkers):
@@ -233,15 +275,17 @@ def test_ctrl_c_stops_scheduling_chunks(nworkers):
     done = []
 
     def task(lo, hi, sub):
-        time.sleep(0.002)       # a chunk of a few milliseconds, as a real fill
+        time.sleep(0.002)  # a chunk of a few milliseconds, as a real fill
         done.append(lo)
 
-    _interrupt_when(lambda: bool(done),
-                    lambda: _parallel.chunked(nchunks * _parallel.CHUNK, cc(13), nworkers, task))
+    _interrupt_when(
+        lambda: bool(done),
+        lambda: _parallel.chunked(nchunks * _parallel.CHUNK, cc(13), nworkers, task),
+    )
     n_after = len(done)
     time.sleep(0.05)
-    assert len(done) == n_after             # no thread goes on after the raise
-    assert n_after <= nchunks // 4          # main: the other thread ran all of its half
+    assert len(done) == n_after  # no thread goes on after the raise
+    assert n_after <= nchunks // 4  # main: the other thread ran all of its half
 
 
 @needs_timer
@@ -255,6 +299,7 @@ def test_ctrl_c_stops_a_threaded_fill():
 
 
 # ------------------------------------------------------------------ Ctrl-C, SIGINT itself
+
 
 @contextlib.contextmanager
 def _python_sigint_handler():
@@ -271,8 +316,9 @@ def _python_sigint_handler():
 
 
 def _interrupt_soon(seconds=0.05):
-    t = threading.Timer(seconds, lambda: signal.pthread_kill(threading.main_thread().ident,
-                                                             signal.SIGINT))
+    t = threading.Timer(
+        seconds, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    )
     t.start()
     return t
 
@@ -284,14 +330,18 @@ def test_ctrl_c_stops_a_long_secure_top_k():
         t = _interrupt_soon()
         try:
             with pytest.raises(KeyboardInterrupt):
-                S.top_k(scores, 100_000, epsilon=1.0, rng=cc(1))   # minutes without the check
+                S.top_k(
+                    scores, 100_000, epsilon=1.0, rng=cc(1)
+                )  # minutes without the check
         finally:
             t.join()
 
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-_IGNORING_SIGINT = ("import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-                    "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider'] + sys.argv[1:]))")
+_IGNORING_SIGINT = (
+    "import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider'] + sys.argv[1:]))"
+)
 
 
 @pytest.mark.slow
@@ -302,9 +352,16 @@ def test_the_ctrl_c_tests_pass_in_a_background_job():
     disposition a shell gives a background job) runs the SIGINT test and a SIGALRM one.
     The SIGINT test failed there before it installed Python's handler (the top-k ran to
     the end: DID NOT RAISE KeyboardInterrupt)."""
-    tests = [f"{__file__}::test_ctrl_c_stops_a_long_secure_top_k",
-             f"{__file__}::test_ctrl_c_leaves_out_partly_written_as_documented"]
-    r = subprocess.run([sys.executable, "-c", _IGNORING_SIGINT, *tests], cwd=ROOT,
-                       capture_output=True, text=True, timeout=900)
+    tests = [
+        f"{__file__}::test_ctrl_c_stops_a_long_secure_top_k",
+        f"{__file__}::test_ctrl_c_leaves_out_partly_written_as_documented",
+    ]
+    r = subprocess.run(
+        [sys.executable, "-c", _IGNORING_SIGINT, *tests],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "2 passed" in r.stdout

@@ -25,10 +25,10 @@ from stat_helpers import ALPHA, chi2_pvalue
 from test_sparse import first_top, secure_halting_law
 
 CHUNK = _core.SVT_CHUNK
-INF = 2 ** 62
+INF = 2**62
 IMPLS = _core._svt_simd_available()
 # a rational upper bound of ln 2 = 0.69314718055994530941...
-LN2_UP = Fraction(69314718055994530942, 10 ** 20)
+LN2_UP = Fraction(69314718055994530942, 10**20)
 
 
 def exact(w, inv_l, atom):
@@ -47,15 +47,20 @@ def exact(w, inv_l, atom):
 
 
 def noise(words, inv_l, atom, impl="best"):
-    w = list(words) + [2 ** 63] * (-len(words) % CHUNK)
+    w = list(words) + [2**63] * (-len(words) % CHUNK)
     out = []
     for b in range(0, len(w), CHUNK):
-        out += [int(x) for x in _core._svt_query_noise_chunk(
-            inv_l, np.array(w[b:b + CHUNK], dtype=np.uint64), impl, atom)]
-    return out[:len(words)]
+        out += [
+            int(x)
+            for x in _core._svt_query_noise_chunk(
+                inv_l, np.array(w[b : b + CHUNK], dtype=np.uint64), impl, atom
+            )
+        ]
+    return out[: len(words)]
 
 
 # ------------------------------------------------------------------ the kernel
+
 
 @pytest.mark.parametrize("atom", [20, 33, 48])
 def test_atom_boundary(atom):
@@ -73,13 +78,13 @@ def test_atom_boundary(atom):
             assert n <= atom * inv_l
 
 
-@pytest.mark.parametrize("inv_l", [0.75, 1.5, 5814545.53, 2.0 ** 40])
+@pytest.mark.parametrize("inv_l", [0.75, 1.5, 5814545.53, 2.0**40])
 def test_both_sides_boundary_words(inv_l):
     # the sign split (both formulas give the same integer near it), the smallest u
     # outside the atom, u closest to 1 (x = 2**64 - W = 1, the most negative noise)
     atom = 48
     _, split, bound = _core._svt_inversion_constants(inv_l, atom)
-    words = [split + d for d in range(-8, 9)] + [bound, 2 ** 64 - 1, 2 ** 64 - 2, 2 ** 63]
+    words = [split + d for d in range(-8, 9)] + [bound, 2**64 - 1, 2**64 - 2, 2**63]
     for impl in IMPLS:
         got = noise(words, inv_l, atom, impl)
         for w, n in zip(words, got):
@@ -91,16 +96,16 @@ def test_both_sides_boundary_words(inv_l):
     assert got[1] < 0 < got[0]
 
 
-@pytest.mark.parametrize("inv_l", [0.01, 1.5, 1234.5, 5814545.53, 2.0 ** 33, 2.0 ** 40])
+@pytest.mark.parametrize("inv_l", [0.01, 1.5, 1234.5, 5814545.53, 2.0**33, 2.0**40])
 def test_exact_inverse_away_from_integer_boundaries(inv_l, seeded):
     # |z - z*| < inv_l 2**-45.2 (the error analysis): N = N* wherever z* is farther than
     # that from an integer, and |N - N*| <= 1 everywhere.
     atom = 20
     words = [int(w) for w in seeded(31).random_raw(3 * CHUNK)]
     # small words (u near 2**-A, on the N >= 1 side) and words near 2**64 (the other side)
-    words += [2 ** (64 - atom) + int(w) % 2 ** 50 for w in seeded(32).random_raw(CHUNK)]
-    words += [2 ** 64 - 1 - int(w) % 2 ** 40 for w in seeded(33).random_raw(CHUNK)]
-    margin = inv_l * 2.0 ** -44
+    words += [2 ** (64 - atom) + int(w) % 2**50 for w in seeded(32).random_raw(CHUNK)]
+    words += [2**64 - 1 - int(w) % 2**40 for w in seeded(33).random_raw(CHUNK)]
+    margin = inv_l * 2.0**-44
     near = 0
     got = noise(words, inv_l, atom)
     for w, n in zip(words, got):
@@ -122,14 +127,14 @@ def test_kernel_bounds_are_top_bound(seeded):
     # In the same pass the kernel writes the comparison bound (rt - N) g, or -inf for the
     # atom (always a top); every implementation, grids fine and coarse (overflow to inf).
     words = seeded(34).random_raw(CHUNK)
-    words[:3] = [0, 2 ** 40, 2 ** 64 - 1]
-    for g, rt in [(1.0, 0), (2.0 ** -20, 123456789), (2.0 ** 1000, -(2 ** 48) + 5)]:
+    words[:3] = [0, 2**40, 2**64 - 1]
+    for g, rt in [(1.0, 0), (2.0**-20, 123456789), (2.0**1000, -(2**48) + 5)]:
         for impl in IMPLS:
             n, b = _core._svt_query_noise_chunk(5814545.53, words, impl, 33, rt, g)
             assert n[0] == INF and b[0] == -math.inf
             for nj, bj in zip(n[1:], b[1:]):
                 assert nj < INF
-                x = Fraction(rt - int(nj)) * Fraction(g)        # exact; rounds to bj
+                x = Fraction(rt - int(nj)) * Fraction(g)  # exact; rounds to bj
                 try:
                     want = float(x)
                 except OverflowError:
@@ -139,25 +144,31 @@ def test_kernel_bounds_are_top_bound(seeded):
 
 # ------------------------------------------------------------------ the counting argument
 
+
 def reduced_survival(bits, atom, q, lo, hi):
     """S~(d), lo <= d <= hi, of the exact inverse with an atom on `bits`-bit words, by
     enumerating every word with exact rationals (u = W / 2**bits), and S(d)."""
-    two = 2 ** bits
+    two = 2**bits
 
     def S(d):
-        return q ** d / (1 + q) if d >= 1 else 1 - q ** (1 - d) / (1 + q)
+        return q**d / (1 + q) if d >= 1 else 1 - q ** (1 - d) / (1 + q)
 
     # N*(W) >= d iff u < S(d), up to the boundary point (N* >= 1 side: u <= S(d))
     count = {}
     for d in range(lo, hi + 1):
-        c = sum(1 for w in range(2 ** (bits - atom), two)
-                if (Fraction(w, two) <= S(d) if d >= 1 else Fraction(w, two) < S(d)))
+        c = sum(
+            1
+            for w in range(2 ** (bits - atom), two)
+            if (Fraction(w, two) <= S(d) if d >= 1 else Fraction(w, two) < S(d))
+        )
         count[d] = Fraction(c + 2 ** (bits - atom), two)
     return count, S
 
 
-@pytest.mark.parametrize("bits, atom, q", [(12, 4, Fraction(1, 2)), (12, 7, Fraction(1, 4)),
-                                           (10, 3, Fraction(3, 4))])
+@pytest.mark.parametrize(
+    "bits, atom, q",
+    [(12, 4, Fraction(1, 2)), (12, 7, Fraction(1, 4)), (10, 3, Fraction(3, 4))],
+)
 def test_survival_ratio_inequality_on_a_reduced_model(bits, atom, q):
     lo, hi = -12, 14
     st, S = reduced_survival(bits, atom, q, lo, hi)
@@ -179,10 +190,21 @@ def test_survival_ratio_inequality_on_a_reduced_model(bits, atom, q):
 
 # ------------------------------------------------------------------ the calibration
 
-@pytest.mark.parametrize("sigma", [Fraction(1, 1000), Fraction(2, 3), Fraction(2), Fraction(12),
-                                   Fraction(2 ** 20) / 3, Fraction(2 ** 31) + 1,
-                                   Fraction(2 ** 33) * 5, Fraction(2 ** 36)])
-@pytest.mark.parametrize("k", [1, 2, 7, 2 ** 20, 2 ** 20 + 1])
+
+@pytest.mark.parametrize(
+    "sigma",
+    [
+        Fraction(1, 1000),
+        Fraction(2, 3),
+        Fraction(2),
+        Fraction(12),
+        Fraction(2**20) / 3,
+        Fraction(2**31) + 1,
+        Fraction(2**33) * 5,
+        Fraction(2**36),
+    ],
+)
+@pytest.mark.parametrize("k", [1, 2, 7, 2**20, 2**20 + 1])
 def test_calibration_meets_the_inequality(sigma, k):
     a = _atom_bits(sigma)
     assert _core.SVT_ATOM_BITS_MIN <= a <= _core.SVT_ATOM_BITS_MAX == 48
@@ -194,8 +216,8 @@ def test_calibration_meets_the_inequality(sigma, k):
         assert two ** (48 - 53) * sigma <= 1
     if a == 20:
         assert two ** (21 - 53) * sigma > 1
-    if a > 20:      # the slack is at most 2**-10 of eps'/2
-        assert two ** (a - 63) <= two ** -10 / sigma
+    if a > 20:  # the slack is at most 2**-10 of eps'/2
+        assert two ** (a - 63) <= two**-10 / sigma
     inv_l = _inv_l(k, sigma, a)
     if inv_l == math.inf:
         assert two ** (a - 63) * sigma > Fraction(1, 2)
@@ -204,7 +226,7 @@ def test_calibration_meets_the_inequality(sigma, k):
     assert (2 * k + 2) * LN2_UP / Fraction(inv_l) + two ** (a - 63) <= 1 / sigma
     # and not wasteful: within 2**-39 of equality
     used = (2 * k + 2) * LN2_UP / Fraction(inv_l) + two ** (a - 63)
-    assert used > (1 / sigma) * (1 - two ** -39)
+    assert used > (1 / sigma) * (1 - two**-39)
 
 
 @pytest.mark.parametrize("epsilon, atom", [(1.0, 48), (1e-9, 22), (1e-11, 20)])
@@ -216,13 +238,14 @@ def test_streams_record_their_atom(epsilon, atom):
     k = z["sensitivity_steps"]
     used = (2 * k + 2) * LN2_UP / Fraction(z["query_inv_l"]) + Fraction(2) ** (atom - 63)
     assert used <= 1 / sigma
-    at.feed(np.zeros(3 * CHUNK))         # and the stream runs with it
+    at.feed(np.zeros(3 * CHUNK))  # and the stream runs with it
     # Sparse (sigma = 2c/eps): the same sigma, the same atom
     sp = Sparse(0.0, cutoff=2, epsilon=2 * epsilon, rng=dr.ChaCha20(36))
     assert sp._noise["query_atom_bits"] == atom
 
 
 # ------------------------------------------------------------------ the law, end to end
+
 
 def test_top_probability_of_one_query():
     # One query at grid distance d from the threshold: P(top) = sum_R P(R) P(N >= R - d),

@@ -1,6 +1,7 @@
 """dpfast._stat_releases: variance/std sensitivities, joint quantiles (recursion, budget,
 the exponential mechanism's law), categorical counts, private bounds estimation, the
 record policy (NaN dropped, ±inf clamped), bad inputs and budget charging."""
+
 import math
 
 import numpy as np
@@ -33,12 +34,14 @@ def test_finite_records_policy():
 
 # ------------------------------------------------------------------ variance
 
+
 def _spy_variance(monkeypatch, x, lo, hi, eps):
     seen = []
 
     def spy(value, epsilon, sensitivity, gen):
         seen.append((value, epsilon, sensitivity))
         return value
+
     monkeypatch.setattr(S, "_noisy_int", spy)
     S.variance(x, lower=lo, upper=hi, epsilon=eps, rng=dpfast.random.ChaCha20(1))
     return seen
@@ -56,8 +59,7 @@ def test_variance_sensitivities_hold_for_extreme_neighbours(monkeypatch, lo, hi)
             assert abs(a - b) <= sens
     # one of the bounds is attained: the sensitivities are tight
     nb = _spy_variance(monkeypatch, np.append(base, hi), lo, hi, 0.9)
-    assert any(abs(a - b) == sens for (a, _, sens), (b, _, _) in zip(ref, nb)
-               if sens > 1)
+    assert any(abs(a - b) == sens for (a, _, sens), (b, _, _) in zip(ref, nb) if sens > 1)
 
 
 def test_variance_and_std_are_accurate_at_large_epsilon(seeded):
@@ -82,6 +84,7 @@ def test_variance_range_and_tiny_data(seeded):
 def test_variance_noise_law_of_the_count(monkeypatch, seeded):
     """The count is released with discrete Laplace noise of scale 3/epsilon."""
     from dpfast import _draw  # the Laplace draw the release calls after its charge
+
     eps = 1.2
     g = seeded(5)
     vals = []
@@ -92,6 +95,7 @@ def test_variance_noise_law_of_the_count(monkeypatch, seeded):
         if sensitivity == 1.0:
             vals.append(out - value)
         return out
+
     monkeypatch.setattr(_draw, "laplace_release", grab)
     for _ in range(8_000):
         S.variance([0.5] * 10, lower=0, upper=1, epsilon=eps, rng=g)
@@ -104,6 +108,7 @@ def test_variance_noise_law_of_the_count(monkeypatch, seeded):
 
 
 # ------------------------------------------------------------------ quantiles
+
 
 def test_quantiles_accuracy_order_and_shape(seeded):
     x = np.random.default_rng(6).uniform(0, 100, 20_000)
@@ -126,10 +131,17 @@ def test_quantiles_budget_per_level_and_disjoint_nodes(monkeypatch, m, depth):
     def spy(srt, level, cand, eps, gen):
         calls.append((srt.size, eps))
         return real(srt, level, cand, eps, gen)
+
     monkeypatch.setattr(S, "_em_quantile", spy)
     x = np.random.default_rng(9).normal(size=1000)
-    S.quantiles(x, np.linspace(0.05, 0.95, m), lower=-4, upper=4, epsilon=1.0,
-                rng=dpfast.random.ChaCha20(10))
+    S.quantiles(
+        x,
+        np.linspace(0.05, 0.95, m),
+        lower=-4,
+        upper=4,
+        epsilon=1.0,
+        rng=dpfast.random.ChaCha20(10),
+    )
     assert S._depth(m) == depth
     assert len(calls) == m
     assert all(math.isclose(e, 1.0 / depth) for _, e in calls)
@@ -142,29 +154,38 @@ def test_single_quantile_has_the_exponential_mechanisms_law(seeded):
     x = np.array([0.0, 0.0, 1.0, 2.0, 2.0, 2.0])
     cand = np.array([0.0, 1.0, 2.0])
     eps = 1.0
-    b = 2 ** 16
+    b = 2**16
     a = b // 2
     less = np.array([0, 2, 3])
     greater = np.array([4, 3, 0])
     u = -np.abs((b - a) * less - a * greater)
     delta_u = max(a, b - a)
-    w = np.exp(eps * u / (2 * delta_u))    # Thm 3.10, non-monotone utility
+    w = np.exp(eps * u / (2 * delta_u))  # Thm 3.10, non-monotone utility
     p = w / w.sum()
     g = seeded(11)
-    got = np.array([S.quantiles(x, 0.5, lower=0, upper=2, epsilon=eps,
-                                candidates=cand, rng=g)[0] for _ in range(20_000)])
+    got = np.array(
+        [
+            S.quantiles(x, 0.5, lower=0, upper=2, epsilon=eps, candidates=cand, rng=g)[0]
+            for _ in range(20_000)
+        ]
+    )
     counts = [(got == c).sum() for c in cand]
     assert chi2_pvalue(counts, p) > ALPHA
 
 
 # ------------------------------------------------------------------ counts
 
+
 def test_counts_law_and_layout(seeded):
     g = seeded(12)
     vals = ["a"] * 5 + ["b"] * 2 + ["other"] * 3
     eps = 0.8
-    got = np.array([list(S.counts(vals, ["a", "b", "c"], epsilon=eps, rng=g).values())
-                    for _ in range(10_000)])
+    got = np.array(
+        [
+            list(S.counts(vals, ["a", "b", "c"], epsilon=eps, rng=g).values())
+            for _ in range(10_000)
+        ]
+    )
     z = (got - np.array([5, 2, 0])).ravel()
     zs = np.arange(z.min(), z.max() + 1)
     q = math.exp(-eps)
@@ -177,14 +198,20 @@ def test_counts_law_and_layout(seeded):
 
 def test_counts_pandas(seeded):
     import pandas as pd  # the [test] extra installs it
+
     out = S.counts(pd.Series(["x", "y", "x"]), ["x", "y"], epsilon=1.0, rng=seeded(13))
     assert isinstance(out, pd.Series) and list(out.index) == ["x", "y"]
 
 
-@pytest.mark.parametrize("cats,exc", [([], dpfast.PrivacyParameterError),
-                                      (["a", "a"], dpfast.PrivacyParameterError),
-                                      ([["a"]], TypeError),
-                                      ("ab", dpfast.PrivacyParameterError)])
+@pytest.mark.parametrize(
+    "cats,exc",
+    [
+        ([], dpfast.PrivacyParameterError),
+        (["a", "a"], dpfast.PrivacyParameterError),
+        ([["a"]], TypeError),
+        ("ab", dpfast.PrivacyParameterError),
+    ],
+)
 def test_counts_bad_categories(cats, exc):
     rec = Recorder()
     with pytest.raises(exc):
@@ -193,6 +220,7 @@ def test_counts_bad_categories(cats, exc):
 
 
 # ------------------------------------------------------------------ bounds estimation
+
 
 def test_estimate_bounds(seeded):
     x = np.random.default_rng(14).lognormal(3, 1, 20_000)
@@ -209,9 +237,17 @@ def test_estimate_bounds(seeded):
     assert c.lower < c.upper
 
 
-@pytest.mark.parametrize("kw", [dict(quantile=0.5), dict(quantile=1.0), dict(smallest=0),
-                                dict(smallest=4, largest=2), dict(largest=float("inf")),
-                                dict(epsilon=-1)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(quantile=0.5),
+        dict(quantile=1.0),
+        dict(smallest=0),
+        dict(smallest=4, largest=2),
+        dict(largest=float("inf")),
+        dict(epsilon=-1),
+    ],
+)
 def test_estimate_bounds_bad(kw):
     rec = Recorder()
     with pytest.raises(dpfast.PrivacyParameterError):
@@ -221,15 +257,19 @@ def test_estimate_bounds_bad(kw):
 
 # ------------------------------------------------------------------ validation, budget
 
+
 @pytest.mark.parametrize("fn", [S.variance, S.std])
-@pytest.mark.parametrize("kw,exc", [
-    (dict(lower=1, upper=1), dpfast.PrivacyParameterError),
-    (dict(lower=0, upper=float("nan")), dpfast.PrivacyParameterError),
-    (dict(epsilon=0), dpfast.PrivacyParameterError),
-    (dict(ddof=2), dpfast.PrivacyParameterError),
-    (dict(values=np.array(["x"])), TypeError),
-    (dict(values=[1 + 2j]), TypeError),
-])
+@pytest.mark.parametrize(
+    "kw,exc",
+    [
+        (dict(lower=1, upper=1), dpfast.PrivacyParameterError),
+        (dict(lower=0, upper=float("nan")), dpfast.PrivacyParameterError),
+        (dict(epsilon=0), dpfast.PrivacyParameterError),
+        (dict(ddof=2), dpfast.PrivacyParameterError),
+        (dict(values=np.array(["x"])), TypeError),
+        (dict(values=[1 + 2j]), TypeError),
+    ],
+)
 def test_variance_bad_inputs_spend_nothing(fn, kw, exc):
     rec = Recorder()
     args = {"values": [1.0, 2.0], "lower": 0, "upper": 3, "epsilon": 1.0, **kw}
@@ -238,15 +278,18 @@ def test_variance_bad_inputs_spend_nothing(fn, kw, exc):
     assert rec.calls == []
 
 
-@pytest.mark.parametrize("kw,exc", [
-    (dict(qs=[]), dpfast.PrivacyParameterError),
-    (dict(qs=[0.5, 1.5]), dpfast.PrivacyParameterError),
-    (dict(qs=[float("nan")]), dpfast.PrivacyParameterError),
-    (dict(candidates=1), dpfast.PrivacyParameterError),
-    (dict(candidates=[]), dpfast.PrivacyParameterError),
-    (dict(candidates=[0.0, np.inf]), dpfast.PrivacyParameterError),
-    (dict(lower=2, upper=1), dpfast.PrivacyParameterError),
-])
+@pytest.mark.parametrize(
+    "kw,exc",
+    [
+        (dict(qs=[]), dpfast.PrivacyParameterError),
+        (dict(qs=[0.5, 1.5]), dpfast.PrivacyParameterError),
+        (dict(qs=[float("nan")]), dpfast.PrivacyParameterError),
+        (dict(candidates=1), dpfast.PrivacyParameterError),
+        (dict(candidates=[]), dpfast.PrivacyParameterError),
+        (dict(candidates=[0.0, np.inf]), dpfast.PrivacyParameterError),
+        (dict(lower=2, upper=1), dpfast.PrivacyParameterError),
+    ],
+)
 def test_quantiles_bad_inputs_spend_nothing(kw, exc):
     rec = Recorder()
     args = {"values": [1.0, 2.0], "qs": [0.5], "lower": 0, "upper": 3, "epsilon": 1.0, **kw}

@@ -1,6 +1,7 @@
 """Shared state under threads (docs/threads.md): the paths that must stay correct without
 the GIL.  They run on the GIL build too, where the C loops already run in parallel; the
 free-threaded job of .github/workflows/tests.yml runs them on CPython 3.14t, PYTHON_GIL=0."""
+
 import sys
 import sysconfig
 import threading
@@ -30,9 +31,12 @@ def _together(fn, n=THREADS):
         return list(pool.map(run, range(n)))
 
 
-@pytest.mark.skipif(not FREE_THREADED, reason="the GIL can only be off on a free-threaded "
-                    "CPython; the 3.14t job of .github/workflows/tests.yml runs this test "
-                    "(no free-threaded build can be installed on the CI machine of .ci/run)")
+@pytest.mark.skipif(
+    not FREE_THREADED,
+    reason="the GIL can only be off on a free-threaded "
+    "CPython; the 3.14t job of .github/workflows/tests.yml runs this test "
+    "(no free-threaded build can be installed on the CI machine of .ci/run)",
+)
 def test_importing_dpfast_keeps_the_gil_off():
     # _core declares freethreading_compatible: importing it must not re-enable the GIL
     # (CPython would, with a RuntimeWarning, for an undeclared extension).
@@ -42,14 +46,17 @@ def test_importing_dpfast_keeps_the_gil_off():
 
 def test_one_chacha20_shared_by_threads_hands_out_the_serial_stream_once():
     g = ChaCha20(2026)
-    sizes = [1, 7, 64, 1000, 3]           # odd sizes cross the 8-block buffer at many places
+    sizes = [1, 7, 64, 1000, 3]  # odd sizes cross the 8-block buffer at many places
 
     def draw(i):
         out = []
         for _ in range(40):
             for s in sizes:
-                out.append(g.random_raw(s) if s > 1
-                           else np.array([g.random_raw()], dtype=np.uint64))
+                out.append(
+                    g.random_raw(s)
+                    if s > 1
+                    else np.array([g.random_raw()], dtype=np.uint64)
+                )
         return np.concatenate(out)
 
     got = np.concatenate(_together(draw))
@@ -61,10 +68,11 @@ def test_one_chacha20_shared_by_threads_hands_out_the_serial_stream_once():
 def test_numpy_generator_over_a_shared_chacha20_is_serialised():
     g = ChaCha20(7)
     gen = np.random.Generator(g)
-    draws = _together(lambda i: gen.integers(0, 2 ** 63, size=5000, dtype=np.int64))
+    draws = _together(lambda i: gen.integers(0, 2**63, size=5000, dtype=np.int64))
     got = np.sort(np.concatenate(draws))
-    serial = np.sort(np.random.Generator(ChaCha20(7)).integers(0, 2 ** 63, size=got.size,
-                                                                dtype=np.int64))
+    serial = np.sort(
+        np.random.Generator(ChaCha20(7)).integers(0, 2**63, size=got.size, dtype=np.int64)
+    )
     np.testing.assert_array_equal(got, serial)
 
 
@@ -81,29 +89,30 @@ def test_chacha20_cannot_be_reinitialised():
     g = ChaCha20(3)
     with pytest.raises(TypeError, match="re-initialised"):
         g.__init__(4)
-    assert g.random_raw() == ChaCha20(3).random_raw()    # untouched
+    assert g.random_raw() == ChaCha20(3).random_raw()  # untouched
 
 
 def test_threads_charging_one_budget_release_exactly_what_fits():
     budget = PrivacyBudget(epsilon=4.0)
-    rng = ChaCha20(5)                                     # one generator, shared too
+    rng = ChaCha20(5)  # one generator, shared too
 
     def run(i):
         ok = 0
         for _ in range(10):
             try:
-                mechanisms.laplace_mechanism(np.arange(100.0), epsilon=0.125, budget=budget,
-                                             rng=rng)
+                mechanisms.laplace_mechanism(
+                    np.arange(100.0), epsilon=0.125, budget=budget, rng=rng
+                )
                 ok += 1
             except BudgetExceededError:
                 pass
         return ok
 
-    assert sum(_together(run)) == 32                      # 4 / 0.125, never one more
+    assert sum(_together(run)) == 32  # 4 / 0.125, never one more
     assert budget.remaining.epsilon == 0.0
 
 
-@pytest.mark.parametrize("attempt", range(3))     # a race: without the lock 3 in 10 runs fail
+@pytest.mark.parametrize("attempt", range(3))  # a race: without the lock 3 in 10 runs fail
 def test_accountant_never_caches_a_stale_composition(attempt):
     acc = Accountant("pld")
     composers = 4
@@ -115,7 +124,7 @@ def test_accountant_never_caches_a_stale_composition(attempt):
             for s in sigmas[i]:
                 acc.compose_gaussian(sigma=s)
             return None
-        while not done.is_set():              # queries race with the composes
+        while not done.is_set():  # queries race with the composes
             acc.epsilon(1e-6)
         return None
 
@@ -125,7 +134,7 @@ def test_accountant_never_caches_a_stale_composition(attempt):
         try:
             return run(i)
         finally:
-            if i < composers:                    # even if a compose raised: never hang
+            if i < composers:  # even if a compose raised: never hang
                 finished.append(i)
                 if len(finished) == composers:
                     done.set()
@@ -144,7 +153,7 @@ def test_sparse_stream_shared_by_threads_stops_at_the_cutoff():
         pos = 0
         for _ in range(50):
             try:
-                pos += bool(svt.step(1e6))           # far above the threshold
+                pos += bool(svt.step(1e6))  # far above the threshold
             except dpfast.MechanismHaltedError:
                 break
         return pos
@@ -156,8 +165,9 @@ def test_sparse_stream_shared_by_threads_stops_at_the_cutoff():
 def test_cached_parameters_built_concurrently_match_serial():
     epsilons = [0.05 * (j + 1) for j in range(40)]
     randomized_response._flip_threshold.cache_clear()
-    got = _together(lambda i: [randomized_response._flip_threshold(e, 2 + i % 3)
-                               for e in epsilons])
+    got = _together(
+        lambda i: [randomized_response._flip_threshold(e, 2 + i % 3) for e in epsilons]
+    )
     randomized_response._flip_threshold.cache_clear()
     for i, row in enumerate(got):
         assert row == [randomized_response._flip_threshold(e, 2 + i % 3) for e in epsilons]

@@ -19,17 +19,30 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-USAGE = [ROOT / "tests" / "typing" / "usage.py", ROOT / "tests" / "typing" / "usage_releases.py"]
+USAGE = [
+    ROOT / "tests" / "typing" / "usage.py",
+    ROOT / "tests" / "typing" / "usage_releases.py",
+]
 
 _ERROR = re.compile(r"^(?P<path>[^:\n]+\.pyi?):\d+(?::\d+)?: error: ", re.M)
 
 
 def _run_mypy(*targets: str) -> tuple[int, str]:
-    cmd = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-           "--no-error-summary", "--show-error-codes", "--hide-error-context",
-           "--cache-dir", os.environ.get("DPFAST_MYPY_CACHE", str(ROOT / ".mypy_cache"))]
-    proc = subprocess.run(cmd + list(targets), cwd=ROOT, capture_output=True, text=True,
-                          timeout=600)
+    cmd = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        "--no-error-summary",
+        "--show-error-codes",
+        "--hide-error-context",
+        "--cache-dir",
+        os.environ.get("DPFAST_MYPY_CACHE", str(ROOT / ".mypy_cache")),
+    ]
+    proc = subprocess.run(
+        cmd + list(targets), cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     return proc.returncode, proc.stdout + proc.stderr
 
 

@@ -1,4 +1,5 @@
 """The validation helpers: every rule rejects NaN, infinities, bools and wrong types."""
+
 import math
 from fractions import Fraction
 
@@ -11,12 +12,19 @@ from dpfast import _validation as v
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.mark.parametrize("fn, good, bad", [
-    (v.positive, [1e-300, 1, 2.5, np.float32(3), Fraction(1, 3)], [0.0, -1.0, NAN, INF, -INF]),
-    (v.nonnegative, [0.0, 0, 5.0], [-1e-300, NAN, INF]),
-    (v.finite, [-1e300, 0.0, 7], [NAN, INF, -INF]),
-    (v.probability, [0.0, 0.5, 1.0], [-0.1, 1.1, NAN]),
-])
+@pytest.mark.parametrize(
+    "fn, good, bad",
+    [
+        (
+            v.positive,
+            [1e-300, 1, 2.5, np.float32(3), Fraction(1, 3)],
+            [0.0, -1.0, NAN, INF, -INF],
+        ),
+        (v.nonnegative, [0.0, 0, 5.0], [-1e-300, NAN, INF]),
+        (v.finite, [-1e300, 0.0, 7], [NAN, INF, -INF]),
+        (v.probability, [0.0, 0.5, 1.0], [-0.1, 1.1, NAN]),
+    ],
+)
 def test_range_rules(fn, good, bad):
     for x in good:
         assert fn("p", x) == float(x)
@@ -34,7 +42,9 @@ def test_type_rules(fn, bad):
 
 def test_epsilon_and_delta():
     assert v.epsilon(0.5) == 0.5
-    with pytest.raises(PrivacyParameterError, match="epsilon must be finite and > 0; got nan"):
+    with pytest.raises(
+        PrivacyParameterError, match="epsilon must be finite and > 0; got nan"
+    ):
         v.epsilon(NAN)
     assert v.delta(0.0) == 0.0
     with pytest.raises(PrivacyParameterError, match=r"delta must be in \(0, 1\)"):

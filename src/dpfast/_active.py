@@ -41,8 +41,6 @@ from ._privacy import Budget
 __all__ = ["NO_BUDGET", "Budget", "activate", "current", "resolve", "label"]
 
 
-
-
 class _NoBudget:
     """The type of :data:`NO_BUDGET` (a singleton)."""
 
@@ -69,7 +67,8 @@ class _NoBudget:
 NO_BUDGET = _NoBudget()
 
 _ACTIVE: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
-    "dpfast_active_budget", default=None)
+    "dpfast_active_budget", default=None
+)
 #: The active budget or None; bound once, so a hot path pays one C call.
 current_or_none = _ACTIVE.get
 
@@ -81,9 +80,11 @@ def current() -> Budget | None:
 
 def _check(value: object) -> Budget:
     if not callable(getattr(value, "spend", None)):
-        raise TypeError("budget must be None, dpfast.NO_BUDGET or have a "
-                        "spend(epsilon, delta, *, label=None) method; got "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            "budget must be None, dpfast.NO_BUDGET or have a "
+            "spend(epsilon, delta, *, label=None) method; got "
+            f"{type(value).__name__}"
+        )
     return value  # type: ignore[return-value]
 
 

@@ -85,16 +85,20 @@ def pandas_floats(name: str, obj: Any) -> npt.NDArray[np.float64]:
     elif kind == "u" and hasattr(obj, "clip"):
         obj = obj.clip(upper=_v.EXACT_INT)
     elif kind != "f":
-        raise TypeError(f"{name} must hold real numbers of a dtype that converts to float64 "
-                        f"exactly; got pandas dtype {dt} (convert it explicitly, e.g. with "
-                        ".astype('float64'))")
+        raise TypeError(
+            f"{name} must hold real numbers of a dtype that converts to float64 "
+            f"exactly; got pandas dtype {dt} (convert it explicitly, e.g. with "
+            ".astype('float64'))"
+        )
     return np.asarray(obj.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
 def _columns(frame: Any) -> list[npt.NDArray[np.float64]]:
     """Each column of a DataFrame as float64, by position (column labels may repeat)."""
-    return [pandas_floats(f"column {name!r}", frame.iloc[:, j])
-            for j, name in enumerate(frame.columns)]
+    return [
+        pandas_floats(f"column {name!r}", frame.iloc[:, j])
+        for j, name in enumerate(frame.columns)
+    ]
 
 
 def _frame_array(frame: Any) -> npt.NDArray[np.float64]:
@@ -116,21 +120,33 @@ def records(name: str, values: Any) -> npt.NDArray[np.float64]:
             f"{name} is {arr.ndim}-dimensional (shape {arr.shape}): one record per cell "
             "would count a person once per column while charging them once; pass axis=0 "
             "to release every column (the budget split evenly between them), or pass the "
-            "one column to release")
+            "one column to release"
+        )
     return arr.ravel()
 
 
-def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon: Any,
-          budget: Any, rng: Any, levels: Sequence[Any] | None = None,
-          **kwargs: Any) -> Any:
+def along(
+    release: Callable[..., Any],
+    values: Any,
+    axis: int | None,
+    *,
+    epsilon: Any,
+    budget: Any,
+    rng: Any,
+    levels: Sequence[Any] | None = None,
+    **kwargs: Any,
+) -> Any:
     """``release(x, epsilon=, budget=, rng=, **kwargs)`` on every 1-d slice ``x`` of
     ``values`` along ``axis`` (all of ``values`` when ``axis`` is None), the result shaped
     as numpy's reduction and labelled as pandas' (module docstring).  ``levels``: the
     labels of a vector result (quantile levels)."""
     eps = _v.epsilon(epsilon)
     flat: Sequence[npt.NDArray[np.float64]] | npt.NDArray[np.float64]
-    if _is_frame(values) and axis is not None and \
-            _v.integer("axis", axis, minimum=-2, maximum=1) % 2 == 0:
+    if (
+        _is_frame(values)
+        and axis is not None
+        and _v.integer("axis", axis, minimum=-2, maximum=1) % 2 == 0
+    ):
         # one release per column: convert each column by itself, never the whole frame
         flat = _columns(values)
         rest: tuple[int, ...] | None = (len(flat),)
@@ -138,8 +154,11 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
         if axis is None:
             flat, rest = records("values", values).reshape(1, -1), None
         else:
-            arr = pandas_floats("values", values) if is_pandas(values) else \
-                _v.float_data("values", values)
+            arr = (
+                pandas_floats("values", values)
+                if is_pandas(values)
+                else _v.float_data("values", values)
+            )
             nd = max(arr.ndim, 1)
             ax = _v.integer("axis", axis, minimum=-nd, maximum=nd - 1)
             moved = np.moveaxis(arr, ax, -1) if arr.ndim else arr.reshape(1)
@@ -155,16 +174,17 @@ def along(release: Callable[..., Any], values: Any, axis: int | None, *, epsilon
         release(np.empty(0), epsilon=epsilon, budget=NO_BUDGET, rng=gen, **kwargs)
     share = epsilon if k <= 1 else _down(Fraction(eps) / k)
     spend = NO_BUDGET if budget is None else ChargeOnce(budget, epsilon)
-    results = [release(flat[i], epsilon=share, budget=spend, rng=gen, **kwargs)
-               for i in range(k)]
+    results = [
+        release(flat[i], epsilon=share, budget=spend, rng=gen, **kwargs) for i in range(k)
+    ]
     if rest is None:
         out = results[0]
     else:
-        stacked = np.array(results, dtype=np.float64)       # (k,) or (k, m)
+        stacked = np.array(results, dtype=np.float64)  # (k,) or (k, m)
         if k == 0 and levels is not None:
             stacked = stacked.reshape(0, len(levels))
         out = np.moveaxis(stacked, 0, -1).reshape(stacked.shape[1:] + rest)
-        if out.ndim == 0:                                   # 1-d data, axis=0: a scalar
+        if out.ndim == 0:  # 1-d data, axis=0: a scalar
             out = float(out)
     return _label(out, values, axis, levels)
 
@@ -180,7 +200,7 @@ def _label(out: Any, values: Any, axis: int | None, levels: Sequence[Any] | None
         if index is not None:
             return pd.Series(out, index=index, name=getattr(values, "name", None))
         return out
-    by_column = _v.integer("axis", axis) % 2 == 0     # axis 0 (or -2) reduces the rows
+    by_column = _v.integer("axis", axis) % 2 == 0  # axis 0 (or -2) reduces the rows
     labels = values.columns if by_column else values.index
     if index is not None:
         return pd.DataFrame(out, index=index, columns=labels)

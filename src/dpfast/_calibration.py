@@ -32,7 +32,9 @@ def _log_phi(x: float) -> float:
         return math.log(p)
     # Phi(x) = phi(x)/|x| * (1 - 1/x^2 + 3/x^4 - ...) for x -> -inf; the first terms
     # bracket it, and the lower bracket errs towards more noise here.
-    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / (x * x))
+    return (
+        -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / (x * x))
+    )
 
 
 def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -46,8 +48,9 @@ def analytic_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) ->
     return max(first - second, 0.0)
 
 
-def _bisect_sigma(delta_of: Callable[[float], float], target: float, lo: float,
-                  hi: float) -> float:
+def _bisect_sigma(
+    delta_of: Callable[[float], float], target: float, lo: float, hi: float
+) -> float:
     """Smallest sigma (to 1e-12 relative) with delta_of(sigma) <= target, rounded up.
 
     The bracket comes from public parameters; one that is not a finite positive range
@@ -55,7 +58,8 @@ def _bisect_sigma(delta_of: Callable[[float], float], target: float, lo: float,
     if not 0.0 < lo <= hi < math.inf:
         raise PrivacyParameterError(
             f"the noise scale for these parameters is outside the range of doubles "
-            f"(bracket [{lo!r}, {hi!r}]); use a larger epsilon or a smaller sensitivity")
+            f"(bracket [{lo!r}, {hi!r}]); use a larger epsilon or a smaller sensitivity"
+        )
     for _ in range(4096):
         if delta_of(hi) <= target:
             break
@@ -67,7 +71,7 @@ def _bisect_sigma(delta_of: Callable[[float], float], target: float, lo: float,
             break
         lo, hi = lo / 2.0, lo
     for _ in range(200):
-        mid = lo * math.sqrt(hi / lo)           # geometric mean, without underflow
+        mid = lo * math.sqrt(hi / lo)  # geometric mean, without underflow
         if delta_of(mid) <= target:
             hi = mid
         else:
@@ -84,7 +88,8 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> 
         raise PrivacyParameterError(
             "epsilon must be < 1 for the classic Gaussian calibration (Dwork & Roth "
             f"Theorem 3.22); got {epsilon!r}. Use calibration='analytic', valid for every "
-            "epsilon > 0")
+            "epsilon > 0"
+        )
     c = math.sqrt(2.0 * math.log(1.25 / delta))
     # strict inequality c^2 > 2 ln(1.25/delta), and rounding of sqrt/log: step up
     return math.nextafter(c * (1.0 + _MARGIN), math.inf) * sensitivity / epsilon
@@ -94,12 +99,20 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     """The smallest sigma with analytic_gaussian_delta(sigma) <= delta (Balle & Wang 2018,
     Algorithm 1, solved here by bisection), valid for every epsilon > 0."""
     guess = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
-    return _bisect_sigma(lambda s: analytic_gaussian_delta(s, epsilon, sensitivity), delta,
-                         guess / 4.0, guess)
+    return _bisect_sigma(
+        lambda s: analytic_gaussian_delta(s, epsilon, sensitivity),
+        delta,
+        guess / 4.0,
+        guess,
+    )
 
 
-def gaussian_sigma(epsilon: object, delta: object, l2_sensitivity: float = 1.0,
-                   calibration: str = "analytic") -> float:
+def gaussian_sigma(
+    epsilon: object,
+    delta: object,
+    l2_sensitivity: float = 1.0,
+    calibration: str = "analytic",
+) -> float:
     """The noise standard deviation of the (continuous) Gaussian mechanism.
 
     Parameters
@@ -138,6 +151,7 @@ def gaussian_sigma(epsilon: object, delta: object, l2_sensitivity: float = 1.0,
 
 # ------------------------------------------------------------------ discrete Gaussian
 
+
 def _dg_tail_bounds(j: float, sigma: float) -> tuple[float, float]:
     """Bounds on T(j) = P[Y >= j] for Y discrete Gaussian N_Z(0, sigma^2), j >= 1.
 
@@ -147,9 +161,9 @@ def _dg_tail_bounds(j: float, sigma: float) -> tuple[float, float]:
       * f also convex on y >= sigma, so for j - 1/2 >= sigma (Hermite-Hadamard and the
         trapezoid rule): int_j^inf f + f(j)/2 <= sum_{y>=j} f(y) <= int_{j-1/2}^inf f,
         a bracket whose width is O(f'(j)) instead of f(j)."""
-    q = 0.5 * math.erfc(j / (sigma * _SQRT2))                  # Phi^c(j / sigma)
+    q = 0.5 * math.erfc(j / (sigma * _SQRT2))  # Phi^c(j / sigma)
     pdf = math.exp(-0.5 * (j / sigma) ** 2) / math.sqrt(2.0 * math.pi) / sigma
-    theta = 1.0 + 3.0 * math.exp(-2.0 * math.pi ** 2 * sigma ** 2)
+    theta = 1.0 + 3.0 * math.exp(-2.0 * math.pi**2 * sigma**2)
     if j - 0.5 >= sigma:
         return (q + 0.5 * pdf) / theta, 0.5 * math.erfc((j - 0.5) / (sigma * _SQRT2))
     return q / theta, q + pdf
@@ -162,7 +176,7 @@ def _dg_tail_bounds(j: float, sigma: float) -> tuple[float, float]:
 # 1e-11 relative covers all of it; 2^-1050 absolute covers the subnormal range, where
 # relative error is meaningless (each of at most 2^24 terms is off by at most 2^-1074).
 _BOUND_REL = 1e-11
-_BOUND_ABS = 2.0 ** -1050
+_BOUND_ABS = 2.0**-1050
 
 # Below this sigma the tails are summed term by term (exact up to float rounding, which
 # is bounded and added); above it the integral bounds are tighter than 1e-7 relative.
@@ -179,9 +193,11 @@ def _dg_tail_bounds_direct(j: int, sigma: float) -> tuple[float, float]:
     # epsilon is huge and sigma small: 16 GiB)
     L = int(40.0 * sigma) + min(abs(j), int(40.0 * sigma)) + 2
     y = np.arange(0, L + 1, dtype=np.float64)
-    with np.errstate(over="ignore", under="ignore"):      # tiny sigma: terms are 0
+    with np.errstate(over="ignore", under="ignore"):  # tiny sigma: terms are 0
         f = np.exp(-0.5 * (y / sigma) * (y / sigma))
-    rest = 2.0 * (float(f[-1]) + math.exp(-0.5 * (L / sigma) * (L / sigma)) * sigma * sigma / L)
+    rest = 2.0 * (
+        float(f[-1]) + math.exp(-0.5 * (L / sigma) * (L / sigma)) * sigma * sigma / L
+    )
     body = math.fsum(f[1:])
     n_lo = 1.0 + 2.0 * body
     n_hi = n_lo + 2.0 * rest
@@ -190,7 +206,7 @@ def _dg_tail_bounds_direct(j: int, sigma: float) -> tuple[float, float]:
     # rounding of x itself dominates; see _BOUND_REL) or 2^-1074 absolute when subnormal,
     # and fsum is correctly rounded; the caller widens the result by _BOUND_REL and
     # _BOUND_ABS, which cover those errors
-    r = 2.0 ** -48
+    r = 2.0**-48
     return t * (1 - r) / (n_hi * (1 + r)), (t * (1 + r) + rest) / (n_lo * (1 - r))
 
 
@@ -206,16 +222,16 @@ def discrete_gaussian_delta_upper(sigma: float, epsilon: float, shift: int) -> f
     where the value is the analytic Gaussian one)."""
     s = shift
     a = s / 2.0 - sigma * sigma * epsilon / s
-    m = math.ceil(a) - 1                       # the largest integer < a
+    m = math.ceil(a) - 1  # the largest integer < a
     bounds = _dg_tail_bounds_direct if sigma <= _DIRECT_SIGMA else _dg_tail_bounds
 
     def cdf_bounds(x: int) -> tuple[float, float]:
         """Bounds on F(x) = P[Y <= x] from the tail bounds, by symmetry."""
         if x < 0:
-            return bounds(-x, sigma)           # P[Y <= x] = P[Y >= -x]
-        lo, hi = bounds(x + 1, sigma)          # P[Y <= x] = 1 - P[Y >= x + 1]
+            return bounds(-x, sigma)  # P[Y <= x] = P[Y >= -x]
+        lo, hi = bounds(x + 1, sigma)  # P[Y <= x] = 1 - P[Y >= x + 1]
         # 1 - v is rounded by at most 2^-54 absolute
-        return max(1.0 - hi - 2.0 ** -53, 0.0), min(1.0 - lo + 2.0 ** -53, 1.0)
+        return max(1.0 - hi - 2.0**-53, 0.0), min(1.0 - lo + 2.0**-53, 1.0)
 
     upper1 = cdf_bounds(m)[1] * (1.0 + _BOUND_REL) + _BOUND_ABS
     lower2 = max(cdf_bounds(m - s)[0] * (1.0 - _BOUND_REL) - _BOUND_ABS, 0.0)
@@ -264,18 +280,19 @@ _SMOOTHING = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 def _smoothing_log_ratio(s: float, dimension: int) -> float:
     """An upper bound on ln R = d (ln(1 + eta) - ln(1 - eta)) for width s (claim above)."""
-    a = 2.0 * math.pi ** 2 * s * s
-    e = max(math.exp(-a), 2.0 ** -1070)        # an upper bound even where exp underflows
+    a = 2.0 * math.pi**2 * s * s
+    e = max(math.exp(-a), 2.0**-1070)  # an upper bound even where exp underflows
     # sum_{k>=1} e^(a k^2) <= e^-a sum_{j>=0} e^(-3 a j), since k^2 - 1 >= 3 (k - 1)
-    eta = 2.0 * e / (1.0 - e ** 3) * (1.0 + 1e-12)
+    eta = 2.0 * e / (1.0 - e**3) * (1.0 + 1e-12)
     if not eta < 0.5:
         return math.inf
     # ln(1+x) - ln(1-x) <= 2x / (1 - x)
     return dimension * (2.0 * eta / (1.0 - eta)) * (1.0 + 1e-12)
 
 
-def _smoothed_parameters(epsilon: float, delta: float, s: float,
-                         dimension: int) -> tuple[float, float] | None:
+def _smoothed_parameters(
+    epsilon: float, delta: float, s: float, dimension: int
+) -> tuple[float, float] | None:
     """(eps1, delta1), rounded down, that the continuous mechanism must meet; None when
     width s leaves no room."""
     lr = _smoothing_log_ratio(s, dimension)
@@ -286,8 +303,9 @@ def _smoothed_parameters(epsilon: float, delta: float, s: float,
     return eps1, delta1
 
 
-def discrete_gaussian_vector_delta_upper(sigma: float, epsilon: float, sensitivity: float,
-                                         dimension: int, s: float) -> float:
+def discrete_gaussian_vector_delta_upper(
+    sigma: float, epsilon: float, sensitivity: float, dimension: int, s: float
+) -> float:
     """An upper bound on delta (at epsilon) of N_Z(0, sigma^2)^d noise for l2 sensitivity
     `sensitivity`, by the convolution claim above with width s (inf if it does not apply)."""
     lr = _smoothing_log_ratio(s, dimension)
@@ -299,8 +317,9 @@ def discrete_gaussian_vector_delta_upper(sigma: float, epsilon: float, sensitivi
     return math.nextafter(d1 * math.exp(lr) * (1.0 + 1e-12), math.inf)
 
 
-def discrete_gaussian_vector_sigma(epsilon: float, delta: float, sensitivity: float,
-                                   dimension: int) -> tuple[float, float | None]:
+def discrete_gaussian_vector_sigma(
+    epsilon: float, delta: float, sensitivity: float, dimension: int
+) -> tuple[float, float | None]:
     """(sigma, s): the smallest sigma (rounded up) the convolution claim proves for
     `dimension` coordinates, and the width s that proves it; (inf, None) if none does."""
     best: tuple[float, float | None] = (math.inf, None)
@@ -315,8 +334,9 @@ def discrete_gaussian_vector_sigma(epsilon: float, delta: float, sensitivity: fl
     return best
 
 
-def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
-                            dimension: int = 1) -> float:
+def discrete_gaussian_sigma(
+    epsilon: float, delta: float, sensitivity: float, dimension: int = 1
+) -> float:
     """The smallest sigma (rounded up) for which adding N_Z(0, sigma^2) noise to each of
     `dimension` integer coordinates with l2 sensitivity `sensitivity` is provably
     (epsilon, delta)-DP.
@@ -328,13 +348,21 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     one coordinate, the exact privacy curve (their Theorem 7) at the largest integer
     shift floor(sensitivity), bounded rigorously by discrete_gaussian_delta_upper."""
     guess = analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    zcdp = _bisect_sigma(lambda sg: zcdp_delta(0.5 * (sensitivity / sg) ** 2, epsilon),
-                         delta, guess / 2.0, guess * 2.0)
+    zcdp = _bisect_sigma(
+        lambda sg: zcdp_delta(0.5 * (sensitivity / sg) ** 2, epsilon),
+        delta,
+        guess / 2.0,
+        guess * 2.0,
+    )
     vector = discrete_gaussian_vector_sigma(epsilon, delta, sensitivity, dimension)[0]
     if dimension != 1:
         return min(vector, zcdp)  # each is a proof; use the best
     s = max(math.floor(sensitivity), 1)
     guess = analytic_gaussian_sigma(epsilon, delta, float(s))
-    one = _bisect_sigma(lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
-                        delta, guess / 2.0, guess * 2.0)
+    one = _bisect_sigma(
+        lambda sg: discrete_gaussian_delta_upper(sg, epsilon, s),
+        delta,
+        guess / 2.0,
+        guess * 2.0,
+    )
     return min(one, vector, zcdp)

@@ -35,13 +35,27 @@ from . import random as _random
 from ._errors import PrivacyParameterError
 from ._plans import GRID_BITS, grid_exponent
 
-__all__ = ["Released", "NoisePlan", "laplace_plan", "draw", "laplace_release",
-           "laplace_grid_plan", "laplace_int_plan", "as_data", "as_float", "ceil_rational",
-           "dlap", "release", "shape_like", "positive", "geometric_release"]
+__all__ = [
+    "Released",
+    "NoisePlan",
+    "laplace_plan",
+    "draw",
+    "laplace_release",
+    "laplace_grid_plan",
+    "laplace_int_plan",
+    "as_data",
+    "as_float",
+    "ceil_rational",
+    "dlap",
+    "release",
+    "shape_like",
+    "positive",
+    "geometric_release",
+]
 
 _INF = math.inf
 # The grid: GRID_BITS.laplace (dpfast._plans, with its reason).
-LAPLACE_MAX_STEPS = 2 ** 44
+LAPLACE_MAX_STEPS = 2**44
 RATIONAL_BITS = 56
 
 #: What a mechanism releases: an int or float for a scalar, an int64 or float64 array of
@@ -50,6 +64,7 @@ Released = Union[int, float, npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
 # ------------------------------------------------------------------ data and samplers
+
 
 def as_data(value: object) -> tuple[bool, Any, bool]:
     """(is_integer, data, is_scalar): an int or float scalar, or an int64/float64 array.
@@ -60,7 +75,7 @@ def as_data(value: object) -> tuple[bool, Any, bool]:
     of finite sensitivity returns one on a data set and a finite value on a neighbour.
     Never a view of the caller's array that we could write through: the C layer makes
     new output arrays."""
-    if type(value) is float and -_INF < value < _INF:   # the common scalar cases
+    if type(value) is float and -_INF < value < _INF:  # the common scalar cases
         return False, value, True
     if type(value) is int:
         return True, _v._clamp_int(value), True
@@ -71,7 +86,8 @@ def as_data(value: object) -> tuple[bool, Any, bool]:
     if not np.isfinite(arr).all():
         raise PrivacyParameterError(
             "value must be finite everywhere (NaN and +-inf are outside every sensitivity "
-            "bound; the offending value is not shown: it is private)")
+            "bound; the offending value is not shown: it is private)"
+        )
     return False, (float(arr) if scalar else arr), scalar
 
 
@@ -97,12 +113,13 @@ def ceil_rational(q: Fraction) -> tuple[int, int]:
     """(num, den) with num/den >= q exactly, den a power of two, num < 2^56: a noise
     scale rounded up (more noise is always safe)."""
     top = math.ceil(q)
-    if top >= 2 ** RATIONAL_BITS:
+    if top >= 2**RATIONAL_BITS:
         raise PrivacyParameterError(
             f"the noise parameter {_v.show(q)} is too large to sample exactly (at most 2^56 "
-            "steps): use a larger epsilon or a smaller sensitivity")
+            "steps): use a larger epsilon or a smaller sensitivity"
+        )
     den = 1 << max(0, RATIONAL_BITS - 1 - top.bit_length())
-    num = -((-q.numerator * den) // q.denominator)     # ceil(q * den)
+    num = -((-q.numerator * den) // q.denominator)  # ceil(q * den)
     return num, den
 
 
@@ -112,8 +129,9 @@ def dlap(num: int, den: int) -> Any:
     return _core.DiscreteLaplaceExact(num, den)
 
 
-def release(apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool,
-            nworkers: int) -> Any:
+def release(
+    apply: Callable[[Any, Any], Any], data: Any, gen: Any, scalar: bool, nworkers: int
+) -> Any:
     """apply(data, rng) -> noisy data; a vector of 2**18 values or more is released in
     chunks on nworkers threads, with the same values for any thread count (_parallel)."""
     if not scalar:
@@ -131,9 +149,11 @@ def shape_like(result: Any, data: Any, scalar: bool) -> Released:
 
 # ------------------------------------------------------------------ Laplace plans
 
+
 @functools.lru_cache(maxsize=512)
-def laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
-                      granularity: float | None) -> tuple[int, Any]:
+def laplace_grid_plan(
+    epsilon: float, sensitivity: float, d: int, granularity: float | None
+) -> tuple[int, Any]:
     """(k, sampler): the grid 2^k (about 2^-40 of the noise scale) and the discrete
     Laplace noise in grid steps for d float coordinates of l1 sensitivity
     ``sensitivity``."""
@@ -142,13 +162,15 @@ def laplace_grid_plan(epsilon: float, sensitivity: float, d: int,
     # l1 sensitivity in grid steps after rounding: sensitivity / g + d (module docstring)
     steps = (Fraction(sensitivity) / Fraction(2) ** k + d) / Fraction(epsilon)
     if steps > LAPLACE_MAX_STEPS:
-        if granularity is None:     # the rounding term d / epsilon alone is too large
+        if granularity is None:  # the rounding term d / epsilon alone is too large
             raise PrivacyParameterError(
                 f"epsilon must be at least d * 2^-44 for the secure float path ({d} "
-                f"coordinate(s)); got {epsilon!r}")
+                f"coordinate(s)); got {epsilon!r}"
+            )
         raise PrivacyParameterError(
             f"granularity must be at least 2^-44 of the noise scale; got {granularity!r} "
-            f"for scale {b!r}")
+            f"for scale {b!r}"
+        )
     return k, dlap(*ceil_rational(steps))
 
 
@@ -170,8 +192,14 @@ class NoisePlan(NamedTuple):
     k: int
 
 
-def laplace_plan(epsilon: float, sensitivity: float, integer: bool, d: int,
-                 mode: str = "secure", granularity: float | None = None) -> NoisePlan:
+def laplace_plan(
+    epsilon: float,
+    sensitivity: float,
+    integer: bool,
+    d: int,
+    mode: str = "secure",
+    granularity: float | None = None,
+) -> NoisePlan:
     """The plan of an epsilon-DP Laplace release of ``d`` coordinates (integers or
     floats) of l1 sensitivity ``sensitivity``: from public parameters only, and raising
     ``PrivacyParameterError`` for those it cannot serve, so call it before charging.
@@ -184,7 +212,8 @@ def laplace_plan(epsilon: float, sensitivity: float, integer: bool, d: int,
         if not 0.0 < scale < _INF:
             raise PrivacyParameterError(
                 f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the "
-                "range of doubles")
+                "range of doubles"
+            )
         return NoisePlan("fast", scale, None, 0)
     if integer:
         return NoisePlan("int", 0.0, laplace_int_plan(epsilon, sensitivity), 0)
@@ -192,32 +221,63 @@ def laplace_plan(epsilon: float, sensitivity: float, integer: bool, d: int,
     return NoisePlan("grid", 0.0, sampler, k)
 
 
-def draw(plan: NoisePlan, integer: bool, data: Any, scalar: bool, gen: Any,
-                 nworkers: int) -> Released:
+def draw(
+    plan: NoisePlan, integer: bool, data: Any, scalar: bool, gen: Any, nworkers: int
+) -> Released:
     """Draw the planned release of ``data`` (from :func:`as_data`) with the resolved
     generator ``gen``; nothing is validated or charged here."""
     if plan.kind == "fast":
         data = as_float(integer, data, scalar)
-        return cast(Released, data + _random.laplace(scale=plan.scale,
-                                                     size=None if scalar else data.shape,
-                                                     rng=gen, workers=nworkers))
+        return cast(
+            Released,
+            data
+            + _random.laplace(
+                scale=plan.scale,
+                size=None if scalar else data.shape,
+                rng=gen,
+                workers=nworkers,
+            ),
+        )
     if plan.kind == "fast_normal":
         data = as_float(integer, data, scalar)
-        return cast(Released, data + _random.normal(scale=plan.scale,
-                                                    size=None if scalar else data.shape,
-                                                    rng=gen, workers=nworkers))
+        return cast(
+            Released,
+            data
+            + _random.normal(
+                scale=plan.scale,
+                size=None if scalar else data.shape,
+                rng=gen,
+                workers=nworkers,
+            ),
+        )
     sampler = plan.sampler
     if plan.kind == "int":
-        return shape_like(release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
-                                  scalar, nworkers), data, scalar)
+        return shape_like(
+            release(
+                lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar, nworkers
+            ),
+            data,
+            scalar,
+        )
     k = plan.k
-    return shape_like(release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
-                              scalar, nworkers), data, scalar)
+    return shape_like(
+        release(
+            lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar, nworkers
+        ),
+        data,
+        scalar,
+    )
 
 
-def laplace_release(value: object, epsilon: float, sensitivity: float, gen: Any,
-                    mode: str = "secure", granularity: float | None = None,
-                    workers: int | None = None) -> Released:
+def laplace_release(
+    value: object,
+    epsilon: float,
+    sensitivity: float,
+    gen: Any,
+    mode: str = "secure",
+    granularity: float | None = None,
+    workers: int | None = None,
+) -> Released:
     """A composite's Laplace release of ``value``, epsilon-DP (Dwork & Roth Thm 3.6;
     the secure paths as :func:`dpfast.mechanisms.laplace_mechanism`): the data checked
     (:func:`as_data`), planned and drawn with the resolved generator ``gen``.  Nothing is
@@ -228,14 +288,22 @@ def laplace_release(value: object, epsilon: float, sensitivity: float, gen: Any,
     sensitivity = positive("sensitivity", sensitivity)
     nworkers = _parallel.workers(workers)
     integer, data, scalar = as_data(value)
-    plan = laplace_plan(epsilon, sensitivity, integer, 1 if scalar else data.size, mode,
-                        granularity)
-    return draw(plan, integer, data, scalar,
-                        _core.secure_rng(None) if gen is None else gen, nworkers)
+    plan = laplace_plan(
+        epsilon, sensitivity, integer, 1 if scalar else data.size, mode, granularity
+    )
+    return draw(
+        plan,
+        integer,
+        data,
+        scalar,
+        _core.secure_rng(None) if gen is None else gen,
+        nworkers,
+    )
 
 
-def geometric_release(value: object, epsilon: float, sensitivity: float,
-                      gen: Any) -> Released:
+def geometric_release(
+    value: object, epsilon: float, sensitivity: float, gen: Any
+) -> Released:
     """:func:`laplace_release` of integers only, with the checks of
     :func:`dpfast.mechanisms.geometric_mechanism` in its order (``TypeError`` for floats):
     exact two-sided geometric noise (Ghosh, Roughgarden & Sundararajan 2009)."""
@@ -243,5 +311,7 @@ def geometric_release(value: object, epsilon: float, sensitivity: float,
     sensitivity = _v.positive("sensitivity", sensitivity)
     integer, data, _ = as_data(value)
     if not integer:
-        raise TypeError("geometric_mechanism takes integers; use laplace_mechanism for floats")
+        raise TypeError(
+            "geometric_mechanism takes integers; use laplace_mechanism for floats"
+        )
     return laplace_release(data, epsilon, sensitivity, gen)

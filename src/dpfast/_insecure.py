@@ -50,8 +50,9 @@ def _silenced() -> bool:
         verdict = False
         for action, msg, category, module, lineno in filters:
             if issubclass(InsecureRandomnessWarning, category):
-                verdict = (action == "ignore" and msg is None and module is None
-                           and not lineno)
+                verdict = (
+                    action == "ignore" and msg is None and module is None and not lineno
+                )
                 break
         _SILENCED[0] = (list(filters), verdict)
     return verdict
@@ -86,15 +87,18 @@ def warn_rng(bit_generator: object) -> None:
         message = _RNG_MESSAGES[kind, mode] = (
             f"a secure mechanism drew its noise from {what}: its output is predictable "
             "from the seed, fine for tests and simulation, never for a real release "
-            "(use rng=None, the OS-keyed ChaCha20)")
+            "(use rng=None, the OS-keyed ChaCha20)"
+        )
     _warn(message)
 
 
 def warn_fast() -> None:
     """Warn that a secure mechanism runs with ``mode="fast"``."""
-    _warn("a mechanism ran with mode='fast': continuous floating-point noise, not safe "
-          "against floating-point attacks (Mironov 2012); for simulation only, never for "
-          "a real release (use mode='secure', the default)")
+    _warn(
+        "a mechanism ran with mode='fast': continuous floating-point noise, not safe "
+        "against floating-point attacks (Mironov 2012); for simulation only, never for "
+        "a real release (use mode='secure', the default)"
+    )
 
 
 def mode(value: object, options: tuple[str, ...] = ("secure", "fast")) -> str:

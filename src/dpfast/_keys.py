@@ -45,13 +45,22 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["canon", "canonical_of", "encode", "from_sequence", "lookup", "order", "presort",
-           "typed", "value"]
+__all__ = [
+    "canon",
+    "canonical_of",
+    "encode",
+    "from_sequence",
+    "lookup",
+    "order",
+    "presort",
+    "typed",
+    "value",
+]
 
 _EXACT_FLOATS = (float, np.float64, np.float32, np.float16)
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
-_OTHER = 9                 # rank of other hashable objects
-_MAX_DEPTH = 32            # tuples nested deeper are objects of rank 9 (no deep recursion)
+_INT64 = (-(2**63), 2**63 - 1)
+_OTHER = 9  # rank of other hashable objects
+_MAX_DEPTH = 32  # tuples nested deeper are objects of rank 9 (no deep recursion)
 
 Key = tuple[Any, ...]
 
@@ -63,8 +72,8 @@ def canon(x: object, depth: int = 0) -> Key | None:
     if isinstance(x, (int, np.integer)):
         return (1, int(x))
     if isinstance(x, _EXACT_FLOATS):
-        f = float(x)                     # exact for these widths
-        return (3,) if math.isnan(f) else (2, f + 0.0)      # + 0.0: -0.0 becomes 0.0
+        f = float(x)  # exact for these widths
+        return (3,) if math.isnan(f) else (2, f + 0.0)  # + 0.0: -0.0 becomes 0.0
     if isinstance(x, (str, np.str_)):
         return (4, str(x))
     if isinstance(x, (bytes, np.bytes_)):
@@ -80,7 +89,7 @@ def canon(x: object, depth: int = 0) -> Key | None:
             return (8, parts)
     try:
         hash(x)
-    except Exception:                    # (a private object's hash decides nothing)
+    except Exception:  # (a private object's hash decides nothing)
         return None
     t = type(x)
     return (_OTHER, f"{t.__module__}.{t.__qualname__}", x)
@@ -93,8 +102,9 @@ def _repr(x: object) -> str:
         return ""
 
 
-def encode(items: Iterable[Any], n: int,
-           need_keys: bool = True) -> tuple[list[Key], npt.NDArray[np.int64]]:
+def encode(
+    items: Iterable[Any], n: int, need_keys: bool = True
+) -> tuple[list[Key], npt.NDArray[np.int64]]:
     """(distinct canonical keys in first-seen order, the code of each of the ``n``
     items: its key's position, -1 for no key).
 
@@ -110,7 +120,7 @@ def encode(items: Iterable[Any], n: int,
         if c is not None:
             try:
                 k = table.setdefault(c, len(table))
-            except Exception:           # an object whose == raises: no key
+            except Exception:  # an object whose == raises: no key
                 k = -1
             if need_keys and k >= 0 and c[0] == _OTHER:
                 r = _repr(x)
@@ -135,6 +145,7 @@ def canonical_of(uniq: npt.NDArray[Any]) -> list[Key | None]:
 def lookup(where: dict[Key, int], keys: Sequence[Key | None]) -> npt.NDArray[np.int64]:
     """The position ``where[k]`` of each key (-1: no key, not listed, or an object whose
     ``==`` raises)."""
+
     def at(k: Key | None) -> int:
         if k is None:
             return -1
@@ -142,6 +153,7 @@ def lookup(where: dict[Key, int], keys: Sequence[Key | None]) -> npt.NDArray[np.
             return where.get(k, -1)
         except Exception:
             return -1
+
     return np.fromiter((at(k) for k in keys), dtype=np.int64, count=len(keys))
 
 
@@ -167,7 +179,7 @@ def from_sequence(seq: Iterable[Any], n: int | None = None) -> npt.NDArray[np.ob
     a nested list stays one element)."""
     items = list(seq)
     out = np.empty(len(items) if n is None else n, dtype=object)
-    for i, x in enumerate(items):    # element-wise: numpy would broadcast nested lists
+    for i, x in enumerate(items):  # element-wise: numpy would broadcast nested lists
         out[i] = x
     return out
 
@@ -204,6 +216,7 @@ def order(keys: Sequence[Key], rng: Any) -> list[int]:
     keys given (and fresh randomness) only: call it on the released keys, so that no
     unreleased key can switch a type from sorted to random."""
     from . import _core
+
     idx = presort(keys)
     start = 0
     while start < len(idx):
@@ -220,7 +233,7 @@ def order(keys: Sequence[Key], rng: Any) -> list[int]:
                 chain = False
             if not chain:
                 ranked = block
-                for j in range(len(ranked) - 1, 0, -1):        # Fisher-Yates
+                for j in range(len(ranked) - 1, 0, -1):  # Fisher-Yates
                     r = _core.uniform_below(j + 1, None, rng)
                     ranked[j], ranked[r] = ranked[r], ranked[j]
             idx[start:end] = ranked

@@ -77,13 +77,18 @@ def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=max(_DEFAULT, os.cpu_count() or 1),
-                                       thread_name_prefix="dpfast")
+            _pool = ThreadPoolExecutor(
+                max_workers=max(_DEFAULT, os.cpu_count() or 1), thread_name_prefix="dpfast"
+            )
         return _pool
 
 
-def chunked(n: int, gen: BitGenerator, nworkers: int,
-            task: Callable[[int, int, _core.ChaCha20], None]) -> None:
+def chunked(
+    n: int,
+    gen: BitGenerator,
+    nworkers: int,
+    task: Callable[[int, int, _core.ChaCha20], None],
+) -> None:
     """Run task(lo, hi, sub_rng) over the chunks of [0, n), on up to nworkers threads.
     gen is the caller's resolved generator (a numpy BitGenerator)."""
     key = np.ascontiguousarray(gen.random_raw(4), dtype="<u8")
@@ -120,22 +125,27 @@ def chunked(n: int, gen: BitGenerator, nworkers: int,
     try:
         take(0)
         for f in futures:
-            f.result()      # re-raises a worker's exception
+            f.result()  # re-raises a worker's exception
     except BaseException:
         stop.set()
-        wait(futures)       # a second Ctrl-C here leaves the rest to finish on their own
+        wait(futures)  # a second Ctrl-C here leaves the rest to finish on their own
         raise
 
 
-def fill(shape: tuple[int, ...] | None, dtype: npt.DTypeLike, rng: RngLike, nworkers: int,
-         draw: Callable[[int, _core.ChaCha20], npt.NDArray[Any]]) -> npt.NDArray[Any] | None:
+def fill(
+    shape: tuple[int, ...] | None,
+    dtype: npt.DTypeLike,
+    rng: RngLike,
+    nworkers: int,
+    draw: Callable[[int, _core.ChaCha20], npt.NDArray[Any]],
+) -> npt.NDArray[Any] | None:
     """A new array of `shape`, filled by draw(m, sub_rng) -> array of m values per chunk;
     None when the fill is too small to split (the caller fills serially)."""
     if shape is None:
         return None
     # exact product: a size beyond int64 goes to the serial path, which refuses it
     n = math.prod(shape)
-    if not PARALLEL_MIN <= n < 2 ** 62:
+    if not PARALLEL_MIN <= n < 2**62:
         return None
     out = np.empty(shape, dtype=dtype)
     flat = out.reshape(-1)
@@ -148,7 +158,9 @@ def fill(shape: tuple[int, ...] | None, dtype: npt.DTypeLike, rng: RngLike, nwor
 
 
 def release(
-    data: npt.ArrayLike, rng: RngLike, nworkers: int,
+    data: npt.ArrayLike,
+    rng: RngLike,
+    nworkers: int,
     apply: Callable[[npt.NDArray[Any], _core.ChaCha20], npt.NDArray[Any]],
 ) -> npt.NDArray[Any] | None:
     """apply(chunk_of_data, sub_rng) -> released chunk, over the chunks of a 1-d view of

@@ -12,6 +12,7 @@ noise).  docs/privacy-map.md maps each path to its plan, its C kernel and its pr
 This module imports only dpfast's leaves (validation, errors), so every module may
 import it.
 """
+
 from __future__ import annotations
 
 import math
@@ -99,7 +100,8 @@ def grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
     if not scale < math.inf:
         raise PrivacyParameterError(
             f"the noise scale {scale!r} is outside the range of doubles: use a larger "
-            "epsilon or a smaller sensitivity")
+            "epsilon or a smaller sensitivity"
+        )
     if granularity is None:
         # never finer than 2^-1000, even when the scale underflows (huge epsilon): a
         # coarser grid is a public choice, calibrated like any other
@@ -109,5 +111,6 @@ def grid_exponent(scale: float, bits: int, granularity: float | None) -> int:
     if not -1000 <= k <= 1000:
         raise PrivacyParameterError(
             f"the grid 2^{k} for noise scale {scale!r} is outside the supported range "
-            "[2^-1000, 2^1000]")
+            "[2^-1000, 2^1000]"
+        )
     return k

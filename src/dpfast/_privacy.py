@@ -26,9 +26,23 @@ from numpy.random import BitGenerator, Generator
 
 from ._errors import PrivacyParameterError
 
-__all__ = ["Cost", "charge", "Budget", "Rng", "is_zcdp", "float_up", "float_down",
-           "float_up_finite", "decimal_of", "decimal_up", "decimal_down", "bound_up",
-           "inflate", "deflate", "MARGIN"]
+__all__ = [
+    "Cost",
+    "charge",
+    "Budget",
+    "Rng",
+    "is_zcdp",
+    "float_up",
+    "float_down",
+    "float_up_finite",
+    "decimal_of",
+    "decimal_up",
+    "decimal_down",
+    "bound_up",
+    "inflate",
+    "deflate",
+    "MARGIN",
+]
 
 _INF = math.inf
 _MAX = Fraction(sys.float_info.max)
@@ -51,13 +65,16 @@ class Budget(Protocol):
 
     # epsilon and delta as the caller gave them (float, Fraction, Decimal: budgets add
     # exact values), so Any here: any implementation's own parameter types match.
-    def spend(self, epsilon: Any, delta: Any = ..., *, label: str | None = ...) -> object: ...
+    def spend(
+        self, epsilon: Any, delta: Any = ..., *, label: str | None = ...
+    ) -> object: ...
 
 
 def is_zcdp(budget: object) -> bool:
     """Whether ``budget`` composes in rho-zCDP and can be charged rho (``spend_rho``)."""
-    return (getattr(budget, "composition", None) == "zcdp"
-            and callable(getattr(budget, "spend_rho", None)))
+    return getattr(budget, "composition", None) == "zcdp" and callable(
+        getattr(budget, "spend_rho", None)
+    )
 
 
 class Cost(tuple[Any, ...]):
@@ -89,17 +106,35 @@ class Cost(tuple[Any, ...]):
     adjacency: str | None = None
     formula_version: str | None = None
 
-    def __new__(cls, epsilon: Quantity | None, delta: Quantity | None,
-                rho: Quantity | None = None, parts: Iterable[tuple[str, Any]] = (), *,
-                variant: str | None = None, certified: bool = True,
-                n_samples: int | None = None, adjacency: str | None = None,
-                formula_version: str | None = None) -> Cost:
+    def __new__(
+        cls,
+        epsilon: Quantity | None,
+        delta: Quantity | None,
+        rho: Quantity | None = None,
+        parts: Iterable[tuple[str, Any]] = (),
+        *,
+        variant: str | None = None,
+        certified: bool = True,
+        n_samples: int | None = None,
+        adjacency: str | None = None,
+        formula_version: str | None = None,
+    ) -> Cost:
         self = tuple.__new__(cls, (epsilon, delta, rho))
-        if parts or not (variant is None and certified is True and n_samples is None
-                         and adjacency is None and formula_version is None):
-            self.__dict__.update(parts=tuple(parts), variant=variant, certified=certified,
-                                 n_samples=n_samples, adjacency=adjacency,
-                                 formula_version=formula_version)
+        if parts or not (
+            variant is None
+            and certified is True
+            and n_samples is None
+            and adjacency is None
+            and formula_version is None
+        ):
+            self.__dict__.update(
+                parts=tuple(parts),
+                variant=variant,
+                certified=certified,
+                n_samples=n_samples,
+                adjacency=adjacency,
+                formula_version=formula_version,
+            )
         return self
 
     # the tuple's fields, read as NamedTuple fields are (a C-level getter)
@@ -149,8 +184,11 @@ class Cost(tuple[Any, ...]):
         shown = [f"{k}={v!r}" for k, v in self._asdict().items()]
         if self.parts:
             shown.append(f"parts={self.parts!r}")
-        shown += [f"{k}={getattr(self, k)!r}" for k in self._notes
-                  if getattr(self, k) != getattr(Cost, k)]
+        shown += [
+            f"{k}={getattr(self, k)!r}"
+            for k in self._notes
+            if getattr(self, k) != getattr(Cost, k)
+        ]
         return f"Cost({', '.join(shown)})"
 
 
@@ -173,13 +211,14 @@ def charge(budget: Budget | None, cost: Cost, label: str | None) -> None:
         return
     epsilon, delta, rho = cost
     if rho is not None and is_zcdp(budget):
-        cast(Any, budget).spend_rho(rho, label=label)     # is_zcdp checked it
+        cast(Any, budget).spend_rho(rho, label=label)  # is_zcdp checked it
         return
     if epsilon is None:
         raise PrivacyParameterError(
             f"{label or 'this release'}: a Gaussian given rho= or sigma= without delta= can "
             "charge only a zCDP budget (PrivacyBudget(composition='zcdp', ...)); give "
-            "delta= to charge (epsilon, delta)")
+            "delta= to charge (epsilon, delta)"
+        )
     budget.spend(epsilon, delta, label=label)
 
 
@@ -187,7 +226,7 @@ def charge(budget: Budget | None, cost: Cost, label: str | None) -> None:
 
 #: The relative slack of a float bound computed in a few float operations: far more than
 #: their rounding error (a few ulps, 2**-52 each).
-MARGIN = 2.0 ** -40
+MARGIN = 2.0**-40
 
 
 def _float_vs(x: float, q: Fraction) -> int:

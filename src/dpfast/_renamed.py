@@ -27,20 +27,24 @@ RENAMED = {"dpfast.releases": "dpfast.stats", "dpfast.release": "dpfast.query_re
 def _new_name(fullname: str) -> str | None:
     for old, new in RENAMED.items():
         if fullname == old or fullname.startswith(old + "."):
-            return new + fullname[len(old):]
+            return new + fullname[len(old) :]
     return None
 
 
 def _warn(old: str, new: str) -> None:
-    warnings.warn(f"{old} is renamed {new}; the old name goes in the next release",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"{old} is renamed {new}; the old name goes in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds an old name and loads it as the new module (no second copy)."""
 
-    def find_spec(self, fullname: str, path: object = None,
-                  target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if _new_name(fullname) is None:
             return None
         return importlib.util.spec_from_loader(fullname, self)

@@ -31,18 +31,20 @@ from .selection import exponential_release
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
 
-_CHUNK = 1 << 20            # exact int64 partial sums, accumulated as Python ints
+_CHUNK = 1 << 20  # exact int64 partial sums, accumulated as Python ints
 
 FloatArray = npt.NDArray[np.float64]
 
 
 class Bounds(NamedTuple):
     """Clamping bounds released by :func:`estimate_bounds`."""
+
     lower: float
     upper: float
 
 
 # ------------------------------------------------------------------ shared helpers
+
 
 def finite_records(values: npt.ArrayLike, lower: float, upper: float) -> FloatArray:
     """The records of ``values`` as float64, NaN dropped, everything clamped to
@@ -66,7 +68,9 @@ def _real_array(values: Any, name: str = "values") -> FloatArray:
 
 def _exact_sum(ints: npt.NDArray[np.int64]) -> int:
     """The exact sum of an int64 array whose chunks of 2^20 cannot overflow."""
-    return sum(int(ints[i:i + _CHUNK].sum(dtype=np.int64)) for i in range(0, ints.size, _CHUNK))
+    return sum(
+        int(ints[i : i + _CHUNK].sum(dtype=np.int64)) for i in range(0, ints.size, _CHUNK)
+    )
 
 
 def _noisy_int(value: int, epsilon: float, sensitivity: float, gen: Any) -> int:
@@ -79,37 +83,69 @@ def _check_int_noise(epsilon: float, sensitivity: float) -> None:
     before the budget is charged."""
     if not epsilon > 0.0:
         raise PrivacyParameterError(
-            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
+            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double"
+        )
     _draw.laplace_int_plan(epsilon, sensitivity)
 
 
 # ------------------------------------------------------------------ variance, std
 
+
 def _var_grid(lo: float, hi: float) -> tuple[float, int, int]:
-    half = hi / 2.0 - lo / 2.0                  # (hi - lo itself may overflow)
-    if half > 2.0 ** 510:
+    half = hi / 2.0 - lo / 2.0  # (hi - lo itself may overflow)
+    if half > 2.0**510:
         raise PrivacyParameterError(
             f"upper - lower must be at most 2**511 for the variance (its square must be a "
-            f"double); got lower={lo!r}, upper={hi!r}")
+            f"double); got lower={lo!r}, upper={hi!r}"
+        )
     _, e = math.frexp(half)
     step = math.ldexp(1.0, e - GRID_BITS.variance)
     if step == 0.0:
-        raise PrivacyParameterError(f"bounds [{lo!r}, {hi!r}] are too close for the value grid")
-    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)       # exact: step = 2^j
+        raise PrivacyParameterError(
+            f"bounds [{lo!r}, {hi!r}] are too close for the value grid"
+        )
+    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)  # exact: step = 2^j
     return step, qlo, qhi
 
 
 @overload
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-             ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
-             label: str | None = ...) -> float: ...
+def variance(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = ...,
+    axis: None = ...,
+    rng: Any = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> float: ...
 @overload
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-             ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
-             label: str | None = ...) -> Any: ...
-def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-             ddof: int = 0, axis: int | None = None, rng: Any = None,
-             budget: Any = None, label: str | None = None) -> Any:
+def variance(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = ...,
+    axis: int,
+    rng: Any = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> Any: ...
+def variance(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = 0,
+    axis: int | None = None,
+    rng: Any = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """The variance of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -167,14 +203,24 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     private confidence intervals" (2020), for the three-statistic estimator.
     """
     if axis is not None or _axes.is_pandas(values):
-        return _axes.along(variance, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           label=label, lower=lower, upper=upper, ddof=ddof)
+        return _axes.along(
+            variance,
+            values,
+            axis,
+            epsilon=epsilon,
+            budget=budget,
+            rng=rng,
+            label=label,
+            lower=lower,
+            upper=upper,
+            ddof=ddof,
+        )
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     ddof = _v.integer("ddof", ddof, minimum=0, maximum=1)
     step, qlo, qhi = _var_grid(lo, hi)
     w = qhi - qlo
-    third = _down(Fraction(epsilon) / 3)          # the three shares never exceed epsilon
+    third = _down(Fraction(epsilon) / 3)  # the three shares never exceed epsilon
     for sens in (1, w, w * w):
         _check_int_noise(third, float(sens))
     label = _label(label, "variance")
@@ -189,7 +235,7 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
     n_noisy = _noisy_int(x.size, third, 1.0, gen)
     s1 = _noisy_int(_exact_sum(h), third, float(w), gen)
     s2 = _noisy_int(_exact_sum(2 * h * h - w * w), third, float(w * w), gen)
-    top = (hi / 2.0 - lo / 2.0) ** 2              # <= 2**1020 (_var_grid)
+    top = (hi / 2.0 - lo / 2.0) ** 2  # <= 2**1020 (_var_grid)
     if n_noisy < ddof + 1:
         return top
     n = Fraction(n_noisy)
@@ -202,27 +248,64 @@ def variance(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: Priv
 
 
 @overload
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-        ddof: int = ..., axis: None = ..., rng: Any = ..., budget: Any = ...,
-        label: str | None = ...) -> float: ...
+def std(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = ...,
+    axis: None = ...,
+    rng: Any = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> float: ...
 @overload
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-        ddof: int = ..., axis: int, rng: Any = ..., budget: Any = ...,
-        label: str | None = ...) -> Any: ...
-def std(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-        ddof: int = 0, axis: int | None = None, rng: Any = None, budget: Any = None,
-        label: str | None = None) -> Any:
+def std(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = ...,
+    axis: int,
+    rng: Any = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> Any: ...
+def std(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    ddof: int = 0,
+    axis: int | None = None,
+    rng: Any = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """The standard deviation of the clamped values: ``sqrt(variance(...))``.
 
     Same arguments (``axis=`` included), privacy (epsilon-DP; the square root is
     post-processing) and references as :func:`variance`; in ``[0, (upper - lower)/2]``.
     """
-    var: Any = variance(values, lower=lower, upper=upper, epsilon=epsilon, ddof=ddof,
-                        axis=cast(int, axis), rng=rng, budget=budget, label=label)
+    var: Any = variance(
+        values,
+        lower=lower,
+        upper=upper,
+        epsilon=epsilon,
+        ddof=ddof,
+        axis=cast(int, axis),
+        rng=rng,
+        budget=budget,
+        label=label,
+    )
     return math.sqrt(var) if isinstance(var, float) else np.sqrt(var)
 
 
 # ------------------------------------------------------------------ quantiles
+
 
 def _levels(qs: Any) -> list[float]:
     seq = [qs] if np.ndim(qs) == 0 else list(np.ravel(np.asarray(qs, dtype=object)))
@@ -237,8 +320,10 @@ def _depth(m: int) -> int:
 
 
 def _candidates(candidates: int | npt.ArrayLike, lo: float, hi: float) -> FloatArray:
-    if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
-        k = _v.integer("candidates", candidates, minimum=2, maximum=2 ** 24)
+    if isinstance(candidates, (int, np.integer)) and not isinstance(
+        candidates, (bool, np.bool_)
+    ):
+        k = _v.integer("candidates", candidates, minimum=2, maximum=2**24)
         return _v.even_grid(lo, hi, k)
     cand: FloatArray = _v.float_array("candidates", candidates)
     if cand.ndim != 1 or cand.size == 0:
@@ -246,7 +331,9 @@ def _candidates(candidates: int | npt.ArrayLike, lo: float, hi: float) -> FloatA
     return np.unique(np.clip(cand, lo, hi))
 
 
-def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, gen: Any) -> int:
+def _em_quantile(
+    srt: FloatArray, level: float, cand: FloatArray, eps: float, gen: Any
+) -> int:
     """Index into cand of an epsilon-DP ``level``-quantile of the sorted values ``srt``
     (the exponential mechanism of dpfast.selection on integer utilities; see quantiles)."""
     b = 1 << GRID_BITS.quantile_level
@@ -255,13 +342,24 @@ def _em_quantile(srt: FloatArray, level: float, cand: FloatArray, eps: float, ge
     greater = srt.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
     # charged by the caller, which resolved gen
-    return exponential_release(scores, epsilon=eps, sensitivity=float(max(a, b - a)), rng=gen)
+    return exponential_release(
+        scores, epsilon=eps, sensitivity=float(max(a, b - a)), rng=gen
+    )
 
 
-def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
-              upper: float, epsilon: PrivacyParam, candidates: int | npt.ArrayLike = 1025,
-              axis: int | None = None, rng: Any = None, budget: Any = None,
-              label: str | None = None) -> Any:
+def quantiles(
+    values: npt.ArrayLike,
+    qs: float | npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    candidates: int | npt.ArrayLike = 1025,
+    axis: int | None = None,
+    rng: Any = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """Several quantiles at once, sharing the budget, by recursive splitting.
 
     Parameters
@@ -325,11 +423,31 @@ def quantiles(values: npt.ArrayLike, qs: float | npt.ArrayLike, *, lower: float,
     Smith, STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
     if axis is not None or _axes.is_pandas(values):
-        return _axes.along(quantiles, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           levels=_level_labels(qs), qs=qs, lower=lower, upper=upper,
-                           candidates=candidates, label=label)
-    return _quantiles(values, qs, lower, upper, epsilon, candidates, rng, budget,
-                      _label(label, "quantiles"))
+        return _axes.along(
+            quantiles,
+            values,
+            axis,
+            epsilon=epsilon,
+            budget=budget,
+            rng=rng,
+            levels=_level_labels(qs),
+            qs=qs,
+            lower=lower,
+            upper=upper,
+            candidates=candidates,
+            label=label,
+        )
+    return _quantiles(
+        values,
+        qs,
+        lower,
+        upper,
+        epsilon,
+        candidates,
+        rng,
+        budget,
+        _label(label, "quantiles"),
+    )
 
 
 def _level_labels(qs: Any) -> list[Any]:
@@ -338,9 +456,17 @@ def _level_labels(qs: Any) -> list[Any]:
     return [qs] if np.ndim(qs) == 0 else list(np.ravel(np.asarray(qs, dtype=object)))
 
 
-def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: PrivacyParam,
-               candidates: int | npt.ArrayLike, rng: Any, budget: Any,
-               label: str) -> FloatArray:
+def _quantiles(
+    values: Any,
+    qs: Any,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    candidates: int | npt.ArrayLike,
+    rng: Any,
+    budget: Any,
+    label: str,
+) -> FloatArray:
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     levels = _levels(qs)
@@ -353,7 +479,8 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
     if not eps_call > 0.0:
         raise PrivacyParameterError(
             f"epsilon={epsilon!r} is too small to split between {_depth(len(levels))} levels "
-            "of quantiles (each must be at least the smallest double)")
+            "of quantiles (each must be at least the smallest double)"
+        )
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
@@ -370,10 +497,20 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
         cut = np.searchsorted(data, v, side="left")
         left, right = data[:cut], data[cut:]
         p = lv[mid]
-        solve([x / p for x in lv[:mid]] if p > 0 else [0.0] * mid, idx[:mid], left,
-              cands[cands <= v])
-        solve([(x - p) / (1 - p) for x in lv[mid + 1:]] if p < 1 else [1.0] * (len(lv) - mid - 1),
-              idx[mid + 1:], right, cands[cands >= v])
+        solve(
+            [x / p for x in lv[:mid]] if p > 0 else [0.0] * mid,
+            idx[:mid],
+            left,
+            cands[cands <= v],
+        )
+        solve(
+            [(x - p) / (1 - p) for x in lv[mid + 1 :]]
+            if p < 1
+            else [1.0] * (len(lv) - mid - 1),
+            idx[mid + 1 :],
+            right,
+            cands[cands >= v],
+        )
 
     solve(sorted_levels, order, srt, cand)
     return np.array(found, dtype=np.float64)
@@ -381,8 +518,16 @@ def _quantiles(values: Any, qs: Any, lower: float, upper: float, epsilon: Privac
 
 # ------------------------------------------------------------------ categorical counts
 
-def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = None,
-           budget: Any = None, label: str | None = None) -> Any:
+
+def counts(
+    values: Any,
+    categories: Any,
+    *,
+    epsilon: PrivacyParam,
+    rng: Any = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """How many records fall in each of a public list of categories, with noise.
 
     Parameters
@@ -425,7 +570,7 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     cats = list(categories) if not isinstance(categories, (str, bytes)) else None
     if not cats:
         raise PrivacyParameterError("categories must be a non-empty sequence of categories")
-    canon = [_keys.canon(c) for c in cats]      # public: keys compare as records' do
+    canon = [_keys.canon(c) for c in cats]  # public: keys compare as records' do
     where = {c: i for i, c in enumerate(canon) if c is not None}
     if any(c is None for c in canon):
         raise TypeError("categories must be hashable")
@@ -443,31 +588,44 @@ def counts(values: Any, categories: Any, *, epsilon: PrivacyParam, rng: Any = No
     else:
         arr = _keys.from_sequence(raw)
     if arr.ndim != 1:
-        raise ValueError(f"values must be one-dimensional (one category per record); got "
-                         f"shape {arr.shape}: pass the one column to count")
+        raise ValueError(
+            f"values must be one-dimensional (one category per record); got "
+            f"shape {arr.shape}: pass the one column to count"
+        )
     gen = _core.secure_rng(rng)
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
     uniq, codes, n_codes = _factorize(arr, "values")
-    assert uniq is not None                 # need_uniques=True always returns them
+    assert uniq is not None  # need_uniques=True always returns them
     pos = _keys.lookup(where, _keys.canonical_of(uniq))
     rec = np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes
     true = np.bincount(rec[rec >= 0], minlength=len(cats)).astype(np.int64)
-    noisy = _draw.laplace_release(true, epsilon, 1.0, gen)   # charged above
+    noisy = _draw.laplace_release(true, epsilon, 1.0, gen)  # charged above
     if is_pandas:
         import pandas as pd
+
         # pandas' value_counts: indexed by the categories, the index named as the data
-        return pd.Series(noisy, index=pd.Index(cats, name=getattr(values, "name", None)),
-                         name="count")
+        return pd.Series(
+            noisy, index=pd.Index(cats, name=getattr(values, "name", None)), name="count"
+        )
     return {c: int(v) for c, v in zip(cats, cast(npt.NDArray[np.int64], noisy))}
 
 
 # ------------------------------------------------------------------ bounds estimation
 
-def estimate_bounds(values: npt.ArrayLike, *, epsilon: PrivacyParam, quantile: float = 0.99,
-                    smallest: float = 2.0 ** -10, largest: float = 2.0 ** 40, rng: Any = None,
-                    budget: Any = None, label: str | None = None) -> Bounds:
+
+def estimate_bounds(
+    values: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    quantile: float = 0.99,
+    smallest: float = 2.0**-10,
+    largest: float = 2.0**40,
+    rng: Any = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Bounds:
     """**Spends budget**: private clamping bounds for :func:`sum`/:func:`mean` when you
     have none, by the exponential mechanism on a public log-scale grid.
 
@@ -522,17 +680,27 @@ def estimate_bounds(values: npt.ArrayLike, *, epsilon: PrivacyParam, quantile: f
     small = _v.positive("smallest", smallest)
     large = _v.positive("largest", largest)
     if not small < large:
-        raise PrivacyParameterError(f"largest must be > smallest; got {smallest!r}, "
-                                    f"{largest!r}")
-    k0 = math.frexp(small)[1] - 1                    # 2^k0 <= smallest
+        raise PrivacyParameterError(
+            f"largest must be > smallest; got {smallest!r}, {largest!r}"
+        )
+    k0 = math.frexp(small)[1] - 1  # 2^k0 <= smallest
     m, e = math.frexp(large)
-    k1 = e - 1 if m == 0.5 else e                    # 2^k1 >= largest
+    k1 = e - 1 if m == 0.5 else e  # 2^k1 >= largest
     if k1 > 1023 or k1 - k0 > 4096:
         raise PrivacyParameterError("the grid from smallest to largest is too large")
     pos = [math.ldexp(1.0, k) for k in range(k0, k1 + 1)]
     grid = np.array([-p for p in reversed(pos)] + [0.0] + pos)
-    lo_q, hi_q = _quantiles(values, [1.0 - quantile, quantile], grid[0], grid[-1], epsilon,
-                            grid, rng, budget, _label(label, "estimate_bounds"))
+    lo_q, hi_q = _quantiles(
+        values,
+        [1.0 - quantile, quantile],
+        grid[0],
+        grid[-1],
+        epsilon,
+        grid,
+        rng,
+        budget,
+        _label(label, "estimate_bounds"),
+    )
     if not lo_q < hi_q:
         i = int(np.searchsorted(grid, hi_q))
         if i + 1 < grid.size:

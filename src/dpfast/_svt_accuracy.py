@@ -26,9 +26,12 @@ from . import _validation as _v
 from ._typing import PrivacyParam, Real
 
 __all__ = [
-    "above_threshold_alpha", "above_threshold_epsilon",
-    "sparse_alpha", "sparse_epsilon",
-    "numeric_sparse_alpha", "numeric_sparse_epsilon",
+    "above_threshold_alpha",
+    "above_threshold_epsilon",
+    "sparse_alpha",
+    "sparse_epsilon",
+    "numeric_sparse_alpha",
+    "numeric_sparse_epsilon",
 ]
 
 _SQRT512 = math.sqrt(512.0)
@@ -81,7 +84,11 @@ def _numeric_constant(k: int, beta: float, c: int, delta: float) -> float:
 
 
 def above_threshold_alpha(
-    k: int, beta: Real, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
+    k: int,
+    beta: Real,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
 ) -> float:
     """Error α at which AboveThreshold is (α, β)-accurate over k queries (Thm 3.24).
 
@@ -115,7 +122,9 @@ def above_threshold_alpha(
     return _at_constant(k, beta) * sens / eps
 
 
-def above_threshold_epsilon(k: int, beta: Real, *, alpha: Real, sensitivity: Real = 1.0) -> float:
+def above_threshold_epsilon(
+    k: int, beta: Real, *, alpha: Real, sensitivity: Real = 1.0
+) -> float:
     """The ε at which AboveThreshold's Thm 3.24 error over k queries is ``alpha``.
 
     Parameters
@@ -149,8 +158,15 @@ def _c_delta(cutoff: int, delta: PrivacyParam) -> tuple[int, float]:
     return c, d
 
 
-def sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyParam,
-                 delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
+def sparse_alpha(
+    k: int,
+    beta: Real,
+    *,
+    cutoff: int,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam = 0.0,
+    sensitivity: Real = 1.0,
+) -> float:
     """Error α at which Sparse is (α, β)-accurate over k queries (Thm 3.26).
 
     Returns ``8 c Δ (ln k + ln(2c/β)) / ε`` for δ = 0, else
@@ -168,8 +184,15 @@ def sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyParam,
     return _sparse_constant(k, beta, c, d) * sens / eps
 
 
-def sparse_epsilon(k: int, beta: Real, *, cutoff: int, alpha: Real, delta: PrivacyParam = 0.0,
-                   sensitivity: Real = 1.0) -> float:
+def sparse_epsilon(
+    k: int,
+    beta: Real,
+    *,
+    cutoff: int,
+    alpha: Real,
+    delta: PrivacyParam = 0.0,
+    sensitivity: Real = 1.0,
+) -> float:
     """The ε at which Sparse's Thm 3.26 error over k queries is ``alpha``: the inverse of
     :func:`sparse_alpha` (the bound is proportional to 1/ε), same parameters with
     ``alpha`` > 0 in place of ``epsilon``.
@@ -185,8 +208,15 @@ def sparse_epsilon(k: int, beta: Real, *, cutoff: int, alpha: Real, delta: Priva
     return _sparse_constant(k, beta, c, d) * sens / a
 
 
-def numeric_sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyParam,
-                         delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
+def numeric_sparse_alpha(
+    k: int,
+    beta: Real,
+    *,
+    cutoff: int,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam = 0.0,
+    sensitivity: Real = 1.0,
+) -> float:
     """Error α at which NumericSparse is (α, β)-accurate over k queries (Thm 3.28).
 
     Returns ``9 c Δ (ln k + ln(4c/β)) / ε`` for δ = 0, else
@@ -213,8 +243,15 @@ def numeric_sparse_alpha(k: int, beta: Real, *, cutoff: int, epsilon: PrivacyPar
     return _numeric_constant(k, beta, c, d) * sens / eps
 
 
-def numeric_sparse_epsilon(k: int, beta: Real, *, cutoff: int, alpha: Real,
-                           delta: PrivacyParam = 0.0, sensitivity: Real = 1.0) -> float:
+def numeric_sparse_epsilon(
+    k: int,
+    beta: Real,
+    *,
+    cutoff: int,
+    alpha: Real,
+    delta: PrivacyParam = 0.0,
+    sensitivity: Real = 1.0,
+) -> float:
     """The ε at which NumericSparse's Thm 3.28 error over k queries is ``alpha``: the
     inverse of :func:`numeric_sparse_alpha` (with its δ > 0 correction), same parameters
     with ``alpha`` > 0 in place of ``epsilon``.

@@ -15,8 +15,15 @@ import numpy.typing as npt
 
 from ._privacy import Budget, Rng
 
-__all__ = ["Real", "PrivacyParam", "RngLike", "SupportsSpend", "F64Array", "I64Array",
-           "BoolArray"]
+__all__ = [
+    "Real",
+    "PrivacyParam",
+    "RngLike",
+    "SupportsSpend",
+    "F64Array",
+    "I64Array",
+    "BoolArray",
+]
 
 #: A public real parameter (threshold, sensitivity, bounds): every ``numbers.Real``
 #: dpfast converts exactly (``float`` covers ``int`` for a type checker).

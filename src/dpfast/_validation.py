@@ -44,6 +44,7 @@ _MAX = Fraction(sys.float_info.max)
 
 # ------------------------------------------------------------------ privacy parameters
 
+
 class Amount(float):
     """A validated privacy parameter as a mechanism uses it.
 
@@ -114,8 +115,10 @@ def exact(name: str, value: object) -> Fraction | None:
         return Fraction(value) if value.is_finite() else None
     if isinstance(value, np.floating):
         if value.dtype.itemsize > 8:
-            raise TypeError(f"{name} must convert exactly to a Fraction; got {value.dtype} "
-                            "(np.longdouble is refused by type)")
+            raise TypeError(
+                f"{name} must convert exactly to a Fraction; got {value.dtype} "
+                "(np.longdouble is refused by type)"
+            )
         return Fraction(str(value)) if np.isfinite(value) else None
     if isinstance(value, numbers.Integral):
         return Fraction(int(value))
@@ -123,19 +126,23 @@ def exact(name: str, value: object) -> Fraction | None:
         return Fraction(int(value.numerator), int(value.denominator))
     if isinstance(value, float):
         return exact(name, float(value))
-    raise TypeError(f"{name} must be a real number (float, int, Fraction or Decimal); "
-                    f"got {type(value).__name__} {value!r}")
+    raise TypeError(
+        f"{name} must be a real number (float, int, Fraction or Decimal); "
+        f"got {type(value).__name__} {value!r}"
+    )
 
 
 def _number(name: str, value: object) -> float:
     """Return ``value`` as a Python float; ``TypeError`` if it is not a real number."""
-    if type(value) is float or type(value) is Amount:   # an Amount stays exact
+    if type(value) is float or type(value) is Amount:  # an Amount stays exact
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{name} must be a real number; got {type(value).__name__} {value!r}"
+        )
     try:
         return float(value)
-    except OverflowError:      # an int or Fraction beyond the doubles: +-inf, refused later
+    except OverflowError:  # an int or Fraction beyond the doubles: +-inf, refused later
         return _INF if value > 0 else -_INF  # type: ignore[operator]  # numbers.Real orders
 
 
@@ -150,7 +157,7 @@ def show(q: float | Fraction) -> str:
 
 def _fail(name: str, rule: str, value: object) -> NoReturn:
     shown = repr(value)
-    if len(shown) > 60:              # e.g. 10**400: name it, do not print 400 digits
+    if len(shown) > 60:  # e.g. 10**400: name it, do not print 400 digits
         shown = f"{shown[:24]}...({len(shown)} characters)"
     raise PrivacyParameterError(f"{name} must be {rule}; got {shown}")
 
@@ -204,7 +211,7 @@ def epsilon(value: object, name: str = "epsilon") -> Amount:
     q = exact(name, value)
     if q is not None and 0 < q <= _MAX:
         a = Amount(q)
-        if a > 0.0:       # below 2**-1074 there is no float to calibrate with
+        if a > 0.0:  # below 2**-1074 there is no float to calibrate with
             return a
     _fail(name, "finite and > 0", value)
 
@@ -212,9 +219,17 @@ def epsilon(value: object, name: str = "epsilon") -> Amount:
 def delta(value: object, name: str = "delta", *, allow_zero: bool = True) -> Amount:
     """A probability in [0, 1) (or (0, 1) when ``allow_zero`` is false), rounded down to a
     float like :func:`epsilon` (a smaller delta is calibrated with more noise)."""
-    if type(value) is float and (0.0 <= value if allow_zero else 0.0 < value) and value < 1.0:
-        return _float_amount(value)   # the decimal of a float is in [0, 1) iff the float is
-    if type(value) is Amount and (0.0 <= value if allow_zero else 0.0 < value) and value < 1.0:
+    if (
+        type(value) is float
+        and (0.0 <= value if allow_zero else 0.0 < value)
+        and value < 1.0
+    ):
+        return _float_amount(value)  # the decimal of a float is in [0, 1) iff the float is
+    if (
+        type(value) is Amount
+        and (0.0 <= value if allow_zero else 0.0 < value)
+        and value < 1.0
+    ):
         return value
     q = exact(name, value)
     if q is not None and (0 <= q if allow_zero else 0 < q) and q < 1:
@@ -240,15 +255,18 @@ def probability(name: str, value: object) -> float:
     _fail(name, "in [0, 1]", value)
 
 
-def integer(name: str, value: object, minimum: int | None = None,
-            maximum: int | None = None) -> int:
+def integer(
+    name: str, value: object, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """An integer (Python or numpy, never bool) within [minimum, maximum]."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer; got bool {value!r}")
     try:
         v = operator.index(value)  # type: ignore[arg-type]  # TypeError is the check
     except TypeError:
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}") from None
+        raise TypeError(
+            f"{name} must be an integer; got {type(value).__name__} {value!r}"
+        ) from None
     if minimum is not None and v < minimum:
         _fail(name, f">= {minimum}", value)
     if maximum is not None and v > maximum:
@@ -278,8 +296,9 @@ def bounds(lower: object, upper: object) -> tuple[float, float]:
     lo = finite("lower", lower)
     hi = finite("upper", upper)
     if not lo < hi:
-        raise PrivacyParameterError(f"upper must be > lower; got lower={lower!r}, "
-                                    f"upper={upper!r}")
+        raise PrivacyParameterError(
+            f"upper must be > lower; got lower={lower!r}, upper={upper!r}"
+        )
     return lo, hi
 
 
@@ -303,8 +322,8 @@ def size(value: object) -> tuple[int, ...] | None:
 
 #: Integers go to an int64 path clamped to [INT64_MIN, INT64_MAX] and to a float64 path
 #: clamped to [-2**53, 2**53], where every integer is an exact double.
-INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
-EXACT_INT = 2 ** 53
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+EXACT_INT = 2**53
 
 
 def _exact_float_dtype(dtype: np.dtype[Any]) -> bool:
@@ -318,7 +337,8 @@ def _refuse_dtype(name: str, what: str) -> NoReturn:
         f"{name} must hold real numbers of a dtype that converts to int64/float64 exactly; "
         f"got {what} "
         "(np.longdouble, complex, object, Decimal, Fraction and bool data are refused "
-        "by type: convert them explicitly, e.g. with .astype(np.float64))")
+        "by type: convert them explicitly, e.g. with .astype(np.float64))"
+    )
 
 
 def _clip_ints(arr: npt.NDArray[Any], lo: int, hi: int) -> npt.NDArray[np.int64]:
@@ -354,7 +374,7 @@ def _from_sequence(name: str, value: Sequence[Any]) -> tuple[str, npt.NDArray[An
     if all(type(x) is int for x in value):
         try:
             return "i", np.array(value, dtype=np.int64)
-        except OverflowError:      # beyond int64: clamp (same output type, no error)
+        except OverflowError:  # beyond int64: clamp (same output type, no error)
             return "i", np.array([_clamp_int(x) for x in value], dtype=np.int64)
     try:
         obj = np.array(value, dtype=object)
@@ -369,12 +389,16 @@ def _from_sequence(name: str, value: Sequence[Any]) -> tuple[str, npt.NDArray[An
     if kinds == {"i"}:
         try:
             return "i", obj.astype(np.int64)
-        except OverflowError:      # beyond int64: clamp (same output type, no error)
+        except OverflowError:  # beyond int64: clamp (same output type, no error)
             flat = [_clamp_int(int(x)) for x in obj.flat]
             return "i", np.array(flat, dtype=np.int64).reshape(obj.shape)
-    if "i" in kinds:               # mixed ints and floats: the ints clamped to +-2**53
-        mixed = [float(_clamp_int(int(x), -EXACT_INT, EXACT_INT))
-                 if _leaf_kind(type(x)) == "i" else float(x) for x in obj.flat]
+    if "i" in kinds:  # mixed ints and floats: the ints clamped to +-2**53
+        mixed = [
+            float(_clamp_int(int(x), -EXACT_INT, EXACT_INT))
+            if _leaf_kind(type(x)) == "i"
+            else float(x)
+            for x in obj.flat
+        ]
         return "f", np.array(mixed, dtype=np.float64).reshape(obj.shape)
     return "f", obj.astype(np.float64)
 
@@ -413,16 +437,20 @@ def float_data(name: str, value: object) -> npt.NDArray[np.float64]:
     return arr
 
 
-def float_array(name: str, value: object, *,
-                allow_nonfinite: bool = False) -> npt.NDArray[np.float64]:
+def float_array(
+    name: str, value: object, *, allow_nonfinite: bool = False
+) -> npt.NDArray[np.float64]:
     """A public array-like of real numbers (bins, candidates) as float64, converted
     exactly (refused by type otherwise; integers beyond 2**53 are refused as values:
     they are public)."""
     kind, arr = real_data(name, value)
     if kind == "i":
         if arr.size and (int(arr.max()) > EXACT_INT or int(arr.min()) < -EXACT_INT):
-            _fail(name, "at most 2**53 in absolute value when given as integers",
-                  "an integer beyond it")
+            _fail(
+                name,
+                "at most 2**53 in absolute value when given as integers",
+                "an integer beyond it",
+            )
         arr = arr.astype(np.float64)
     if not allow_nonfinite and not np.isfinite(arr).all():
         bad = float(arr[~np.isfinite(arr)].flat[0])

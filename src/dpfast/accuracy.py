@@ -36,15 +36,24 @@ from ._svt_accuracy import (  # noqa: F401  (sparse vector bounds, Thm 3.24, 3.2
 from ._typing import PrivacyParam, Real
 
 __all__ = [
-    "laplace_error", "laplace_epsilon",
-    "exponential_mechanism_error", "exponential_mechanism_epsilon",
-    "report_noisy_max_error", "report_noisy_max_epsilon",
-    "gaussian_error", "gaussian_max_sigma", "gaussian_mechanism_error",
+    "laplace_error",
+    "laplace_epsilon",
+    "exponential_mechanism_error",
+    "exponential_mechanism_epsilon",
+    "report_noisy_max_error",
+    "report_noisy_max_epsilon",
+    "gaussian_error",
+    "gaussian_max_sigma",
+    "gaussian_mechanism_error",
     "gaussian_mechanism_epsilon",
-    "randomized_response_error", "randomized_response_epsilon",
-    "above_threshold_alpha", "above_threshold_epsilon",
-    "sparse_alpha", "sparse_epsilon",
-    "numeric_sparse_alpha", "numeric_sparse_epsilon",
+    "randomized_response_error",
+    "randomized_response_epsilon",
+    "above_threshold_alpha",
+    "above_threshold_epsilon",
+    "sparse_alpha",
+    "sparse_epsilon",
+    "numeric_sparse_alpha",
+    "numeric_sparse_epsilon",
 ]
 
 
@@ -55,13 +64,18 @@ def _beta(beta: Real) -> float:
 def _count(name: str, value: int) -> int:
     # at most 2**62 (reports, coordinates, codes): beyond it float(n) loses meaning and
     # 10**400 would overflow the arithmetic below
-    return _v.integer(name, value, minimum=1, maximum=2 ** 62)
+    return _v.integer(name, value, minimum=1, maximum=2**62)
 
 
 # ---------------------------------------------------------------- Laplace
 
+
 def laplace_error(
-    epsilon: PrivacyParam, *, beta: Real, sensitivity: Real = 1.0, k: int = 1,
+    epsilon: PrivacyParam,
+    *,
+    beta: Real,
+    sensitivity: Real = 1.0,
+    k: int = 1,
 ) -> float:
     """``alpha = ln(k/beta) Delta/epsilon``: the Laplace mechanism on k coordinates
     (noise scale ``Delta/epsilon`` each) has ``P[max_i |y_i - f_i(x)| >= alpha] <= beta``.
@@ -77,7 +91,9 @@ def laplace_error(
     return math.log(k / beta) * sensitivity / epsilon
 
 
-def laplace_epsilon(alpha: Real, *, beta: Real, sensitivity: Real = 1.0, k: int = 1) -> float:
+def laplace_epsilon(
+    alpha: Real, *, beta: Real, sensitivity: Real = 1.0, k: int = 1
+) -> float:
     """The smallest epsilon with :func:`laplace_error` ``<= alpha``:
     ``epsilon = ln(k/beta) Delta/alpha``."""
     alpha = _v.positive("alpha", alpha)
@@ -89,15 +105,22 @@ def laplace_epsilon(alpha: Real, *, beta: Real, sensitivity: Real = 1.0, k: int 
 
 # ---------------------------------------------------------------- exponential mechanism
 
+
 def _em_scale(epsilon: float, sensitivity: float, monotonic: bool) -> float:
     if not isinstance(monotonic, bool):
         raise TypeError(f"monotonic must be a bool; got {type(monotonic).__name__}")
     return (1.0 if monotonic else 2.0) * sensitivity / epsilon
 
 
-def exponential_mechanism_error(epsilon: PrivacyParam, *, n_candidates: int, beta: Real,
-                                sensitivity: Real = 1.0, n_optimal: int = 1,
-                                monotonic: bool = False) -> float:
+def exponential_mechanism_error(
+    epsilon: PrivacyParam,
+    *,
+    n_candidates: int,
+    beta: Real,
+    sensitivity: Real = 1.0,
+    n_optimal: int = 1,
+    monotonic: bool = False,
+) -> float:
     """``alpha = (2 Delta/epsilon)(ln(|R|/|R_OPT|) + ln(1/beta))``: the exponential mechanism's
     output has ``P[u(out) <= OPT - alpha] <= beta``.
 
@@ -112,13 +135,20 @@ def exponential_mechanism_error(epsilon: PrivacyParam, *, n_candidates: int, bet
     sensitivity = _v.positive("sensitivity", sensitivity)
     m = _count("n_candidates", n_candidates)
     n_opt = _v.integer("n_optimal", n_optimal, minimum=1, maximum=m)
-    return _em_scale(epsilon, sensitivity, monotonic) * (math.log(m / n_opt)
-                                                         + math.log(1.0 / beta))
+    return _em_scale(epsilon, sensitivity, monotonic) * (
+        math.log(m / n_opt) + math.log(1.0 / beta)
+    )
 
 
-def exponential_mechanism_epsilon(alpha: Real, *, n_candidates: int, beta: Real,
-                                  sensitivity: Real = 1.0, n_optimal: int = 1,
-                                  monotonic: bool = False) -> float:
+def exponential_mechanism_epsilon(
+    alpha: Real,
+    *,
+    n_candidates: int,
+    beta: Real,
+    sensitivity: Real = 1.0,
+    n_optimal: int = 1,
+    monotonic: bool = False,
+) -> float:
     """The smallest epsilon with :func:`exponential_mechanism_error` ``<= alpha``:
     ``epsilon = (2 Delta/alpha)(ln(|R|/|R_OPT|) + ln(1/beta))``."""
     alpha = _v.positive("alpha", alpha)
@@ -126,15 +156,22 @@ def exponential_mechanism_epsilon(alpha: Real, *, n_candidates: int, beta: Real,
     sensitivity = _v.positive("sensitivity", sensitivity)
     m = _count("n_candidates", n_candidates)
     n_opt = _v.integer("n_optimal", n_optimal, minimum=1, maximum=m)
-    return _em_scale(alpha, sensitivity, monotonic) * (math.log(m / n_opt)
-                                                       + math.log(1.0 / beta))
+    return _em_scale(alpha, sensitivity, monotonic) * (
+        math.log(m / n_opt) + math.log(1.0 / beta)
+    )
 
 
 # ---------------------------------------------------------------- report noisy max
 
+
 def report_noisy_max_error(
-    epsilon: PrivacyParam, *, n_candidates: int, beta: Real, sensitivity: Real = 1.0,
-    monotonic: bool = False, noise: str = "laplace",
+    epsilon: PrivacyParam,
+    *,
+    n_candidates: int,
+    beta: Real,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    noise: str = "laplace",
 ) -> float:
     """Error of report noisy max: ``P[u(out) <= OPT - alpha] <= beta`` with noise scale
     ``b = 2 Delta/epsilon`` (``Delta/epsilon`` monotone) and
@@ -154,20 +191,30 @@ def report_noisy_max_error(
     return (2.0 if noise == "laplace" else 1.0) * b * math.log(m / beta)
 
 
-def report_noisy_max_epsilon(alpha: Real, *, n_candidates: int, beta: Real,
-                             sensitivity: Real = 1.0, monotonic: bool = False,
-                             noise: str = "laplace") -> float:
+def report_noisy_max_epsilon(
+    alpha: Real,
+    *,
+    n_candidates: int,
+    beta: Real,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    noise: str = "laplace",
+) -> float:
     """The smallest epsilon with :func:`report_noisy_max_error` ``<= alpha``."""
     alpha = _v.positive("alpha", alpha)
     beta = _beta(beta)
     sensitivity = _v.positive("sensitivity", sensitivity)
     m = _count("n_candidates", n_candidates)
     noise = _v.choice("noise", noise, ("laplace", "exponential"))
-    return ((2.0 if noise == "laplace" else 1.0) * _em_scale(alpha, sensitivity, monotonic)
-            * math.log(m / beta))
+    return (
+        (2.0 if noise == "laplace" else 1.0)
+        * _em_scale(alpha, sensitivity, monotonic)
+        * math.log(m / beta)
+    )
 
 
 # ---------------------------------------------------------------- Gaussian
+
 
 def _z(beta: float, k: int) -> float:
     """The Gaussian quantile with two-sided tail beta/k: P[|N(0,1)| >= z] = beta/k."""
@@ -200,22 +247,31 @@ def _classic_c(delta: float) -> float:
     return math.sqrt(2.0 * math.log(1.25 / delta))
 
 
-def gaussian_mechanism_error(epsilon: PrivacyParam, *, delta: PrivacyParam, beta: Real,
-                             l2_sensitivity: float = 1.0, k: int = 1) -> float:
+def gaussian_mechanism_error(
+    epsilon: PrivacyParam,
+    *,
+    delta: PrivacyParam,
+    beta: Real,
+    l2_sensitivity: float = 1.0,
+    k: int = 1,
+) -> float:
     """Error of the classic Gaussian mechanism of Thm 3.22,
     ``sigma = sqrt(2 ln(1.25/delta)) Delta_2/epsilon`` (valid for ``epsilon < 1``), as
     :func:`gaussian_error` of that sigma."""
     epsilon = _v.epsilon(epsilon)
     if not epsilon < 1.0:
-        raise PrivacyParameterError(f"epsilon must be < 1 for the classic Gaussian calibration "
-                                    f"(Thm 3.22); got {epsilon!r}")
+        raise PrivacyParameterError(
+            f"epsilon must be < 1 for the classic Gaussian calibration "
+            f"(Thm 3.22); got {epsilon!r}"
+        )
     delta = _v.delta(delta, allow_zero=False)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
     return gaussian_error(_classic_c(delta) * l2 / epsilon, beta=beta, k=k)
 
 
-def gaussian_mechanism_epsilon(alpha: Real, *, delta: PrivacyParam, beta: Real,
-                               l2_sensitivity: float = 1.0, k: int = 1) -> float:
+def gaussian_mechanism_epsilon(
+    alpha: Real, *, delta: PrivacyParam, beta: Real, l2_sensitivity: float = 1.0, k: int = 1
+) -> float:
     """The smallest epsilon with :func:`gaussian_mechanism_error` ``<= alpha``; raises if
     it is not below 1 (Thm 3.22 covers only ``epsilon < 1``: use the analytic calibration)."""
     sigma = gaussian_max_sigma(alpha, beta=beta, k=k)
@@ -226,17 +282,21 @@ def gaussian_mechanism_epsilon(alpha: Real, *, delta: PrivacyParam, beta: Real,
         raise PrivacyParameterError(
             f"alpha={alpha!r} needs epsilon={eps!r} >= 1, outside the classic Gaussian "
             "calibration (Thm 3.22); use dpfast.mechanisms.gaussian_mechanism's analytic "
-            "calibration")
+            "calibration"
+        )
     return eps
 
 
 # ---------------------------------------------------------------- randomized response
 
+
 def _rr_t(n: int, beta: float, k: int) -> float:
     return math.sqrt(math.log(2.0 * (1 if k == 2 else k) / beta) / (2.0 * n))
 
 
-def randomized_response_error(epsilon: PrivacyParam, *, n: int, beta: Real, k: int = 2) -> float:
+def randomized_response_error(
+    epsilon: PrivacyParam, *, n: int, beta: Real, k: int = 2
+) -> float:
     """``alpha``: the unbiased randomized-response estimates from n reports are all within
     alpha of the true frequencies with probability ``>= 1 - beta``.
 
@@ -250,13 +310,14 @@ def randomized_response_error(epsilon: PrivacyParam, *, n: int, beta: Real, k: i
     epsilon = _v.epsilon(epsilon)
     n = _count("n", n)
     beta = _beta(beta)
-    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+    k = _v.integer("k", k, minimum=2, maximum=2**62)
     gap = math.expm1(epsilon) / (math.exp(epsilon) + k - 1) if epsilon < 700 else 1.0
     alpha = _rr_t(n, beta, k) / gap if gap > 0.0 else math.inf
     if not alpha < math.inf:
         raise PrivacyParameterError(
             f"epsilon={epsilon!r} is so small that the error bound exceeds the largest double "
-            "(the reports carry almost no information)")
+            "(the reports carry almost no information)"
+        )
     return alpha
 
 
@@ -267,12 +328,13 @@ def randomized_response_epsilon(alpha: Real, *, n: int, beta: Real, k: int = 2) 
     alpha = _v.positive("alpha", alpha)
     n = _count("n", n)
     beta = _beta(beta)
-    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+    k = _v.integer("k", k, minimum=2, maximum=2**62)
     c = _rr_t(n, beta, k) / alpha
     if not c < 1.0:
         raise PrivacyParameterError(
             f"alpha={alpha!r} is unreachable with n={n} reports at beta={beta!r}: even with "
-            f"no privacy the sampling error bound is {_rr_t(n, beta, k)!r}")
+            f"no privacy the sampling error bound is {_rr_t(n, beta, k)!r}"
+        )
     return math.log1p(c * k / (1.0 - c))
 
 
@@ -285,7 +347,12 @@ def __getattr__(name: str) -> object:
     if new is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import warnings
-    warnings.warn(f"dpfast.accuracy.{name} is renamed dpfast.accuracy.{new} (the old "
-                  "name also meant dpfast.mechanisms.gaussian_sigma); the old name goes in "
-                  "the next release", DeprecationWarning, stacklevel=2)
+
+    warnings.warn(
+        f"dpfast.accuracy.{name} is renamed dpfast.accuracy.{new} (the old "
+        "name also meant dpfast.mechanisms.gaussian_sigma); the old name goes in "
+        "the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return globals()[new]

@@ -43,11 +43,11 @@ if TYPE_CHECKING:
 __all__ = ["grouped_release", "partition_selection_probability"]
 
 _STATISTICS = ("count", "sum", "mean")
-_MAX_RECORDS = 2 ** 32 - 2          # csrc/grouped.c: record indices are 32-bit
-_MAX_BOUND = 2 ** 31                # max_partitions, max_contributions
-_SEL_EXP_BITS = 60                  # e^eps is bounded below by a multiple of 2^-60
-_SEL_MAX_TABLE = 2 ** 20            # longest threshold table (partition selection)
-_DENSE_FACTOR = 4                   # int codes by offset when the range is <= 4 n + 1024
+_MAX_RECORDS = 2**32 - 2  # csrc/grouped.c: record indices are 32-bit
+_MAX_BOUND = 2**31  # max_partitions, max_contributions
+_SEL_EXP_BITS = 60  # e^eps is bounded below by a multiple of 2^-60
+_SEL_MAX_TABLE = 2**20  # longest threshold table (partition selection)
+_DENSE_FACTOR = 4  # int codes by offset when the range is <= 4 n + 1024
 
 
 # ------------------------------------------------------------------ partition selection
@@ -87,24 +87,28 @@ def _selection_table(epsilon: Fraction, delta: Fraction) -> npt.NDArray[np.uint6
         return table
     one = 1 << 64
     e_num = _exp_lower_dyadic(min(epsilon, _SEL_EPS_CAP))
-    d = math.floor(delta * one)                        # D / 2^64 <= delta
+    d = math.floor(delta * one)  # D / 2^64 <= delta
     if d == 0:
         raise PrivacyParameterError(
             f"the partition-selection delta per partition must be at least 2^-64; got "
-            f"{float(delta)!r} (increase delta or decrease max_partitions)")
+            f"{float(delta)!r} (increase delta or decrease max_partitions)"
+        )
     # the rule rises like delta e^(n eps) / (e^eps - 1) to 1/2, then symmetrically to 1:
     # refuse at once what would need a far longer table than allowed
     eps_f = float(min(epsilon, _SEL_EPS_CAP))
     # (an epsilon below the doubles climbs by about delta per unit: 1/(2 delta) to 1/2)
-    half = (math.log1p(math.expm1(eps_f) / (2.0 * float(delta))) / eps_f if eps_f > 0.0
-            else 1.0 / (2.0 * float(delta)))
+    half = (
+        math.log1p(math.expm1(eps_f) / (2.0 * float(delta))) / eps_f
+        if eps_f > 0.0
+        else 1.0 / (2.0 * float(delta))
+    )
     if 2.0 * half > 1.5 * _SEL_MAX_TABLE:
         _too_long(epsilon, delta)
     vals = [0]
     p = 0
     while True:
-        up = ((e_num * p) >> _SEL_EXP_BITS) + d        # pi(n) <= e^eps pi(n-1) + delta
-        rest = one - p - d                             # 1-pi(n-1) <= e^eps (1-pi(n)) + delta
+        up = ((e_num * p) >> _SEL_EXP_BITS) + d  # pi(n) <= e^eps pi(n-1) + delta
+        rest = one - p - d  # 1-pi(n-1) <= e^eps (1-pi(n)) + delta
         down = one if rest <= 0 else one - -((-rest << _SEL_EXP_BITS) // e_num)
         nxt = min(up, down, one)
         if nxt >= one:
@@ -124,7 +128,8 @@ def _too_long(epsilon: Fraction, delta: Fraction) -> NoReturn:
     raise PrivacyParameterError(
         f"partition selection with epsilon per partition {float(epsilon):.3g} and delta per "
         f"partition {float(delta):.3g} would need more than {_SEL_MAX_TABLE} units in a "
-        "partition to release it: increase epsilon or delta")
+        "partition to release it: increase epsilon or delta"
+    )
 
 
 def _exact(name: str, value: PrivacyParam, allow_zero: bool = False) -> Fraction:
@@ -144,16 +149,26 @@ def _exact(name: str, value: PrivacyParam, allow_zero: bool = False) -> Fraction
 
 @overload
 def partition_selection_probability(
-    units: int | np.integer[Any], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    units: int | np.integer[Any],
+    *,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
     max_partitions: int = ...,
 ) -> float: ...
 @overload
 def partition_selection_probability(
-    units: npt.NDArray[Any] | Sequence[int], *, epsilon: PrivacyParam, delta: PrivacyParam,
+    units: npt.NDArray[Any] | Sequence[int],
+    *,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
     max_partitions: int = ...,
 ) -> npt.NDArray[np.float64]: ...
 def partition_selection_probability(
-    units: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam, max_partitions: int = 1,
+    units: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    max_partitions: int = 1,
 ) -> float | npt.NDArray[np.float64]:
     """The probability that a partition with ``units`` contributing privacy units is
     released by the private partition selection of :func:`grouped_release`.
@@ -192,6 +207,7 @@ def partition_selection_probability(
 
 # ------------------------------------------------------------------ data plumbing
 
+
 def _is_pandas(x: object) -> bool:
     mod = type(x).__module__
     return mod == "pandas" or mod.startswith("pandas.")
@@ -222,8 +238,9 @@ def _column(data: Any, name: Any, what: str) -> npt.NDArray[Any]:
     if isinstance(col, np.ndarray):
         arr = col
     elif isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
-        raise TypeError(f"{what} must be a sequence or array of keys; got "
-                        f"{type(col).__name__}")
+        raise TypeError(
+            f"{what} must be a sequence or array of keys; got {type(col).__name__}"
+        )
     else:
         arr = _keys.from_sequence(col)
     if arr.ndim != 1:
@@ -238,8 +255,9 @@ def _values_column(data: Any, name: Any) -> npt.NDArray[np.float64]:
     col = _lookup(data, name, "values")
     if isinstance(col, np.ndarray):
         if col.dtype == np.bool_ or col.dtype.kind not in "iuf" or col.dtype.itemsize > 8:
-            raise TypeError(f"values must hold integers or float64 numbers; got dtype "
-                            f"{col.dtype}")
+            raise TypeError(
+                f"values must hold integers or float64 numbers; got dtype {col.dtype}"
+            )
         if col.ndim != 1:
             raise ValueError(f"values must be one-dimensional; got shape {col.shape}")
         return np.ascontiguousarray(col, dtype=np.float64)
@@ -251,12 +269,16 @@ def _values_column(data: Any, name: Any) -> npt.NDArray[np.float64]:
 
 def _check_key_dtype(arr: npt.NDArray[Any], what: str) -> None:
     if arr.dtype.kind not in "iubUSOMm":
-        raise TypeError(f"{what} must hold integers, strings, bytes, datetimes or hashable "
-                        f"objects; got dtype {arr.dtype}")
+        raise TypeError(
+            f"{what} must hold integers, strings, bytes, datetimes or hashable "
+            f"objects; got dtype {arr.dtype}"
+        )
 
 
 def _factorize(
-    arr: npt.NDArray[Any], what: str, need_uniques: bool = True,
+    arr: npt.NDArray[Any],
+    what: str,
+    need_uniques: bool = True,
 ) -> tuple[npt.NDArray[Any] | None, npt.NDArray[np.int64], int]:
     """(uniques or None, int64 codes, number of codes): dense codes of the entries.
 
@@ -269,8 +291,16 @@ def _factorize(
         a = arr.astype(np.int64) if arr.dtype.kind != "u" or arr.dtype.itemsize < 8 else arr
         lo, hi = int(a.min()), int(a.max())
         if hi - lo <= _DENSE_FACTOR * n + 1024:
-            codes = (a - lo).astype(np.int64, copy=False) if lo else a.astype(np.int64, copy=False)
-            uniq = np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype) if need_uniques else None
+            codes = (
+                (a - lo).astype(np.int64, copy=False)
+                if lo
+                else a.astype(np.int64, copy=False)
+            )
+            uniq = (
+                np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype)
+                if need_uniques
+                else None
+            )
             return uniq, codes, hi - lo + 1
     if arr.dtype.kind == "O":
         keys, codes = _keys.encode(arr.tolist(), n, need_keys=need_uniques)
@@ -279,14 +309,20 @@ def _factorize(
         order = _keys.presort(keys)
         rank = np.empty(len(keys) + 1, dtype=np.int64)
         rank[order] = np.arange(len(keys))
-        rank[-1] = -1                                  # code -1 stays -1
+        rank[-1] = -1  # code -1 stays -1
         return _object_array([keys[i] for i in order]), rank[codes], len(keys)
     uniq, codes = np.unique(arr, return_inverse=True)
-    return (uniq if need_uniques else None), codes.astype(np.int64, copy=False).ravel(), uniq.size
+    return (
+        (uniq if need_uniques else None),
+        codes.astype(np.int64, copy=False).ravel(),
+        uniq.size,
+    )
 
 
 def _released_keys(
-    uniq: npt.NDArray[Any], idx: npt.NDArray[np.intp], rng: BitGenerator,
+    uniq: npt.NDArray[Any],
+    idx: npt.NDArray[np.intp],
+    rng: BitGenerator,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[Any]]:
     """(the released positions in output order, the released keys).
 
@@ -305,7 +341,9 @@ def _object_array(items: Sequence[object]) -> npt.NDArray[np.object_]:
 
 
 def _public_codes(
-    pub: npt.NDArray[Any], uniq: npt.NDArray[Any], codes: npt.NDArray[np.int64],
+    pub: npt.NDArray[Any],
+    uniq: npt.NDArray[Any],
+    codes: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.int64]:
     """Map record codes (into ``uniq``) to positions in the public key list (-1: absent)."""
     if pub.dtype.kind == "O" or uniq.dtype.kind == "O" or pub.dtype.kind != uniq.dtype.kind:
@@ -328,18 +366,26 @@ def _public_list(public: Any) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     matching) and typed as released keys are."""
     if _is_pandas(public) and hasattr(public, "to_numpy"):
         public = public.to_numpy()
-    pub = public if isinstance(public, np.ndarray) else (
-        _keys.from_sequence(public) if hasattr(public, "__len__")
-        and not isinstance(public, (str, bytes)) else np.asarray(public))
+    pub = (
+        public
+        if isinstance(public, np.ndarray)
+        else (
+            _keys.from_sequence(public)
+            if hasattr(public, "__len__") and not isinstance(public, (str, bytes))
+            else np.asarray(public)
+        )
+    )
     if pub.ndim != 1:
-        raise ValueError(f"public_partitions must be one-dimensional; got shape {pub.shape}")
+        raise ValueError(
+            f"public_partitions must be one-dimensional; got shape {pub.shape}"
+        )
     _check_key_dtype(pub, "public_partitions")
     if pub.dtype.kind == "O":
         canon = [_keys.canon(x) for x in pub.tolist()]
         if any(c is None for c in canon):
             raise TypeError("public_partitions must be hashable")
         distinct = len(set(canon))
-        out = _keys.typed(canon)    # type: ignore[arg-type]
+        out = _keys.typed(canon)  # type: ignore[arg-type]
         pub = _object_array(canon)  # matched by canonical key (_keys.canonical_of)
     else:
         distinct = np.unique(pub).size
@@ -350,7 +396,6 @@ def _public_list(public: Any) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
 
 
 # ------------------------------------------------------------------ planning
-
 
 
 def _statistics(statistics: str | Sequence[str]) -> tuple[str, ...]:
@@ -372,8 +417,18 @@ def _statistics(statistics: str | Sequence[str]) -> tuple[str, ...]:
 class _Plan:
     """Every public quantity of a grouped release, computed before any data is read."""
 
-    def __init__(self, stats: tuple[str, ...], epsilon: Fraction, delta: Fraction, l0: int,
-                 linf: int, lo: float, hi: float, noise: str, private_sel: bool):
+    def __init__(
+        self,
+        stats: tuple[str, ...],
+        epsilon: Fraction,
+        delta: Fraction,
+        l0: int,
+        linf: int,
+        lo: float,
+        hi: float,
+        noise: str,
+        private_sel: bool,
+    ):
         self.stats = stats
         self.l0, self.linf = l0, linf
         self.lo, self.hi = lo, hi
@@ -395,7 +450,8 @@ class _Plan:
         if not self.eps_f > 0.0:
             raise PrivacyParameterError(
                 f"epsilon is too small: its share per part ({parts} parts) is below "
-                f"the smallest double; got epsilon={float(epsilon)!r}")
+                f"the smallest double; got epsilon={float(epsilon)!r}"
+            )
         if noise == "gaussian":
             if delta == 0:
                 raise PrivacyParameterError("delta must be > 0 for Gaussian noise")
@@ -409,9 +465,11 @@ class _Plan:
             if self.sel_delta == 0:
                 raise PrivacyParameterError(
                     "delta must be > 0 when the partition keys are not public (private "
-                    "partition selection); or give public_partitions")
+                    "partition selection); or give public_partitions"
+                )
             self.table: npt.NDArray[np.uint64] | None = _selection_table(
-                self.eps_each / l0, self.sel_delta / l0)
+                self.eps_each / l0, self.sel_delta / l0
+            )
         else:
             self.table = None
         self.epsilon = epsilon
@@ -420,16 +478,17 @@ class _Plan:
         self.grid = None
         if "sum" in q or "nsum" in q:
             b = max(abs(lo), abs(hi))
-            width = b if "sum" in q else hi / 2.0 - lo / 2.0     # (hi - lo may overflow)
+            width = b if "sum" in q else hi / 2.0 - lo / 2.0  # (hi - lo may overflow)
             ref = self._scale(width)
             _, eb = math.frexp(b)
             _, es = math.frexp(ref)
             j = max(eb - 1 - GRID_BITS.grouped_value, es - 1 - GRID_BITS.grouped_noise)
             if not -1070 <= j <= 1000:
                 raise PrivacyParameterError(
-                    f"bounds [{lo!r}, {hi!r}] are outside the range of the value grid")
+                    f"bounds [{lo!r}, {hi!r}] are outside the range of the value grid"
+                )
             step = math.ldexp(1.0, j)
-            qlo, qhi = math.floor(lo / step), math.ceil(hi / step)   # exact: step = 2^j
+            qlo, qhi = math.floor(lo / step), math.ceil(hi / step)  # exact: step = 2^j
             self.grid = (step, qlo, qhi)
             per_unit = max(abs(qlo), abs(qhi)) if "sum" in q else qhi - qlo
             self.sens["sum" if "sum" in q else "nsum"] = self._sens(per_unit)
@@ -443,7 +502,7 @@ class _Plan:
             return self.l0 * self.linf * per_contribution / self.eps_f
         l2 = math.sqrt(self.l0) * self.linf * per_contribution
         if not l2 < math.inf:
-            return math.inf         # (only the grid's exponent is taken from it: frexp)
+            return math.inf  # (only the grid's exponent is taken from it: frexp)
         sigma: float = gaussian_sigma(self.eps_f, self.delta_f, _up(l2))
         return sigma
 
@@ -460,27 +519,42 @@ class _Plan:
         """Prepare the exact sampler now (public parameters only), so that parameters
         it cannot serve are refused before the budget is charged."""
         from . import mechanisms as m
+
         if self.noise == "laplace":
             _draw.laplace_int_plan(self.eps_f, self.sens[name])
         else:
-            for d in (1, 2):    # one released partition, or several (mechanisms' plans)
-                m._ceil_rational(Fraction(m._gauss_sigma(
-                    self.eps_f, self.delta_f, self.sens[name], d,
-                    "analytic")) ** 2)
+            for d in (1, 2):  # one released partition, or several (mechanisms' plans)
+                m._ceil_rational(
+                    Fraction(
+                        m._gauss_sigma(
+                            self.eps_f, self.delta_f, self.sens[name], d, "analytic"
+                        )
+                    )
+                    ** 2
+                )
 
     def release(
-        self, name: str, ints: npt.NDArray[np.int64], rng: BitGenerator,
+        self,
+        name: str,
+        ints: npt.NDArray[np.int64],
+        rng: BitGenerator,
     ) -> npt.NDArray[np.int64]:
         # charged as a whole; rng resolved by the release
         if self.noise == "laplace":
             noisy = _draw.laplace_release(ints, self.eps_f, self.sens[name], rng)
         else:
-            noisy = gaussian_release(ints, epsilon=self.eps_f, delta=self.delta_f,
-                                     l2_sensitivity=self.sens[name], rng=rng)
+            noisy = gaussian_release(
+                ints,
+                epsilon=self.eps_f,
+                delta=self.delta_f,
+                l2_sensitivity=self.sens[name],
+                rng=rng,
+            )
         return cast(npt.NDArray[np.int64], noisy)
 
 
 # ------------------------------------------------------------------ the release
+
 
 def _saturate(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """x clamped to the finite doubles: with bounds near the largest double a noisy sum
@@ -490,11 +564,22 @@ def _saturate(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def grouped_release(
-    data: Any = None, *, units: Any, keys: Any, values: Any = None,
-    statistics: str | Sequence[str] = ("count",), epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
-    max_partitions: int, max_contributions: int = 1, lower: Real | None = None,
-    upper: Real | None = None, public_partitions: npt.ArrayLike | None = None,
-    noise: str = "laplace", rng: RngLike = None, budget: SupportsSpend | None = None,
+    data: Any = None,
+    *,
+    units: Any,
+    keys: Any,
+    values: Any = None,
+    statistics: str | Sequence[str] = ("count",),
+    epsilon: PrivacyParam,
+    delta: PrivacyParam = 0.0,
+    max_partitions: int,
+    max_contributions: int = 1,
+    lower: Real | None = None,
+    upper: Real | None = None,
+    public_partitions: npt.ArrayLike | None = None,
+    noise: str = "laplace",
+    rng: RngLike = None,
+    budget: SupportsSpend | None = None,
     label: str | None = None,
 ) -> dict[str, npt.NDArray[Any]] | pd.DataFrame:
     """Count, sum and/or mean per partition, with per-unit contribution bounding.
@@ -642,12 +727,16 @@ def grouped_release(
     budget = _v.budget(budget)
     label = _label(label, "grouped_release")
     need_values = "sum" in stats or "mean" in stats
-    lo = hi = 0.0                   # (used only with values: sum and mean)
+    lo = hi = 0.0  # (used only with values: sum and mean)
     if need_values:
         if lower is None or upper is None or values is None:
-            raise TypeError("sum and mean need values= and the public bounds lower=, upper=")
+            raise TypeError(
+                "sum and mean need values= and the public bounds lower=, upper="
+            )
         lo, hi = _v.bounds(lower, upper)
-    pub, pub_out = (None, None) if public_partitions is None else _public_list(public_partitions)
+    pub, pub_out = (
+        (None, None) if public_partitions is None else _public_list(public_partitions)
+    )
     plan = _Plan(stats, eps, dl, l0, linf, lo, hi, noise, pub is None)
     unit_arr = _column(data, units, "units")
     key_arr = _column(data, keys, "keys")
@@ -663,30 +752,44 @@ def grouped_release(
     gen = _core.secure_rng(rng)
     # the caller's own objects where the whole of them is spent (exact as given)
     if budget is not None:
-        charge(budget, Cost(epsilon, delta if plan.delta == dl else (
-            plan.delta if plan.delta else 0.0)), label)
+        charge(
+            budget,
+            Cost(
+                epsilon, delta if plan.delta == dl else (plan.delta if plan.delta else 0.0)
+            ),
+            label,
+        )
 
     # ---- the data
     _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
     kuniq, kcodes, n_keys = _factorize(key_arr, "keys")
-    assert kuniq is not None        # (need_uniques)
+    assert kuniq is not None  # (need_uniques)
     if pub is not None:
         kcodes = _public_codes(pub, kuniq, kcodes)
         n_keys = pub.size
     vals = val_arr
-    keep = (ucodes >= 0) & (kcodes >= 0)     # unhashable ids / keys: in no partition
+    keep = (ucodes >= 0) & (kcodes >= 0)  # unhashable ids / keys: in no partition
     if not keep.all():
         ucodes, kcodes = ucodes[keep], kcodes[keep]
         vals = None if vals is None else vals[keep]
     grid = None
     if vals is not None:
-        step, qlo, qhi = plan.grid if plan.grid else (1.0, 0, 0)   # counts: NaN policy only
+        step, qlo, qhi = plan.grid if plan.grid else (1.0, 0, 0)  # counts: NaN policy only
         grid = (lo or 0.0, hi or 0.0, 1.0 / step, qlo, qhi)
     count, qsum, nunits = _core.bound_contributions(
-        np.ascontiguousarray(ucodes), n_units, np.ascontiguousarray(kcodes), n_keys, vals,
-        grid, l0, linf, pub is None, gen)
+        np.ascontiguousarray(ucodes),
+        n_units,
+        np.ascontiguousarray(kcodes),
+        n_keys,
+        vals,
+        grid,
+        l0,
+        linf,
+        pub is None,
+        gen,
+    )
     if pub is None:
-        assert nunits is not None and plan.table is not None     # (private selection)
+        assert nunits is not None and plan.table is not None  # (private selection)
         # partitions in the canonical order of the released keys: the order of the
         # output depends on the released keys only, never on an unreleased one
         idx = np.flatnonzero(_core.select_partitions(nunits, plan.table, gen))
@@ -699,16 +802,20 @@ def grouped_release(
     if "count" in plan.quantities:
         noisy_count = plan.release("count", count[idx], gen)
     if "sum" in plan.quantities:
-        assert plan.grid is not None and qsum is not None         # (values were given)
+        assert plan.grid is not None and qsum is not None  # (values were given)
         step = plan.grid[0]
         with np.errstate(over="ignore"):
-            out_sum = _saturate(plan.release("sum", qsum[idx], gen).astype(np.float64) * step)
+            out_sum = _saturate(
+                plan.release("sum", qsum[idx], gen).astype(np.float64) * step
+            )
     if "nsum" in plan.quantities:
-        assert plan.grid is not None and qsum is not None         # (values were given)
+        assert plan.grid is not None and qsum is not None  # (values were given)
         step, qlo, qhi = plan.grid
-        half = 2 * qsum[idx] - count[idx] * (qlo + qhi)      # exact half-steps (int64)
+        half = 2 * qsum[idx] - count[idx] * (qlo + qhi)  # exact half-steps (int64)
         with np.errstate(over="ignore"):
-            nsum = _saturate(plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0))
+            nsum = _saturate(
+                plan.release("nsum", half, gen).astype(np.float64) * (step / 2.0)
+            )
         mid = lo / 2.0 + hi / 2.0
         c = noisy_count.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -720,7 +827,12 @@ def grouped_release(
         out[s] = noisy_count if s == "count" else out_sum if s == "sum" else mean
     if as_pandas:
         import pandas as pd
-        name = keys if (data is not None and isinstance(keys, (str, numbers.Integral))) else "key"
+
+        name = (
+            keys
+            if (data is not None and isinstance(keys, (str, numbers.Integral)))
+            else "key"
+        )
         index = pd.Index(out.pop("key"), name=name)
         return pd.DataFrame(out, index=index)
     return out

@@ -68,7 +68,7 @@ __all__ = [
 
 _MODES = ("secure", "fast")
 # The grids: GRID_BITS.laplace and GRID_BITS.gauss (dpfast._plans, with their reasons).
-_GAUSS_MAX_STEPS = 2 ** 26
+_GAUSS_MAX_STEPS = 2**26
 _INF = math.inf
 # (epsilon, sensitivity) -> prepared plan of a scalar release; bounded like an lru_cache.
 _SCALAR_LAPLACE_PLANS: dict[tuple[float, float], Any] = {}
@@ -96,6 +96,7 @@ _shape_like = _draw.shape_like
 _laplace_grid_plan = _draw.laplace_grid_plan
 _laplace_int_plan = _draw.laplace_int_plan
 
+
 def _granularity(value: object) -> float | None:
     """Validated before any cached plan sees it (lru_cache would take True for 1)."""
     return None if value is None else _v.positive("granularity", value)
@@ -120,11 +121,13 @@ def _sqrt_ceil(d: int) -> int:
 #: Gaussian sigma is calibrated at min(epsilon, 2^40): (2^40, delta)-DP implies
 #: (epsilon, delta)-DP for every larger epsilon, and the calibration's arithmetic
 #: overflows near epsilon = 1e308.  The noise is then about 1e-12 of l2 or less.
-_GAUSS_EPS_CAP = 2.0 ** 40
+_GAUSS_EPS_CAP = 2.0**40
 
 
 @functools.lru_cache(maxsize=512)
-def _gauss_sigma(epsilon: float, delta: float, l2: float, d: int, calibration: str) -> float:
+def _gauss_sigma(
+    epsilon: float, delta: float, l2: float, d: int, calibration: str
+) -> float:
     """sigma for N_Z noise on integers with l2 sensitivity l2 (proved in _calibration)."""
     epsilon = min(epsilon, _GAUSS_EPS_CAP)
     s: float = discrete_gaussian_sigma(epsilon, delta, l2, d)
@@ -134,10 +137,19 @@ def _gauss_sigma(epsilon: float, delta: float, l2: float, d: int, calibration: s
 
 
 @functools.lru_cache(maxsize=512)
-def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibration: str,
-                     granularity: float | None) -> tuple[int, Any]:
-    k = grid_exponent(gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
-                       GRID_BITS.gauss, granularity)
+def _gauss_grid_plan(
+    epsilon: float,
+    delta: float,
+    l2: float,
+    d: int,
+    calibration: str,
+    granularity: float | None,
+) -> tuple[int, Any]:
+    k = grid_exponent(
+        gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration),
+        GRID_BITS.gauss,
+        granularity,
+    )
     # d coordinates' rounding adds sqrt(d) steps to the l2 sensitivity, so sigma grows by
     # sqrt(d) g / l2: a grid finer by up to 2^6 (sigma^2 < 2^62 steps) keeps that below
     # 2^-12 where it can; a finer grid than needed costs speed (larger multi-word coins)
@@ -149,12 +161,15 @@ def _gauss_grid_plan(epsilon: float, delta: float, l2: float, d: int, calibratio
     # l2 sensitivity in grid steps after rounding: l2 / g + sqrt(d), rounded up
     shift = math.nextafter(math.ldexp(l2, -k) + _sqrt_ceil(d), math.inf)
     try:
-        sigma = _gauss_sigma(epsilon, delta, shift, d, calibration) if shift < _INF else _INF
-    except (OverflowError, ZeroDivisionError):   # a grid so fine that sigma overflows
+        sigma = (
+            _gauss_sigma(epsilon, delta, shift, d, calibration) if shift < _INF else _INF
+        )
+    except (OverflowError, ZeroDivisionError):  # a grid so fine that sigma overflows
         sigma = _INF
     if not sigma <= _GAUSS_MAX_STEPS << extra:
         raise PrivacyParameterError(
-            f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+            f"granularity must be at least 2^-26 of sigma; got {granularity!r}"
+        )
     sigma = math.ceil(sigma)
     return k, _dgauss(sigma * sigma, 1)
 
@@ -177,8 +192,9 @@ def _rho_int_sampler(l2: float, rho: Fraction) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def _rho_grid_plan(l2: float, rho: Fraction, d: int,
-                   granularity: float | None = None) -> tuple[int, Any]:
+def _rho_grid_plan(
+    l2: float, rho: Fraction, d: int, granularity: float | None = None
+) -> tuple[int, Any]:
     """(k, sampler): the grid 2^k and N_Z noise in grid steps, rho-zCDP for d float
     coordinates of l2 sensitivity l2.  Rounding to the grid adds at most sqrt(d) steps
     of l2 sensitivity (mechanisms' docstring), so the steps' sensitivity is
@@ -187,22 +203,33 @@ def _rho_grid_plan(l2: float, rho: Fraction, d: int,
     k = grid_exponent(float(l2 / math.sqrt(2 * rho)), GRID_BITS.gauss, granularity)
     steps = Fraction(l2) / Fraction(2) ** k + _sqrt_ceil(d)
     s2 = steps * steps / (2 * rho)
-    if s2 > _GAUSS_MAX_STEPS ** 2:
+    if s2 > _GAUSS_MAX_STEPS**2:
         if granularity is not None:
             raise PrivacyParameterError(
-                f"granularity must be at least 2^-26 of sigma; got {granularity!r}")
+                f"granularity must be at least 2^-26 of sigma; got {granularity!r}"
+            )
         raise PrivacyParameterError(
             f"{d} coordinates need a grid finer than 2^-26 of sigma; release fewer "
-            "coordinates at once")
+            "coordinates at once"
+        )
     return k, _dgauss(*_ceil_rational(s2))
 
 
 # ------------------------------------------------------------------ Laplace
 
-def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1.0,
-                      rng: Rng = None, mode: str = "secure", granularity: float | None = None,
-                      budget: Any = None, workers: int | None = None,
-                      label: str | None = None) -> Released:
+
+def laplace_mechanism(
+    value: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: float = 1.0,
+    rng: Rng = None,
+    mode: str = "secure",
+    granularity: float | None = None,
+    budget: Any = None,
+    workers: int | None = None,
+    label: str | None = None,
+) -> Released:
     """Release ``value`` with Laplace-type noise: epsilon-DP.
 
     Parameters
@@ -270,9 +297,17 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
     2020 (exact sampler).  Mironov, "On Significance of the Least Significant Bits for
     Differential Privacy", CCS 2012.
     """
-    if (type(value) is float and type(epsilon) is float and type(sensitivity) is float
-            and -_INF < value < _INF and 0.0 < epsilon < _INF and 0.0 < sensitivity < _INF
-            and mode == "secure" and granularity is None and workers is None):
+    if (
+        type(value) is float
+        and type(epsilon) is float
+        and type(sensitivity) is float
+        and -_INF < value < _INF
+        and 0.0 < epsilon < _INF
+        and 0.0 < sensitivity < _INF
+        and mode == "secure"
+        and granularity is None
+        and workers is None
+    ):
         # The common scalar call, validated inline (it is made millions of times); the
         # same checks and plan as the general path below.
         plan = _SCALAR_LAPLACE_PLANS.get((epsilon, sensitivity))
@@ -282,7 +317,9 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
             # calibrated at the float <= the decimal epsilon means (_validation.epsilon);
             # the budget below charges that decimal
             k, sampler = _laplace_grid_plan(_v.epsilon(epsilon), sensitivity, 1, None)
-            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _core.ScalarPlan(sampler, k)
+            plan = _SCALAR_LAPLACE_PLANS[epsilon, sensitivity] = _core.ScalarPlan(
+                sampler, k
+            )
         lab = "laplace_mechanism" if label is None else _label(label, "laplace_mechanism")
         gen = None if rng is None else _core.secure_rng(rng)
         charged = _active_budget() if budget is None else _v.budget(budget)
@@ -302,16 +339,23 @@ def laplace_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivit
     label = _label(label, "laplace_mechanism")
     integer, data, scalar = _as_data(value)
     gen = _core.secure_rng(rng)
-    plan = _draw.laplace_plan(epsilon, sensitivity, integer, 1 if scalar else data.size,
-                              mode, granularity)
+    plan = _draw.laplace_plan(
+        epsilon, sensitivity, integer, 1 if scalar else data.size, mode, granularity
+    )
     if budget is not None:
         charge(budget, Cost(epsilon, 0.0), label)
     return _draw.draw(plan, integer, data, scalar, gen, nworkers)
 
 
-def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: float = 1,
-                        rng: Rng = None, budget: Any = None,
-                        label: str | None = None) -> Released:
+def geometric_mechanism(
+    value: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: float = 1,
+    rng: Rng = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Released:
     """Integer release with exact two-sided geometric (discrete Laplace) noise.
 
     ``P[Z = z] ∝ exp(-|z| epsilon / sensitivity)``: epsilon-DP for integer-valued f
@@ -327,19 +371,32 @@ def geometric_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, sensitiv
     sensitivity = _v.positive("sensitivity", sensitivity)
     integer, data, scalar = _as_data(value)
     if not integer:
-        raise TypeError("geometric_mechanism takes integers; use laplace_mechanism for floats")
-    return laplace_mechanism(data, epsilon=epsilon, sensitivity=sensitivity, rng=rng,
-                             budget=budget, label=label)
+        raise TypeError(
+            "geometric_mechanism takes integers; use laplace_mechanism for floats"
+        )
+    return laplace_mechanism(
+        data, epsilon=epsilon, sensitivity=sensitivity, rng=rng, budget=budget, label=label
+    )
 
 
 # ------------------------------------------------------------------ Gaussian
 
-def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = None,
-                       delta: PrivacyParam | None = None,
-                       l2_sensitivity: float = 1.0, calibration: str = "analytic",
-                       rng: Rng = None, mode: str = "secure", granularity: float | None = None,
-                       budget: Any = None, workers: int | None = None,
-                       label: str | None = None, rho: PrivacyParam | None = None) -> Released:
+
+def gaussian_mechanism(
+    value: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam | None = None,
+    delta: PrivacyParam | None = None,
+    l2_sensitivity: float = 1.0,
+    calibration: str = "analytic",
+    rng: Rng = None,
+    mode: str = "secure",
+    granularity: float | None = None,
+    budget: Any = None,
+    workers: int | None = None,
+    label: str | None = None,
+    rho: PrivacyParam | None = None,
+) -> Released:
     """Release ``value`` with Gaussian-type noise: (epsilon, delta)-DP, or rho-zCDP.
 
     Parameters
@@ -403,9 +460,22 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = N
     """
     if rho is not None:
         if epsilon is not None:
-            raise TypeError("gaussian_mechanism takes epsilon= (with delta=) or rho=, not both")
-        return _gaussian_rho(value, rho, delta, l2_sensitivity, calibration, rng, mode,
-                             granularity, budget, workers, label)
+            raise TypeError(
+                "gaussian_mechanism takes epsilon= (with delta=) or rho=, not both"
+            )
+        return _gaussian_rho(
+            value,
+            rho,
+            delta,
+            l2_sensitivity,
+            calibration,
+            rng,
+            mode,
+            granularity,
+            budget,
+            workers,
+            label,
+        )
     if epsilon is None or delta is None:
         raise TypeError("gaussian_mechanism needs epsilon= and delta=, or rho=")
     epsilon = _v.epsilon(epsilon)
@@ -423,13 +493,24 @@ def gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam | None = N
     plan = _gauss_plan(epsilon, delta, l2, integer, d, calibration, mode, granularity)
     if budget is not None:
         # a zCDP budget is charged the exact rho of the noise drawn
-        charge(budget, Cost(epsilon, delta,
-                            _gauss_plan_rho(plan, l2, d) if is_zcdp(budget) else None), label)
+        charge(
+            budget,
+            Cost(epsilon, delta, _gauss_plan_rho(plan, l2, d) if is_zcdp(budget) else None),
+            label,
+        )
     return _draw.draw(plan, integer, data, scalar, gen, nworkers)
 
 
-def _gauss_plan(epsilon: float, delta: float, l2: float, integer: bool, d: int,
-                calibration: str, mode: str, granularity: float | None) -> _draw.NoisePlan:
+def _gauss_plan(
+    epsilon: float,
+    delta: float,
+    l2: float,
+    integer: bool,
+    d: int,
+    calibration: str,
+    mode: str,
+    granularity: float | None,
+) -> _draw.NoisePlan:
     """The (epsilon, delta) Gaussian's plan, from public parameters only (validated):
     continuous noise of ``gaussian_sigma`` (fast), the discrete Gaussian on integers, or
     the discrete Gaussian in steps of the grid 2^k."""
@@ -437,8 +518,9 @@ def _gauss_plan(epsilon: float, delta: float, l2: float, integer: bool, d: int,
         sigma = gaussian_sigma(min(epsilon, _GAUSS_EPS_CAP), delta, l2, calibration)
         return _draw.NoisePlan("fast_normal", sigma, None, 0)
     if integer:
-        sampler = _dgauss(*_ceil_rational(Fraction(
-            _gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2))
+        sampler = _dgauss(
+            *_ceil_rational(Fraction(_gauss_sigma(epsilon, delta, l2, d, calibration)) ** 2)
+        )
         return _draw.NoisePlan("int", 0.0, sampler, 0)
     k, sampler = _gauss_grid_plan(epsilon, delta, l2, d, calibration, granularity)
     return _draw.NoisePlan("grid", 0.0, sampler, k)
@@ -451,9 +533,17 @@ def _gauss_plan_rho(plan: _draw.NoisePlan, l2: float, d: int) -> Fraction:
     return _plan_rho(l2, None if plan.kind == "int" else plan.k, d, plan.sampler)
 
 
-def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
-                     l2_sensitivity: float, rng: Any, calibration: str = "analytic",
-                     mode: str = "secure", workers: int | None = None) -> Released:
+def gaussian_release(
+    value: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    l2_sensitivity: float,
+    rng: Any,
+    calibration: str = "analytic",
+    mode: str = "secure",
+    workers: int | None = None,
+) -> Released:
     """:func:`gaussian_mechanism` (the (epsilon, delta) form) for a composite that has
     charged its whole cost and resolved ``rng`` (a bit generator) and ``mode`` (which
     warned once): the same checks in the same order, the same plan and draw; nothing
@@ -469,14 +559,23 @@ def gaussian_release(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: Priv
     return _draw.draw(plan, integer, data, scalar, rng, nworkers)
 
 
-def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam | None,
-                  l2_sensitivity: float, calibration: str, rng: Rng, mode: str,
-                  granularity: float | None, budget: Any, workers: int | None,
-                  label: str | None) -> Released:
+def _gaussian_rho(
+    value: npt.ArrayLike,
+    rho: PrivacyParam,
+    delta: PrivacyParam | None,
+    l2_sensitivity: float,
+    calibration: str,
+    rng: Rng,
+    mode: str,
+    granularity: float | None,
+    budget: Any,
+    workers: int | None,
+    label: str | None,
+) -> Released:
     """:func:`gaussian_mechanism` with ``rho=``: the zCDP-native Gaussian, the plans of
     :class:`dpfast.objects.Gaussian` with ``rho=`` (same validation order as the
     (epsilon, delta) form: public parameters, data, rng; then plan, charge, draw)."""
-    rho_x = _v.epsilon(rho, "rho").exact              # exact: the plans are exact in it
+    rho_x = _v.epsilon(rho, "rho").exact  # exact: the plans are exact in it
     dl = None if delta is None else _v.delta(delta, allow_zero=False)
     eps = None if dl is None else zcdp_to_dp(_v.float_up(rho_x), dl)
     l2 = _v.positive("l2_sensitivity", l2_sensitivity)
@@ -497,29 +596,51 @@ def _gaussian_rho(value: npt.ArrayLike, rho: PrivacyParam, delta: PrivacyParam |
         if not sigma < _INF:
             raise PrivacyParameterError(
                 f"l2_sensitivity / sqrt(2 rho) = {l2_sensitivity!r} / sqrt(2 * {rho!r}) is "
-                "outside the range of doubles")
+                "outside the range of doubles"
+            )
         data = _as_float(integer, data, scalar)
         if budget is not None:
             charge(budget, cost, label)
-        return cast(Released, data + _random.normal(scale=sigma,
-                                                    size=None if scalar else data.shape,
-                                                    rng=gen, workers=nworkers))
+        return cast(
+            Released,
+            data
+            + _random.normal(
+                scale=sigma, size=None if scalar else data.shape, rng=gen, workers=nworkers
+            ),
+        )
     if integer:
         sampler = _rho_int_sampler(l2, rho_x)
         if budget is not None:
             charge(budget, cost, label)
-        return _shape_like(_release(lambda x, g: _core.int_release(sampler, x, g), data, gen,
-                                    scalar, nworkers), data, scalar)
+        return _shape_like(
+            _release(
+                lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar, nworkers
+            ),
+            data,
+            scalar,
+        )
     k, sampler = _rho_grid_plan(l2, rho_x, d, granularity)
     if budget is not None:
         charge(budget, cost, label)
-    return _shape_like(_release(lambda x, g: _core.grid_release(sampler, x, k, g), data, gen,
-                                scalar, nworkers), data, scalar)
+    return _shape_like(
+        _release(
+            lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar, nworkers
+        ),
+        data,
+        scalar,
+    )
 
 
-def discrete_gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, delta: PrivacyParam,
-                                l2_sensitivity: float = 1, rng: Rng = None,
-                                budget: Any = None, label: str | None = None) -> Released:
+def discrete_gaussian_mechanism(
+    value: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    l2_sensitivity: float = 1,
+    rng: Rng = None,
+    budget: Any = None,
+    label: str | None = None,
+) -> Released:
     """Integer release with exact discrete Gaussian noise: (epsilon, delta)-DP.
 
     sigma is the smallest value proved for the discrete Gaussian (see
@@ -529,11 +650,18 @@ def discrete_gaussian_mechanism(value: npt.ArrayLike, *, epsilon: PrivacyParam, 
     """
     integer, data, _ = _as_data(value)
     if not integer:
-        raise TypeError("discrete_gaussian_mechanism takes integers; use gaussian_mechanism "
-                        "for floats")
-    return gaussian_mechanism(data, epsilon=epsilon, delta=delta,
-                              l2_sensitivity=l2_sensitivity, rng=rng, budget=budget,
-                              label=label)
+        raise TypeError(
+            "discrete_gaussian_mechanism takes integers; use gaussian_mechanism for floats"
+        )
+    return gaussian_mechanism(
+        data,
+        epsilon=epsilon,
+        delta=delta,
+        l2_sensitivity=l2_sensitivity,
+        rng=rng,
+        budget=budget,
+        label=label,
+    )
 
 
 # dpfast.mechanisms is the one place to find every mechanism: the selection mechanisms
@@ -551,6 +679,11 @@ from .selection import (  # noqa: E402
 )
 
 __all__ += [
-    "coin_response", "randomized_response", "kary_response",
-    "exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
+    "coin_response",
+    "randomized_response",
+    "kary_response",
+    "exponential_mechanism",
+    "report_noisy_max",
+    "permute_and_flip",
+    "top_k",
 ]

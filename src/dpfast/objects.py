@@ -72,8 +72,14 @@ from ._privacy import decimal_up as _decimal_up  # a reported bound, docs/accoun
 from .accounting import pld as _pld
 from .accounting.zcdp import zcdp_to_dp
 
-__all__ = ["PrivacyCost", "Laplace", "DiscreteLaplace", "Gaussian",
-           "ExponentialMechanism", "RandomizedResponse"]
+__all__ = [
+    "PrivacyCost",
+    "Laplace",
+    "DiscreteLaplace",
+    "Gaussian",
+    "ExponentialMechanism",
+    "RandomizedResponse",
+]
 
 _INF = math.inf
 
@@ -113,7 +119,9 @@ class _NoiseBound(_Mechanism):
     def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         raise NotImplementedError
 
-    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0) -> tuple[float, float]:
+    def confidence_interval(
+        self, alpha: float = 0.05, value: float = 0.0
+    ) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha)``: for a released
         ``value`` it holds the true answer with probability at least ``1 - alpha``
         (``value=0``: the interval of the noise)."""
@@ -121,6 +129,7 @@ class _NoiseBound(_Mechanism):
 
 
 # ------------------------------------------------------------------ Laplace
+
 
 class _LaplaceFamily(_NoiseBound):
     """Pure epsilon-DP with Laplace-type noise of scale sensitivity / epsilon."""
@@ -135,7 +144,9 @@ class _LaplaceFamily(_NoiseBound):
 
     def accuracy(self, beta: float = 0.05, *, k: int = 1) -> float:
         """:func:`dpfast.accuracy.laplace_error` at this epsilon and sensitivity."""
-        return _acc.laplace_error(self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k)
+        return _acc.laplace_error(
+            self.epsilon, beta=beta, sensitivity=self.sensitivity, k=k
+        )
 
 
 class Laplace(_LaplaceFamily):
@@ -180,24 +191,34 @@ class Laplace(_LaplaceFamily):
     __slots__ = ("epsilon", "sensitivity", "mode", "granularity", "scale", "_plan", "_fast")
     _repr = ("epsilon", "sensitivity", "mode")
 
-    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, mode: str = "secure",
-                 granularity: float | None = None) -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        *,
+        mode: str = "secure",
+        granularity: float | None = None,
+    ) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _m._positive("sensitivity", sensitivity)
-        self.mode = _v.choice("mode", mode, _m._MODES)   # a fast release warns when it runs
+        self.mode = _v.choice("mode", mode, _m._MODES)  # a fast release warns when it runs
         self.granularity = _m._granularity(granularity)
         self.scale = self.sensitivity / self.epsilon
         if not 0.0 < self.scale < _INF:
             raise PrivacyParameterError(
                 f"sensitivity / epsilon = {self.sensitivity!r} / {self.epsilon!r} is "
-                "outside the range of doubles")
+                "outside the range of doubles"
+            )
         # the scalar float plan (grid exponent, prepared exact sampler), shared with
         # laplace_mechanism through its cache; computed once, from public values only
-        self._plan = (_m._laplace_grid_plan(self.epsilon, self.sensitivity, 1,
-                                            self.granularity)
-                      if self.mode == "secure" else None)
-        self._fast = None if self._plan is None else _core.ScalarPlan(self._plan[1],
-                                                                      self._plan[0])
+        self._plan = (
+            _m._laplace_grid_plan(self.epsilon, self.sensitivity, 1, self.granularity)
+            if self.mode == "secure"
+            else None
+        )
+        self._fast = (
+            None if self._plan is None else _core.ScalarPlan(self._plan[1], self._plan[0])
+        )
 
     @property
     def variance(self) -> float:
@@ -212,13 +233,26 @@ class Laplace(_LaplaceFamily):
             return _pld.laplace(self.scale, self.sensitivity)
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None, label: str | None = None) -> _m.Released:
+    def release(
+        self,
+        value: npt.ArrayLike,
+        *,
+        rng: _Rng = None,
+        budget: _Budget | None = None,
+        workers: int | None = None,
+        label: str | None = None,
+    ) -> _m.Released:
         """:func:`~dpfast.mechanisms.laplace_mechanism` of ``value`` with this object's
         parameters: same law, same validation of ``value``, ``budget`` (or the active
         budget) charged ``(epsilon, 0)`` with ``label`` before drawing."""
-        if (rng is None and budget is None and workers is None and label is None
-                and self._fast is not None and _active_budget() is None):
+        if (
+            rng is None
+            and budget is None
+            and workers is None
+            and label is None
+            and self._fast is not None
+            and _active_budget() is None
+        ):
             # the prepared plan on the thread's private stream (_core.ScalarPlan); None
             # when value is not a finite float, which the general path below handles
             y = self._fast.grid(value)
@@ -231,17 +265,30 @@ class Laplace(_LaplaceFamily):
             # ignores it
             _parallel.workers(workers)
             k, sampler = self._plan
-            if rng is None and budget is None and label is None and _active_budget() is None:
+            if (
+                rng is None
+                and budget is None
+                and label is None
+                and _active_budget() is None
+            ):
                 return _core.grid_release(sampler, value, k, None)
             lab = _label(label, "laplace_mechanism")
-            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            gen = _core.secure_rng(rng)  # a bad rng never spends privacy
             charged = _v.budget(budget)
             if charged is not None:
                 charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.grid_release(sampler, value, k, gen)
-        return _m.laplace_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
-                                    rng=rng, mode=self.mode, granularity=self.granularity,
-                                    budget=budget, workers=workers, label=label)
+        return _m.laplace_mechanism(
+            value,
+            epsilon=self.epsilon,
+            sensitivity=self.sensitivity,
+            rng=rng,
+            mode=self.mode,
+            granularity=self.granularity,
+            budget=budget,
+            workers=workers,
+            label=label,
+        )
 
 
 class DiscreteLaplace(_LaplaceFamily):
@@ -298,27 +345,45 @@ class DiscreteLaplace(_LaplaceFamily):
         integer change, ``floor(sensitivity)`` (at least 1)."""
         return _pld.discrete_laplace(self.scale, max(1, math.floor(self.sensitivity)))
 
-    def release(self, value: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None, label: str | None = None) -> _m.Released:
+    def release(
+        self,
+        value: npt.ArrayLike,
+        *,
+        rng: _Rng = None,
+        budget: _Budget | None = None,
+        label: str | None = None,
+    ) -> _m.Released:
         """:func:`~dpfast.mechanisms.geometric_mechanism` of ``value`` (ints only)."""
         if rng is None and budget is None and label is None and _active_budget() is None:
-            y = self._fast.integer(value)     # None unless value is an int within int64
+            y = self._fast.integer(value)  # None unless value is an int within int64
             if y is not None:
                 return y
         if type(value) is int:
-            if rng is None and budget is None and label is None and _active_budget() is None:
+            if (
+                rng is None
+                and budget is None
+                and label is None
+                and _active_budget() is None
+            ):
                 return _core.int_release(self._sampler, _v._clamp_int(value), None)
             lab = _label(label, "laplace_mechanism")
-            gen = _core.secure_rng(rng)        # a bad rng never spends privacy
+            gen = _core.secure_rng(rng)  # a bad rng never spends privacy
             charged = _v.budget(budget)
             if charged is not None:
                 charge(charged, Cost(self.epsilon, 0.0), lab)
             return _core.int_release(self._sampler, _v._clamp_int(value), gen)
-        return _m.geometric_mechanism(value, epsilon=self.epsilon, sensitivity=self.sensitivity,
-                                      rng=rng, budget=budget, label=label)
+        return _m.geometric_mechanism(
+            value,
+            epsilon=self.epsilon,
+            sensitivity=self.sensitivity,
+            rng=rng,
+            budget=budget,
+            label=label,
+        )
 
 
 # ------------------------------------------------------------------ Gaussian
+
 
 class Gaussian(_NoiseBound):
     """The Gaussian mechanism as an object, specified one of three ways.
@@ -364,20 +429,42 @@ class Gaussian(_NoiseBound):
     2020; Bun & Steinke, TCC 2016.
     """
 
-    __slots__ = ("epsilon", "delta", "rho", "sensitivity", "sigma", "calibration",
-                 "_form", "_rho_x", "_scalar", "_fast")
+    __slots__ = (
+        "epsilon",
+        "delta",
+        "rho",
+        "sensitivity",
+        "sigma",
+        "calibration",
+        "_form",
+        "_rho_x",
+        "_scalar",
+        "_fast",
+    )
     epsilon: float | None
     delta: float | None
     _repr = ("epsilon", "delta", "rho", "sensitivity")
 
-    def __init__(self, epsilon: float | None = None, delta: float | None = None,
-                 sensitivity: float = 1.0, *, rho: float | None = None,
-                 sigma: float | None = None, calibration: str = "analytic") -> None:
-        given = [name for name, v in (("epsilon", epsilon), ("rho", rho), ("sigma", sigma))
-                 if v is not None]
+    def __init__(
+        self,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        sensitivity: float = 1.0,
+        *,
+        rho: float | None = None,
+        sigma: float | None = None,
+        calibration: str = "analytic",
+    ) -> None:
+        given = [
+            name
+            for name, v in (("epsilon", epsilon), ("rho", rho), ("sigma", sigma))
+            if v is not None
+        ]
         if len(given) != 1:
-            raise TypeError("Gaussian takes exactly one of epsilon= (with delta=), rho= or "
-                            f"sigma=; got {given or 'none'}")
+            raise TypeError(
+                "Gaussian takes exactly one of epsilon= (with delta=), rho= or "
+                f"sigma=; got {given or 'none'}"
+            )
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.calibration = _v.choice("calibration", calibration, ("analytic", "classic"))
         self._form = "eps" if epsilon is not None else "rho"
@@ -386,12 +473,17 @@ class Gaussian(_NoiseBound):
             if delta is None:
                 raise TypeError("Gaussian(epsilon=...) needs delta=")
             self.delta = _v.delta(delta, allow_zero=False)
-            self.sigma = _m.gaussian_sigma(min(self.epsilon, _m._GAUSS_EPS_CAP), self.delta,
-                                           self.sensitivity, self.calibration)
+            self.sigma = _m.gaussian_sigma(
+                min(self.epsilon, _m._GAUSS_EPS_CAP),
+                self.delta,
+                self.sensitivity,
+                self.calibration,
+            )
             # the function's scalar plans (integer sampler, float grid plan) are prepared
             # here, in its caches, and their rho read back
-            self._scalar = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, 1,
-                                               self.calibration, None)
+            self._scalar = _m._gauss_grid_plan(
+                self.epsilon, self.delta, self.sensitivity, 1, self.calibration, None
+            )
             self._rho_x = max(self._eps_plan_rho(True, 1), self._eps_plan_rho(False, 1))
         else:
             if rho is not None:
@@ -413,11 +505,20 @@ class Gaussian(_NoiseBound):
         """Exact rho of the function path's plan for d coordinates
         (:func:`dpfast.mechanisms._plan_rho`)."""
         if integer:
-            sampler = _m._dgauss(*_m._ceil_rational(Fraction(_m._gauss_sigma(
-                self.epsilon, self.delta, self.sensitivity, d, self.calibration)) ** 2))
+            sampler = _m._dgauss(
+                *_m._ceil_rational(
+                    Fraction(
+                        _m._gauss_sigma(
+                            self.epsilon, self.delta, self.sensitivity, d, self.calibration
+                        )
+                    )
+                    ** 2
+                )
+            )
             return _m._plan_rho(self.sensitivity, None, d, sampler)
-        k, sampler = _m._gauss_grid_plan(self.epsilon, self.delta, self.sensitivity, d,
-                                         self.calibration, None)
+        k, sampler = _m._gauss_grid_plan(
+            self.epsilon, self.delta, self.sensitivity, d, self.calibration, None
+        )
         return _m._plan_rho(self.sensitivity, k, d, sampler)
 
     @property
@@ -432,21 +533,40 @@ class Gaussian(_NoiseBound):
         """:func:`dpfast.accuracy.gaussian_error` of sigma."""
         return _acc.gaussian_error(self.sigma, beta=beta, k=k)
 
-    def release(self, value: npt.ArrayLike, *, rng: _Rng = None, budget: _Budget | None = None,
-                workers: int | None = None, label: str | None = None) -> _m.Released:
+    def release(
+        self,
+        value: npt.ArrayLike,
+        *,
+        rng: _Rng = None,
+        budget: _Budget | None = None,
+        workers: int | None = None,
+        label: str | None = None,
+    ) -> _m.Released:
         """Release ``value`` with this object's noise; for the epsilon/delta form exactly
         :func:`~dpfast.mechanisms.gaussian_mechanism` (same law and validation).
         ``budget`` (or the active budget) is charged with ``label`` (default
         ``"gaussian_mechanism"``) before drawing."""
-        if (rng is None and budget is None and workers is None and label is None
-                and _active_budget() is None):
+        if (
+            rng is None
+            and budget is None
+            and workers is None
+            and label is None
+            and _active_budget() is None
+        ):
             # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
             # plan, the same C calls the function makes (None for any other value)
             y = self._fast.grid(value)
             if y is not None:
                 return y
-        if (type(value) is float and value - value == 0.0 and rng is None and budget is None
-                and workers is None and label is None and _active_budget() is None):
+        if (
+            type(value) is float
+            and value - value == 0.0
+            and rng is None
+            and budget is None
+            and workers is None
+            and label is None
+            and _active_budget() is None
+        ):
             # a finite scalar float, as _as_data would pass it: the prepared d = 1 grid
             # plan, the same call the function makes
             k, sampler = self._scalar
@@ -454,8 +574,8 @@ class Gaussian(_NoiseBound):
         nworkers = _parallel.workers(workers)
         budget = _v.budget(budget)
         label = _label(label, "gaussian_mechanism")
-        integer, data, scalar = _m._as_data(value)      # validates the data first
-        gen = _core.secure_rng(rng)                       # a bad rng never spends privacy
+        integer, data, scalar = _m._as_data(value)  # validates the data first
+        gen = _core.secure_rng(rng)  # a bad rng never spends privacy
         d = 1 if scalar else max(data.size, 1)
         if self._form == "rho":
             # charge(): the exact rho on a zCDP budget, else (epsilon, delta) -- refused
@@ -464,29 +584,53 @@ class Gaussian(_NoiseBound):
                 sampler = _m._rho_int_sampler(self.sensitivity, self._rho_x)
                 if budget is not None:
                     charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
-                return _m._shape_like(_m._release(
-                    lambda x, g: _core.int_release(sampler, x, g), data, gen, scalar,
-                    nworkers), data, scalar)
-            k, sampler = self._scalar if d == 1 else _m._rho_grid_plan(self.sensitivity,
-                                                                     self._rho_x, d)
+                return _m._shape_like(
+                    _m._release(
+                        lambda x, g: _core.int_release(sampler, x, g),
+                        data,
+                        gen,
+                        scalar,
+                        nworkers,
+                    ),
+                    data,
+                    scalar,
+                )
+            k, sampler = (
+                self._scalar
+                if d == 1
+                else _m._rho_grid_plan(self.sensitivity, self._rho_x, d)
+            )
             if budget is not None:
                 charge(budget, Cost(self.epsilon, self.delta, self._rho_x), label)
-            return _m._shape_like(_m._release(
-                lambda x, g: _core.grid_release(sampler, x, k, g), data, gen, scalar,
-                nworkers), data, scalar)
+            return _m._shape_like(
+                _m._release(
+                    lambda x, g: _core.grid_release(sampler, x, k, g),
+                    data,
+                    gen,
+                    scalar,
+                    nworkers,
+                ),
+                data,
+                scalar,
+            )
         # the (epsilon, delta) form: charge (rho of this release's plan on a zCDP budget)
         rho_x = self._rho_x if d == 1 else max(self._rho_x, self._eps_plan_rho(integer, d))
         if budget is not None:
             charge(budget, Cost(self.epsilon, self.delta, rho_x), label)
         # the epsilon/delta form (both were given): the function's plan and draw
-        return _m.gaussian_release(data, epsilon=cast(float, self.epsilon),
-                                   delta=cast(float, self.delta),
-                                   l2_sensitivity=self.sensitivity,
-                                   calibration=self.calibration, rng=gen, workers=workers)
-
+        return _m.gaussian_release(
+            data,
+            epsilon=cast(float, self.epsilon),
+            delta=cast(float, self.delta),
+            l2_sensitivity=self.sensitivity,
+            calibration=self.calibration,
+            rng=gen,
+            workers=workers,
+        )
 
 
 # ------------------------------------------------------------------ selection
+
 
 class ExponentialMechanism(_Mechanism):
     """The exponential mechanism as an object:
@@ -525,29 +669,44 @@ class ExponentialMechanism(_Mechanism):
     __slots__ = ("epsilon", "sensitivity", "monotonic", "mode")
     _repr = ("epsilon", "sensitivity", "monotonic", "mode")
 
-    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, monotonic: bool = False,
-                 mode: str = "secure") -> None:
+    def __init__(
+        self,
+        epsilon: float,
+        sensitivity: float = 1.0,
+        *,
+        monotonic: bool = False,
+        mode: str = "secure",
+    ) -> None:
         self.epsilon = _v.epsilon(epsilon)
         self.sensitivity = _v.positive("sensitivity", sensitivity)
         self.monotonic = _sel._flag("monotonic", monotonic)
         self.mode = _v.choice("mode", mode, ("secure", "fast"))
-        if self.mode == "secure":     # prepare both public grids (the float one may refuse)
+        if self.mode == "secure":  # prepare both public grids (the float one may refuse)
             _sel._grid(self.epsilon, self.sensitivity, self.monotonic, True)
             _sel._grid(self.epsilon, self.sensitivity, self.monotonic, False)
 
     @property
     def privacy_cost(self) -> PrivacyCost:
-        return PrivacyCost(self.epsilon, 0.0,
-                           _decimal_up(_sel.selection_rho("exponential", self.epsilon)))
+        return PrivacyCost(
+            self.epsilon, 0.0, _decimal_up(_sel.selection_rho("exponential", self.epsilon))
+        )
 
-    def accuracy(self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1) -> float:
+    def accuracy(
+        self, beta: float = 0.05, *, n_candidates: int, n_optimal: int = 1
+    ) -> float:
         """:func:`dpfast.accuracy.exponential_mechanism_error`."""
         return _acc.exponential_mechanism_error(
-            self.epsilon, n_candidates=n_candidates, beta=beta, sensitivity=self.sensitivity,
-            n_optimal=n_optimal, monotonic=self.monotonic)
+            self.epsilon,
+            n_candidates=n_candidates,
+            beta=beta,
+            sensitivity=self.sensitivity,
+            n_optimal=n_optimal,
+            monotonic=self.monotonic,
+        )
 
-    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
-                            n_candidates: int) -> tuple[float, float]:
+    def confidence_interval(
+        self, alpha: float = 0.05, value: float = 0.0, *, n_candidates: int
+    ) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n_candidates=...)``."""
         return _interval(self.accuracy(alpha, n_candidates=n_candidates), value)
 
@@ -555,16 +714,29 @@ class ExponentialMechanism(_Mechanism):
         """The accountant's pure-DP mechanism at epsilon (dominates every epsilon-DP one)."""
         return _pld.pure_dp(self.epsilon)
 
-    def release(self, scores: npt.ArrayLike, *, rng: _Rng = None,
-                budget: _Budget | None = None, label: str | None = None) -> int:
+    def release(
+        self,
+        scores: npt.ArrayLike,
+        *,
+        rng: _Rng = None,
+        budget: _Budget | None = None,
+        label: str | None = None,
+    ) -> int:
         """The chosen index: :func:`~dpfast.selection.exponential_mechanism` of ``scores``."""
-        return _sel.exponential_mechanism(scores, epsilon=self.epsilon,
-                                          sensitivity=self.sensitivity,
-                                          monotonic=self.monotonic, rng=rng, mode=self.mode,
-                                          budget=budget, label=label)
+        return _sel.exponential_mechanism(
+            scores,
+            epsilon=self.epsilon,
+            sensitivity=self.sensitivity,
+            monotonic=self.monotonic,
+            rng=rng,
+            mode=self.mode,
+            budget=budget,
+            label=label,
+        )
 
 
 # ------------------------------------------------------------------ randomized response
+
 
 class RandomizedResponse(_Mechanism):
     """Randomized response as an object: :func:`dpfast.randomized_response.randomized_response`
@@ -604,7 +776,7 @@ class RandomizedResponse(_Mechanism):
 
     def __init__(self, epsilon: float, k: int = 2) -> None:
         self.epsilon = _v.epsilon(epsilon)
-        self.k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+        self.k = _v.integer("k", k, minimum=2, maximum=2**62)
         self.probabilities = _rr.response_probabilities(self.epsilon, self.k)
 
     @property
@@ -615,8 +787,9 @@ class RandomizedResponse(_Mechanism):
         """:func:`dpfast.accuracy.randomized_response_error` for n reports."""
         return _acc.randomized_response_error(self.epsilon, n=n, beta=beta, k=self.k)
 
-    def confidence_interval(self, alpha: float = 0.05, value: float = 0.0, *,
-                            n: int) -> tuple[float, float]:
+    def confidence_interval(
+        self, alpha: float = 0.05, value: float = 0.0, *, n: int
+    ) -> tuple[float, float]:
         """``(value - a, value + a)`` with ``a = accuracy(alpha, n=n)``: for an estimated
         frequency ``value``."""
         return _interval(self.accuracy(alpha, n=n), value)
@@ -625,11 +798,19 @@ class RandomizedResponse(_Mechanism):
         """The accountant's k-ary randomized response at epsilon."""
         return _pld.randomized_response(self.epsilon, self.k)
 
-    def release(self, truth: Any, *, rng: _Rng = None, budget: _Budget | None = None,
-                label: str | None = None) -> Any:
+    def release(
+        self,
+        truth: Any,
+        *,
+        rng: _Rng = None,
+        budget: _Budget | None = None,
+        label: str | None = None,
+    ) -> Any:
         """The reports: booleans for k = 2, codes for k > 2 (the functions' law)."""
         if self.k == 2:
-            return _rr.randomized_response(truth, epsilon=self.epsilon, rng=rng, budget=budget,
-                                           label=label)
-        return _rr.kary_response(truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget,
-                                 label=label)
+            return _rr.randomized_response(
+                truth, epsilon=self.epsilon, rng=rng, budget=budget, label=label
+            )
+        return _rr.kary_response(
+            truth, self.k, epsilon=self.epsilon, rng=rng, budget=budget, label=label
+        )

@@ -76,12 +76,28 @@ if TYPE_CHECKING:
     from opendp.mod import Domain, Measure, Measurement, Metric
 
 __all__ = [
-    "make_laplace", "make_discrete_laplace", "make_gaussian", "make_discrete_gaussian",
-    "make_noisy_max", "make_randomized_response_bool", "register", "CONSTRUCTORS",
+    "make_laplace",
+    "make_discrete_laplace",
+    "make_gaussian",
+    "make_discrete_gaussian",
+    "make_noisy_max",
+    "make_randomized_response_bool",
+    "register",
+    "CONSTRUCTORS",
 ]
 
-_INT_RANGES = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "u8": 8, "u16": 16, "u32": 32,
-               "u64": 64, "isize": 64, "usize": 64}
+_INT_RANGES = {
+    "i8": 8,
+    "i16": 16,
+    "i32": 32,
+    "i64": 64,
+    "u8": 8,
+    "u16": 16,
+    "u32": 32,
+    "u64": 64,
+    "isize": 64,
+    "usize": 64,
+}
 _FEATURES = ("contrib", "honest-but-curious")
 
 
@@ -94,7 +110,8 @@ def _require_features() -> None:
             f"{', '.join(repr(f) for f in missing)}.  Enabling 'honest-but-curious' means "
             "OpenDP trusts dpfast's privacy maps: if you accept that, call "
             "opendp.prelude.enable_features('contrib', 'honest-but-curious') yourself "
-            "(dpfast never does)")
+            "(dpfast never does)"
+        )
 
 
 def _space(input_domain: Any) -> tuple[str, bool, int | None]:
@@ -111,8 +128,12 @@ def _output_type(elem: str, vector: bool) -> str:
 def _int_caster(elem: str, vector: bool) -> Callable[[Any], Any]:
     """Post-processing back into the carrier type: saturate at its range."""
     bits = _INT_RANGES[elem]
-    lo, hi = (0, 2 ** bits - 1) if elem.startswith("u") else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
-    lo, hi = max(lo, -2 ** 63), min(hi, 2 ** 63 - 1)
+    lo, hi = (
+        (0, 2**bits - 1)
+        if elem.startswith("u")
+        else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    )
+    lo, hi = max(lo, -(2**63)), min(hi, 2**63 - 1)
     if vector:
         return lambda z: np.clip(z, lo, hi).tolist()
     return lambda z: min(max(int(z), lo), hi)
@@ -122,12 +143,24 @@ def _scale(name: str, scale: Real) -> float:
     return _v.positive(name, scale)
 
 
-def _user(input_domain: Any, input_metric: Any, output_measure: Any,
-          function: Callable[[Any], Any], privacy_map: Callable[[Any], float], elem: str,
-          vector: bool) -> Measurement:
+def _user(
+    input_domain: Any,
+    input_metric: Any,
+    output_measure: Any,
+    function: Callable[[Any], Any],
+    privacy_map: Callable[[Any], float],
+    elem: str,
+    vector: bool,
+) -> Measurement:
     _require_features()
-    return dp.m.make_user_measurement(input_domain, input_metric, output_measure, function,
-                                      privacy_map, TO=_output_type(elem, vector))
+    return dp.m.make_user_measurement(
+        input_domain,
+        input_metric,
+        output_measure,
+        function,
+        privacy_map,
+        TO=_output_type(elem, vector),
+    )
 
 
 def _float_n(elem: str, vector: bool, size: int | None, what: str) -> int:
@@ -137,30 +170,43 @@ def _float_n(elem: str, vector: bool, size: int | None, what: str) -> int:
         raise _v.PrivacyParameterError(
             f"{what} on float vectors charges the rounding of each coordinate to the grid, so "
             "it needs the vector's length: use vector_domain(atom_domain(T=float, nan=False), "
-            "size=n)")
+            "size=n)"
+        )
     return int(size)
 
 
-def _grid_function(sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact, k: int,
-                   vector: bool) -> Callable[[Any], Any]:
+def _grid_function(
+    sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact, k: int, vector: bool
+) -> Callable[[Any], Any]:
     """The release function of a float measurement: grid release with a prepared sampler."""
+
     def function(x: Any) -> Any:
-        return _core.grid_release(sampler, np.asarray(x, np.float64) if vector else x, k, None)
+        return _core.grid_release(
+            sampler, np.asarray(x, np.float64) if vector else x, k, None
+        )
+
     return function
 
 
-def _int_function(sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact, elem: str,
-                  vector: bool) -> Callable[[Any], Any]:
+def _int_function(
+    sampler: _core.DiscreteLaplaceExact | _core.DiscreteGaussianExact,
+    elem: str,
+    vector: bool,
+) -> Callable[[Any], Any]:
     """The release function of an integer measurement: exact noise, saturated to the type."""
     cast = _int_caster(elem, vector)
 
     def function(x: Any) -> Any:
-        return cast(_core.int_release(sampler, np.asarray(x, np.int64) if vector else x, None))
+        return cast(
+            _core.int_release(sampler, np.asarray(x, np.int64) if vector else x, None)
+        )
+
     return function
 
 
-def _prologue(builtin: Callable[..., Any], input_domain: Any, input_metric: Any, scale: Real,
-              k: None) -> tuple[float, str, bool, int | None]:
+def _prologue(
+    builtin: Callable[..., Any], input_domain: Any, input_metric: Any, scale: Real, k: None
+) -> tuple[float, str, bool, int | None]:
     """Checks common to the noise constructors; returns (scale, element type, is_vector,
     size).  OpenDP's own constructor validates the domain/metric pair as it would."""
     _require_features()
@@ -171,19 +217,26 @@ def _prologue(builtin: Callable[..., Any], input_domain: Any, input_metric: Any,
     return (scale,) + _space(input_domain)
 
 
-def _integers_only(ctor: Callable[..., Measurement], input_domain: Any, input_metric: Any,
-                   scale: Real) -> Measurement:
+def _integers_only(
+    ctor: Callable[..., Measurement], input_domain: Any, input_metric: Any, scale: Real
+) -> Measurement:
     elem, _, _ = _space(input_domain)
     if elem not in _INT_RANGES:
-        raise TypeError(f"{ctor.__name__.replace('make_', 'make_discrete_')} needs an "
-                        f"integer domain; got {elem}")
+        raise TypeError(
+            f"{ctor.__name__.replace('make_', 'make_discrete_')} needs an "
+            f"integer domain; got {elem}"
+        )
     return ctor(input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ Laplace
 
+
 def make_laplace(
-    input_domain: Domain, input_metric: Metric, scale: Real, k: None = None,
+    input_domain: Domain,
+    input_metric: Metric,
+    scale: Real,
+    k: None = None,
 ) -> Measurement:
     """Laplace noise (discrete Laplace on integers) of ``scale``: a max-divergence
     measurement, as ``opendp.measurements.make_laplace``.
@@ -217,8 +270,9 @@ def make_laplace(
     2020 (exact samplers).  Mironov, "On Significance of the Least Significant Bits for
     Differential Privacy", CCS 2012.
     """
-    scale, elem, vector, size = _prologue(dp.m.make_laplace, input_domain, input_metric,
-                                          scale, k)
+    scale, elem, vector, size = _prologue(
+        dp.m.make_laplace, input_domain, input_metric, scale, k
+    )
     measure = dp.max_divergence()
     if elem in _INT_RANGES:
         num, den = _random._scale_rational(scale)
@@ -238,18 +292,25 @@ def make_laplace(
         def privacy_map(d_in: Any) -> float:
             d = Fraction(d_in)
             return _up((d + slack) * inv) if d > 0 else 0.0
+
     return _user(input_domain, input_metric, measure, function, privacy_map, elem, vector)
 
 
-def make_discrete_laplace(input_domain: Domain, input_metric: Metric, scale: Real) -> Measurement:
+def make_discrete_laplace(
+    input_domain: Domain, input_metric: Metric, scale: Real
+) -> Measurement:
     """:func:`make_laplace` restricted to integer domains (the geometric mechanism)."""
     return _integers_only(make_laplace, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ Gaussian
 
+
 def make_gaussian(
-    input_domain: Domain, input_metric: Metric, scale: Real, k: None = None,
+    input_domain: Domain,
+    input_metric: Metric,
+    scale: Real,
+    k: None = None,
 ) -> Measurement:
     """Gaussian noise (discrete Gaussian on integers) of standard deviation ``scale``: a
     zero-concentrated-divergence measurement, as ``opendp.measurements.make_gaussian``.
@@ -275,13 +336,15 @@ def make_gaussian(
     Canonne, Kamath, Steinke, NeurIPS 2020.  Bun & Steinke, "Concentrated Differential
     Privacy", TCC 2016.
     """
-    scale, elem, vector, size = _prologue(dp.m.make_gaussian, input_domain, input_metric,
-                                          scale, k)
+    scale, elem, vector, size = _prologue(
+        dp.m.make_gaussian, input_domain, input_metric, scale, k
+    )
     measure = dp.zero_concentrated_divergence()
     half_inv_var = 1 / (2 * Fraction(scale) ** 2)
     if elem in _INT_RANGES:
-        function = _int_function(_random._dgauss_exact(*_random._sigma_rational(scale)),
-                                 elem, vector)
+        function = _int_function(
+            _random._dgauss_exact(*_random._sigma_rational(scale)), elem, vector
+        )
 
         def privacy_map(d_in: Any) -> float:
             return _up(Fraction(d_in) ** 2 * half_inv_var)
@@ -296,18 +359,27 @@ def make_gaussian(
         def privacy_map(d_in: Any) -> float:
             d = Fraction(d_in)
             return _up((d + slack) ** 2 * half_inv_var) if d > 0 else 0.0
+
     return _user(input_domain, input_metric, measure, function, privacy_map, elem, vector)
 
 
-def make_discrete_gaussian(input_domain: Domain, input_metric: Metric, scale: Real) -> Measurement:
+def make_discrete_gaussian(
+    input_domain: Domain, input_metric: Metric, scale: Real
+) -> Measurement:
     """:func:`make_gaussian` restricted to integer domains."""
     return _integers_only(make_gaussian, input_domain, input_metric, scale)
 
 
 # ------------------------------------------------------------------ selection
 
-def make_noisy_max(input_domain: Domain, input_metric: Metric, output_measure: Measure,
-                   scale: Real, negate: bool = False) -> Measurement:
+
+def make_noisy_max(
+    input_domain: Domain,
+    input_metric: Metric,
+    output_measure: Measure,
+    scale: Real,
+    negate: bool = False,
+) -> Measurement:
     """Index of the largest noisy score, as ``opendp.measurements.make_noisy_max``.
 
     Parameters
@@ -352,23 +424,34 @@ def make_noisy_max(input_domain: Domain, input_metric: Metric, output_measure: M
     def function(x: Any) -> int:
         scores = np.asarray(x, np.int64 if elem in _INT_RANGES else np.float64)
         # OpenDP's privacy map accounts for the measurement: never dpfast's active budget
-        return select(sign * scores, epsilon=eps, sensitivity=1.0, monotonic=monotonic,
-                      budget=NO_BUDGET)
+        return select(
+            sign * scores,
+            epsilon=eps,
+            sensitivity=1.0,
+            monotonic=monotonic,
+            budget=NO_BUDGET,
+        )
 
     if pure:
+
         def privacy_map(d_in: Any) -> float:
             return _up(Fraction(d_in) * factor)
     else:
+
         def privacy_map(d_in: Any) -> float:
             # the exponential mechanism's zCDP, from the one rule (selection_rho)
             return _up(_sel.selection_rho("exponential", Fraction(d_in) * factor))
+
     _require_features()
-    return dp.m.make_user_measurement(input_domain, input_metric, output_measure, function,
-                                      privacy_map, TO="usize")
+    return dp.m.make_user_measurement(
+        input_domain, input_metric, output_measure, function, privacy_map, TO="usize"
+    )
 
 
 def make_randomized_response_bool(
-    input_domain: Domain, input_metric: Metric, prob: Real,
+    input_domain: Domain,
+    input_metric: Metric,
+    prob: Real,
 ) -> Measurement:
     """Report a boolean truthfully with probability ``prob``, as
     ``opendp.measurements.make_randomized_response_bool`` (partial-able form).
@@ -389,9 +472,14 @@ def make_randomized_response_bool(
     prob = _v._number("prob", prob)
     if not 0.5 <= prob < 1.0:
         raise _v.PrivacyParameterError(f"prob must be in [0.5, 1); got {prob!r}")
-    if str(input_domain) != "AtomDomain(T=bool)" or str(input_metric) != "DiscreteDistance()":
-        raise TypeError("make_randomized_response_bool needs atom_domain(T=bool) and "
-                        f"discrete_distance(); got {input_domain}, {input_metric}")
+    if (
+        str(input_domain) != "AtomDomain(T=bool)"
+        or str(input_metric) != "DiscreteDistance()"
+    ):
+        raise TypeError(
+            "make_randomized_response_bool needs atom_domain(T=bool) and "
+            f"discrete_distance(); got {input_domain}, {input_metric}"
+        )
     # ln(p/(1-p)) = log1p((2p - 1)/(1 - p)): 2p - 1 and 1 - p are exact for p >= 1/2
     # (Sterbenz), the quotient and log1p are within an ulp each; four ulps up covers both
     eps = math.log1p((2.0 * prob - 1.0) / (1.0 - prob))
@@ -399,21 +487,31 @@ def make_randomized_response_bool(
         eps = math.nextafter(eps, math.inf) if eps > 0.0 else eps
 
     if eps == 0.0:
+
         def function(x: Any) -> bool:
             return bool(_random.bernoulli(Fraction(1, 2)))
     else:
+
         def function(x: Any) -> bool:
             return bool(_rr(bool(x), epsilon=eps, budget=NO_BUDGET))
 
     def privacy_map(d_in: Any) -> float:
         return eps if d_in > 0 else 0.0
+
     _require_features()
-    return dp.m.make_user_measurement(input_domain, input_metric, dp.max_divergence(),
-                                      function, privacy_map, TO="bool")
+    return dp.m.make_user_measurement(
+        input_domain, input_metric, dp.max_divergence(), function, privacy_map, TO="bool"
+    )
 
 
-CONSTRUCTORS = (make_laplace, make_discrete_laplace, make_gaussian, make_discrete_gaussian,
-                make_noisy_max, make_randomized_response_bool)
+CONSTRUCTORS = (
+    make_laplace,
+    make_discrete_laplace,
+    make_gaussian,
+    make_discrete_gaussian,
+    make_noisy_max,
+    make_randomized_response_bool,
+)
 
 
 def register(prefix: str = "dpfast_") -> list[str]:
@@ -424,7 +522,7 @@ def register(prefix: str = "dpfast_") -> list[str]:
 
     names = []
     for ctor in CONSTRUCTORS:
-        name = prefix + ctor.__name__[len("make_"):]
+        name = prefix + ctor.__name__[len("make_") :]
         _register(ctor, name=name)
         names.append(name)
     return names

@@ -75,9 +75,20 @@ from ._plans import GRID_BITS
 from ._privacy import Rng as _Rng
 
 __all__ = [
-    "ChaCha20", "default_rng", "os_entropy",
-    "uniform", "laplace", "normal", "gaussian", "exponential", "gumbel",
-    "bernoulli", "bernoulli_exp", "geometric", "discrete_laplace", "discrete_gaussian",
+    "ChaCha20",
+    "default_rng",
+    "os_entropy",
+    "uniform",
+    "laplace",
+    "normal",
+    "gaussian",
+    "exponential",
+    "gumbel",
+    "bernoulli",
+    "bernoulli_exp",
+    "geometric",
+    "discrete_laplace",
+    "discrete_gaussian",
     "constant_time_slack",
 ]
 
@@ -103,14 +114,26 @@ def _shape(size: Size, out: FloatArray | None) -> tuple[int, ...] | None:
     return shape
 
 
-def _continuous(kind: int, a: float, b: float, size: tuple[int, ...] | None, rng: Rng,
-                out: FloatArray | None, workers: int | None) -> Any:
+def _continuous(
+    kind: int,
+    a: float,
+    b: float,
+    size: tuple[int, ...] | None,
+    rng: Rng,
+    out: FloatArray | None,
+    workers: int | None,
+) -> Any:
     """A continuous fill; n >= 2**18 values without ``out`` go to _parallel (``workers``
     threads, the same values for any thread count)."""
     nworkers = _parallel.workers(workers)
     if out is None and size is not None:
-        par = _parallel.fill(size, np.float64, rng, nworkers,
-                             lambda m, sub: _core.continuous(kind, a, b, m, sub, None))
+        par = _parallel.fill(
+            size,
+            np.float64,
+            rng,
+            nworkers,
+            lambda m, sub: _core.continuous(kind, a, b, m, sub, None),
+        )
         if par is not None:
             return par
     return _core.continuous(kind, a, b, size, rng, out)
@@ -118,20 +141,23 @@ def _continuous(kind: int, a: float, b: float, size: tuple[int, ...] | None, rng
 
 # ---------------------------------------------------------------- public parameters
 
+
 def _real(name: str, value: object) -> float:
     """A scalar parameter (a Python or numpy real, or a 0-d array) as a float, converted
     exactly: a wider float (np.longdouble), complex or bool is refused by type."""
-    if isinstance(value, float):            # float and np.float64: exact
+    if isinstance(value, float):  # float and np.float64: exact
         return float(value)
     if type(value) is int:
         try:
             return float(value)
-        except OverflowError:               # beyond the doubles: +-inf, refused later
+        except OverflowError:  # beyond the doubles: +-inf, refused later
             return _v._INF if value > 0 else -_v._INF
     if isinstance(value, (np.ndarray, np.generic)):
         if value.dtype.kind not in "iuf" or value.dtype.itemsize > 8:
-            raise TypeError(f"{name} must be a real number that converts to float64 exactly; "
-                            f"got dtype {value.dtype}")
+            raise TypeError(
+                f"{name} must be a real number that converts to float64 exactly; "
+                f"got dtype {value.dtype}"
+            )
         # float16/32/64 convert to a double exactly; an integer keeps its exact value
         value = float(value) if value.dtype.kind == "f" else int(value)
     v: float = _v._number(name, value)
@@ -142,7 +168,7 @@ def _finite(name: str, value: object) -> float:
     v = _real(name, value)
     if -_v._INF < v < _v._INF:
         return v
-    _v.finite(name, v)                 # raises, naming the parameter
+    _v.finite(name, v)  # raises, naming the parameter
     raise AssertionError("unreachable")
 
 
@@ -150,7 +176,7 @@ def _nonnegative(name: str, value: object) -> float:
     v = _real(name, value)
     if 0.0 <= v < _v._INF:
         return v
-    _v.nonnegative(name, v)            # raises, naming the parameter
+    _v.nonnegative(name, v)  # raises, naming the parameter
     raise AssertionError("unreachable")
 
 
@@ -159,8 +185,9 @@ def _param_array(name: str, value: object, *, nonnegative: bool = False) -> Floa
     refused by type (dpfast._validation.float_array)."""
     arr: FloatArray = _v.float_array(name, value)
     if nonnegative and not (arr >= 0.0).all():
-        raise PrivacyParameterError(f"{name} must be >= 0 everywhere; got "
-                                    f"{float(arr[~(arr >= 0.0)].flat[0])!r}")
+        raise PrivacyParameterError(
+            f"{name} must be >= 0 everywhere; got {float(arr[~(arr >= 0.0)].flat[0])!r}"
+        )
     return arr
 
 
@@ -169,15 +196,20 @@ def _broadcast(size: Size, out: FloatArray | None, *params: FloatArray) -> tuple
     broadcast to it), else ``out``'s shape, else the parameters' broadcast shape."""
     shape: tuple[int, ...] | None = _v.size(size)
     if shape is None:
-        shape = tuple(out.shape) if out is not None else np.broadcast_shapes(
-            *(p.shape for p in params))
+        shape = (
+            tuple(out.shape)
+            if out is not None
+            else np.broadcast_shapes(*(p.shape for p in params))
+        )
     try:
         ok = np.broadcast_shapes(shape, *(p.shape for p in params)) == shape
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"parameters of shapes {', '.join(str(p.shape) for p in params)} "
-                         f"cannot be broadcast to the output shape {shape}")
+        raise ValueError(
+            f"parameters of shapes {', '.join(str(p.shape) for p in params)} "
+            f"cannot be broadcast to the output shape {shape}"
+        )
     if out is not None:
         _v.out_array(out, shape)
     return shape
@@ -191,12 +223,26 @@ def _scalars(*values: object) -> bool:
     return all(isinstance(v, _SCALAR) or np.ndim(v) == 0 for v in values)  # type: ignore[arg-type]
 
 
-def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng: Rng,
-            out: FloatArray | None, workers: int | None, scale_name: str = "scale") -> Any:
+def _affine(
+    kind: int,
+    loc: npt.ArrayLike,
+    scale: npt.ArrayLike,
+    size: Size,
+    rng: Rng,
+    out: FloatArray | None,
+    workers: int | None,
+    scale_name: str = "scale",
+) -> Any:
     """``loc + scale * X`` for X the standard law of ``kind``, with numpy's broadcasting
     of array-valued ``loc`` and ``scale``."""
-    if (size is None and out is None and type(loc) is float and type(scale) is float
-            and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
+    if (
+        size is None
+        and out is None
+        and type(loc) is float
+        and type(scale) is float
+        and -_v._INF < loc < _v._INF
+        and 0.0 <= scale < _v._INF
+    ):
         return loc + _core.continuous(kind, scale, 0.0, None, rng, None)
     if _scalars(loc, scale):
         m, s = _finite("loc", loc), _nonnegative(scale_name, scale)
@@ -218,16 +264,36 @@ def _affine(kind: int, loc: npt.ArrayLike, scale: npt.ArrayLike, size: Size, rng
 
 # ---------------------------------------------------------------- continuous samplers
 
+
 @overload
-def uniform(low: float = ..., high: float = ..., size: None = ..., *, rng: Rng = ...,
-            out: None = ..., workers: int | None = ...) -> float: ...
+def uniform(
+    low: float = ...,
+    high: float = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    out: None = ...,
+    workers: int | None = ...,
+) -> float: ...
 @overload
-def uniform(low: npt.ArrayLike = ..., high: npt.ArrayLike = ..., size: Size = ..., *,
-            rng: Rng = ..., out: FloatArray | None = ...,
-            workers: int | None = ...) -> FloatArray: ...
-def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = None, *,
-            rng: Rng = None, out: FloatArray | None = None,
-            workers: int | None = None) -> Any:
+def uniform(
+    low: npt.ArrayLike = ...,
+    high: npt.ArrayLike = ...,
+    size: Size = ...,
+    *,
+    rng: Rng = ...,
+    out: FloatArray | None = ...,
+    workers: int | None = ...,
+) -> FloatArray: ...
+def uniform(
+    low: npt.ArrayLike = 0.0,
+    high: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Uniform floats on [low, high) with 53 random bits each (simulation path).
 
     numpy's ``Generator.uniform(low, high, size)``: ``low`` and ``high`` may be arrays,
@@ -247,16 +313,23 @@ def uniform(low: npt.ArrayLike = 0.0, high: npt.ArrayLike = 1.0, size: Size = No
     # high - low overflows: draw on [low/2, high/2) (exact halves: |low| or |high| is huge,
     # so neither is subnormal) and double, capped below high to keep the interval open
     top = math.nextafter(hi, -_v._INF)
-    r = _continuous(_core.UNIFORM, lo / 2.0, hi / 2.0 - lo / 2.0, _shape(size, out), rng,
-                    out, workers)
+    r = _continuous(
+        _core.UNIFORM, lo / 2.0, hi / 2.0 - lo / 2.0, _shape(size, out), rng, out, workers
+    )
     if isinstance(r, float):
         return min(2.0 * r, top)
     np.multiply(r, 2.0, out=r)
     return np.minimum(r, top, out=r)
 
 
-def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rng,
-                    out: FloatArray | None, workers: int | None) -> FloatArray:
+def _uniform_arrays(
+    low: npt.ArrayLike,
+    high: npt.ArrayLike,
+    size: Size,
+    rng: Rng,
+    out: FloatArray | None,
+    workers: int | None,
+) -> FloatArray:
     lo, hi = _param_array("low", low), _param_array("high", high)
     with np.errstate(invalid="ignore"):
         if not np.all(lo <= hi):
@@ -268,7 +341,7 @@ def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rn
         wide = ~np.isfinite(width)
         if not wide.any():
             r = lo + width * u
-        else:   # as the scalar path: halves, doubled and kept below high
+        else:  # as the scalar path: halves, doubled and kept below high
             top = np.nextafter(hi, -np.inf)
             halved = np.minimum(2.0 * (lo / 2.0 + (hi / 2.0 - lo / 2.0) * u), top)
             r = np.where(wide, halved, lo + np.where(wide, 0.0, width) * u)
@@ -277,15 +350,34 @@ def _uniform_arrays(low: npt.ArrayLike, high: npt.ArrayLike, size: Size, rng: Rn
 
 
 @overload
-def laplace(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
-            out: None = ..., workers: int | None = ...) -> float: ...
+def laplace(
+    loc: float = ...,
+    scale: float = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    out: None = ...,
+    workers: int | None = ...,
+) -> float: ...
 @overload
-def laplace(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
-            rng: Rng = ..., out: FloatArray | None = ...,
-            workers: int | None = ...) -> FloatArray: ...
-def laplace(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
-            rng: Rng = None, out: FloatArray | None = None,
-            workers: int | None = None) -> Any:
+def laplace(
+    loc: npt.ArrayLike = ...,
+    scale: npt.ArrayLike = ...,
+    size: Size = ...,
+    *,
+    rng: Rng = ...,
+    out: FloatArray | None = ...,
+    workers: int | None = ...,
+) -> FloatArray: ...
+def laplace(
+    loc: npt.ArrayLike = 0.0,
+    scale: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Laplace(loc, scale) draws, density ``exp(-|x - loc|/scale) / (2 scale)`` (simulation
     path).
 
@@ -320,23 +412,48 @@ def laplace(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = N
     -------
     float or ndarray of float64
     """
-    if (size is None and out is None and type(loc) is float and type(scale) is float
-            and -_v._INF < loc < _v._INF and 0.0 <= scale < _v._INF):
+    if (
+        size is None
+        and out is None
+        and type(loc) is float
+        and type(scale) is float
+        and -_v._INF < loc < _v._INF
+        and 0.0 <= scale < _v._INF
+    ):
         # the scalar call of simulations and benchmarks, without the general checks
         return loc + _core.continuous(_core.LAPLACE, scale, 0.0, None, rng, None)
     return _affine(_core.LAPLACE, loc, scale, size, rng, out, workers)
 
 
 @overload
-def normal(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
-           out: None = ..., workers: int | None = ...) -> float: ...
+def normal(
+    loc: float = ...,
+    scale: float = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    out: None = ...,
+    workers: int | None = ...,
+) -> float: ...
 @overload
-def normal(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
-           rng: Rng = ..., out: FloatArray | None = ...,
-           workers: int | None = ...) -> FloatArray: ...
-def normal(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
-           rng: Rng = None, out: FloatArray | None = None,
-           workers: int | None = None) -> Any:
+def normal(
+    loc: npt.ArrayLike = ...,
+    scale: npt.ArrayLike = ...,
+    size: Size = ...,
+    *,
+    rng: Rng = ...,
+    out: FloatArray | None = ...,
+    workers: int | None = ...,
+) -> FloatArray: ...
+def normal(
+    loc: npt.ArrayLike = 0.0,
+    scale: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Normal(loc, scale**2) draws (ziggurat; simulation path).
 
     numpy's ``Generator.normal(loc=0.0, scale=1.0, size=None)``: ``scale`` is the standard
@@ -347,29 +464,55 @@ def normal(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = No
     return _affine(_core.NORMAL, loc, scale, size, rng, out, workers)
 
 
-def gaussian(sigma: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
-             out: FloatArray | None = None, workers: int | None = None) -> Any:
+def gaussian(
+    sigma: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Deprecated: ``normal(0.0, sigma, size)``.  Normal(0, sigma**2) draws.
 
     Kept with its old meaning (standard deviation first, then size) so that no existing
     call changes meaning; it emits a ``DeprecationWarning``.  It is not an alias of
     :func:`normal`, whose first positional argument is the mean.
     """
-    warnings.warn("dpfast.random.gaussian(sigma, size) is deprecated; use "
-                  "dpfast.random.normal(0.0, sigma, size) (numpy's order: loc, scale, size)",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "dpfast.random.gaussian(sigma, size) is deprecated; use "
+        "dpfast.random.normal(0.0, sigma, size) (numpy's order: loc, scale, size)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return _affine(_core.NORMAL, 0.0, sigma, size, rng, out, workers, scale_name="sigma")
 
 
 @overload
-def exponential(scale: float = ..., size: None = ..., *, rng: Rng = ..., out: None = ...,
-                workers: int | None = ...) -> float: ...
+def exponential(
+    scale: float = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    out: None = ...,
+    workers: int | None = ...,
+) -> float: ...
 @overload
-def exponential(scale: npt.ArrayLike = ..., size: Size = ..., *, rng: Rng = ...,
-                out: FloatArray | None = ..., workers: int | None = ...) -> FloatArray: ...
-def exponential(scale: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = None,
-                out: FloatArray | None = None,
-                workers: int | None = None) -> Any:
+def exponential(
+    scale: npt.ArrayLike = ...,
+    size: Size = ...,
+    *,
+    rng: Rng = ...,
+    out: FloatArray | None = ...,
+    workers: int | None = ...,
+) -> FloatArray: ...
+def exponential(
+    scale: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Exponential draws with mean ``scale`` (ziggurat; simulation path).
 
     numpy's ``Generator.exponential(scale=1.0, size=None)``; ``scale`` may be an array;
@@ -380,15 +523,34 @@ def exponential(scale: npt.ArrayLike = 1.0, size: Size = None, *, rng: Rng = Non
 
 
 @overload
-def gumbel(loc: float = ..., scale: float = ..., size: None = ..., *, rng: Rng = ...,
-           out: None = ..., workers: int | None = ...) -> float: ...
+def gumbel(
+    loc: float = ...,
+    scale: float = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    out: None = ...,
+    workers: int | None = ...,
+) -> float: ...
 @overload
-def gumbel(loc: npt.ArrayLike = ..., scale: npt.ArrayLike = ..., size: Size = ..., *,
-           rng: Rng = ..., out: FloatArray | None = ...,
-           workers: int | None = ...) -> FloatArray: ...
-def gumbel(loc: npt.ArrayLike = 0.0, scale: npt.ArrayLike = 1.0, size: Size = None, *,
-           rng: Rng = None, out: FloatArray | None = None,
-           workers: int | None = None) -> Any:
+def gumbel(
+    loc: npt.ArrayLike = ...,
+    scale: npt.ArrayLike = ...,
+    size: Size = ...,
+    *,
+    rng: Rng = ...,
+    out: FloatArray | None = ...,
+    workers: int | None = ...,
+) -> FloatArray: ...
+def gumbel(
+    loc: npt.ArrayLike = 0.0,
+    scale: npt.ArrayLike = 1.0,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    out: FloatArray | None = None,
+    workers: int | None = None,
+) -> Any:
     """Gumbel(loc, scale) draws, CDF ``exp(-exp(-(x - loc)/scale))`` (simulation path).
 
     numpy's ``Generator.gumbel(loc=0.0, scale=1.0, size=None)``; array parameters
@@ -412,7 +574,9 @@ def _exact(name: str, value: object, *, allow_zero: bool = False) -> Fraction:
     """
     if isinstance(value, tuple):
         if len(value) != 2:
-            raise TypeError(f"{name} as a tuple must be (numerator, denominator); got {value!r}")
+            raise TypeError(
+                f"{name} as a tuple must be (numerator, denominator); got {value!r}"
+            )
         num = _v.integer(f"{name} numerator", value[0], minimum=0)
         den = _v.integer(f"{name} denominator", value[1], minimum=1)
         frac = Fraction(num, den)
@@ -428,7 +592,8 @@ def _exact(name: str, value: object, *, allow_zero: bool = False) -> Fraction:
         return Fraction(v)
     if frac < 0 or (frac == 0 and not allow_zero):
         raise PrivacyParameterError(
-            f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}")
+            f"{name} must be {'>= 0' if allow_zero else '> 0'}; got {value!r}"
+        )
     return frac
 
 
@@ -460,9 +625,9 @@ def _fit_up(name: str, frac: Fraction) -> tuple[int, int]:
         return n, d
     if frac > _U64:
         raise PrivacyParameterError(f"{name} must be <= 2**64 - 1; got {_v.show(frac)}")
-    if frac < 1:                      # the denominator bound binds
+    if frac < 1:  # the denominator bound binds
         up = _farey_neighbours(frac, _U64)[1]
-    else:                             # the numerator bound binds: round 1/frac down
+    else:  # the numerator bound binds: round 1/frac down
         low = _farey_neighbours(1 / frac, _U64)[0]
         up = 1 / low
     assert up >= frac and up.numerator <= _U64 and up.denominator <= _U64
@@ -481,6 +646,7 @@ def _cached(convert: Callable[[Any], _T]) -> Callable[[Any], _T]:
             return memo(value)
         except TypeError:
             return convert(value)
+
     return wrapper
 
 
@@ -488,7 +654,7 @@ def _cached(convert: Callable[[Any], _T]) -> Callable[[Any], _T]:
 #: exp(-2**63 / 2**56) = e**-128, so a draw is an int64 except in an event of negligible
 #: probability.  At 2**62 it would leave int64 with probability 0.13 per draw and the
 #: returned values would follow the law conditioned on fitting, not the one asked for.
-_MAX_SCALE = 2 ** 56
+_MAX_SCALE = 2**56
 
 
 @_cached
@@ -502,7 +668,8 @@ def _exact_scale_rational(scale: Any) -> tuple[int, int]:
     if num > den * _MAX_SCALE:
         raise PrivacyParameterError(
             f"scale must be at most 2**56 (beyond it a draw leaves int64 with non-negligible "
-            f"probability); got {_v.show(Fraction(num, den))}")
+            f"probability); got {_v.show(Fraction(num, den))}"
+        )
     return num, den
 
 
@@ -565,14 +732,16 @@ def _dgauss_ct(num: int, den: int) -> Any:
     except (OverflowError, PrivacyParameterError):
         raise PrivacyParameterError(
             f"sigma**2 = {num}/{den} needs a table of more than {_core.DGAUSS_CT_MAX} entries; "
-            "constant_time=True supports sigma up to about 410") from None
+            "constant_time=True supports sigma up to about 410"
+        ) from None
 
 
 def _big_ok(name: str, frac: Fraction) -> None:
     if max(frac.numerator.bit_length(), frac.denominator.bit_length()) > _core.BIG_MAX_BITS:
         raise PrivacyParameterError(
             f"{name} must have a numerator and denominator of at most {_core.BIG_MAX_BITS} bits; "
-            f"got {frac}")
+            f"got {frac}"
+        )
 
 
 @overload
@@ -645,19 +814,26 @@ def bernoulli_exp(gamma: Rational, size: Size = None, *, rng: Rng = None) -> Any
     frac = _gamma_rational(gamma)
     size = _v.size(size)
     if frac.numerator <= _U64 and frac.denominator <= _U64:
-        return _core.discrete(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
+        return _core.discrete(
+            _core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng
+        )
     _big_ok("gamma", frac)
-    return _core.discrete_big(_core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng)
+    return _core.discrete_big(
+        _core.BERNOULLI_EXP, frac.numerator, frac.denominator, size, rng
+    )
 
 
 @overload
-def geometric(scale: Rational, size: None = ..., *, rng: Rng = ...,
-              constant_time: bool = ...) -> int: ...
+def geometric(
+    scale: Rational, size: None = ..., *, rng: Rng = ..., constant_time: bool = ...
+) -> int: ...
 @overload
-def geometric(scale: Rational, size: Shape, *,
-              rng: Rng = ..., constant_time: bool = ...) -> IntArray: ...
-def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
-              constant_time: bool = False) -> Any:
+def geometric(
+    scale: Rational, size: Shape, *, rng: Rng = ..., constant_time: bool = ...
+) -> IntArray: ...
+def geometric(
+    scale: Rational, size: Size = None, *, rng: Rng = None, constant_time: bool = False
+) -> Any:
     """Geometric integers k >= 0 with P(k) = (1 - q) q**k, q = exp(-1/scale).
 
     This is the one-sided discrete Laplace (the magnitude of the two-sided one).
@@ -717,13 +893,31 @@ def geometric(scale: Rational, size: Size = None, *, rng: Rng = None,
 
 
 @overload
-def discrete_laplace(scale: Rational, size: None = ..., *, rng: Rng = ...,
-                     constant_time: bool = ..., workers: int | None = ...) -> int: ...
+def discrete_laplace(
+    scale: Rational,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    constant_time: bool = ...,
+    workers: int | None = ...,
+) -> int: ...
 @overload
-def discrete_laplace(scale: Rational, size: Shape, *, rng: Rng = ...,
-                     constant_time: bool = ..., workers: int | None = ...) -> IntArray: ...
-def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
-                     constant_time: bool = False, workers: int | None = None) -> Any:
+def discrete_laplace(
+    scale: Rational,
+    size: Shape,
+    *,
+    rng: Rng = ...,
+    constant_time: bool = ...,
+    workers: int | None = ...,
+) -> IntArray: ...
+def discrete_laplace(
+    scale: Rational,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    constant_time: bool = False,
+    workers: int | None = None,
+) -> Any:
     """Discrete Laplace noise: integers x with ``P(x) ∝ exp(-|x|/scale)``.
 
     ``P(x) = (1 - q)/(1 + q) q**|x|`` with q = exp(-1/scale).  Adding it to an integer query
@@ -781,8 +975,9 @@ def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
     size = _v.size(size)
     nworkers = _parallel.workers(workers)
     sampler = _dlap_ct(num, den) if constant_time else _dlap_exact(num, den)
-    par = _parallel.fill(size, np.int64, rng, nworkers,
-                         lambda m, sub: sampler.draw(False, m, sub))
+    par = _parallel.fill(
+        size, np.int64, rng, nworkers, lambda m, sub: sampler.draw(False, m, sub)
+    )
     if par is not None:
         return par
     if constant_time:
@@ -793,16 +988,34 @@ def discrete_laplace(scale: Rational, size: Size = None, *, rng: Rng = None,
 
 
 @overload
-def discrete_gaussian(sigma: Rational | None = ..., size: None = ..., *, rng: Rng = ...,
-                      constant_time: bool = ..., sigma2: Rational | None = ...,
-                      workers: int | None = ...) -> int: ...
+def discrete_gaussian(
+    sigma: Rational | None = ...,
+    size: None = ...,
+    *,
+    rng: Rng = ...,
+    constant_time: bool = ...,
+    sigma2: Rational | None = ...,
+    workers: int | None = ...,
+) -> int: ...
 @overload
-def discrete_gaussian(sigma: Rational | None = ..., *, size: Shape,
-                      rng: Rng = ..., constant_time: bool = ...,
-                      sigma2: Rational | None = ..., workers: int | None = ...) -> IntArray: ...
-def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: Rng = None,
-                      constant_time: bool = False, sigma2: Rational | None = None,
-                      workers: int | None = None) -> Any:
+def discrete_gaussian(
+    sigma: Rational | None = ...,
+    *,
+    size: Shape,
+    rng: Rng = ...,
+    constant_time: bool = ...,
+    sigma2: Rational | None = ...,
+    workers: int | None = ...,
+) -> IntArray: ...
+def discrete_gaussian(
+    sigma: Rational | None = None,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    constant_time: bool = False,
+    sigma2: Rational | None = None,
+    workers: int | None = None,
+) -> Any:
     """Discrete Gaussian noise: integers x with P(x) ∝ exp(-x**2 / (2 sigma**2)).
 
     Adding it to an integer query of l2-sensitivity Δ is (Δ**2 / (2 sigma**2))-zCDP
@@ -870,8 +1083,9 @@ def discrete_gaussian(sigma: Rational | None = None, size: Size = None, *, rng: 
     return sampler.draw(size, rng)
 
 
-def constant_time_slack(sampler: str, param: Rational | None = None, *,
-                        sigma2: Rational | None = None) -> float:
+def constant_time_slack(
+    sampler: str, param: Rational | None = None, *, sigma2: Rational | None = None
+) -> float:
     """Certified slack of a constant-time sampler: an upper bound on the total variation
     distance between one draw and the exact law.
 
@@ -896,7 +1110,9 @@ def constant_time_slack(sampler: str, param: Rational | None = None, *,
     192-bit certified interval of p; q**(2**D) < 2**-64.9.  Gaussian:
     ``η = Σ_{k<M} |T_k/2**64 - P(|X| <= k)| + P(|X| > M)``, with ``P(|X| > M) <= 2**-65``.
     """
-    sampler = _v.choice("sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian"))
+    sampler = _v.choice(
+        "sampler", sampler, ("geometric", "discrete_laplace", "discrete_gaussian")
+    )
     if sampler == "discrete_gaussian":
         return float(_dgauss_ct(*_sigma2_rational(param, sigma2)).slack)
     if sigma2 is not None:
@@ -911,7 +1127,6 @@ def constant_time_slack(sampler: str, param: Rational | None = None, *,
 __all__ += ["laplace_truncated", "gamma", "uniform_full_precision"]
 
 
-
 def _bound(name: str, value: object) -> float:
     v: float = _v._number(name, value)
     if v != v:
@@ -920,36 +1135,46 @@ def _bound(name: str, value: object) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _bounded_grid(scale: float, lower: float, upper: float,
-                  granularity: float | None) -> tuple[int, Any]:
+def _bounded_grid(
+    scale: float, lower: float, upper: float, granularity: float | None
+) -> tuple[int, Any]:
     """(k, prepared sampler or None) of the secure bounded-domain Laplace: public only."""
     width = upper - lower
     top = max((abs(b) for b in (lower, upper) if abs(b) < _v._INF), default=0.0)
     # smallest k with |bound| <= 2^61 * 2^k for the finite bounds
     k_range = (math.frexp(top)[1] - 61) if top > 0.0 else -1074
     if granularity is not None:
-        k = math.frexp(granularity)[1] - 1                  # 2^k <= granularity
+        k = math.frexp(granularity)[1] - 1  # 2^k <= granularity
     else:
         k = math.frexp(scale)[1] - 1 - GRID_BITS.bounded_laplace
     if width < _v._INF:
-        k = min(k, math.frexp(width)[1] - 1)                # at least one grid point inside
+        k = min(k, math.frexp(width)[1] - 1)  # at least one grid point inside
     k = max(k, k_range)
     if not -1000 <= k <= 1000 or (width < _v._INF and math.ldexp(1.0, k) > width):
         raise PrivacyParameterError(
             f"the bounds [{lower!r}, {upper!r}] and scale {scale!r} admit no power-of-two "
-            "grid in [2^-1000, 2^1000] with a point inside the domain")
+            "grid in [2^-1000, 2^1000] with a point inside the domain"
+        )
     steps = Fraction(scale) / Fraction(2) ** k
-    if steps > 2 ** 56:
+    if steps > 2**56:
         raise PrivacyParameterError(
             f"scale {scale!r} is more than 2^56 grid steps of 2^{k}; the domain "
-            f"[{lower!r}, {upper!r}] forces a finer grid than this scale can be sampled on")
+            f"[{lower!r}, {upper!r}] forces a finer grid than this scale can be sampled on"
+        )
     return k, _dlap_exact(*_fit_up("scale", steps))
 
 
-def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf,
-                      upper: float = math.inf, size: Size = None, *, rng: Rng = None,
-                      mode: str = "secure",
-                      granularity: float | None = None) -> Any:
+def laplace_truncated(
+    loc: npt.ArrayLike,
+    scale: float,
+    lower: float = -math.inf,
+    upper: float = math.inf,
+    size: Size = None,
+    *,
+    rng: Rng = None,
+    mode: str = "secure",
+    granularity: float | None = None,
+) -> Any:
     """Bounded-domain Laplace: Laplace(loc, scale) conditioned on [lower, upper].
 
     The density on the domain is proportional to ``exp(-|y - loc| / scale)`` (the law of
@@ -1013,7 +1238,8 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
     if not lower <= upper or lower == _v._INF or upper == -_v._INF:
         raise PrivacyParameterError(
             f"need lower <= upper with lower < inf and upper > -inf; got lower={lower!r}, "
-            f"upper={upper!r}")
+            f"upper={upper!r}"
+        )
     mode = _v.choice("mode", mode, ("secure", "fast"))
     if granularity is not None:
         granularity = _v.positive("granularity", granularity)
@@ -1037,12 +1263,14 @@ def laplace_truncated(loc: npt.ArrayLike, scale: float, lower: float = -math.inf
 
 
 @overload
-def gamma(shape: float, scale: float = ..., size: None = ..., *, rng: Rng = ...) -> float: ...
+def gamma(
+    shape: float, scale: float = ..., size: None = ..., *, rng: Rng = ...
+) -> float: ...
 @overload
-def gamma(shape: float, scale: float = ..., *, size: Shape,
-          rng: Rng = ...) -> FloatArray: ...
-def gamma(shape: float, scale: float = 1.0, size: Size = None, *,
-          rng: Rng = None) -> Any:
+def gamma(
+    shape: float, scale: float = ..., *, size: Shape, rng: Rng = ...
+) -> FloatArray: ...
+def gamma(shape: float, scale: float = 1.0, size: Size = None, *, rng: Rng = None) -> Any:
     """Gamma(shape, scale) draws, density x**(shape-1) exp(-x/scale) / (Γ(shape) scale**shape).
 
     Simulation path (floating point; Marsaglia & Tsang 2000, with the U**(1/shape) boost

@@ -56,12 +56,16 @@ from ._typing import BoolArray, F64Array, I64Array, PrivacyParam, RngLike, Suppo
 _Scalar = bool | int | np.bool_ | np.integer[Any]
 
 __all__ = [
-    "coin_response", "randomized_response", "kary_response",
-    "response_probabilities", "estimate_proportion", "estimate_frequencies",
+    "coin_response",
+    "randomized_response",
+    "kary_response",
+    "response_probabilities",
+    "estimate_proportion",
+    "estimate_frequencies",
 ]
 
-_TWO64 = 2 ** 64
-_COIN_FLIP = 2 ** 62                   # Claim 3.5: the truth is flipped with probability 1/4
+_TWO64 = 2**64
+_COIN_FLIP = 2**62  # Claim 3.5: the truth is flipped with probability 1/4
 
 
 # Cached per (epsilon, k), like the mechanisms' grid plans: the 60-digit Decimal exp costs
@@ -75,10 +79,10 @@ def _flip_threshold(epsilon: float, k: int) -> int | None:
     # still certified (and t = 1 there anyway, for every k <= 2^62); it keeps exp finite.
     with localcontext() as ctx:
         ctx.prec = 60
-        e = Decimal(min(epsilon, 1000.0))                           # Decimal(float) is exact
+        e = Decimal(min(epsilon, 1000.0))  # Decimal(float) is exact
         q = Decimal(k - 1) / (e.exp() + (k - 1))
         y = q * _TWO64
-        t = int(y + Decimal(2) ** -20) + 1        # > y + 2^-20 > the exact 2^64 q
+        t = int(y + Decimal(2) ** -20) + 1  # > y + 2^-20 > the exact 2^64 q
     cap = ((k - 1) * _TWO64) // k
     return None if t >= cap else t
 
@@ -101,7 +105,7 @@ def response_probabilities(epsilon: PrivacyParam, k: int = 2) -> tuple[float, fl
         ``p_truth`` is at most the ideal ``e^eps/(e^eps + k - 1)`` and within 2^-62 of it.
     """
     epsilon = _v.epsilon(epsilon)
-    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+    k = _v.integer("k", k, minimum=2, maximum=2**62)
     return _probs(_flip_threshold(epsilon, k), k)
 
 
@@ -117,12 +121,14 @@ def _truth_bits(truth: npt.ArrayLike) -> tuple[npt.NDArray[np.uint8], bool]:
     scalar.  The truth is private, so its values never raise: a nonzero integer counts as
     true (a fixed map of one answer to one answer, which leaves the guarantee unchanged)."""
     arr = np.asarray(truth)
-    if arr.size == 0 and arr.dtype.kind == "f":         # [] -> no respondents
+    if arr.size == 0 and arr.dtype.kind == "f":  # [] -> no respondents
         arr = arr.astype(np.bool_)
     if arr.dtype == np.bool_:
         return np.ascontiguousarray(arr).view(np.uint8), arr.ndim == 0
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"truth must hold booleans (or 0/1 integers); got dtype {arr.dtype}")
+        raise TypeError(
+            f"truth must hold booleans (or 0/1 integers); got dtype {arr.dtype}"
+        )
     return np.ascontiguousarray(arr != 0, dtype=np.uint8), arr.ndim == 0
 
 
@@ -132,16 +138,28 @@ def _as_output(bits: npt.NDArray[np.uint8], scalar: bool) -> bool | BoolArray:
 
 
 @overload
-def coin_response(truth: _Scalar, *, rng: RngLike = ...,
-                  budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> bool: ...
+def coin_response(
+    truth: _Scalar,
+    *,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> bool: ...
 @overload
-def coin_response(truth: npt.NDArray[Any] | Sequence[Any], *, rng: RngLike = ...,
-                  budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> BoolArray: ...
-def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
-                  budget: SupportsSpend | None = None,
-                  label: str | None = None) -> bool | BoolArray:
+def coin_response(
+    truth: npt.NDArray[Any] | Sequence[Any],
+    *,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> BoolArray: ...
+def coin_response(
+    truth: npt.ArrayLike,
+    *,
+    rng: RngLike = None,
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
+) -> bool | BoolArray:
     """Claim 3.5 of Dwork & Roth: flip a coin; tails: answer truthfully; heads: flip a
     second coin and answer "yes" on heads, "no" on tails.
 
@@ -185,16 +203,31 @@ def coin_response(truth: npt.ArrayLike, *, rng: RngLike = None,
 
 
 @overload
-def randomized_response(truth: _Scalar, *, epsilon: PrivacyParam, rng: RngLike = ...,
-                        budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> bool: ...
+def randomized_response(
+    truth: _Scalar,
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> bool: ...
 @overload
-def randomized_response(truth: npt.NDArray[Any] | Sequence[Any], *, epsilon: PrivacyParam,
-                        rng: RngLike = ..., budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> BoolArray: ...
-def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: RngLike = None,
-                        budget: SupportsSpend | None = None,
-                  label: str | None = None) -> bool | BoolArray:
+def randomized_response(
+    truth: npt.NDArray[Any] | Sequence[Any],
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> BoolArray: ...
+def randomized_response(
+    truth: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = None,
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
+) -> bool | BoolArray:
     """Report each boolean truthfully with probability ``e^eps/(1 + e^eps)``, else flipped.
 
     Parameters
@@ -240,20 +273,38 @@ def randomized_response(truth: npt.ArrayLike, *, epsilon: PrivacyParam, rng: Rng
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
-    return _as_output(_core.rr_binary(bits, 2 ** 63 if t is None else t, gen), scalar)
+    return _as_output(_core.rr_binary(bits, 2**63 if t is None else t, gen), scalar)
 
 
 @overload
-def kary_response(values: int | np.integer[Any], k: int, *, epsilon: PrivacyParam,
-                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> int: ...
+def kary_response(
+    values: int | np.integer[Any],
+    k: int,
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> int: ...
 @overload
-def kary_response(values: npt.NDArray[Any] | Sequence[Any], k: int, *, epsilon: PrivacyParam,
-                  rng: RngLike = ..., budget: SupportsSpend | None = ...,
-                  label: str | None = ...) -> I64Array: ...
-def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: RngLike = None,
-                  budget: SupportsSpend | None = None,
-                  label: str | None = None) -> int | I64Array:
+def kary_response(
+    values: npt.NDArray[Any] | Sequence[Any],
+    k: int,
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
+) -> I64Array: ...
+def kary_response(
+    values: npt.ArrayLike,
+    k: int,
+    *,
+    epsilon: PrivacyParam,
+    rng: RngLike = None,
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
+) -> int | I64Array:
     """k-ary randomized response on integer category codes ``0 .. k-1``.
 
     Each code is reported truthfully with probability ``e^eps/(e^eps + k - 1)``, else as one
@@ -300,7 +351,7 @@ def kary_response(values: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, rng: 
     """
     label = _label(label, "kary_response")
     epsilon = _v.epsilon(epsilon)
-    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+    k = _v.integer("k", k, minimum=2, maximum=2**62)
     arr = np.asarray(values)
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
         raise TypeError(f"values must hold integer category codes; got dtype {arr.dtype}")
@@ -327,8 +378,9 @@ def _counts_n(responses: npt.ArrayLike) -> tuple[npt.NDArray[Any], int]:
     return arr, arr.size
 
 
-def estimate_proportion(responses: npt.ArrayLike, *, epsilon: PrivacyParam | None = None,
-                        coins: bool = False) -> tuple[float, float]:
+def estimate_proportion(
+    responses: npt.ArrayLike, *, epsilon: PrivacyParam | None = None, coins: bool = False
+) -> tuple[float, float]:
     """Unbiased estimate of the true proportion of ``True`` from binary reports.
 
     Parameters
@@ -369,15 +421,18 @@ def estimate_proportion(responses: npt.ArrayLike, *, epsilon: PrivacyParam | Non
     y = float(np.count_nonzero(bits)) / n
     scale = 1.0 - 2.0 * q
     if scale <= 0.0:
-        raise PrivacyParameterError(f"epsilon is so small that the reports carry no "
-                                    f"information; got epsilon={epsilon!r}")
+        raise PrivacyParameterError(
+            f"epsilon is so small that the reports carry no "
+            f"information; got epsilon={epsilon!r}"
+        )
     est = (y - q) / scale
     var = y * (1.0 - y) / ((n - 1) * scale * scale) if n > 1 else math.nan
     return est, var
 
 
-def estimate_frequencies(responses: npt.ArrayLike, k: int, *,
-                         epsilon: PrivacyParam) -> tuple[F64Array, F64Array]:
+def estimate_frequencies(
+    responses: npt.ArrayLike, k: int, *, epsilon: PrivacyParam
+) -> tuple[F64Array, F64Array]:
     """Unbiased estimates of the true category frequencies from k-ary reports.
 
     Parameters
@@ -399,7 +454,7 @@ def estimate_frequencies(responses: npt.ArrayLike, k: int, *,
         ``lambda_c (1 - lambda_c)/(n (a - b)^2)``, ``lambda_c = b + pi_c (a - b)``, estimated
         without bias by ``y_c (1 - y_c) / ((n - 1)(a - b)^2)``.  The estimates sum to 1.
     """
-    k = _v.integer("k", k, minimum=2, maximum=2 ** 62)
+    k = _v.integer("k", k, minimum=2, maximum=2**62)
     a, b = response_probabilities(epsilon, k)
     arr, n = _counts_n(responses)
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
@@ -409,8 +464,10 @@ def estimate_frequencies(responses: npt.ArrayLike, k: int, *,
     y = np.bincount(arr.ravel().astype(np.int64), minlength=k)[:k] / n
     scale = a - b
     if scale <= 0.0:
-        raise PrivacyParameterError(f"epsilon is so small that the reports carry no "
-                                    f"information; got epsilon={epsilon!r}")
+        raise PrivacyParameterError(
+            f"epsilon is so small that the reports carry no "
+            f"information; got epsilon={epsilon!r}"
+        )
     est = (y - b) / scale
     var = y * (1.0 - y) / ((n - 1) * scale * scale) if n > 1 else np.full(k, math.nan)
     return est, var

@@ -61,16 +61,23 @@ from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
 _Scores = npt.NDArray[np.float64] | npt.NDArray[np.int64]
 
-__all__ = ["exponential_mechanism", "report_noisy_max", "permute_and_flip", "top_k",
-           "selection_rho", "SELECTION_METHODS"]
+__all__ = [
+    "exponential_mechanism",
+    "report_noisy_max",
+    "permute_and_flip",
+    "top_k",
+    "selection_rho",
+    "SELECTION_METHODS",
+]
 
-_MAX_CANDIDATES = 2 ** 40            # csrc/include/dpfast/selection.h
-_MIN_NOISE_GAMMA = Fraction(1, 2 ** 40)   # secure noisy max: noise scale <= 2**40 grid units
-_MIN_FLOAT_SENSITIVITY = 1e-290      # 1/G must stay a normal double
-_MAX_GAMMA = 2 ** 62                 # larger gammas are clamped (smaller gamma: still private)
+_MAX_CANDIDATES = 2**40  # csrc/include/dpfast/selection.h
+_MIN_NOISE_GAMMA = Fraction(1, 2**40)  # secure noisy max: noise scale <= 2**40 grid units
+_MIN_FLOAT_SENSITIVITY = 1e-290  # 1/G must stay a normal double
+_MAX_GAMMA = 2**62  # larger gammas are clamped (smaller gamma: still private)
 
 
 # ---------------------------------------------------------------- validation helpers
+
 
 def _flag(name: str, value: object) -> bool:
     if isinstance(value, (bool, np.bool_)):
@@ -91,7 +98,9 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
     if arr.size == 0:
         raise PrivacyParameterError("scores must not be empty; got 0 candidates")
     if arr.size > _MAX_CANDIDATES:
-        raise PrivacyParameterError(f"scores must have at most 2**40 candidates; got {arr.size}")
+        raise PrivacyParameterError(
+            f"scores must have at most 2**40 candidates; got {arr.size}"
+        )
     if kind == "i" and mode == "secure":
         # exact; integers beyond int64 (a uint64 >= 2**63, a big Python int) were clamped
         # to int64 by real_data: 1-Lipschitz, so no score's sensitivity grows
@@ -104,15 +113,21 @@ def _scores(scores: npt.ArrayLike, mode: str) -> _Scores:
         if _core.scores_argmax(arr) < 0:
             raise PrivacyParameterError(
                 "scores must be finite everywhere (NaN and +-inf are outside every "
-                "sensitivity bound; the score is not shown: it is private)")
+                "sensitivity bound; the score is not shown: it is private)"
+            )
     return arr
 
 
 #: The selection laws :func:`selection_rho` knows.  "exponential" and "gumbel" are the
 #: exponential mechanism (Gumbel-max has exactly its law); "permute_and_flip",
 #: "report_noisy_max" (Laplace noise) and "report_noisy_max_exponential" are not.
-SELECTION_METHODS = ("exponential", "gumbel", "permute_and_flip", "report_noisy_max",
-                     "report_noisy_max_exponential")
+SELECTION_METHODS = (
+    "exponential",
+    "gumbel",
+    "permute_and_flip",
+    "report_noisy_max",
+    "report_noisy_max_exponential",
+)
 
 
 def selection_rho(method: str, epsilon: float | Fraction) -> Fraction:
@@ -151,16 +166,17 @@ def _dyadic_floor(gamma: Fraction) -> tuple[int, int]:
     Rounding gamma *down* only makes the mechanism more private."""
     gamma = min(gamma, Fraction(_MAX_GAMMA))
     s = 63
-    g = math.floor(gamma * 2 ** s)
-    while g >= 2 ** 63:
+    g = math.floor(gamma * 2**s)
+    while g >= 2**63:
         s -= 1
-        g = math.floor(gamma * 2 ** s)
+        g = math.floor(gamma * 2**s)
     return g, s
 
 
 @functools.lru_cache(maxsize=256)
-def _grid(epsilon: float, sensitivity: float, monotonic: bool, integer: bool,
-          rounds: int = 1) -> tuple[float, int, int]:
+def _grid(
+    epsilon: float, sensitivity: float, monotonic: bool, integer: bool, rounds: int = 1
+) -> tuple[float, int, int]:
     """Public parameters ``(inv_grid, g, s)`` of the secure paths; depend on no data.
 
     Privacy.  Let ``v_i`` be the score in grid units (``u_i / G``; ``u_i`` itself for integer
@@ -190,25 +206,32 @@ def _grid(epsilon: float, sensitivity: float, monotonic: bool, integer: bool,
         if sensitivity < _MIN_FLOAT_SENSITIVITY:
             raise PrivacyParameterError(
                 "sensitivity must be >= 1e-290 for float scores on the secure path; got "
-                f"{sensitivity!r}")
-        _, e = math.frexp(sensitivity)            # sensitivity in [2**(e-1), 2**e)
-        j = e - 1 - GRID_BITS.selection            # G = 2**j: Delta / G in [2**12, 2**13)
+                f"{sensitivity!r}"
+            )
+        _, e = math.frexp(sensitivity)  # sensitivity in [2**(e-1), 2**e)
+        j = e - 1 - GRID_BITS.selection  # G = 2**j: Delta / G in [2**12, 2**13)
         inv_grid = math.ldexp(1.0, -j)
-        steps = Fraction(sensitivity) / Fraction(2) ** j      # Delta/G, exact
+        steps = Fraction(sensitivity) / Fraction(2) ** j  # Delta/G, exact
         width = steps + 5 if monotonic else 2 * steps + 5
     g, s = _dyadic_floor(Fraction(epsilon) / (rounds * width))
     return inv_grid, g, s
 
 
-def _fast_gamma(epsilon: float, sensitivity: float, monotonic: bool, rounds: int = 1) -> float:
+def _fast_gamma(
+    epsilon: float, sensitivity: float, monotonic: bool, rounds: int = 1
+) -> float:
     """epsilon/(2 Delta) per round (epsilon/Delta when monotone), clamped to a finite value."""
     gamma = epsilon / (rounds * sensitivity * (1.0 if monotonic else 2.0))
     return min(gamma, 1e300) if gamma > 0.0 else 5e-324
 
 
 def _common(
-    scores: npt.ArrayLike, epsilon: PrivacyParam, sensitivity: Real, monotonic: bool,
-    rng: RngLike, mode: str,
+    scores: npt.ArrayLike,
+    epsilon: PrivacyParam,
+    sensitivity: Real,
+    monotonic: bool,
+    rng: RngLike,
+    mode: str,
 ) -> tuple[_Scores, float, float, bool, str, BitGenerator]:
     eps = _v.epsilon(epsilon)
     sens = _v.positive("sensitivity", sensitivity)
@@ -221,10 +244,17 @@ def _common(
 
 # ---------------------------------------------------------------- mechanisms
 
+
 def exponential_mechanism(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None, label: str | None = None,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    rng: RngLike = None,
+    mode: str = "secure",
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
 ) -> int:
     """Choose candidate ``i`` with probability proportional to
     ``exp(epsilon * scores[i] / (2 * sensitivity))`` (``/ sensitivity`` when monotonic).
@@ -289,8 +319,9 @@ def exponential_mechanism(
     Significant Bits for Differential Privacy", CCS 2012.
     """
     label = _label(label, "exponential_mechanism")
-    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
-                                                         monotonic, rng, mode)
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(
+        scores, epsilon, sensitivity, monotonic, rng, mode
+    )
     # plan first: nothing is charged for parameters that fail
     plan = _exponential_plan(epsilon, sensitivity, monotonic, arr, mode)
     charged = _v.budget(budget)
@@ -299,8 +330,9 @@ def exponential_mechanism(
     return _exponential_draw(arr, plan, rng)
 
 
-def _exponential_plan(epsilon: float, sensitivity: float, monotonic: bool, arr: _Scores,
-                      mode: str) -> tuple[float, ...]:
+def _exponential_plan(
+    epsilon: float, sensitivity: float, monotonic: bool, arr: _Scores, mode: str
+) -> tuple[float, ...]:
     """The exponential mechanism's plan, from public parameters only: the secure grid
     ``(inv_grid, g, s)`` (:func:`_grid`) or the fast path's ``(gamma,)``."""
     if mode == "secure":
@@ -316,9 +348,15 @@ def _exponential_draw(arr: _Scores, plan: tuple[float, ...], rng: BitGenerator) 
     return int(_core.noisy_max_fast(arr, plan[0], _core.SEL_GUMBEL, rng))
 
 
-def exponential_release(scores: npt.ArrayLike, *, epsilon: PrivacyParam,
-                        sensitivity: Real = 1.0, monotonic: bool = False,
-                        rng: BitGenerator, mode: str = "secure") -> int:
+def exponential_release(
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    rng: BitGenerator,
+    mode: str = "secure",
+) -> int:
     """:func:`exponential_mechanism` for a composite that has charged its whole cost and
     resolved ``rng`` and ``mode`` (which warned once): the same checks of the scores and
     parameters, the same plan and the same draw, nothing charged and no warning.  Not
@@ -330,43 +368,77 @@ def exponential_release(scores: npt.ArrayLike, *, epsilon: PrivacyParam,
     return _exponential_draw(arr, _exponential_plan(eps, sens, mono, arr, mode), rng)
 
 
-def _noise_grid(epsilon: float, sensitivity: float, monotonic: bool,
-                arr: _Scores) -> tuple[float, int, int]:
+def _noise_grid(
+    epsilon: float, sensitivity: float, monotonic: bool, arr: _Scores
+) -> tuple[float, int, int]:
     inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64)
-    if Fraction(g, 2 ** s) < _MIN_NOISE_GAMMA:
+    if Fraction(g, 2**s) < _MIN_NOISE_GAMMA:
         raise PrivacyParameterError(
             "epsilon / sensitivity is too small for the exact noisy-max sampler (the noise "
             "would exceed 2**40 grid steps); use a larger epsilon or mode='fast'; got "
-            f"epsilon={epsilon!r}, sensitivity={sensitivity!r}")
+            f"epsilon={epsilon!r}, sensitivity={sensitivity!r}"
+        )
     return inv_grid, g, s
 
 
 @overload
 def report_noisy_max(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
-    monotonic: bool = ..., noise: str = ..., return_value: Literal[False] = ...,
-    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ..., label: str | None = ...,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = ...,
+    monotonic: bool = ...,
+    noise: str = ...,
+    return_value: Literal[False] = ...,
+    value_epsilon: PrivacyParam | None = ...,
+    rng: RngLike = ...,
+    mode: str = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
 ) -> int: ...
 @overload
 def report_noisy_max(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
-    monotonic: bool = ..., noise: str = ..., return_value: Literal[True],
-    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ..., label: str | None = ...,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = ...,
+    monotonic: bool = ...,
+    noise: str = ...,
+    return_value: Literal[True],
+    value_epsilon: PrivacyParam | None = ...,
+    rng: RngLike = ...,
+    mode: str = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
 ) -> tuple[int, float]: ...
 @overload
 def report_noisy_max(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = ...,
-    monotonic: bool = ..., noise: str = ..., return_value: bool,
-    value_epsilon: PrivacyParam | None = ..., rng: RngLike = ..., mode: str = ...,
-    budget: SupportsSpend | None = ..., label: str | None = ...,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = ...,
+    monotonic: bool = ...,
+    noise: str = ...,
+    return_value: bool,
+    value_epsilon: PrivacyParam | None = ...,
+    rng: RngLike = ...,
+    mode: str = ...,
+    budget: SupportsSpend | None = ...,
+    label: str | None = ...,
 ) -> int | tuple[int, float]: ...
 def report_noisy_max(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-    monotonic: bool = False, noise: str = "laplace", return_value: bool = False,
-    value_epsilon: PrivacyParam | None = None, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None, label: str | None = None,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    noise: str = "laplace",
+    return_value: bool = False,
+    value_epsilon: PrivacyParam | None = None,
+    rng: RngLike = None,
+    mode: str = "secure",
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
 ) -> int | tuple[int, float]:
     """Add independent noise to every score and report the index of the largest.
 
@@ -434,11 +506,16 @@ def report_noisy_max(
     if isinstance(noise, str) and noise == "gaussian":
         raise PrivacyParameterError(
             "noise must be 'laplace' or 'exponential'; report noisy max with Gaussian noise is "
-            "not epsilon-DP (Dwork & Roth, Sec. 3.5.3); got 'gaussian'")
+            "not epsilon-DP (Dwork & Roth, Sec. 3.5.3); got 'gaussian'"
+        )
     noise = _v.choice("noise", noise, ("laplace", "exponential"))
     return_value = _flag("return_value", return_value)
-    v_eps = _v.epsilon(value_epsilon, "value_epsilon") if value_epsilon is not None else None
-    arr, eps, sens, mono, mode, bg = _common(scores, epsilon, sensitivity, monotonic, rng, mode)
+    v_eps = (
+        _v.epsilon(value_epsilon, "value_epsilon") if value_epsilon is not None else None
+    )
+    arr, eps, sens, mono, mode, bg = _common(
+        scores, epsilon, sensitivity, monotonic, rng, mode
+    )
     value_eps = v_eps if v_eps is not None else eps
     kind = _core.SEL_LAPLACE if noise == "laplace" else _core.SEL_EXPONENTIAL
     # plan everything first: nothing is charged for parameters that fail
@@ -451,8 +528,16 @@ def report_noisy_max(
         # a selection and a Laplace release: (eps + value_eps)-DP together
         charge(charged, Cost(_v.charged(eps) + _v.charged(value_eps), 0.0), label)
     elif charged is not None:
-        charge(charged, _selection_cost("report_noisy_max" if noise == "laplace"
-                                        else "report_noisy_max_exponential", eps), label)
+        charge(
+            charged,
+            _selection_cost(
+                "report_noisy_max"
+                if noise == "laplace"
+                else "report_noisy_max_exponential",
+                eps,
+            ),
+            label,
+        )
     if grid is not None:
         idx = int(_core.noisy_max_secure(arr, *grid, kind, bg))
     else:
@@ -464,18 +549,23 @@ def report_noisy_max(
     return idx, value
 
 
-def _plan_value_release(epsilon: float, sensitivity: float, integer: bool, mode: str) -> None:
+def _plan_value_release(
+    epsilon: float, sensitivity: float, integer: bool, mode: str
+) -> None:
     """Raise now (before any charge) if the value release below would refuse its scale."""
     if mode == "fast":
         if not sensitivity / epsilon < math.inf:
-            raise PrivacyParameterError(f"value_epsilon {epsilon!r} is too small for "
-                                        f"sensitivity {sensitivity!r}: infinite noise scale")
+            raise PrivacyParameterError(
+                f"value_epsilon {epsilon!r} is too small for "
+                f"sensitivity {sensitivity!r}: infinite noise scale"
+            )
     else:
         _draw.laplace_plan(epsilon, sensitivity, integer, 1, mode)
 
 
-def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGenerator,
-                   mode: str) -> float:
+def _release_value(
+    value: float, epsilon: float, sensitivity: float, rng: BitGenerator, mode: str
+) -> float:
     """A fresh Laplace release of one score (sensitivity Delta), epsilon-DP (Thm 3.6):
     the secure float (or exact integer) Laplace draw of dpfast._draw, or float noise;
     charged with the selection."""
@@ -483,9 +573,15 @@ def _release_value(value: float, epsilon: float, sensitivity: float, rng: BitGen
 
 
 def permute_and_flip(
-    scores: npt.ArrayLike, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None, label: str | None = None,
+    scores: npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    rng: RngLike = None,
+    mode: str = "secure",
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
 ) -> int:
     """Permute-and-flip (McKenna & Sheldon 2020): visit the candidates in a uniformly random
     order and stop at candidate ``r`` with probability
@@ -532,22 +628,33 @@ def permute_and_flip(
     Report-Noisy-Max with Exponential Noise", 2021.
     """
     label = _label(label, "permute_and_flip")
-    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
-                                                         monotonic, rng, mode)
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(
+        scores, epsilon, sensitivity, monotonic, rng, mode
+    )
     grid = _noise_grid(epsilon, sensitivity, monotonic, arr) if mode == "secure" else None
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, _selection_cost("permute_and_flip", epsilon), label)
     if grid is not None:
         return int(_core.noisy_max_secure(arr, *grid, _core.SEL_EXPONENTIAL, rng))
-    return int(_core.noisy_max_fast(arr, _fast_gamma(epsilon, sensitivity, monotonic),
-                                    _core.SEL_EXPONENTIAL, rng))
+    return int(
+        _core.noisy_max_fast(
+            arr, _fast_gamma(epsilon, sensitivity, monotonic), _core.SEL_EXPONENTIAL, rng
+        )
+    )
 
 
 def top_k(
-    scores: npt.ArrayLike, k: int, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
-    budget: SupportsSpend | None = None, label: str | None = None,
+    scores: npt.ArrayLike,
+    k: int,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    rng: RngLike = None,
+    mode: str = "secure",
+    budget: SupportsSpend | None = None,
+    label: str | None = None,
 ) -> I64Array:
     """The indices of k distinct candidates chosen by k rounds of the exponential mechanism
     ("peeling"), each with ``epsilon / k``, best first.
@@ -587,13 +694,15 @@ def top_k(
     Durfee & Rogers, "Practical Differentially Private Top-k Selection with
     Pay-what-you-get Composition", NeurIPS 2019.  Dwork & Roth 2014, Thm 3.10, 3.16.
     """
-    arr, epsilon, sensitivity, monotonic, mode, rng = _common(scores, epsilon, sensitivity,
-                                                         monotonic, rng, mode)
+    arr, epsilon, sensitivity, monotonic, mode, rng = _common(
+        scores, epsilon, sensitivity, monotonic, rng, mode
+    )
     k = _v.integer("k", k, minimum=1, maximum=arr.size)
     label = _label(label, "top_k")
     if mode == "secure":  # plan first: nothing is charged for parameters that fail
-        inv_grid, g, s = _grid(epsilon, sensitivity, monotonic, arr.dtype == np.int64,
-                               rounds=k)
+        inv_grid, g, s = _grid(
+            epsilon, sensitivity, monotonic, arr.dtype == np.int64, rounds=k
+        )
         charged = _v.budget(budget)
         if charged is not None:
             charge(charged, Cost(epsilon, 0.0), label)
@@ -606,8 +715,14 @@ def top_k(
 
 
 def exponential_mechanism_draws(
-    scores: npt.ArrayLike, count: int, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-    monotonic: bool = False, rng: RngLike = None, mode: str = "secure",
+    scores: npt.ArrayLike,
+    count: int,
+    *,
+    epsilon: PrivacyParam,
+    sensitivity: Real = 1.0,
+    monotonic: bool = False,
+    rng: RngLike = None,
+    mode: str = "secure",
 ) -> npt.NDArray[np.int64]:
     """``count`` independent draws of :func:`exponential_mechanism` on the same scores,
     validated and planned once (the same kernels and grid as ``count`` separate calls).
@@ -625,9 +740,10 @@ def exponential_mechanism_draws(
     Each draw is epsilon-DP (see :func:`exponential_mechanism`); the ``count`` draws
     together are ``count * epsilon``-DP by basic composition (Dwork & Roth Thm 3.16).
     """
-    arr, eps, sens, mono, mode, bg = _common(scores, epsilon, sensitivity, monotonic, rng,
-                                             mode)
-    k = _v.integer("count", count, minimum=0, maximum=2 ** 40)
+    arr, eps, sens, mono, mode, bg = _common(
+        scores, epsilon, sensitivity, monotonic, rng, mode
+    )
+    k = _v.integer("count", count, minimum=0, maximum=2**40)
     out = np.empty(k, dtype=np.int64)
     if mode == "secure":
         inv_grid, g, s = _grid(eps, sens, mono, arr.dtype == np.int64)

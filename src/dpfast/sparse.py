@@ -56,13 +56,14 @@ from ._typing import PrivacyParam, Real, RngLike, SupportsSpend
 __all__ = ["AboveThreshold", "Sparse", "NumericSparse"]
 
 #: The finest grid: the C path multiplies by 1/g, which must be a finite double.
-_MIN_GRID = 2.0 ** -1022
+_MIN_GRID = 2.0**-1022
 _SQRT512 = math.sqrt(512.0)
 # ln(2/delta) is computed as ln 2 - ln delta: 2/delta overflows for subnormal delta
 _LN2 = math.log(2.0)
 
 
 # ------------------------------------------------------------------ calibration
+
 
 def _sparse_sigma(cutoff: int, epsilon: float, delta: float) -> Fraction:
     """Algorithm 2's sigma in units of the sensitivity: 2c/eps (delta = 0) or
@@ -74,20 +75,24 @@ def _sparse_sigma(cutoff: int, epsilon: float, delta: float) -> Fraction:
     return Fraction(_finite_scale(sigma))
 
 
-def _composition_holds(k: int, eps_each: float, log_inv_delta: float, target: float) -> bool:
+def _composition_holds(
+    k: int, eps_each: float, log_inv_delta: float, target: float
+) -> bool:
     """Whether k eps_each-DP mechanisms compose to target-DP with failure delta' (given as
     ln(1/delta'), finite even for subnormal delta'), by basic composition (Thm 3.16) or
     advanced composition (Thm 3.20)."""
     basic = k * eps_each
-    if eps_each > 700.0:          # expm1 would overflow; advanced composition is useless
+    if eps_each > 700.0:  # expm1 would overflow; advanced composition is useless
         return basic <= target * (1 - 1e-12)
-    advanced = (math.sqrt(2.0 * k * log_inv_delta) * eps_each
-                + k * eps_each * math.expm1(eps_each))
+    advanced = math.sqrt(2.0 * k * log_inv_delta) * eps_each + k * eps_each * math.expm1(
+        eps_each
+    )
     return min(basic, advanced) <= target * (1 - 1e-12)
 
 
-def _check_advanced(name: str, cutoff: int, eps_each: float, log_inv_delta: float,
-                    target: float) -> None:
+def _check_advanced(
+    name: str, cutoff: int, eps_each: float, log_inv_delta: float, target: float
+) -> None:
     # Thm 3.25's proof applies Thm 3.20 with eps' = eps / sqrt(8 c ln(1/delta)), whose
     # second-order term c eps'(e^eps' - 1) is not always below eps/2: for large eps and
     # cutoff the book's claim fails.  Refuse those parameters instead of over-claiming.
@@ -96,12 +101,14 @@ def _check_advanced(name: str, cutoff: int, eps_each: float, log_inv_delta: floa
             f"{name}: with these epsilon, delta and cutoff neither basic nor advanced "
             "composition (Thm 3.16, 3.20) certifies the book's calibration (the "
             "second-order term k eps'(e^eps' - 1) is too large); use delta=0, a smaller "
-            "epsilon or a smaller cutoff")
+            "epsilon or a smaller cutoff"
+        )
 
 
 @functools.lru_cache(maxsize=256)
-def _calibration(kind: str, epsilon: float, delta: float,
-                 cutoff: int) -> tuple[Fraction, Fraction | None]:
+def _calibration(
+    kind: str, epsilon: float, delta: float, cutoff: int
+) -> tuple[Fraction, Fraction | None]:
     sigma, sigma_value = _calibration_exact(kind, epsilon, delta, cutoff)
     # the scales are used as doubles too (fast path, inversion parameter): a subnormal
     # epsilon must give a clear error, not an OverflowError
@@ -111,8 +118,9 @@ def _calibration(kind: str, epsilon: float, delta: float,
     return sigma, sigma_value
 
 
-def _calibration_exact(kind: str, epsilon: float, delta: float,
-                       cutoff: int) -> tuple[Fraction, Fraction | None]:
+def _calibration_exact(
+    kind: str, epsilon: float, delta: float, cutoff: int
+) -> tuple[Fraction, Fraction | None]:
     """(sigma, sigma_value) in units of the sensitivity, exactly as Dwork & Roth's
     Algorithms 1-3 (cached: public parameters only).
 
@@ -126,9 +134,13 @@ def _calibration_exact(kind: str, epsilon: float, delta: float,
         # Algorithm 2, Thm 3.25: c AboveThreshold runs with eps' = eps/c or
         # eps/sqrt(8c ln(1/delta)), sigma = 2/eps'
         if delta > 0.0:
-            _check_advanced("Sparse", cutoff,
-                            epsilon / math.sqrt(8.0 * cutoff * -math.log(delta)),
-                            -math.log(delta), epsilon)
+            _check_advanced(
+                "Sparse",
+                cutoff,
+                epsilon / math.sqrt(8.0 * cutoff * -math.log(delta)),
+                -math.log(delta),
+                epsilon,
+            )
         return _sparse_sigma(cutoff, epsilon, delta), None
     # Algorithm 3, Thm 3.27: Sparse(eps1, delta/2) + c Laplace releases (eps - eps1, delta/2)
     eps1: Fraction | float
@@ -139,19 +151,27 @@ def _calibration_exact(kind: str, epsilon: float, delta: float,
         return Fraction(2 * cutoff) / eps1, Fraction(2 * cutoff) / eps2
     eps1 = _SQRT512 / (_SQRT512 + 1.0) * epsilon
     eps2 = 2.0 / (_SQRT512 + 1.0) * epsilon
-    ln_2_delta = _LN2 - math.log(delta)             # ln(2/delta) = ln(1/(delta/2))
+    ln_2_delta = _LN2 - math.log(delta)  # ln(2/delta) = ln(1/(delta/2))
     root = math.sqrt(32.0 * cutoff * ln_2_delta)
-    _check_advanced("NumericSparse", cutoff, eps1 / math.sqrt(8.0 * cutoff * ln_2_delta),
-                    ln_2_delta, eps1)
+    _check_advanced(
+        "NumericSparse",
+        cutoff,
+        eps1 / math.sqrt(8.0 * cutoff * ln_2_delta),
+        ln_2_delta,
+        eps1,
+    )
     _check_advanced("NumericSparse", cutoff, eps2 / root, ln_2_delta, eps2 / 2)
-    return (Fraction(_finite_scale(inflate(root / eps1))),
-            Fraction(_finite_scale(inflate(root / eps2))))
+    return (
+        Fraction(_finite_scale(inflate(root / eps1))),
+        Fraction(_finite_scale(inflate(root / eps2))),
+    )
 
 
 def _finite_scale(sigma: float) -> float:
     if not sigma < math.inf:
         raise PrivacyParameterError(
-            "epsilon is too small: the noise scale overflows a double; use a larger epsilon")
+            "epsilon is too small: the noise scale overflows a double; use a larger epsilon"
+        )
     return sigma
 
 
@@ -166,7 +186,8 @@ def _dyadic_up(x: Fraction) -> tuple[int, int]:
     if k < 0:
         raise PrivacyParameterError(
             f"a noise scale of {_v.show(x)} grid steps is too large for the exact "
-            "sampler; pass a larger granularity= or a larger epsilon")
+            "sampler; pass a larger granularity= or a larger epsilon"
+        )
     num = -((-x.numerator << k) // x.denominator)
     f = Fraction(num, 1 << k)
     return f.numerator, f.denominator
@@ -196,8 +217,9 @@ def _inv_l(k_grid: int, sigma: Fraction, atom_bits: int) -> float:
     return inflate((2 * k_grid + 2) * math.log(2.0) * s / denom)
 
 
-def _grid(sensitivity: float, sigma: Fraction,
-          granularity: float | None) -> tuple[float, int, float, int]:
+def _grid(
+    sensitivity: float, sigma: Fraction, granularity: float | None
+) -> tuple[float, int, float, int]:
     """(g, K, inv_l, A): the grid, the sensitivity in grid steps, the query-noise
     parameter and its atom's bits."""
     delta_f = Fraction(sensitivity)
@@ -210,16 +232,17 @@ def _grid(sensitivity: float, sigma: Fraction,
             raise PrivacyParameterError(
                 f"granularity={g!r} is too fine for this noise: the query noise would be "
                 f"{inv_l / math.log(2.0):.3g} grid steps, above the secure inversion's "
-                "limit of 2**40 / ln 2; pass a larger granularity")
+                "limit of 2**40 / ln 2; pass a larger granularity"
+            )
         return g, k_grid, inv_l, atom
-    e = math.frexp(sensitivity)[1] - 1        # floor(log2(sensitivity))
+    e = math.frexp(sensitivity)[1] - 1  # floor(log2(sensitivity))
     # default grid: g = 2**(floor(log2(sensitivity)) - GRID_BITS.sparse), coarsened
     # only if the query noise would exceed the inversion's limit (about 2**40 grid steps)
     for bits in range(GRID_BITS.sparse, -1100, -1):
-        if e - bits > 1023:                   # ldexp would overflow: no coarser grid
+        if e - bits > 1023:  # ldexp would overflow: no coarser grid
             break
         g = math.ldexp(1.0, e - bits)
-        if g < _MIN_GRID:                     # 1/g must be a finite double: coarser grid
+        if g < _MIN_GRID:  # 1/g must be a finite double: coarser grid
             continue
         if g == math.inf:
             break
@@ -231,12 +254,16 @@ def _grid(sensitivity: float, sigma: Fraction,
             break
     raise PrivacyParameterError(
         "epsilon is too small for the secure path: the query noise would exceed 2**40 / ln 2 "
-        "grid steps even on the coarsest useful grid; use a larger epsilon")
+        "grid steps even on the coarsest useful grid; use a larger epsilon"
+    )
 
 
 @functools.lru_cache(maxsize=256)
 def _secure_scales(
-    sensitivity: float, sigma: Fraction, sigma_value: Fraction | None, granularity: float | None,
+    sensitivity: float,
+    sigma: Fraction,
+    sigma_value: Fraction | None,
+    granularity: float | None,
 ) -> tuple[float, int, float, int, tuple[int, int], tuple[int, int]]:
     """(g, K, inv_l, A, threshold scale, value scale) of the secure path, from public
     parameters only (cached: exact rational arithmetic is the slow part of a constructor,
@@ -252,8 +279,10 @@ def _granularity(value: Real | None, mode: str) -> float | None:
     if value is None:
         return None
     if mode != "secure":
-        raise PrivacyParameterError("granularity applies only to mode='secure'; got "
-                                    f"granularity={value!r} with mode={mode!r}")
+        raise PrivacyParameterError(
+            "granularity applies only to mode='secure'; got "
+            f"granularity={value!r} with mode={mode!r}"
+        )
     g = _v.positive("granularity", value)
     if math.frexp(g)[0] != 0.5:
         raise PrivacyParameterError(f"granularity must be a power of two; got {value!r}")
@@ -275,34 +304,81 @@ def _budget(budget: SupportsSpend | None) -> SupportsSpend | None:
 
 # ------------------------------------------------------------------ the streams
 
+
 class _SVTBase(_core._SVTStream):
-    __slots__ = ("_threshold", "_epsilon", "_delta", "_sensitivity", "_cutoff", "_mode",
-                 "_grid", "_constant_time", "_cost", "_noise", "_value_range")
+    __slots__ = (
+        "_threshold",
+        "_epsilon",
+        "_delta",
+        "_sensitivity",
+        "_cutoff",
+        "_mode",
+        "_grid",
+        "_constant_time",
+        "_cost",
+        "_noise",
+        "_value_range",
+    )
 
     def _setup_with_cutoff(
-        self, kind: str, threshold: Real, cutoff: int, epsilon: PrivacyParam,
-        delta: PrivacyParam, sensitivity: Real, rng: RngLike, mode: str,
-        budget: SupportsSpend | None, granularity: Real | None, constant_time: bool,
-        value_range: Real | None = None, label: str | None = None,
+        self,
+        kind: str,
+        threshold: Real,
+        cutoff: int,
+        epsilon: PrivacyParam,
+        delta: PrivacyParam,
+        sensitivity: Real,
+        rng: RngLike,
+        mode: str,
+        budget: SupportsSpend | None,
+        granularity: Real | None,
+        constant_time: bool,
+        value_range: Real | None = None,
+        label: str | None = None,
     ) -> None:
         """Validate and calibrate Sparse or NumericSparse (Algorithms 2 and 3), then
         _setup."""
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
-            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
-        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 62)
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget
+        )
+        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2**62)
         label = _label(label, f"{kind}(cutoff={cutoff})")
         delta = _v.delta(delta)
         sigma, sigma_value = _calibration(kind, epsilon, delta, cutoff)
-        self._setup(threshold=threshold, epsilon=epsilon, delta=delta, cutoff=cutoff,
-                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
-                    granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=sigma_value, label=label, value_range=value_range)
+        self._setup(
+            threshold=threshold,
+            epsilon=epsilon,
+            delta=delta,
+            cutoff=cutoff,
+            sensitivity=sensitivity,
+            rng=rng,
+            mode=mode,
+            budget=budget,
+            granularity=granularity,
+            constant_time=constant_time,
+            sigma=sigma,
+            sigma_value=sigma_value,
+            label=label,
+            value_range=value_range,
+        )
 
     def _setup(
-        self, *, threshold: float, epsilon: float, delta: float, cutoff: int,
-        sensitivity: float, rng: RngLike, mode: str, budget: SupportsSpend | None,
-        granularity: float | None, constant_time: bool, sigma: Fraction,
-        sigma_value: Fraction | None, label: str, value_range: Real | None = None,
+        self,
+        *,
+        threshold: float,
+        epsilon: float,
+        delta: float,
+        cutoff: int,
+        sensitivity: float,
+        rng: RngLike,
+        mode: str,
+        budget: SupportsSpend | None,
+        granularity: float | None,
+        constant_time: bool,
+        sigma: Fraction,
+        sigma_value: Fraction | None,
+        label: str,
+        value_range: Real | None = None,
     ) -> None:
         """Configure the C stream, charge the budget, then draw the first threshold.
 
@@ -312,43 +388,74 @@ class _SVTBase(_core._SVTStream):
         numeric = sigma_value is not None
         noise: dict[str, Any]
         vrange = _value_range(value_range)
-        rng = _core.secure_rng(rng)          # warns for a predictable generator
+        rng = _core.secure_rng(rng)  # warns for a predictable generator
         if mode == "secure":
-            g, k_grid, inv_l, atom, thr, val = _secure_scales(sensitivity, sigma,
-                                                              sigma_value, granularity)
+            g, k_grid, inv_l, atom, thr, val = _secure_scales(
+                sensitivity, sigma, sigma_value, granularity
+            )
             if vrange is not None and not vrange < _core.SVT_VALUE_LIMIT * g:
                 if granularity is not None:
                     raise PrivacyParameterError(
                         f"value_range={vrange!r} exceeds the range 2**61 * granularity = "
                         f"{_core.SVT_VALUE_LIMIT * g!r} of the secure grid; pass a larger "
-                        "granularity= or omit it")
+                        "granularity= or omit it"
+                    )
                 # the finest power-of-two grid whose 2**61 steps cover the range (public)
                 coarse = math.ldexp(1.0, math.frexp(vrange / _core.SVT_VALUE_LIMIT)[1])
-                g, k_grid, inv_l, atom, thr, val = _secure_scales(sensitivity, sigma,
-                                                                  sigma_value, coarse)
+                g, k_grid, inv_l, atom, thr, val = _secure_scales(
+                    sensitivity, sigma, sigma_value, coarse
+                )
             # without value_range the secure path clamps to its grid's range
-            effective_range = (vrange if vrange is not None
-                               else math.nextafter(_core.SVT_VALUE_LIMIT * g, 0.0))
+            effective_range = (
+                vrange
+                if vrange is not None
+                else math.nextafter(_core.SVT_VALUE_LIMIT * g, 0.0)
+            )
             slack_thr, slack_val = self._configure_secure(
-                rng, cutoff, numeric, g, threshold, inv_l, atom, thr[0], thr[1], val[0], val[1],
-                constant_time)
-            noise = {"grid": g, "sensitivity_steps": k_grid, "threshold_scale": thr,
-                     "query_inv_l": inv_l, "query_atom_bits": atom,
-                     "value_scale": val if numeric else None}
+                rng,
+                cutoff,
+                numeric,
+                g,
+                threshold,
+                inv_l,
+                atom,
+                thr[0],
+                thr[1],
+                val[0],
+                val[1],
+                constant_time,
+            )
+            noise = {
+                "grid": g,
+                "sensitivity_steps": k_grid,
+                "threshold_scale": thr,
+                "query_inv_l": inv_l,
+                "query_atom_bits": atom,
+                "value_scale": val if numeric else None,
+            }
             # Constant-time sampler: each of at most `cutoff` threshold draws (and as many
             # value draws) is within total variation `slack` of the exact law, so the
             # stream is (eps, delta + (1 + e^eps) * total slack)-DP.
             total = cutoff * (slack_thr + (slack_val if numeric else 0.0))
-            extra = (min(1.0, inflate((1.0 + math.exp(min(epsilon, 700.0))) * total))
-                     if total else 0.0)
+            extra = (
+                min(1.0, inflate((1.0 + math.exp(min(epsilon, 700.0))) * total))
+                if total
+                else 0.0
+            )
         else:
             g_fast: float | None = None
             s = inflate(float(sigma) * sensitivity)
-            sv = (inflate(float(sigma_value) * sensitivity)
-                  if sigma_value is not None else 0.0)
+            sv = (
+                inflate(float(sigma_value) * sensitivity)
+                if sigma_value is not None
+                else 0.0
+            )
             self._configure_fast(rng, cutoff, numeric, threshold, s, 2.0 * s, sv)
-            noise = {"threshold_scale": s, "query_scale": 2.0 * s,
-                     "value_scale": sv if numeric else None}
+            noise = {
+                "threshold_scale": s,
+                "query_scale": 2.0 * s,
+                "value_scale": sv if numeric else None,
+            }
             extra = 0.0
             effective_range = vrange if vrange is not None else math.inf
         if vrange is not None:
@@ -365,7 +472,10 @@ class _SVTBase(_core._SVTStream):
         self._grid = g if mode == "secure" else g_fast
         self._noise = noise
         # exact: the caller's delta plus the sampler's slack (a float bound, at its value)
-        self._cost = (epsilon, _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta)
+        self._cost = (
+            epsilon,
+            _v.Amount(_v.charged(delta) + _v.charged(extra)) if extra else delta,
+        )
         # the whole cost, before any noise is drawn; raising here leaves nothing drawn
         if budget is not None:
             charge(budget, Cost(*self._cost), label)
@@ -436,15 +546,22 @@ class _SVTBase(_core._SVTStream):
 
     def __repr__(self) -> str:
         extra = f", cutoff={self._cutoff}" if type(self) is not AboveThreshold else ""
-        return (f"{type(self).__name__}(threshold={self._threshold!r}{extra}, "
-                f"epsilon={self._epsilon!r}, delta={self._delta!r}, mode={self._mode!r}, "
-                f"consumed={self.consumed}, positives={self.positives}, "
-                f"halted={self.halted})")
+        return (
+            f"{type(self).__name__}(threshold={self._threshold!r}{extra}, "
+            f"epsilon={self._epsilon!r}, delta={self._delta!r}, mode={self._mode!r}, "
+            f"consumed={self.consumed}, positives={self.positives}, "
+            f"halted={self.halted})"
+        )
 
 
 def _common(
-    threshold: Real, epsilon: PrivacyParam, sensitivity: Real, mode: str, constant_time: bool,
-    granularity: Real | None, budget: SupportsSpend | None,
+    threshold: Real,
+    epsilon: PrivacyParam,
+    sensitivity: Real,
+    mode: str,
+    constant_time: bool,
+    granularity: Real | None,
+    budget: SupportsSpend | None,
 ) -> tuple[float, float, float, str, float | None, SupportsSpend | None]:
     threshold = _v.finite("threshold", threshold)
     epsilon = _v.epsilon(epsilon)
@@ -534,7 +651,8 @@ _SECURE_DOC = """
 
 
 class AboveThreshold(_SVTBase):
-    __doc__ = """AboveThreshold (Dwork & Roth, Algorithm 1): report the first query above a
+    __doc__ = (
+        """AboveThreshold (Dwork & Roth, Algorithm 1): report the first query above a
     noisy threshold, then halt.
 
     ``T^ = T + Lap(2 Δ/ε)``, drawn once before any query; for each query
@@ -573,14 +691,18 @@ class AboveThreshold(_SVTBase):
     -------
     ε-differentially private whatever the number of queries (Thm 3.23), including
     adaptively chosen queries and per-query thresholds.
-""" + _SECURE_DOC + """
+"""
+        + _SECURE_DOC
+        + """
     Accuracy
     --------
     If of k queries only the last can be within α of T, then except with probability β
     the stream answers ⊥ to the first k - 1 and correctly to the last, with
     ``α = 8 Δ (ln k + ln(2/β)) / ε`` (Thm 3.24;
     :func:`dpfast.accuracy.above_threshold_alpha`).
-""" + _SHARED_DOC + """
+"""
+        + _SHARED_DOC
+        + """
     References
     ----------
     C. Dwork and A. Roth, The Algorithmic Foundations of Differential Privacy, 2014,
@@ -595,31 +717,56 @@ class AboveThreshold(_SVTBase):
     >>> at = dpfast.sparse.AboveThreshold(100.0, epsilon=0.5)
     >>> answers = at.feed([3.0, 10.0, 250.0, 7.0])   # stops at the first True
     """
+    )
     __slots__ = ()
 
     if TYPE_CHECKING:
-        def feed(self, values: npt.ArrayLike,
-                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]: ...
+
+        def feed(
+            self, values: npt.ArrayLike, thresholds: npt.ArrayLike | None = None
+        ) -> npt.NDArray[np.bool_]: ...
         def step(self, value: Real, threshold: Real | None = None) -> bool: ...
 
     def __init__(
-        self, threshold: Real, *, epsilon: PrivacyParam, sensitivity: Real = 1.0,
-        rng: RngLike = None, mode: str = "secure", budget: SupportsSpend | None = None,
-        granularity: Real | None = None, constant_time: bool = False,
-        value_range: Real | None = None, label: str | None = None,
+        self,
+        threshold: Real,
+        *,
+        epsilon: PrivacyParam,
+        sensitivity: Real = 1.0,
+        rng: RngLike = None,
+        mode: str = "secure",
+        budget: SupportsSpend | None = None,
+        granularity: Real | None = None,
+        constant_time: bool = False,
+        value_range: Real | None = None,
+        label: str | None = None,
     ) -> None:
         threshold, epsilon, sensitivity, mode, granularity, budget = _common(
-            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget)
+            threshold, epsilon, sensitivity, mode, constant_time, granularity, budget
+        )
         label = _label(label, "AboveThreshold")
         sigma, _ = _calibration("AboveThreshold", epsilon, 0.0, 1)
-        self._setup(threshold=threshold, epsilon=epsilon, delta=0.0, cutoff=1,
-                    sensitivity=sensitivity, rng=rng, mode=mode, budget=budget,
-                    granularity=granularity, constant_time=constant_time, sigma=sigma,
-                    sigma_value=None, label=label, value_range=value_range)
+        self._setup(
+            threshold=threshold,
+            epsilon=epsilon,
+            delta=0.0,
+            cutoff=1,
+            sensitivity=sensitivity,
+            rng=rng,
+            mode=mode,
+            budget=budget,
+            granularity=granularity,
+            constant_time=constant_time,
+            sigma=sigma,
+            sigma_value=None,
+            label=label,
+            value_range=value_range,
+        )
 
 
 class Sparse(_SVTBase):
-    __doc__ = """Sparse (Dwork & Roth, Algorithm 2): report which queries are above a
+    __doc__ = (
+        """Sparse (Dwork & Roth, Algorithm 2): report which queries are above a
     noisy threshold, until ``cutoff`` of them have been.
 
     ``σ = 2 c Δ/ε`` if δ = 0, else ``σ = sqrt(32 c ln(1/δ)) Δ/ε``.  The threshold noise is
@@ -647,37 +794,68 @@ class Sparse(_SVTBase):
     ``ε' = ε/c`` (basic composition) or ``ε' = ε/sqrt(8 c ln(1/δ))`` (advanced
     composition, Thm 3.20).  For δ > 0 the constructor refuses (ε, δ, c) for which
     neither composition theorem certifies the calibration (large ε and c).
-""" + _SECURE_DOC + """
+"""
+        + _SECURE_DOC
+        + """
     Accuracy
     --------
     If at most c of k queries are above T - α: ``α = 8 c Δ (ln k + ln(2c/β)) / ε``
     (δ = 0) or ``α = Δ (ln k + ln(2c/β)) sqrt(512 c ln(1/δ)) / ε`` (Thm 3.26;
     :func:`dpfast.accuracy.sparse_alpha`).
-""" + _SHARED_DOC + """
+"""
+        + _SHARED_DOC
+        + """
     References
     ----------
     Dwork and Roth 2014, section 3.6; Lyu, Su and Li 2017; Mironov 2012;
     Canonne, Kamath and Steinke 2020.
     """
+    )
     __slots__ = ()
 
     if TYPE_CHECKING:
-        def feed(self, values: npt.ArrayLike,
-                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]: ...
+
+        def feed(
+            self, values: npt.ArrayLike, thresholds: npt.ArrayLike | None = None
+        ) -> npt.NDArray[np.bool_]: ...
         def step(self, value: Real, threshold: Real | None = None) -> bool: ...
 
     def __init__(
-        self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
-        sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
-        budget: SupportsSpend | None = None, granularity: Real | None = None,
-        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
+        self,
+        threshold: Real,
+        *,
+        cutoff: int,
+        epsilon: PrivacyParam,
+        delta: PrivacyParam = 0.0,
+        sensitivity: Real = 1.0,
+        rng: RngLike = None,
+        mode: str = "secure",
+        budget: SupportsSpend | None = None,
+        granularity: Real | None = None,
+        constant_time: bool = False,
+        value_range: Real | None = None,
+        label: str | None = None,
     ) -> None:
-        self._setup_with_cutoff("Sparse", threshold, cutoff, epsilon, delta, sensitivity, rng,
-                                mode, budget, granularity, constant_time, value_range, label)
+        self._setup_with_cutoff(
+            "Sparse",
+            threshold,
+            cutoff,
+            epsilon,
+            delta,
+            sensitivity,
+            rng,
+            mode,
+            budget,
+            granularity,
+            constant_time,
+            value_range,
+            label,
+        )
 
 
 class NumericSparse(_SVTBase):
-    __doc__ = """NumericSparse (Dwork & Roth, Algorithm 3): Sparse that also releases a
+    __doc__ = (
+        """NumericSparse (Dwork & Roth, Algorithm 3): Sparse that also releases a
     fresh noisy value of each query above the noisy threshold.
 
     δ = 0: ``ε1 = 8ε/9``, ``ε2 = 2ε/9``, ``σ(e) = 2 c Δ/e``;
@@ -713,7 +891,9 @@ class NumericSparse(_SVTBase):
     Laplace releases that are together (ε/9, 0) (δ = 0) or (ε/(sqrt(512)+1), δ/2).  For
     δ > 0 the constructor refuses parameters for which the composition theorems do not
     certify either part.
-""" + _SECURE_DOC + """
+"""
+        + _SECURE_DOC
+        + """
     Accuracy
     --------
     If at most c of k queries are above T - α: ``α = 9 c Δ (ln k + ln(4c/β)) / ε``
@@ -721,25 +901,52 @@ class NumericSparse(_SVTBase):
     (sqrt(512) + 1) / ε`` (Thm 3.28; for δ > 0 the book prints only the first term of the
     max, which does not cover the released values' noise -- see
     :func:`dpfast.accuracy.numeric_sparse_alpha`).
-""" + _SHARED_DOC + """
+"""
+        + _SHARED_DOC
+        + """
     References
     ----------
     Dwork and Roth 2014, section 3.6; Lyu, Su and Li 2017; Mironov 2012;
     Canonne, Kamath and Steinke 2020.
     """
+    )
     __slots__ = ()
 
     if TYPE_CHECKING:
-        def feed(self, values: npt.ArrayLike,
-                 thresholds: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]: ...
+
+        def feed(
+            self, values: npt.ArrayLike, thresholds: npt.ArrayLike | None = None
+        ) -> npt.NDArray[np.float64]: ...
         def step(self, value: Real, threshold: Real | None = None) -> float: ...
 
     def __init__(
-        self, threshold: Real, *, cutoff: int, epsilon: PrivacyParam, delta: PrivacyParam = 0.0,
-        sensitivity: Real = 1.0, rng: RngLike = None, mode: str = "secure",
-        budget: SupportsSpend | None = None, granularity: Real | None = None,
-        constant_time: bool = False, value_range: Real | None = None, label: str | None = None,
+        self,
+        threshold: Real,
+        *,
+        cutoff: int,
+        epsilon: PrivacyParam,
+        delta: PrivacyParam = 0.0,
+        sensitivity: Real = 1.0,
+        rng: RngLike = None,
+        mode: str = "secure",
+        budget: SupportsSpend | None = None,
+        granularity: Real | None = None,
+        constant_time: bool = False,
+        value_range: Real | None = None,
+        label: str | None = None,
     ) -> None:
-        self._setup_with_cutoff("NumericSparse", threshold, cutoff, epsilon, delta,
-                                sensitivity, rng, mode, budget, granularity, constant_time,
-                                value_range, label)
+        self._setup_with_cutoff(
+            "NumericSparse",
+            threshold,
+            cutoff,
+            epsilon,
+            delta,
+            sensitivity,
+            rng,
+            mode,
+            budget,
+            granularity,
+            constant_time,
+            value_range,
+            label,
+        )

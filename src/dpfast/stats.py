@@ -68,13 +68,25 @@ from ._typing import PrivacyParam
 from .selection import _common as _sel_common
 from .selection import exponential_release
 
-__all__ = ["count", "sum", "mean", "histogram", "quantile", "variance", "std", "quantiles",
-           "counts", "estimate_bounds", "Bounds", "grouped_release",
-           "partition_selection_probability"]
+__all__ = [
+    "count",
+    "sum",
+    "mean",
+    "histogram",
+    "quantile",
+    "variance",
+    "std",
+    "quantiles",
+    "counts",
+    "estimate_bounds",
+    "Bounds",
+    "grouped_release",
+    "partition_selection_probability",
+]
 
 _builtin_sum = sum
 FloatArray = npt.NDArray[np.float64]
-_MAX_BINS = 2 ** 28            # a public size limit: 2**28 noisy counts are 2 GiB already
+_MAX_BINS = 2**28  # a public size limit: 2**28 noisy counts are 2 GiB already
 
 
 def _mode(mode: str) -> str:
@@ -87,13 +99,15 @@ def _check_noise(epsilon: float, sensitivity: float, mode: str) -> None:
     or the doubles' range): public parameters only."""
     if not epsilon > 0.0:
         raise PrivacyParameterError(
-            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double")
+            f"epsilon is too small: a share of it ({epsilon!r}) is below the smallest double"
+        )
     if mode == "secure":
         _draw.laplace_int_plan(epsilon, float(sensitivity))
     elif not 0.0 < sensitivity / epsilon < math.inf:
         raise PrivacyParameterError(
             f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} is outside the range of "
-            "doubles")
+            "doubles"
+        )
 
 
 def _fsum(x: FloatArray) -> float:
@@ -109,16 +123,22 @@ def _saturate(x: float) -> float:
     return min(max(x, -_MAX_DOUBLE), _MAX_DOUBLE)
 
 
-def _int_release(value: Any, epsilon: float, sensitivity: float, rng: Any, mode: str) -> Any:
+def _int_release(
+    value: Any, epsilon: float, sensitivity: float, rng: Any, mode: str
+) -> Any:
     """Discrete Laplace (secure) or float Laplace (fast) release of an integer (array);
     the release charged its cost and resolved ``rng`` (a bit generator) and ``mode``."""
     if mode == "secure":
         return _draw.geometric_release(value, epsilon, sensitivity, rng)
-    return _draw.laplace_release(np.asarray(value, dtype=np.float64)
-                                 if not np.isscalar(value) else float(cast(Any, value)),
-                                 epsilon, sensitivity, rng, "fast")
-
-
+    return _draw.laplace_release(
+        np.asarray(value, dtype=np.float64)
+        if not np.isscalar(value)
+        else float(cast(Any, value)),
+        epsilon,
+        sensitivity,
+        rng,
+        "fast",
+    )
 
 
 def _values(values: npt.ArrayLike) -> FloatArray:
@@ -139,21 +159,30 @@ def _value_grid(lo: float, hi: float) -> tuple[float, int, int]:
     step = math.ldexp(1.0, j)
     if step == 0.0:
         raise PrivacyParameterError(
-            f"bounds [{lo!r}, {hi!r}] are too close to 0 for the value grid (2^-1074)")
-    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)      # exact: step is 2^j
+            f"bounds [{lo!r}, {hi!r}] are too close to 0 for the value grid (2^-1074)"
+        )
+    qlo, qhi = math.floor(lo / step), math.ceil(hi / step)  # exact: step is 2^j
     return step, qlo, qhi
 
 
-def _grid_ints(arr: FloatArray, lo: float, hi: float, step: float, qlo: int,
-               qhi: int) -> npt.NDArray[np.int64]:
+def _grid_ints(
+    arr: FloatArray, lo: float, hi: float, step: float, qlo: int, qhi: int
+) -> npt.NDArray[np.int64]:
     """Clamp to [lo, hi], round to the grid, keep within [qlo, qhi] (grid steps, int64)."""
     q = np.rint(np.clip(arr, lo, hi) / step)
     ints: npt.NDArray[np.int64] = np.clip(q, qlo, qhi).astype(np.int64)
     return ints
 
 
-def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "secure",
-          budget: Any = None, label: str | None = None) -> int | float:
+def count(
+    data: Any,
+    *,
+    epsilon: PrivacyParam,
+    rng: Any = None,
+    mode: str = "secure",
+    budget: Any = None,
+    label: str | None = None,
+) -> int | float:
     """The number of records in ``data`` (``len(data)``), with noise.
 
     Parameters
@@ -203,15 +232,43 @@ def count(data: Any, *, epsilon: PrivacyParam, rng: Any = None, mode: str = "sec
 
 
 @overload
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-        axis: None = ..., rng: Any = ..., mode: str = ...,
-        budget: Any = ..., label: str | None = ...) -> float: ...
+def sum(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: None = ...,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> float: ...
 @overload
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
-        rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-        axis: int | None = None, rng: Any = None, mode: str = "secure",
-        budget: Any = None, label: str | None = None) -> Any:
+def sum(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: int,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> Any: ...
+def sum(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: int | None = None,
+    rng: Any = None,
+    mode: str = "secure",
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """The sum of the values clamped to ``[lower, upper]``, with noise.
 
     Parameters
@@ -254,8 +311,18 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
     Dwork & Roth 2014, Thm 3.6.  Mironov, CCS 2012.
     """
     if axis is not None or _axes.is_pandas(values):
-        return _axes.along(sum, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           label=label, lower=lower, upper=upper, mode=mode)
+        return _axes.along(
+            sum,
+            values,
+            axis,
+            epsilon=epsilon,
+            budget=budget,
+            rng=rng,
+            label=label,
+            lower=lower,
+            upper=upper,
+            mode=mode,
+        )
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
@@ -268,15 +335,16 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
         if charged is not None:
             charge(charged, Cost(epsilon, 0.0), label)
         clamped = np.clip(arr, lo, hi)
-        return _saturate(float(_int_release(_fsum(clamped), epsilon, max(abs(lo), abs(hi)),
-                                            gen, "fast")))
-    step, qlo, qhi = _value_grid(lo, hi)   # before the charge: it may refuse the bounds
+        return _saturate(
+            float(_int_release(_fsum(clamped), epsilon, max(abs(lo), abs(hi)), gen, "fast"))
+        )
+    step, qlo, qhi = _value_grid(lo, hi)  # before the charge: it may refuse the bounds
     _check_noise(epsilon, max(abs(qlo), abs(qhi)), "secure")
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
     q = _grid_ints(arr, lo, hi, step, qlo, qhi)
-    total = int(q.sum(dtype=np.int64)) if q.size < 2 ** 30 else _builtin_sum(map(int, q))
+    total = int(q.sum(dtype=np.int64)) if q.size < 2**30 else _builtin_sum(map(int, q))
     noisy = _int_release(total, epsilon, max(abs(qlo), abs(qhi)), gen, "secure")
     exact = Fraction(noisy) * Fraction(step)
     # the noisy sum can pass the largest double when the bounds are near it: saturate
@@ -287,15 +355,43 @@ def sum(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyPa
 
 
 @overload
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-         axis: None = ..., rng: Any = ..., mode: str = ...,
-         budget: Any = ..., label: str | None = ...) -> float: ...
+def mean(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: None = ...,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> float: ...
 @overload
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam, axis: int,
-         rng: Any = ..., mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyParam,
-         axis: int | None = None, rng: Any = None, mode: str = "secure",
-         budget: Any = None, label: str | None = None) -> Any:
+def mean(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: int,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> Any: ...
+def mean(
+    values: npt.ArrayLike,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    axis: int | None = None,
+    rng: Any = None,
+    mode: str = "secure",
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """The mean of the values clamped to ``[lower, upper]``, with noise.
 
     Half of epsilon releases the count, half the sum of the values centred at the middle
@@ -336,15 +432,25 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
     Dwork & Roth 2014, Thm 3.6, 3.14.
     """
     if axis is not None or _axes.is_pandas(values):
-        return _axes.along(mean, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           label=label, lower=lower, upper=upper, mode=mode)
+        return _axes.along(
+            mean,
+            values,
+            axis,
+            epsilon=epsilon,
+            budget=budget,
+            rng=rng,
+            label=label,
+            lower=lower,
+            upper=upper,
+            mode=mode,
+        )
     epsilon = _v.epsilon(epsilon)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
     label = _label(label, "mean")
     arr = _values(values)
     gen = _core.secure_rng(rng)
-    grid = None if mode == "fast" else _value_grid(lo, hi)   # may refuse: before the charge
+    grid = None if mode == "fast" else _value_grid(lo, hi)  # may refuse: before the charge
     half = epsilon / 2.0
     _check_noise(half, 1, mode)
     _check_noise(half, hi / 2.0 - lo / 2.0 if grid is None else grid[2] - grid[1], mode)
@@ -375,9 +481,17 @@ def mean(values: npt.ArrayLike, *, lower: float, upper: float, epsilon: PrivacyP
     return float(min(max(centre + s_noisy / n_noisy, lo), hi))
 
 
-def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: PrivacyParam,
-              range: tuple[float, float] | None = None, rng: Any = None, mode: str = "secure",
-              budget: Any = None, label: str | None = None) -> tuple[Any, FloatArray]:
+def histogram(
+    values: npt.ArrayLike,
+    bins: int | npt.ArrayLike,
+    *,
+    epsilon: PrivacyParam,
+    range: tuple[float, float] | None = None,
+    rng: Any = None,
+    mode: str = "secure",
+    budget: Any = None,
+    label: str | None = None,
+) -> tuple[Any, FloatArray]:
     """Counts of the values in public bins, with noise on every bin.
 
     Parameters
@@ -421,22 +535,28 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         nb = _v.integer("bins", bins, minimum=1, maximum=_MAX_BINS)
         if range is None:
-            raise TypeError("range=(low, high) is required when bins is a number (the range "
-                            "must be public, never taken from the data)")
+            raise TypeError(
+                "range=(low, high) is required when bins is a number (the range "
+                "must be public, never taken from the data)"
+            )
         lo, hi = _v.bounds(*range)
         with np.errstate(all="ignore"):
             edges = np.linspace(lo, hi, nb + 1)
         if not (np.isfinite(edges).all() and np.all(np.diff(edges) > 0)):
             raise PrivacyParameterError(
                 f"range={range!r} cannot be split into {nb} strictly increasing finite "
-                "bins of doubles; use fewer bins or a narrower range")
+                "bins of doubles; use fewer bins or a narrower range"
+            )
     else:
         edges = _v.float_array("bins", bins)
         if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
-            raise PrivacyParameterError("bins must be at least two strictly increasing finite "
-                                        "edges")
+            raise PrivacyParameterError(
+                "bins must be at least two strictly increasing finite edges"
+            )
         if edges.size > _MAX_BINS + 1:
-            raise PrivacyParameterError(f"bins must have at most 2**28 bins; got {edges.size - 1}")
+            raise PrivacyParameterError(
+                f"bins must have at most 2**28 bins; got {edges.size - 1}"
+            )
     arr = _values(values)
     gen = _core.secure_rng(rng)
     counts, _ = np.histogram(arr[np.isfinite(arr)], bins=edges)
@@ -449,17 +569,49 @@ def histogram(values: npt.ArrayLike, bins: int | npt.ArrayLike, *, epsilon: Priv
 
 
 @overload
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
-             candidates: int | npt.ArrayLike = ..., axis: None = ..., rng: Any = ...,
-             mode: str = ..., budget: Any = ..., label: str | None = ...) -> float: ...
+def quantile(
+    values: npt.ArrayLike,
+    q: float,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    candidates: int | npt.ArrayLike = ...,
+    axis: None = ...,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> float: ...
 @overload
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
-             candidates: int | npt.ArrayLike = ..., axis: int, rng: Any = ...,
-             mode: str = ..., budget: Any = ..., label: str | None = ...) -> Any: ...
-def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, epsilon: PrivacyParam,
-             candidates: int | npt.ArrayLike = 1025, axis: int | None = None,
-             rng: Any = None, mode: str = "secure", budget: Any = None,
-             label: str | None = None) -> Any:
+def quantile(
+    values: npt.ArrayLike,
+    q: float,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    candidates: int | npt.ArrayLike = ...,
+    axis: int,
+    rng: Any = ...,
+    mode: str = ...,
+    budget: Any = ...,
+    label: str | None = ...,
+) -> Any: ...
+def quantile(
+    values: npt.ArrayLike,
+    q: float,
+    *,
+    lower: float,
+    upper: float,
+    epsilon: PrivacyParam,
+    candidates: int | npt.ArrayLike = 1025,
+    axis: int | None = None,
+    rng: Any = None,
+    mode: str = "secure",
+    budget: Any = None,
+    label: str | None = None,
+) -> Any:
     """A q-quantile of the values, chosen by the exponential mechanism among public
     candidates.
 
@@ -507,36 +659,53 @@ def quantile(values: npt.ArrayLike, q: float, *, lower: float, upper: float, eps
     STOC 2011.  Dwork & Roth 2014, Thm 3.10, Cor. 3.12.
     """
     if axis is not None or _axes.is_pandas(values):
-        return _axes.along(quantile, values, axis, epsilon=epsilon, budget=budget, rng=rng,
-                           label=label, q=q, lower=lower, upper=upper, candidates=candidates,
-                           mode=mode)
+        return _axes.along(
+            quantile,
+            values,
+            axis,
+            epsilon=epsilon,
+            budget=budget,
+            rng=rng,
+            label=label,
+            q=q,
+            lower=lower,
+            upper=upper,
+            candidates=candidates,
+            mode=mode,
+        )
     epsilon = _v.epsilon(epsilon)
     level = _v.probability("q", q)
     lo, hi = _v.bounds(lower, upper)
     mode = _mode(mode)
     label = _label(label, "quantile")
-    if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, (bool, np.bool_)):
-        k = _v.integer("candidates", candidates, minimum=1, maximum=2 ** 26)
+    if isinstance(candidates, (int, np.integer)) and not isinstance(
+        candidates, (bool, np.bool_)
+    ):
+        k = _v.integer("candidates", candidates, minimum=1, maximum=2**26)
         cand = _v.even_grid(lo, hi, k) if k > 1 else np.array([lo / 2.0 + hi / 2.0])
     else:
         cand = _v.float_array("candidates", candidates)
         if cand.ndim != 1 or cand.size == 0:
-            raise PrivacyParameterError("candidates must be a non-empty 1-d array of values")
+            raise PrivacyParameterError(
+                "candidates must be a non-empty 1-d array of values"
+            )
     arr = _values(values)
-    a = round(level * 2 ** GRID_BITS.quantile_level)
-    b = 2 ** GRID_BITS.quantile_level
+    a = round(level * 2**GRID_BITS.quantile_level)
+    b = 2**GRID_BITS.quantile_level
     sens = max(a, b - a)
     srt = np.sort(arr)
     less = np.searchsorted(srt, cand, side="left").astype(np.int64)
     greater = arr.size - np.searchsorted(srt, cand, side="right").astype(np.int64)
     scores = -np.abs((b - a) * less - a * greater)
-    scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(scores, epsilon, float(sens), False,
-                                                            rng, mode)
+    scores_arr, epsilon, sens_f, _, mode, gen = _sel_common(
+        scores, epsilon, float(sens), False, rng, mode
+    )
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
-    idx = exponential_release(scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen,
-                              mode=mode)   # charged above
+    idx = exponential_release(
+        scores_arr, epsilon=epsilon, sensitivity=sens_f, rng=gen, mode=mode
+    )  # charged above
     return float(cand[idx])
 
 

@@ -6,6 +6,7 @@ their ``from diffprivlib.mechanisms import Laplace`` already binds the dpfast cl
 DPFAST_BROKEN_LAPLACE set (the negative control), the Laplace draw uses a scale 10 %
 too small.
 """
+
 import os
 
 from dpfast.compat import diffprivlib as _dpl
@@ -22,8 +23,11 @@ if os.environ.get("DPFAST_BROKEN_LAPLACE"):
 
 
 def pytest_report_header(config):
-    broken = " (NEGATIVE CONTROL: Laplace scale x0.9)" if os.environ.get(
-        "DPFAST_BROKEN_LAPLACE") else ""
+    broken = (
+        " (NEGATIVE CONTROL: Laplace scale x0.9)"
+        if os.environ.get("DPFAST_BROKEN_LAPLACE")
+        else ""
+    )
     return f"dpfast.compat.diffprivlib: patched, {REBOUND} bindings rebound{broken}"
 
 

@@ -18,6 +18,7 @@ suite once more on a backend whose Laplace scale is 10 % too small, listing the 
 newly fail (none did for 0.6.6: the suite cannot see it); our distribution tests in
 tests/test_compat_diffprivlib.py reject that backend.
 """
+
 import argparse
 import json
 import os
@@ -35,15 +36,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 # 0.6.6: BACKENDS.md section 1.5 (21 re-keyed runs), re-checked when this list was made.
 ALLOWED = {
     # tolerance 0.01 on a proportion whose sd is 0.0095
-    "tests/mechanisms/test_LaplaceBoundedNoise.py::TestLaplaceBoundedNoise::test_neighbors_prob":
-        "tolerance of one standard deviation",
-    "tests/mechanisms/test_PermuteAndFlip.py::TestPermuteAndFlip::test_monotonic_distrib":
-        "frequency check tuned to diffprivlib's stream",
+    "tests/mechanisms/test_LaplaceBoundedNoise.py::TestLaplaceBoundedNoise::test_neighbors_prob": "tolerance of one standard deviation",
+    "tests/mechanisms/test_PermuteAndFlip.py::TestPermuteAndFlip::test_monotonic_distrib": "frequency check tuned to diffprivlib's stream",
     # an exact Bingham sampler gives the (correct) lower utility that this test rejects
-    "tests/models/test_PCA.py::TestPCA::test_big_epsilon":
-        "asserts the utility of diffprivlib's non-exact Bingham sampler",
-    "tests/models/test_KMeans.py::TestKMeans::test_simple":
-        "fails about 1 run in 8 for any re-keyed backend",
+    "tests/models/test_PCA.py::TestPCA::test_big_epsilon": "asserts the utility of diffprivlib's non-exact Bingham sampler",
+    "tests/models/test_KMeans.py::TestKMeans::test_simple": "fails about 1 run in 8 for any re-keyed backend",
 }
 
 
@@ -58,15 +55,31 @@ def fetch_tests(workdir):
     version = diffprivlib.__version__
     dl = workdir / "sdist"
     dl.mkdir(parents=True, exist_ok=True)
-    r = sh([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-            f"diffprivlib=={version}", "-d", str(dl)])
+    r = sh(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"diffprivlib=={version}",
+            "-d",
+            str(dl),
+        ]
+    )
     if r.returncode:
         sys.exit("pip download of the diffprivlib sdist failed")
     (tarball,) = dl.glob("diffprivlib-*.tar.gz")
     suite = workdir / "suite"
     with tarfile.open(tarball) as tf:
-        members = [m for m in tf.getmembers() if "/tests/" in m.name + "/"
-                   and m.name.split("/", 1)[-1].startswith("tests")]
+        members = [
+            m
+            for m in tf.getmembers()
+            if "/tests/" in m.name + "/" and m.name.split("/", 1)[-1].startswith("tests")
+        ]
         for m in members:
             m.name = m.name.split("/", 1)[1]
         tf.extractall(suite, members=members, filter="data")
@@ -74,11 +87,23 @@ def fetch_tests(workdir):
 
 
 def run(suite, xml, patched, env_extra=None):
-    env = dict(os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    )
     env.pop("DPFAST_BROKEN_LAPLACE", None)
     env.update(env_extra or {})
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore",
-           f"--junitxml={xml}", "tests"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore",
+        f"--junitxml={xml}",
+        "tests",
+    ]
     if patched:
         cmd[3:3] = ["-p", "dpfast_diffprivlib_plugin"]
     sh(cmd, cwd=suite, env=env, stdout=subprocess.DEVNULL)
@@ -97,10 +122,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--workdir", type=pathlib.Path)
     ap.add_argument("--json", type=pathlib.Path)
-    ap.add_argument("--broken-laplace", action="store_true",
-                    help="also run the suite on a backend whose Laplace scale is 10%% low "
-                         "(the negative control: diffprivlib's suite does not notice; "
-                         "tests/test_compat_diffprivlib.py does)")
+    ap.add_argument(
+        "--broken-laplace",
+        action="store_true",
+        help="also run the suite on a backend whose Laplace scale is 10%% low "
+        "(the negative control: diffprivlib's suite does not notice; "
+        "tests/test_compat_diffprivlib.py does)",
+    )
     args = ap.parse_args()
     workdir = args.workdir or pathlib.Path(tempfile.mkdtemp(prefix="dpfast-dpl-"))
     version, suite = fetch_tests(workdir)
@@ -118,10 +146,15 @@ def main():
         "unexplained_failures": unexplained,
     }
     if args.broken_laplace:
-        broken = run(suite, workdir / "broken.xml", patched=True,
-                     env_extra={"DPFAST_BROKEN_LAPLACE": "1"})
+        broken = run(
+            suite,
+            workdir / "broken.xml",
+            patched=True,
+            env_extra={"DPFAST_BROKEN_LAPLACE": "1"},
+        )
         summary["broken_laplace_new_failures"] = sorted(
-            t for t in passed_base if broken.get(t) != "passed" and t not in regressions)
+            t for t in passed_base if broken.get(t) != "passed" and t not in regressions
+        )
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))

@@ -13,6 +13,7 @@ Every process that draws through dpfast appends to LOGDIR/draws-<pid>.txt
 (DPFAST_PATCH_LOG).  Prints one JSON line: released partitions, driver pid, and draws per
 pid.
 """
+
 import collections
 import json
 import os
@@ -29,14 +30,20 @@ def main():
     os.environ.pop("DPFAST_PATCH", None)
     # the workers must run this interpreter (where dpfast and pipeline_dp are installed)
     os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    conf = (SparkConf().setMaster("local[2]").setAppName("dpfast-pipeline_dp")
-            .set("spark.ui.enabled", "false").set("spark.ui.showConsoleProgress", "false")
-            .set("spark.executorEnv.DPFAST_PATCH_LOG", str(logdir)))
+    conf = (
+        SparkConf()
+        .setMaster("local[2]")
+        .setAppName("dpfast-pipeline_dp")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.executorEnv.DPFAST_PATCH_LOG", str(logdir))
+    )
     if mode == "workers":
         conf = conf.set("spark.executorEnv.DPFAST_PATCH", "pipeline_dp")
-    os.environ["DPFAST_PATCH_LOG"] = str(logdir)       # the driver's own draws, if any
+    os.environ["DPFAST_PATCH_LOG"] = str(logdir)  # the driver's own draws, if any
     if mode == "driver-only":
         from dpfast.compat import pipeline_dp as dpp
+
         dpp.install()
     sc = SparkContext(conf=conf)
     sc.setLogLevel("ERROR")
@@ -48,11 +55,16 @@ def main():
         params = pipeline_dp.AggregateParams(
             noise_kind=pipeline_dp.NoiseKind.LAPLACE,
             metrics=[pipeline_dp.Metrics.COUNT, pipeline_dp.Metrics.SUM],
-            max_partitions_contributed=1, max_contributions_per_partition=1,
-            min_value=0.0, max_value=1.0)
-        extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0],
-                                                partition_extractor=lambda r: r[1],
-                                                value_extractor=lambda r: r[2])
+            max_partitions_contributed=1,
+            max_contributions_per_partition=1,
+            min_value=0.0,
+            max_value=1.0,
+        )
+        extractors = pipeline_dp.DataExtractors(
+            privacy_id_extractor=lambda r: r[0],
+            partition_extractor=lambda r: r[1],
+            value_extractor=lambda r: r[2],
+        )
         result = engine.aggregate(rdd, params, extractors)
         accountant.compute_budgets()
         released = result.collect()
@@ -67,8 +79,16 @@ def main():
     per_pid = collections.defaultdict(dict)
     for (pid, kind), n in draws.items():
         per_pid[str(pid)][kind] = n
-    print(json.dumps({"mode": mode, "released": len(released), "driver_pid": os.getpid(),
-                      "draws": per_pid}))
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "released": len(released),
+                "driver_pid": os.getpid(),
+                "draws": per_pid,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ best = selection.exponential_mechanism(scores, epsilon=1.0, sensitivity=1.0, rng
 assert_type(best, int)
 assert_type(selection.permute_and_flip([1, 2, 3], epsilon=0.5), int)
 assert_type(selection.report_noisy_max(scores, epsilon=1.0), int)
-assert_type(selection.report_noisy_max(scores, epsilon=1.0, return_value=True), tuple[int, float])
+assert_type(
+    selection.report_noisy_max(scores, epsilon=1.0, return_value=True), tuple[int, float]
+)
 assert_type(selection.top_k(scores, 2, epsilon=1.0), npt.NDArray[np.int64])
 
 # ---------------------------------------------------------------- randomized response
@@ -64,7 +66,9 @@ assert_type(selection.top_k(scores, 2, epsilon=1.0), npt.NDArray[np.int64])
 assert_type(randomized_response.randomized_response(True, epsilon=1.0), bool)
 reports = randomized_response.randomized_response([True, False, True], epsilon=1.0)
 assert_type(reports, npt.NDArray[np.bool_])
-assert_type(randomized_response.estimate_proportion(reports, epsilon=1.0), tuple[float, float])
+assert_type(
+    randomized_response.estimate_proportion(reports, epsilon=1.0), tuple[float, float]
+)
 codes = randomized_response.kary_response(np.array([0, 1, 2]), 3, epsilon=2.0)
 assert_type(codes, npt.NDArray[np.int64])
 assert_type(randomized_response.kary_response(1, 3, epsilon=2.0), int)
@@ -80,7 +84,9 @@ assert_type(accounting.zcdp_to_dp(accounting.gaussian_zcdp(3.0), 1e-6), float)
 assert_type(accounting.optimal_composition(0.1, 0.0, 50, 1e-6), EpsilonDelta)
 orders = accounting.DEFAULT_RDP_ORDERS
 assert_type(accounting.rdp_to_dp(orders, accounting.rdp_gaussian(2.0), 1e-5), RDPConversion)
-assert_type(accounting.pld_compose([(accounting.pld_laplace(1.0), 10)]).epsilon(1e-6), float)
+assert_type(
+    accounting.pld_compose([(accounting.pld_laplace(1.0), 10)]).epsilon(1e-6), float
+)
 assert_type(accounting.max_releases_gaussian(10.0, 1.0, 1.0, 1e-6), int)
 assert_type(accounting.gdp_to_dp(accounting.gdp_compose([0.5, 0.5]), 1e-5), float)
 
@@ -88,10 +94,13 @@ assert_type(accounting.gdp_to_dp(accounting.gdp_compose([0.5, 0.5]), 1e-5), floa
 
 p_keep = grouped.partition_selection_probability(5, epsilon=1.0, delta=1e-6)
 assert_type(p_keep, float)
-assert_type(grouped.partition_selection_probability([1, 5, 50], epsilon=1.0, delta=1e-6),
-            npt.NDArray[np.float64])
-released = grouped.grouped_release(units=[1, 2, 2], keys=["a", "b", "b"], epsilon=1.0,
-                                   delta=1e-6, max_partitions=1)
+assert_type(
+    grouped.partition_selection_probability([1, 5, 50], epsilon=1.0, delta=1e-6),
+    npt.NDArray[np.float64],
+)
+released = grouped.grouped_release(
+    units=[1, 2, 2], keys=["a", "b", "b"], epsilon=1.0, delta=1e-6, max_partitions=1
+)
 
 # ---------------------------------------------------------------- accuracy
 

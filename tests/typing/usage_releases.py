@@ -33,8 +33,9 @@ avg = stats.mean(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(avg, float)
 total = stats.sum(ages, lower=0.0, upper=100.0, epsilon=0.25, budget=budget)
 assert_type(total, float)
-hist, edges = stats.histogram(ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25,
-                                 budget=budget)
+hist, edges = stats.histogram(
+    ages, bins=[0, 20, 40, 60, 80, 100], epsilon=0.25, budget=budget
+)
 assert_type(edges, npt.NDArray[np.float64])
 assert_type(budget.remaining, PrivacyAmount)
 assert_type(budget.spent, PrivacyAmount)
@@ -56,7 +57,7 @@ assert_type(mechanisms.geometric_mechanism(12, epsilon=1.0), mechanisms.Released
 # ---------------------------------------------------------------- mechanism objects
 
 lap = objects.Laplace(1.0, sensitivity=1.0)
-assert_type(lap.release(10.0), mechanisms.Released)   # same types as the function
+assert_type(lap.release(10.0), mechanisms.Released)  # same types as the function
 x = lap.release(np.arange(3.0))
 assert isinstance(x, np.ndarray)
 gauss = objects.Gaussian(1.0, 1e-6, sensitivity=1.0)

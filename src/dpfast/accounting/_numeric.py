@@ -26,8 +26,15 @@ _SUM_SLACK = 2.0**-40
 _KOV_K_MAX = 10**7
 
 
-def bisect_least(ok: Callable[[float], bool], lo: float, hi: float, *, rel: float = 0.0,
-                 steps: int = 200, geometric: bool = False) -> float:
+def bisect_least(
+    ok: Callable[[float], bool],
+    lo: float,
+    hi: float,
+    *,
+    rel: float = 0.0,
+    steps: int = 200,
+    geometric: bool = False,
+) -> float:
     """The safe end of a bisection for the least x with ``ok(x)``, ``ok`` monotone (false
     below some point, true above): from a bracket with ``ok(hi)`` (and ``lo`` below the
     point or a floor), halve (at the arithmetic or geometric midpoint) until
@@ -62,7 +69,8 @@ def _up(x: float, slack: float = _CLOSED_FORM_SLACK) -> float:
 
 
 def _up_array(
-    a: npt.NDArray[np.float64], slack: float = _CLOSED_FORM_SLACK,
+    a: npt.NDArray[np.float64],
+    slack: float = _CLOSED_FORM_SLACK,
 ) -> npt.NDArray[np.float64]:
     """Elementwise :func:`_up` of a float64 array of nonnegative values (zeros stay zero)."""
     a = np.asarray(a, dtype=np.float64)
@@ -78,7 +86,8 @@ def _finite(name: str, value: float) -> float:
         return value
     raise PrivacyParameterError(
         f"{name} is not representable as a finite float for these parameters; "
-        "use less extreme values (the exact value exceeds the range of doubles)")
+        "use less extreme values (the exact value exceeds the range of doubles)"
+    )
 
 
 def _positive_floor(x: float) -> float:
@@ -139,7 +148,9 @@ def _sum_up(arr: npt.NDArray[np.float64]) -> float:
         s = float(np.sum(arr))
     m = 128 + math.ceil(math.log2(n))
     gamma = m * 2.0**-53 / (1.0 - m * 2.0**-53)
-    return math.nextafter(s + 2.0 * gamma * s, _INF)  # terms are >= 0: sum |x| = s (x2 for its own rounding)
+    return math.nextafter(
+        s + 2.0 * gamma * s, _INF
+    )  # terms are >= 0: sum |x| = s (x2 for its own rounding)
 
 
 def _logsumexp(a: npt.ArrayLike) -> float:
@@ -157,28 +168,39 @@ def _log1mexp(x: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """log(1 - e^x) for x <= 0, accurate near 0 and far below it (Maechler 2012)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: npt.NDArray[np.float64] = np.where(x > -math.log(2.0), np.log(-np.expm1(x)),
-                                                np.log1p(-np.exp(x)))
+        out: npt.NDArray[np.float64] = np.where(
+            x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x))
+        )
     return out
 
 
-def _real_sequence(name: str, values: Iterable[Any] | npt.NDArray[Any], *,
-                   minimum_exclusive: float | None = None) -> npt.NDArray[np.float64]:
+def _real_sequence(
+    name: str,
+    values: Iterable[Any] | npt.NDArray[Any],
+    *,
+    minimum_exclusive: float | None = None,
+) -> npt.NDArray[np.float64]:
     """Validate a sequence of nonnegative finite reals; return a float64 array.
 
     A numpy array is checked vectorised; any other iterable element by element with
     the shared helpers (so a bool or a string inside a list is a TypeError naming
     ``name[i]``)."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name} must be a sequence of real numbers; got {type(values).__name__}")
+        raise TypeError(
+            f"{name} must be a sequence of real numbers; got {type(values).__name__}"
+        )
     if isinstance(values, np.ndarray):
         arr = _v.float_array(name, values)
         if arr.ndim != 1:
-            raise PrivacyParameterError(f"{name} must be one-dimensional; got shape {arr.shape}")
+            raise PrivacyParameterError(
+                f"{name} must be one-dimensional; got shape {arr.shape}"
+            )
         bad = arr < 0.0 if minimum_exclusive is None else arr <= minimum_exclusive
         if bad.any():
             rule = ">= 0" if minimum_exclusive is None else f"> {minimum_exclusive}"
-            raise PrivacyParameterError(f"{name} must be {rule} everywhere; got {arr[bad][0]!r}")
+            raise PrivacyParameterError(
+                f"{name} must be {rule} everywhere; got {arr[bad][0]!r}"
+            )
         return arr
     out = []
     for i, v in enumerate(values):
@@ -188,21 +210,29 @@ def _real_sequence(name: str, values: Iterable[Any] | npt.NDArray[Any], *,
         else:
             f = _v.finite(label, v)
             if not f > minimum_exclusive:
-                raise PrivacyParameterError(f"{label} must be > {minimum_exclusive}; got {v!r}")
+                raise PrivacyParameterError(
+                    f"{label} must be > {minimum_exclusive}; got {v!r}"
+                )
             out.append(f)
     return np.asarray(out, dtype=np.float64)
 
 
 def _delta_sequence(
-    name: str, values: Iterable[Any] | npt.NDArray[Any] | None, n: int,
+    name: str,
+    values: Iterable[Any] | npt.NDArray[Any] | None,
+    n: int,
 ) -> npt.NDArray[np.float64]:
     if values is None:
         return np.zeros(n)
     arr = _real_sequence(name, values)
     if (arr >= 1.0).any():
-        raise PrivacyParameterError(f"{name} must be in [0, 1) everywhere; got {arr[arr >= 1.0][0]!r}")
+        raise PrivacyParameterError(
+            f"{name} must be in [0, 1) everywhere; got {arr[arr >= 1.0][0]!r}"
+        )
     if arr.shape[0] != n:
-        raise PrivacyParameterError(f"{name} must have the same length as epsilons ({n}); got {arr.shape[0]}")
+        raise PrivacyParameterError(
+            f"{name} must have the same length as epsilons ({n}); got {arr.shape[0]}"
+        )
     return arr
 
 

@@ -106,7 +106,9 @@ class Accountant:
     def compose(self, mechanism: _pld.Mechanism, count: int = 1) -> Accountant:
         """Record ``count`` runs of a :class:`dpfast.accounting.pld.Mechanism`."""
         if not isinstance(mechanism, _pld.Mechanism):
-            raise TypeError(f"mechanism must be a dpfast.accounting Mechanism; got {type(mechanism).__name__}")
+            raise TypeError(
+                f"mechanism must be a dpfast.accounting Mechanism; got {type(mechanism).__name__}"
+            )
         count = _v.integer("count", count, minimum=1)
         with self._lock:
             self._check(mechanism)
@@ -114,31 +116,48 @@ class Accountant:
             self._cache = None
         return self
 
-    def compose_gaussian(self, sigma: Real, sensitivity: Real = 1.0, count: int = 1,
-                         sampling_rate: Real = 1.0) -> Accountant:
+    def compose_gaussian(
+        self,
+        sigma: Real,
+        sensitivity: Real = 1.0,
+        count: int = 1,
+        sampling_rate: Real = 1.0,
+    ) -> Accountant:
         """Record ``count`` Gaussian mechanisms N(0, sigma^2) of l2 sensitivity ``sensitivity``,
         each on a Poisson subsample with rate ``sampling_rate`` (1: no subsampling)."""
         return self.compose(_pld.gaussian(sigma, sensitivity, sampling_rate), count)
 
-    def compose_laplace(self, scale: Real, sensitivity: Real = 1.0, count: int = 1,
-                        sampling_rate: Real = 1.0) -> Accountant:
+    def compose_laplace(
+        self,
+        scale: Real,
+        sensitivity: Real = 1.0,
+        count: int = 1,
+        sampling_rate: Real = 1.0,
+    ) -> Accountant:
         """Record ``count`` Laplace mechanisms with this scale and l1 sensitivity."""
         return self.compose(_pld.laplace(scale, sensitivity, sampling_rate), count)
 
     def compose_discrete_laplace(
-        self, scale: Real, sensitivity: int = 1, count: int = 1,
+        self,
+        scale: Real,
+        sensitivity: int = 1,
+        count: int = 1,
     ) -> Accountant:
         """Record ``count`` discrete Laplace mechanisms ``P(x) ∝ exp(-|x|/scale)``."""
         return self.compose(_pld.discrete_laplace(scale, sensitivity), count)
 
     def compose_discrete_gaussian(
-        self, sigma: Real, sensitivity: int = 1, count: int = 1,
+        self,
+        sigma: Real,
+        sensitivity: int = 1,
+        count: int = 1,
     ) -> Accountant:
         """Record ``count`` discrete Gaussian mechanisms N_Z(0, sigma^2) (their own curve)."""
         return self.compose(_pld.discrete_gaussian(sigma, sensitivity), count)
 
-    def compose_randomized_response(self, epsilon: PrivacyParam, categories: int = 2,
-                                    count: int = 1) -> Accountant:
+    def compose_randomized_response(
+        self, epsilon: PrivacyParam, categories: int = 2, count: int = 1
+    ) -> Accountant:
         """Record ``count`` k-ary randomized responses with parameter epsilon."""
         return self.compose(_pld.randomized_response(epsilon, categories), count)
 
@@ -159,22 +178,26 @@ class Accountant:
             if m.kind != "gaussian" or m.params[2] != 1.0:
                 raise PrivacyParameterError(
                     "method 'gdp' accounts only Gaussian mechanisms without subsampling; "
-                    f"got {m.kind} (use method='pld')")
+                    f"got {m.kind} (use method='pld')"
+                )
             return
         if method in ("rdp", "zcdp"):
             if _rho(m) is None:
                 raise PrivacyParameterError(
-                    f"method {method!r} does not account for subsampled mechanisms; use method='pld'")
+                    f"method {method!r} does not account for subsampled mechanisms; use method='pld'"
+                )
             return
         if _pure_epsilon(m) is None:
             raise PrivacyParameterError(
-                f"method {method!r} accounts only pure-DP mechanisms; got {m.kind} (use method='pld')")
+                f"method {method!r} accounts only pure-DP mechanisms; got {m.kind} (use method='pld')"
+            )
         if method == "optimal":
             eps = {_pure_epsilon(x) for x, _ in self._items} | {_pure_epsilon(m)}
             if len(eps) > 1:
                 raise PrivacyParameterError(
                     "method 'optimal' needs identical per-step epsilons (Kairouz, Oh & Viswanath "
-                    "homogeneous composition); use method='pld'")
+                    "homogeneous composition); use method='pld'"
+                )
 
     # -------------------------------------------------------------- queries
     def _pld(self) -> _pld.ComposedPLD:
@@ -235,7 +258,9 @@ class Accountant:
         return gdp_compose(mus)
 
     def _total_rho(self) -> float:
-        return _finite("rho", _up(math.fsum(c * _known(_rho(m)) for m, c in self._items), 2.0**-50))
+        return _finite(
+            "rho", _up(math.fsum(c * _known(_rho(m)) for m, c in self._items), 2.0**-50)
+        )
 
     def _rdp(self) -> npt.NDArray[np.float64]:
         total = np.zeros_like(DEFAULT_RDP_ORDERS)
@@ -248,8 +273,11 @@ class Accountant:
                 curve = DEFAULT_RDP_ORDERS * _rho(m)
                 curve = curve.clip(max=eps)
             else:
-                curve = rdp_gaussian(m.params[0], None, m.params[1]) if m.kind == "gaussian" \
+                curve = (
+                    rdp_gaussian(m.params[0], None, m.params[1])
+                    if m.kind == "gaussian"
                     else DEFAULT_RDP_ORDERS * _rho(m)
+                )
             total = total + c * curve
         return total * (1.0 + 2.0**-48)
 
@@ -257,26 +285,38 @@ class Accountant:
         # delta = min_alpha exp((alpha-1)(rdp - eps)) (1-1/alpha)^alpha / (alpha-1)
         # (Canonne, Kamath & Steinke 2020, Prop. 12), rounded up.
         import numpy as np
+
         a = DEFAULT_RDP_ORDERS
         r = self._rdp()
         log_d = (a - 1.0) * (r - epsilon) + a * np.log1p(-1.0 / a) - np.log(a - 1.0)
         best = float(np.min(log_d))
-        return min(1.0, max(math.ulp(0.0), _up(math.exp(min(best, 0.0)), 2.0**-40 + 1e-14 * abs(best))))
+        return min(
+            1.0,
+            max(math.ulp(0.0), _up(math.exp(min(best, 0.0)), 2.0**-40 + 1e-14 * abs(best))),
+        )
 
     def __repr__(self) -> str:
         return f"Accountant(method={self.method!r}, mechanisms={self._items!r})"
 
 
-def _calibrate(make: Callable[[float], _pld.Mechanism], epsilon: float, delta: float, count: int,
-               lo: float, hi: float) -> float:
+def _calibrate(
+    make: Callable[[float], _pld.Mechanism],
+    epsilon: float,
+    delta: float,
+    count: int,
+    lo: float,
+    hi: float,
+) -> float:
     """Smallest noise parameter x (to 1e-7 relative: finer than the PLD's own accuracy;
     the safe end of the bracket) with the PLD epsilon of ``count`` runs of make(x) at
     ``delta`` <= ``epsilon``; epsilon decreases in x."""
+
     def ok(x: float) -> bool:
         try:
             return _pld.compose([(make(x), count)]).epsilon(delta) <= epsilon
         except PrivacyParameterError:
             return False
+
     while not ok(hi):
         lo, hi = hi, 2.0 * hi
         if hi > 1e300:
@@ -286,8 +326,13 @@ def _calibrate(make: Callable[[float], _pld.Mechanism], epsilon: float, delta: f
     return bisect_least(ok, lo, hi, rel=1e-7, steps=100)
 
 
-def calibrate_gaussian(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1,
-                       sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> float:
+def calibrate_gaussian(
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    count: int = 1,
+    sensitivity: Real = 1.0,
+    sampling_rate: Real = 1.0,
+) -> float:
     """The smallest safe sigma for ``count`` Gaussian releases to be (epsilon, delta)-DP.
 
     Parameters
@@ -324,12 +369,23 @@ def calibrate_gaussian(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 
     if q == 1.0:
         return gdp_sigma(epsilon, delta, count, sensitivity)
     guess = gdp_sigma(epsilon, delta, count, sensitivity) * q
-    return _calibrate(lambda s: _pld.gaussian(s, sensitivity, q), epsilon, delta, count,
-                      max(guess / 4.0, sensitivity / 40.0), max(guess, sensitivity / 20.0))
+    return _calibrate(
+        lambda s: _pld.gaussian(s, sensitivity, q),
+        epsilon,
+        delta,
+        count,
+        max(guess / 4.0, sensitivity / 40.0),
+        max(guess, sensitivity / 20.0),
+    )
 
 
-def calibrate_laplace(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1,
-                      sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> float:
+def calibrate_laplace(
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    count: int = 1,
+    sensitivity: Real = 1.0,
+    sampling_rate: Real = 1.0,
+) -> float:
     """The smallest safe Laplace scale for ``count`` releases to be (epsilon, delta)-DP,
     by the PLD accountant (delta = 0: the basic bound count * sensitivity / epsilon, which
     is exact for pure DP).
@@ -357,5 +413,11 @@ def calibrate_laplace(epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1
             eps0 = math.log1p(math.expm1(epsilon / count) / q) * (1.0 - 2.0**-50)
             return _finite("scale", _up(sensitivity / eps0))
         return basic
-    return _calibrate(lambda b: _pld.laplace(b, sensitivity, q), epsilon, delta, count,
-                      basic / 8.0 * q, basic)
+    return _calibrate(
+        lambda b: _pld.laplace(b, sensitivity, q),
+        epsilon,
+        delta,
+        count,
+        basic / 8.0 * q,
+        basic,
+    )

@@ -105,22 +105,25 @@ class Reservation:
 
 def _label(label: object) -> str | None:
     if label is not None and not isinstance(label, str):
-        raise TypeError(f"label must be a str or None; got {type(label).__name__} {label!r}")
+        raise TypeError(
+            f"label must be a str or None; got {type(label).__name__} {label!r}"
+        )
     return label
 
 
 # ---- stores -------------------------------------------------------------------------------
 
+
 class Charge(NamedTuple):
     """One validated charge, as a :class:`BudgetStore` admits it."""
 
-    cost: State                 # the increment of the rule's state
-    amounts: Amounts            # exact (epsilon, delta, rho)
+    cost: State  # the increment of the rule's state
+    amounts: Amounts  # exact (epsilon, delta, rho)
     label: str | None
-    epsilon: float              # for display (the ledger line)
+    epsilon: float  # for display (the ledger line)
     delta: float
     rho: float | None
-    is_rho: bool                # charged as rho (spend_rho, reserve_rho)
+    is_rho: bool  # charged as rho (spend_rho, reserve_rho)
 
 
 _B = TypeVar("_B", bound="PrivacyBudget")
@@ -140,7 +143,9 @@ class BudgetStore(Protocol):
     def check_process(self) -> None:
         """Raise if this process may not charge the store (before any validation)."""
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
+    def admit(
+        self, rule: Filter, charges: Sequence[Charge], status: str
+    ) -> list[LedgerEntry]:
         """Admit every charge or none (raise :func:`refusal` for the first that does not
         fit); record each with ``status`` ("spent" or "reserved"); return their lines."""
 
@@ -161,17 +166,22 @@ class BudgetStore(Protocol):
         """``__reduce__`` of a budget on this store (or raise ``TypeError``)."""
 
 
-def refusal(rule: Filter, where: str, charges: Sequence[Charge], state: State,
-            i: int) -> BudgetExceededError:
+def refusal(
+    rule: Filter, where: str, charges: Sequence[Charge], state: State, i: int
+) -> BudgetExceededError:
     """The error of a store that cannot admit ``charges[i]`` on ``state``: names the
     charge, the budget (``where``, in a ledger), and what remains."""
     c = charges[i]
     what = f"rho={c.rho!r}" if c.is_rho else f"epsilon={c.epsilon!r}, delta={c.delta!r}"
-    extra = (f" (charge {i + 1} of {len(charges)}; none of them was recorded)"
-             if len(charges) > 1 else "")
+    extra = (
+        f" (charge {i + 1} of {len(charges)}; none of them was recorded)"
+        if len(charges) > 1
+        else ""
+    )
     return BudgetExceededError(
         f"charge ({what}, label={c.label!r}){where} refused: it would exceed "
-        f"the budget{extra}; remaining {PrivacyAmount(*rule.remaining(state))}")
+        f"the budget{extra}; remaining {PrivacyAmount(*rule.remaining(state))}"
+    )
 
 
 class MemoryStore:
@@ -187,7 +197,7 @@ class MemoryStore:
     def __init__(self, state: State) -> None:
         self._state = state
         self._ledger: list[LedgerEntry] = []
-        self._open: set[int] = set()   # indices of unsettled reservations
+        self._open: set[int] = set()  # indices of unsettled reservations
         self._lock = threading.Lock()
         self._fork_gen = _FORK[0]
 
@@ -198,16 +208,18 @@ class MemoryStore:
             raise BudgetExceededError(
                 "this PrivacyBudget was created in another process: a forked copy never "
                 "spends (every copy would spend the same budget); use a shared ledger, "
-                "dpfast.ledger.open('sqlite:///path.db').budget(key, ...), in every process")
+                "dpfast.ledger.open('sqlite:///path.db').budget(key, ...), in every process"
+            )
 
-    def spend_basic(self, rule: Filter, epsilon: float, delta: float,
-                    label: str | None) -> LedgerEntry | None:
+    def spend_basic(
+        self, rule: Filter, epsilon: float, delta: float, label: str | None
+    ) -> LedgerEntry | None:
         """The common charge inlined ("basic" rule, float amounts already range-checked):
         the same steps as :meth:`admit` with ``Filter.cost`` and the basic admission;
         ``None`` where the general path must decide (another process, or a refusal)."""
         if self._fork_gen != _FORK[0]:
             return None
-        ce = cached_scaled(epsilon)     # each float charges the decimal it prints as
+        ce = cached_scaled(epsilon)  # each float charges the decimal it prints as
         if ce is None:
             ce = scaled_float(epsilon)
         cd = (cached_scaled(delta) or scaled_float(delta)) if delta else 0
@@ -222,7 +234,9 @@ class MemoryStore:
                 return entry
         return None
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
+    def admit(
+        self, rule: Filter, charges: Sequence[Charge], status: str
+    ) -> list[LedgerEntry]:
         with self._lock:
             state = self._state
             for i, c in enumerate(charges):
@@ -233,7 +247,9 @@ class MemoryStore:
             self._state = state
             out = []
             for c in charges:
-                entry = LedgerEntry(len(self._ledger), c.label, c.epsilon, c.delta, c.rho, status)
+                entry = LedgerEntry(
+                    len(self._ledger), c.label, c.epsilon, c.delta, c.rho, status
+                )
                 self._ledger.append(entry)
                 if status == "reserved":
                     self._open.add(entry.index)
@@ -246,7 +262,8 @@ class MemoryStore:
         with self._lock:
             if index not in self._open:
                 raise RuntimeError(
-                    f"reservation {index} was already settled ({self._ledger[index].status})")
+                    f"reservation {index} was already settled ({self._ledger[index].status})"
+                )
             self._open.discard(index)
             if status == "rolled_back":
                 self._state = Filter.add(self._state, cost, -1)
@@ -269,7 +286,8 @@ class MemoryStore:
         raise TypeError(
             "an in-memory PrivacyBudget cannot be pickled or copied: the copy would spend "
             "the same budget again; share a ledger-backed budget (dpfast.ledger), which "
-            "reconnects to its store when unpickled")
+            "reconnects to its store when unpickled"
+        )
 
 
 class PrivacyBudget:
@@ -377,8 +395,15 @@ class PrivacyBudget:
     Cost(epsilon=0.25, delta=0.0, rho=None)
     """
 
-    def __init__(self, epsilon: object = None, delta: object = 0.0, composition: str = "basic", *,
-                 delta_prime: object = None, rho: object = None) -> None:
+    def __init__(
+        self,
+        epsilon: object = None,
+        delta: object = 0.0,
+        composition: str = "basic",
+        *,
+        delta_prime: object = None,
+        rho: object = None,
+    ) -> None:
         rule = Filter(epsilon, delta, composition, delta_prime=delta_prime, rho=rho)
         self._bind(rule, MemoryStore(rule.zero()))
 
@@ -411,16 +436,20 @@ class PrivacyBudget:
         self.epsilon, self.delta = rule.epsilon, rule.delta
         self.delta_prime, self.rho = rule.delta_prime, rule.rho
         # spend's inlined path: the memory store's "basic" rule only
-        self._fast = (store.spend_basic if isinstance(store, MemoryStore)
-                      and rule.composition == "basic" else None)
+        self._fast = (
+            store.spend_basic
+            if isinstance(store, MemoryStore) and rule.composition == "basic"
+            else None
+        )
 
-    def __reduce__(self) -> tuple[Any, ...]:   # the store decides (memory: always raises)
+    def __reduce__(self) -> tuple[Any, ...]:  # the store decides (memory: always raises)
         return self._store.reduce()
 
     # ---- charging: validate, let the store admit atomically ----------------------------
 
-    def _charge(self, epsilon: object, delta: object, rho: object, label: object,
-                status: str) -> Any:
+    def _charge(
+        self, epsilon: object, delta: object, rho: object, label: object, status: str
+    ) -> Any:
         """Validate one charge and have the store admit it; return its ledger line
         (status "spent") or its reservation (status "reserved")."""
         store, rule = self._store, self._rule
@@ -430,31 +459,50 @@ class PrivacyBudget:
         c = Charge(rule.cost(amounts), amounts, text, eps_f, dlt_f, rho_f, rho is not None)
         line = store.admit(rule, (c,), status)[0]
         if status == "reserved":
-            return Reservation(line.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
+            return Reservation(
+                line.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost)
+            )
         return line
 
-    def _charge_all(self, charges: Sequence[tuple[object, object, object, object]],
-                    status: str) -> list[Any]:
+    def _charge_all(
+        self, charges: Sequence[tuple[object, object, object, object]], status: str
+    ) -> list[Any]:
         """:meth:`_charge` for several ``(epsilon, delta, rho, label)``, all or none."""
         store, rule = self._store, self._rule
         store.check_process()
         prepared = []
         for epsilon, delta, rho, label in charges:
             eps_f, dlt_f, rho_f, amounts = rule.convert(epsilon, delta, rho)
-            prepared.append(Charge(rule.cost(amounts), amounts, _label(label),
-                                   eps_f, dlt_f, rho_f, rho is not None))
+            prepared.append(
+                Charge(
+                    rule.cost(amounts),
+                    amounts,
+                    _label(label),
+                    eps_f,
+                    dlt_f,
+                    rho_f,
+                    rho is not None,
+                )
+            )
         lines = store.admit(rule, prepared, status)
         if status == "reserved":
-            return [Reservation(e.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
-                    for e, c in zip(lines, prepared, strict=True)]
+            return [
+                Reservation(e.index, c.label, c.epsilon, c.delta, c.rho, (self, c.cost))
+                for e, c in zip(lines, prepared, strict=True)
+            ]
         return lines
 
     def _settle(self, reservation: Reservation, status: str) -> LedgerEntry:
         if not isinstance(reservation, Reservation):
-            raise TypeError(f"reservation must be a Reservation; got {type(reservation).__name__}")
+            raise TypeError(
+                f"reservation must be a Reservation; got {type(reservation).__name__}"
+            )
         owner = reservation._owner
-        if (not isinstance(owner, tuple) or not isinstance(owner[0], PrivacyBudget)
-                or not self._store.same(owner[0]._store)):
+        if (
+            not isinstance(owner, tuple)
+            or not isinstance(owner[0], PrivacyBudget)
+            or not self._store.same(owner[0]._store)
+        ):
             raise ValueError(self._store.foreign)
         return self._store.settle(reservation, owner[1], status)
 
@@ -477,9 +525,9 @@ class PrivacyBudget:
         """
         return _activate(self)
 
-
-    def spend(self, epsilon: object, delta: object = 0.0, *,
-              label: str | None = None) -> LedgerEntry:
+    def spend(
+        self, epsilon: object, delta: object = 0.0, *, label: str | None = None
+    ) -> LedgerEntry:
         """Charge an (epsilon, delta)-DP mechanism before it runs.
 
         Parameters
@@ -509,16 +557,22 @@ class PrivacyBudget:
         See the class docstring: the charge is admitted only if the composed total stays
         within the budget.
         """
-        if (self._fast is not None and type(epsilon) is float and type(delta) is float
-                and 0.0 <= epsilon < _INF and 0.0 <= delta < 1.0
-                and (label is None or type(label) is str)):
+        if (
+            self._fast is not None
+            and type(epsilon) is float
+            and type(delta) is float
+            and 0.0 <= epsilon < _INF
+            and 0.0 <= delta < 1.0
+            and (label is None or type(label) is str)
+        ):
             entry = self._fast(self._rule, epsilon, delta, label)
             if entry is not None:
                 return entry
         return cast(LedgerEntry, self._charge(epsilon, delta, None, label, "spent"))
 
-    def spend_parallel(self, charges: Iterable[object], *,
-                       label: str | None = None) -> LedgerEntry:
+    def spend_parallel(
+        self, charges: Iterable[object], *, label: str | None = None
+    ) -> LedgerEntry:
         """Charge releases on *disjoint* parts of the data once, at their maximum cost.
 
         Parameters
@@ -580,12 +634,16 @@ class PrivacyBudget:
         for c in charges:
             if isinstance(c, tuple | list):
                 if len(c) != 2:
-                    raise TypeError(f"each charge must be (epsilon, delta) or epsilon; got {c!r}")
+                    raise TypeError(
+                        f"each charge must be (epsilon, delta) or epsilon; got {c!r}"
+                    )
                 items.append((c[0], c[1]))
             else:
                 items.append((c, 0.0))
         if not items:
-            raise PrivacyParameterError("spend_parallel needs at least one charge; got none")
+            raise PrivacyParameterError(
+                "spend_parallel needs at least one charge; got none"
+            )
         eps, dlt = [], []
         for e, d in items:
             eps_x, dlt_x, _ = self._rule.convert(e, d, None)[3]
@@ -624,8 +682,9 @@ class PrivacyBudget:
         """
         return cast(LedgerEntry, self._charge(None, 0.0, rho, label, "spent"))
 
-    def reserve(self, epsilon: object, delta: object = 0.0, *,
-                label: str | None = None) -> Reservation:
+    def reserve(
+        self, epsilon: object, delta: object = 0.0, *, label: str | None = None
+    ) -> Reservation:
         """Hold a charge now; settle it later with :meth:`commit` or :meth:`rollback`.
 
         Parameters
@@ -742,6 +801,7 @@ class PrivacyBudget:
         return self._store.entries()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self._rule.describe()}, "
-                f"composition={self.composition!r}, spent={self.spent})")
-
+        return (
+            f"{type(self).__name__}({self._rule.describe()}, "
+            f"composition={self.composition!r}, spent={self.spent})"
+        )

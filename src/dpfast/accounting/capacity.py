@@ -30,7 +30,9 @@ MAX_RELEASES_GAUSSIAN_METHODS = ("gdp", "zcdp", "rdp", "pld")
 _SEARCH_K_MAX = 2**53
 
 
-def _largest(fits: Callable[[int], bool], k_max: int, hint: float | None = None) -> int | None:
+def _largest(
+    fits: Callable[[int], bool], k_max: int, hint: float | None = None
+) -> int | None:
     """The largest k in [0, k_max] with fits(k), for a predicate that is true up to some
     k and false after (k = 0 always fits); None if k_max itself fits.
 
@@ -67,8 +69,14 @@ def _largest(fits: Callable[[int], bool], k_max: int, hint: float | None = None)
     return lo
 
 
-def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyParam,
-                 delta: PrivacyParam = 0.0, *, method: str = "basic") -> int:
+def max_releases(
+    epsilon0: PrivacyParam,
+    delta0: PrivacyParam,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam = 0.0,
+    *,
+    method: str = "basic",
+) -> int:
     """The largest number k of (epsilon0, delta0)-DP releases whose composition is
     (epsilon, delta)-DP by a given composition method.
 
@@ -162,7 +170,8 @@ def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyP
     if method in ("zcdp", "pld") and dlt0_x != 0:
         raise PrivacyParameterError(
             f"method {method!r} counts pure-DP releases; got delta0={delta0!r} "
-            "(use method='optimal' or 'advanced' for releases with delta0 > 0)")
+            "(use method='optimal' or 'advanced' for releases with delta0 > 0)"
+        )
     # Per-release costs round up, totals round down: the floats used are on the safe side.
     eps0 = _float_up(eps0_x)
     dlt0 = _float_up(dlt0_x)
@@ -180,6 +189,7 @@ def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyP
     # The zCDP count (a closed form) is within a factor ~1.5 of the searched answers: a start.
     hint = _zcdp_count(eps, dlt, eps0_x * eps0_x / 2) if dlt0_x == 0 else None
     if method == "advanced":
+
         def fits(k: int) -> bool:
             rest = dlt_x - k * dlt0_x
             if not rest > 0:
@@ -189,10 +199,13 @@ def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyP
                 return False
             eps_k: float = advanced_composition(eps0, dlt0, k, delta_prime).epsilon
             return eps_k <= eps
+
         return _search(fits, _SEARCH_K_MAX, hint, method)
     if method == "optimal":
+
         def fits(k: int) -> bool:
             return optimal_composition_delta(eps0, dlt0, k, eps) <= dlt
+
         return _search(fits, _KOV_K_MAX, hint, method)
     # pld: the PLD of pure-DP releases is within ~1e-4 of the exact (optimal) count,
     # which is much cheaper to find: start there.
@@ -204,6 +217,7 @@ def max_releases(epsilon0: PrivacyParam, delta0: PrivacyParam, epsilon: PrivacyP
 
     def fits_pld(k: int) -> bool:
         return _pld_compose([(mech, k)]).delta(eps) <= dlt
+
     # Each evaluation costs seconds at k ~ 1e7; beyond, "zcdp" or "advanced" answer at once.
     return _search(fits_pld, _KOV_K_MAX, hint, method)
 
@@ -216,17 +230,26 @@ def _zcdp_count(epsilon: float, delta: float, rho0: float | Fraction) -> int:
     return int(Fraction(zcdp_budget(epsilon, delta)) // Fraction(rho0))
 
 
-def _search(fits: Callable[[int], bool], k_max: int, hint: float | None, method: str) -> int:
+def _search(
+    fits: Callable[[int], bool], k_max: int, hint: float | None, method: str
+) -> int:
     k = _largest(fits, k_max, hint)
     if k is None:
         raise PrivacyParameterError(
             f"more than {k_max} releases fit under method {method!r}: the per-release cost is "
-            "negligible next to the budget; check the parameters")
+            "negligible next to the budget; check the parameters"
+        )
     return k
 
 
-def max_releases_gaussian(sigma: Real, sensitivity: Real, epsilon: PrivacyParam,
-                          delta: PrivacyParam, *, method: str = "gdp") -> int:
+def max_releases_gaussian(
+    sigma: Real,
+    sensitivity: Real,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    *,
+    method: str = "gdp",
+) -> int:
     """The largest number k of Gaussian releases N(0, sigma^2) of l2 sensitivity
     ``sensitivity`` whose composition is (epsilon, delta)-DP.
 
@@ -291,11 +314,18 @@ def max_releases_gaussian(sigma: Real, sensitivity: Real, epsilon: PrivacyParam,
     def fits(k: int) -> bool:
         acc = Accountant(method).compose_gaussian(sigma, sensitivity, count=k)
         return acc.delta(epsilon) <= delta
+
     return _search(fits, _SEARCH_K_MAX, hint, method)
 
 
-def max_releases_laplace(scale: Real, sensitivity: Real, epsilon: PrivacyParam,
-                         delta: PrivacyParam = 0.0, *, method: str = "basic") -> int:
+def max_releases_laplace(
+    scale: Real,
+    sensitivity: Real,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam = 0.0,
+    *,
+    method: str = "basic",
+) -> int:
     """The largest number k of Laplace releases of this scale and l1 sensitivity whose
     composition is (epsilon, delta)-DP.
 
@@ -339,12 +369,18 @@ def max_releases_laplace(scale: Real, sensitivity: Real, epsilon: PrivacyParam,
         return max_releases(eps0_x, 0, epsilon, delta, method=method)
     _, eps_x = exact_amount("epsilon", epsilon, "positive")
     _, dlt_x = exact_amount("delta", delta, "delta")
-    eps, dlt = _fraction_to_float_down(Fraction(eps_x)), _fraction_to_float_down(Fraction(dlt_x))
+    eps, dlt = (
+        _fraction_to_float_down(Fraction(eps_x)),
+        _fraction_to_float_down(Fraction(dlt_x)),
+    )
     try:
         hint = max_releases(eps0_x, 0, eps_x, dlt_x, method="optimal")
     except PrivacyParameterError:
         hint = None
 
     def fits(k: int) -> bool:
-        return Accountant("pld").compose_laplace(scale, sensitivity, count=k).delta(eps) <= dlt
+        return (
+            Accountant("pld").compose_laplace(scale, sensitivity, count=k).delta(eps) <= dlt
+        )
+
     return _search(fits, _SEARCH_K_MAX, hint, method)

@@ -66,7 +66,9 @@ def _amount_sequence(name: str, values: object) -> list[Fraction] | npt.NDArray[
     if isinstance(values, np.ndarray):
         return _real_sequence(name, values)
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a sequence of real numbers; got {type(values).__name__}")
+        raise TypeError(
+            f"{name} must be a sequence of real numbers; got {type(values).__name__}"
+        )
     out = []
     for i, v in enumerate(values):
         x = _v.exact(f"{name}[{i}]", v)
@@ -76,15 +78,19 @@ def _amount_sequence(name: str, values: object) -> list[Fraction] | npt.NDArray[
     return out
 
 
-def _exact_sum(values: list[Fraction] | npt.NDArray[np.float64], *, exact: bool) -> Fraction:
+def _exact_sum(
+    values: list[Fraction] | npt.NDArray[np.float64], *, exact: bool
+) -> Fraction:
     """The exact sum of an amount sequence (an array summed by its distinct values); for a
     large array of many distinct values and ``exact`` false, an upper bound instead."""
     if isinstance(values, list):
         return sum(values, Fraction(0))
     uniq, counts = np.unique(values, return_counts=True)
     if exact or uniq.shape[0] <= _EXACT_DISTINCT_MAX:
-        return sum((_v.decimal_of(float(u)) * int(c) for u, c in zip(uniq, counts, strict=True)),
-                   Fraction(0))
+        return sum(
+            (_v.decimal_of(float(u)) * int(c) for u, c in zip(uniq, counts, strict=True)),
+            Fraction(0),
+        )
     # each float's decimal lies in its rounding interval, below the next float up
     return Fraction(_sum_up(np.where(values > 0.0, np.nextafter(values, _INF), 0.0)))
 
@@ -100,15 +106,18 @@ def _exact_param(name: str, value: object, rule: str) -> Fraction:
 
 
 @overload
-def basic_composition(epsilons: object, deltas: object = ..., *,
-                      exact: Literal[False] = ...) -> EpsilonDelta: ...
+def basic_composition(
+    epsilons: object, deltas: object = ..., *, exact: Literal[False] = ...
+) -> EpsilonDelta: ...
 @overload
-def basic_composition(epsilons: object, deltas: object = ..., *,
-                      exact: Literal[True]) -> ExactEpsilonDelta: ...
+def basic_composition(
+    epsilons: object, deltas: object = ..., *, exact: Literal[True]
+) -> ExactEpsilonDelta: ...
 
 
-def basic_composition(epsilons: object, deltas: object = None, *,
-                      exact: bool = False) -> EpsilonDelta | ExactEpsilonDelta:
+def basic_composition(
+    epsilons: object, deltas: object = None, *, exact: bool = False
+) -> EpsilonDelta | ExactEpsilonDelta:
     """Basic composition: the epsilons add up and so do the deltas.
 
     Parameters
@@ -151,14 +160,20 @@ def basic_composition(epsilons: object, deltas: object = None, *,
     else:
         dels = _amount_sequence("deltas", deltas)
         if len(dels) != n:
-            raise PrivacyParameterError(f"deltas must have the same length as epsilons ({n}); got {len(dels)}")
+            raise PrivacyParameterError(
+                f"deltas must have the same length as epsilons ({n}); got {len(dels)}"
+            )
         if any(d >= 1 for d in dels):
             bad = next(d for d in dels if d >= 1)
-            raise PrivacyParameterError(f"deltas must be in [0, 1) everywhere; got {float(bad)!r}")
+            raise PrivacyParameterError(
+                f"deltas must be in [0, 1) everywhere; got {float(bad)!r}"
+            )
     eps_x, dlt_x = _exact_sum(eps, exact=exact), _exact_sum(dels, exact=exact)
     if exact:
         return ExactEpsilonDelta(eps_x, dlt_x)
-    return EpsilonDelta(_finite("sum(epsilons)", _v.decimal_up(eps_x)), _v.decimal_up(dlt_x))
+    return EpsilonDelta(
+        _finite("sum(epsilons)", _v.decimal_up(eps_x)), _v.decimal_up(dlt_x)
+    )
 
 
 def _advanced_epsilon(eps: float, k: int, log_inv_delta_prime: float) -> float:
@@ -170,7 +185,9 @@ def _advanced_epsilon(eps: float, k: int, log_inv_delta_prime: float) -> float:
     return math.sqrt(2.0 * k * log_inv_delta_prime) * eps + k * eps * math.expm1(eps)
 
 
-def advanced_composition(epsilon: object, delta: object, k: int, delta_prime: object) -> EpsilonDelta:
+def advanced_composition(
+    epsilon: object, delta: object, k: int, delta_prime: object
+) -> EpsilonDelta:
     """Advanced composition of k (epsilon, delta)-DP mechanisms.
 
     Parameters
@@ -218,8 +235,9 @@ def advanced_composition(epsilon: object, delta: object, k: int, delta_prime: ob
     return EpsilonDelta(_bound(_up(eps_total)), _v.decimal_up(k * dlt_x + dp_x))
 
 
-def heterogeneous_advanced_composition(epsilons: object, deltas: object,
-                                       delta_prime: object) -> EpsilonDelta:
+def heterogeneous_advanced_composition(
+    epsilons: object, deltas: object, delta_prime: object
+) -> EpsilonDelta:
     """Advanced composition of mechanisms with different (epsilon_i, delta_i).
 
     Parameters
@@ -258,7 +276,9 @@ def heterogeneous_advanced_composition(epsilons: object, deltas: object,
     """
     exact_eps = _amount_sequence("epsilons", epsilons)
     if len(exact_eps) == 0:
-        raise PrivacyParameterError("epsilons must hold at least one value; got an empty sequence")
+        raise PrivacyParameterError(
+            "epsilons must hold at least one value; got an empty sequence"
+        )
     if isinstance(exact_eps, list):
         eps = np.array([_v.float_up(x) for x in exact_eps], dtype=np.float64)
     else:  # a float's decimal is below the next float up
@@ -266,10 +286,13 @@ def heterogeneous_advanced_composition(epsilons: object, deltas: object,
     dels = [] if deltas is None else _amount_sequence("deltas", deltas)
     if deltas is not None and len(dels) != len(exact_eps):
         raise PrivacyParameterError(
-            f"deltas must have the same length as epsilons ({len(exact_eps)}); got {len(dels)}")
+            f"deltas must have the same length as epsilons ({len(exact_eps)}); got {len(dels)}"
+        )
     if any(d >= 1 for d in dels):
-        raise PrivacyParameterError("deltas must be in [0, 1) everywhere; got "
-                                    f"{float(next(d for d in dels if d >= 1))!r}")
+        raise PrivacyParameterError(
+            "deltas must be in [0, 1) everywhere; got "
+            f"{float(next(d for d in dels if d >= 1))!r}"
+        )
     dp_x = _exact_param("delta_prime", delta_prime, "delta_open")
     dp = _v.float_down(dp_x)
     if not dp > 0.0:
@@ -278,12 +301,14 @@ def heterogeneous_advanced_composition(epsilons: object, deltas: object,
         sq = _sum_up(eps * eps)
         drift = _sum_up(eps * np.expm1(eps))
     eps_total = _finite("epsilon'", math.sqrt(2.0 * -math.log(dp) * sq) + drift)
-    return EpsilonDelta(_bound(_up(eps_total)),
-                        _v.decimal_up(_exact_sum(dels, exact=False) + dp_x))
+    return EpsilonDelta(
+        _bound(_up(eps_total)), _v.decimal_up(_exact_sum(dels, exact=False) + dp_x)
+    )
 
 
-def advanced_composition_per_step(epsilon_total: object, delta_prime: object, k: int, *,
-                                  method: str = "exact") -> float:
+def advanced_composition_per_step(
+    epsilon_total: object, delta_prime: object, k: int, *, method: str = "exact"
+) -> float:
     """The per-step epsilon that k-fold advanced composition turns into epsilon_total.
 
     Parameters
@@ -387,7 +412,9 @@ def _product_threshold() -> float:
 PRODUCT_MECHANISM_EPSILON_MAX = _product_threshold()  # ~1.2564312
 
 
-def product_mechanism_privacy(epsilon: object, k: int, *, simplified: bool = False) -> EpsilonDelta:
+def product_mechanism_privacy(
+    epsilon: object, k: int, *, simplified: bool = False
+) -> EpsilonDelta:
     """Privacy of the k-fold product of an epsilon-DP mechanism (product mechanism, corrected).
 
     Parameters
@@ -433,8 +460,13 @@ def product_mechanism_privacy(epsilon: object, k: int, *, simplified: bool = Fal
     epsilon = _v.float_up(eps_x)
     k = _v.integer("k", k, minimum=1)
     if not isinstance(simplified, bool):
-        raise TypeError(f"simplified must be a bool; got {type(simplified).__name__} {simplified!r}")
-    _finite("k * epsilon * e^epsilon", k * epsilon * (math.exp(epsilon) if epsilon < 709.0 else _INF))
+        raise TypeError(
+            f"simplified must be a bool; got {type(simplified).__name__} {simplified!r}"
+        )
+    _finite(
+        "k * epsilon * e^epsilon",
+        k * epsilon * (math.exp(epsilon) if epsilon < 709.0 else _INF),
+    )
     delta_prime = math.exp(-k * epsilon * epsilon / 2.0)
     if delta_prime == 0.0:
         # e^(-k eps^2/2) underflows: report the smallest positive float, which is larger.

@@ -1,5 +1,4 @@
-"""Divergences of finite distributions (Dwork & Roth Def. 3.5-3.6, Lemma 3.18).
-"""
+"""Divergences of finite distributions (Dwork & Roth Def. 3.5-3.6, Lemma 3.18)."""
 
 from __future__ import annotations
 
@@ -20,22 +19,31 @@ _DIST_TOL = 1e-9
 def _distribution(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     arr = _v.float_array(name, values)
     if arr.ndim != 1 or arr.shape[0] == 0:
-        raise PrivacyParameterError(f"{name} must be a non-empty 1-D array of probabilities; got shape {arr.shape}")
+        raise PrivacyParameterError(
+            f"{name} must be a non-empty 1-D array of probabilities; got shape {arr.shape}"
+        )
     if (arr < 0.0).any():
-        raise PrivacyParameterError(f"{name} must be >= 0 everywhere; got {arr[arr < 0.0][0]!r}")
+        raise PrivacyParameterError(
+            f"{name} must be >= 0 everywhere; got {arr[arr < 0.0][0]!r}"
+        )
     total = math.fsum(arr.tolist())
     if abs(total - 1.0) > _DIST_TOL:
-        raise PrivacyParameterError(f"{name} must sum to 1 (within {_DIST_TOL}); got sum {total!r}")
+        raise PrivacyParameterError(
+            f"{name} must sum to 1 (within {_DIST_TOL}); got sum {total!r}"
+        )
     return arr
 
 
 def _pair(
-    p: npt.ArrayLike, q: npt.ArrayLike,
+    p: npt.ArrayLike,
+    q: npt.ArrayLike,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     p = _distribution("p", p)
     q = _distribution("q", q)
     if p.shape != q.shape:
-        raise PrivacyParameterError(f"p and q must have the same support size; got {p.shape[0]} and {q.shape[0]}")
+        raise PrivacyParameterError(
+            f"p and q must have the same support size; got {p.shape[0]} and {q.shape[0]}"
+        )
     return p, q
 
 
@@ -98,7 +106,9 @@ def max_divergence(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     return float(np.max(np.log(p[s]) - np.log(q[s])))
 
 
-def approximate_max_divergence(p: npt.ArrayLike, q: npt.ArrayLike, delta: PrivacyParam) -> float:
+def approximate_max_divergence(
+    p: npt.ArrayLike, q: npt.ArrayLike, delta: PrivacyParam
+) -> float:
     """delta-approximate max divergence, computed exactly on a finite support.
 
     D_inf^delta(P || Q) = max over S in Supp(P) with P(S) > delta of
@@ -151,7 +161,9 @@ def approximate_max_divergence(p: npt.ArrayLike, q: npt.ArrayLike, delta: Privac
     return float(np.max(vals)) if vals.size else -_INF
 
 
-def hockey_stick_divergence(p: npt.ArrayLike, q: npt.ArrayLike, epsilon: PrivacyParam) -> float:
+def hockey_stick_divergence(
+    p: npt.ArrayLike, q: npt.ArrayLike, epsilon: PrivacyParam
+) -> float:
     """max_S P(S) - e^epsilon Q(S) = sum_y (P(y) - e^epsilon Q(y))_+.
 
     Parameters
@@ -219,7 +231,9 @@ class KLBoundCheck(NamedTuple):
 
 
 def check_kl_bound(
-    p: npt.ArrayLike, q: npt.ArrayLike, epsilon: PrivacyParam | None = None,
+    p: npt.ArrayLike,
+    q: npt.ArrayLike,
+    epsilon: PrivacyParam | None = None,
 ) -> KLBoundCheck:
     """Check Dwork & Roth Lemma 3.18 on a pair of finite distributions.
 
@@ -253,7 +267,9 @@ def check_kl_bound(
     if epsilon is None:
         epsilon = both
         if epsilon == _INF:
-            raise PrivacyParameterError("p and q must have the same support for Lemma 3.18; a max divergence is infinite")
+            raise PrivacyParameterError(
+                "p and q must have the same support for Lemma 3.18; a max divergence is infinite"
+            )
     else:
         epsilon = _v.nonnegative("epsilon", epsilon)
         if both > epsilon * (1.0 + 1e-12):
@@ -262,4 +278,6 @@ def check_kl_bound(
             )
     kl = kl_divergence(p, q)
     bound = epsilon * math.expm1(epsilon)
-    return KLBoundCheck(kl, bound, float(epsilon), bool(kl <= bound * (1.0 + 1e-12) + 1e-300))
+    return KLBoundCheck(
+        kl, bound, float(epsilon), bool(kl <= bound * (1.0 + 1e-12) + 1e-300)
+    )

@@ -236,7 +236,9 @@ def gdp_mu(epsilon: PrivacyParam, delta: PrivacyParam) -> float:
         # delta(eps) -> 0 as mu -> 0 for eps > 0, so this ends unless eps is subnormal.
         lo = lo * 1e-10
         if lo < 1e-307:
-            raise PrivacyParameterError(f"epsilon is too small for any mu > 1e-300; got {epsilon!r}")
+            raise PrivacyParameterError(
+                f"epsilon is too small for any mu > 1e-300; got {epsilon!r}"
+            )
     for _ in range(400):
         mid = math.sqrt(lo) * math.sqrt(hi)
         if not lo < mid < hi:
@@ -249,7 +251,10 @@ def gdp_mu(epsilon: PrivacyParam, delta: PrivacyParam) -> float:
 
 
 def gdp_sigma(
-    epsilon: PrivacyParam, delta: PrivacyParam, count: int = 1, sensitivity: Real = 1.0,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    count: int = 1,
+    sensitivity: Real = 1.0,
 ) -> float:
     """The smallest sigma such that ``count`` Gaussian releases are (epsilon, delta)-DP.
 

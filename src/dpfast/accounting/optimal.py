@@ -18,7 +18,11 @@ from .composition import EpsilonDelta
 # n = 0..15 from math.lgamma (delta(0) is unused: x = 0 and x = n are handled apart).
 _LN_2PI = math.log(2.0 * math.pi)
 _STIRLERR_TABLE = np.array(
-    [0.0] + [math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * _LN_2PI for n in range(1, 16)]
+    [0.0]
+    + [
+        math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * _LN_2PI
+        for n in range(1, 16)
+    ]
 )
 
 
@@ -34,7 +38,9 @@ def _stirlerr(n: npt.ArrayLike) -> npt.NDArray[np.float64]:
         r = 1.0 / (nb * nb)
         # The asymptotic series 1/(12n) - 1/(360n^3) + 1/(1260n^5) - 1/(1680n^7) + 1/(1188n^9);
         # the next term is < 2e-16 in absolute value for n > 15.
-        out[big] = (1.0 / 12 - r * (1.0 / 360 - r * (1.0 / 1260 - r * (1.0 / 1680 - r / 1188)))) / nb
+        out[big] = (
+            1.0 / 12 - r * (1.0 / 360 - r * (1.0 / 1260 - r * (1.0 / 1680 - r / 1188)))
+        ) / nb
     return out
 
 
@@ -69,7 +75,10 @@ def _bd0(x: npt.ArrayLike, m: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 
 def _binomial_logpmf(
-    n: int, x: npt.ArrayLike, log_p: float, log_q: float,
+    n: int,
+    x: npt.ArrayLike,
+    log_p: float,
+    log_q: float,
 ) -> npt.NDArray[np.float64]:
     """ln Pr[Bin(n, p) = x] for an integer array x in [0, n], with p = e^log_p.
 
@@ -189,7 +198,9 @@ class _KOVTerms:
         """Smallest eps_g >= 0 with the bound of :meth:`log_delta` <= e^log_target."""
         k, eps = self.k, self.epsilon
         if log_target == -_INF:
-            return k * eps  # delta_hom(eps_g) > 0 for every eps_g < k eps (the ell = 0 term)
+            return (
+                k * eps
+            )  # delta_hom(eps_g) > 0 for every eps_g < k eps (the ell = 0 term)
         if self.log_delta(0.0) <= log_target:
             return 0.0
         if self.log_pruned >= log_target:  # cannot happen with the callers' thresholds
@@ -240,7 +251,9 @@ class _KOVTerms:
         return eps_g
 
 
-def _kov_args(epsilon: PrivacyParam, delta: PrivacyParam, k: int) -> tuple[float, float, int]:
+def _kov_args(
+    epsilon: PrivacyParam, delta: PrivacyParam, k: int
+) -> tuple[float, float, int]:
     epsilon = _v.positive("epsilon", epsilon)
     delta = _v.delta(delta)
     k = _v.integer("k", k, minimum=1, maximum=_KOV_K_MAX)
@@ -249,8 +262,9 @@ def _kov_args(epsilon: PrivacyParam, delta: PrivacyParam, k: int) -> tuple[float
     return epsilon, delta, k
 
 
-def optimal_composition(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
-                        delta_prime: PrivacyParam) -> EpsilonDelta:
+def optimal_composition(
+    epsilon: PrivacyParam, delta: PrivacyParam, k: int, delta_prime: PrivacyParam
+) -> EpsilonDelta:
     """Exact optimal homogeneous composition (Kairouz, Oh & Viswanath 2015).
 
     Parameters
@@ -303,7 +317,9 @@ def optimal_composition(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
     epsilon, delta, k = _kov_args(epsilon, delta, k)
     delta_prime = _v.delta(delta_prime, "delta_prime")
     # Aim slightly below delta' to absorb the rounding of the log-space sums.
-    log_target = math.log(delta_prime) + math.log1p(-_SUM_SLACK) if delta_prime > 0.0 else -_INF
+    log_target = (
+        math.log(delta_prime) + math.log1p(-_SUM_SLACK) if delta_prime > 0.0 else -_INF
+    )
     # Discard only terms below delta' e^-60 / (k+1) in total (their bound is added).
     terms = _KOVTerms(epsilon, k, log_target - 60.0 - math.log(k + 1.0))
     eps_g = terms.solve(log_target)
@@ -311,8 +327,9 @@ def optimal_composition(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
     return EpsilonDelta(_up(eps_g), _up(delta_g))
 
 
-def optimal_composition_delta(epsilon: PrivacyParam, delta: PrivacyParam, k: int,
-                              epsilon_total: PrivacyParam) -> float:
+def optimal_composition_delta(
+    epsilon: PrivacyParam, delta: PrivacyParam, k: int, epsilon_total: PrivacyParam
+) -> float:
     """The exact composed delta at a given total epsilon (the forward map of KOV Thm 3.3).
 
     Parameters

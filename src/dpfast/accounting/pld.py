@@ -85,6 +85,7 @@ def _erfc(x: npt.ArrayLike) -> _F:
 
 # ------------------------------------------------------------------ base noise laws
 
+
 def _gauss_tails(x: npt.ArrayLike) -> tuple[_F, _F]:
     """(lower, upper) = (Phi(x), 1 - Phi(x)).  One erfc per point: the tail on the far
     side of the median, to a few ulps relative; the other is 1 minus it (absolute
@@ -99,8 +100,12 @@ def _laplace_tails(x: npt.ArrayLike) -> tuple[_F, _F]:
     """(lower, upper) tails of Lap(0, 1): e^x/2 for x < 0 and e^-x/2 for x >= 0."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore"):
-        lo = np.where(x < 0.0, 0.5 * np.exp(np.minimum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.abs(x)))
-        up = np.where(x >= 0.0, 0.5 * np.exp(-np.maximum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.abs(x)))
+        lo = np.where(
+            x < 0.0, 0.5 * np.exp(np.minimum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.abs(x))
+        )
+        up = np.where(
+            x >= 0.0, 0.5 * np.exp(-np.maximum(x, 0.0)), 1.0 - 0.5 * np.exp(-np.abs(x))
+        )
     return lo, up
 
 
@@ -121,7 +126,9 @@ def _edge_masses(kind: str, x: _F) -> tuple[_F, _F]:
     mass = np.where(below, lo2 - lo1, np.where(above, up1 - up2, 1.0 - lo1 - up2))
     t1 = np.where(below | ~above, lo1, up1)
     t2 = np.where(above | ~below, up2, lo2)
-    err = _MASS_SLACK * (t1 + t2 + np.abs(mass)) + 4.0 * _U * np.where(below | above, 0.0, 1.0)
+    err = _MASS_SLACK * (t1 + t2 + np.abs(mass)) + 4.0 * _U * np.where(
+        below | above, 0.0, 1.0
+    )
     return np.maximum(mass, 0.0), err
 
 
@@ -147,6 +154,7 @@ def _mixture_cdf_up(kind: str, components: _Mixture, x: npt.ArrayLike) -> tuple[
 
 
 # ------------------------------------------------------------------ subsampling maps
+
 
 def _logsub(t: npt.ArrayLike, q: float) -> _F:
     """ln(1 - q + q e^t): the privacy loss after Poisson subsampling at rate q of a loss t
@@ -174,6 +182,7 @@ def _invlogsub(ell: npt.ArrayLike, q: float) -> _F:
 
 
 # ------------------------------------------------------------------ one direction of a mechanism
+
 
 @dataclass(frozen=True)
 class _Piece:
@@ -247,7 +256,8 @@ def _discretise(law: _Law, h: float) -> _Discrete:
     if stop - start > 4 * _MAX_GRID:
         raise PrivacyParameterError(
             "a mechanism's privacy loss spans too many grid points for PLD accounting "
-            f"({stop - start}); use a coarser method such as 'rdp'")
+            f"({stop - start}); use a coarser method such as 'rdp'"
+        )
     out = np.zeros(stop - start + 1)
     if fin.any():
         _split(law.atom_loss[fin], law.atom_mass[fin], h, out, start)
@@ -265,7 +275,9 @@ def _discretise_piece(p: _Piece, h: float, out: _F, start: int) -> float:
     grid = np.arange(j0, j1 + 1, dtype=np.float64) * h
     inner = np.clip(grid, l_lo, l_hi)
     x = p.inv(inner)
-    x = np.clip(np.where(np.isfinite(x), x, np.where(inner <= l_lo, p.x_lo, p.x_hi)), p.x_lo, p.x_hi)
+    x = np.clip(
+        np.where(np.isfinite(x), x, np.where(inner <= l_lo, p.x_lo, p.x_hi)), p.x_lo, p.x_hi
+    )
     x[0], x[-1] = p.x_lo, p.x_hi
     a, ea = _mixture_mass(p.kind, p.P, x)
     b, eb = _mixture_mass(p.kind, p.Q, x)
@@ -291,6 +303,7 @@ def _discretise_piece(p: _Piece, h: float, out: _F, start: int) -> float:
 
 # ------------------------------------------------------------------ mechanisms
 
+
 def _gaussian_laws(mu: float, q: float) -> list[_Law]:
     """Directions of the (Poisson-subsampled) Gaussian mechanism with mu = Delta/sigma:
     remove: P = (1-q) N(0,1) + q N(mu,1) vs Q = N(0,1); add: the reverse pair, written
@@ -298,18 +311,26 @@ def _gaussian_laws(mu: float, q: float) -> list[_Law]:
     Koskela et al. 2021, §5).  For q = 1 one direction (the pair is symmetric)."""
     half = 0.5 * mu * mu
     remove = _Piece(
-        "gauss", ((1.0 - q, 0.0), (q, mu)) if q < 1.0 else ((1.0, mu),), ((1.0, 0.0),),
-        -_Z, mu + _Z,
+        "gauss",
+        ((1.0 - q, 0.0), (q, mu)) if q < 1.0 else ((1.0, mu),),
+        ((1.0, 0.0),),
+        -_Z,
+        mu + _Z,
         lambda x: _logsub(mu * x - half, q),
-        lambda ell: (_invlogsub(ell, q) + half) / mu)
+        lambda ell: (_invlogsub(ell, q) + half) / mu,
+    )
     var = (q * mu) ** 2 * (1.0 if q == 1.0 else max(1.0, math.expm1(min(mu * mu, 50.0))))
     laws = [_Law((remove,), np.zeros(0), np.zeros(0), var)]
     if q < 1.0:
         add = _Piece(
-            "gauss", ((1.0, 0.0),), ((1.0 - q, 0.0), (q, -mu)),
-            -mu - _Z, _Z,
+            "gauss",
+            ((1.0, 0.0),),
+            ((1.0 - q, 0.0), (q, -mu)),
+            -mu - _Z,
+            _Z,
             lambda x: -_logsub(-mu * x - half, q),
-            lambda ell: -(_invlogsub(-ell, q) + half) / mu)
+            lambda ell: -(_invlogsub(-ell, q) + half) / mu,
+        )
         laws.append(_Law((add,), np.zeros(0), np.zeros(0), var))
     return laws
 
@@ -320,21 +341,33 @@ def _laplace_laws(s: float, q: float) -> list[_Law]:
     (x <= 0) and s (x >= s), linear in between."""
     es = math.exp(-s)
     remove = _Piece(
-        "laplace", ((1.0 - q, 0.0), (q, s)) if q < 1.0 else ((1.0, s),), ((1.0, 0.0),),
-        0.0, s,
+        "laplace",
+        ((1.0 - q, 0.0), (q, s)) if q < 1.0 else ((1.0, s),),
+        ((1.0, 0.0),),
+        0.0,
+        s,
         lambda x: _logsub(2.0 * x - s, q),
-        lambda ell: 0.5 * (_invlogsub(ell, q) + s), False)
+        lambda ell: 0.5 * (_invlogsub(ell, q) + s),
+        False,
+    )
     up = 1.0 + 4 * _MASS_SLACK
     atoms_l = np.array([float(_logsub(-s, q)), float(_logsub(s, q))])
-    atoms_m = np.array([(1.0 - q) * 0.5 + q * 0.5 * es, (1.0 - q) * 0.5 * es + q * 0.5]) * up
+    atoms_m = (
+        np.array([(1.0 - q) * 0.5 + q * 0.5 * es, (1.0 - q) * 0.5 * es + q * 0.5]) * up
+    )
     var = (q * s) ** 2 * (1.0 if q == 1.0 else max(1.0, math.expm1(min(s, 50.0))))
     laws = [_Law((remove,), atoms_l, atoms_m, var)]
     if q < 1.0:
         add = _Piece(
-            "laplace", ((1.0, s),), ((1.0 - q, s), (q, 0.0)),
-            0.0, s,
+            "laplace",
+            ((1.0, s),),
+            ((1.0 - q, s), (q, 0.0)),
+            0.0,
+            s,
             lambda x: -_logsub(s - 2.0 * x, q),
-            lambda ell: 0.5 * (s - _invlogsub(-ell, q)), False)
+            lambda ell: 0.5 * (s - _invlogsub(-ell, q)),
+            False,
+        )
         atoms_l = np.array([-float(_logsub(s, q)), -float(_logsub(-s, q))])
         atoms_m = np.array([0.5 * es, 0.5]) * up
         laws.append(_Law((add,), atoms_l, atoms_m, var))
@@ -346,7 +379,9 @@ def _rr_law(epsilon: float, k: int) -> _Law:
     worst pair of inputs gives losses +eps, 0 (k - 2 outputs) and -eps."""
     z = 1.0 + (k - 1) * math.exp(-epsilon)  # (e^eps + k - 1)/e^eps
     up = 1.0 + 4 * _MASS_SLACK
-    mass = np.array([1.0 / z, (k - 2) * math.exp(-epsilon) / z, math.exp(-epsilon) / z]) * up
+    mass = (
+        np.array([1.0 / z, (k - 2) * math.exp(-epsilon) / z, math.exp(-epsilon) / z]) * up
+    )
     loss = np.array([epsilon, 0.0, -epsilon])
     keep = mass > 0.0
     return _Law((), loss[keep], mass[keep], epsilon * epsilon)
@@ -390,6 +425,7 @@ def _discrete_gaussian_law(sigma: float, shift: int) -> _Law:
 
 # ------------------------------------------------------------------ descriptions
 
+
 @dataclass(frozen=True)
 class Mechanism:
     """A mechanism an accountant can compose: its kind and exact noise parameters.
@@ -426,7 +462,9 @@ class Mechanism:
 def _at_most(name: str, value: float, limit: float) -> float:
     """Refuse a public ratio past which the loss leaves the range the grid can hold."""
     if value > limit:
-        raise PrivacyParameterError(f"{name} must be <= {limit:g} for PLD accounting; got {value!r}")
+        raise PrivacyParameterError(
+            f"{name} must be <= {limit:g} for PLD accounting; got {value!r}"
+        )
     return value
 
 
@@ -442,7 +480,9 @@ def gaussian(sigma: Real, sensitivity: Real = 1.0, sampling_rate: Real = 1.0) ->
     optionally on a Poisson subsample with rate ``sampling_rate`` (add/remove neighbours)."""
     sigma = _v.positive("sigma", sigma)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    _at_most("sensitivity / sigma", _finite("sensitivity / sigma", sensitivity / sigma), 40.0)
+    _at_most(
+        "sensitivity / sigma", _finite("sensitivity / sigma", sensitivity / sigma), 40.0
+    )
     return Mechanism("gaussian", (sigma, sensitivity, _rate(sampling_rate)))
 
 
@@ -451,7 +491,9 @@ def laplace(scale: Real, sensitivity: Real = 1.0, sampling_rate: Real = 1.0) -> 
     optionally on a Poisson subsample with rate ``sampling_rate``."""
     scale = _v.positive("scale", scale)
     sensitivity = _v.positive("sensitivity", sensitivity)
-    _at_most("sensitivity / scale", _finite("sensitivity / scale", sensitivity / scale), 500.0)
+    _at_most(
+        "sensitivity / scale", _finite("sensitivity / scale", sensitivity / scale), 500.0
+    )
     return Mechanism("laplace", (scale, sensitivity, _rate(sampling_rate)))
 
 
@@ -495,6 +537,7 @@ def pure_dp(epsilon: PrivacyParam) -> Mechanism:
 
 
 # ------------------------------------------------------------------ composition
+
 
 def _grid_step(items: Sequence[tuple[Mechanism, int]], grid_step: Real | None) -> float:
     """h = 2^-m.  Given: rounded down to a power of two.  Default: the connect-the-dots
@@ -565,9 +608,12 @@ class ComposedPLD:
     def _refine_threshold(self, d: _Direction) -> float:
         h, start, n = self._h, d.start, d.mass0.size
 
-        def noisy(j: int) -> bool:  # noise floor above loss j h vs 1e-3 of the untilted delta there
-            result: bool = (d.err_suffix[min(max(j - start + 1, 0), n)]
-                            > 1e-3 * self._delta_eval(d, d.mass0, j * h))
+        def noisy(
+            j: int,
+        ) -> bool:  # noise floor above loss j h vs 1e-3 of the untilted delta there
+            result: bool = d.err_suffix[
+                min(max(j - start + 1, 0), n)
+            ] > 1e-3 * self._delta_eval(d, d.mass0, j * h)
             return result
 
         # The last entry is noise against a delta of (nearly) nothing but the inf mass;
@@ -590,7 +636,9 @@ class ComposedPLD:
         start, inf_mass, extra = d.start, d.inf_mass, d.extra
         h = self._h
         if epsilon >= (start + mass.size) * h:  # no finite loss above epsilon
-            return min(1.0, math.nextafter(inf_mass + extra, _INF) if inf_mass + extra else 0.0)
+            return min(
+                1.0, math.nextafter(inf_mass + extra, _INF) if inf_mass + extra else 0.0
+            )
         lo = math.floor(epsilon / h) - start + 1  # first index with loss > epsilon
         lo = max(lo, 0)
         while lo > 0 and (start + lo - 1) * h > epsilon:
@@ -623,10 +671,13 @@ class ComposedPLD:
             return 0.0
         floor_mass = d.inf_mass + d.extra
         top = max((d.start + d.mass.size) * h, 0.0)
-        if floor_mass >= delta or self._delta_eval(d, d.mass0, top) > delta:  # no mass above top
+        if (
+            floor_mass >= delta or self._delta_eval(d, d.mass0, top) > delta
+        ):  # no mass above top
             raise PrivacyParameterError(
                 f"delta must exceed the mass of infinite privacy loss ({floor_mass!r}) "
-                f"for a finite epsilon; got {delta!r}")
+                f"for a finite epsilon; got {delta!r}"
+            )
         # Grid points first (delta decreases): the answer lies in [j h, (j+1) h].
         start = d.start
         lo, hi = start, start + d.mass0.size
@@ -668,13 +719,17 @@ class ComposedPLD:
                 b = x
             else:
                 a = x
-        while self._delta_eval(d, mass, b) > delta:  # the direct evaluation has the last word
+        while (
+            self._delta_eval(d, mass, b) > delta
+        ):  # the direct evaluation has the last word
             b = math.nextafter(b + 1e-12 * b, _INF)
         return b
 
 
 def compose(
-    mechanisms: Iterable[tuple[Mechanism, int]], *, grid_step: Real | None = None,
+    mechanisms: Iterable[tuple[Mechanism, int]],
+    *,
+    grid_step: Real | None = None,
 ) -> ComposedPLD:
     """Compose mechanisms by PLD.
 
@@ -706,7 +761,9 @@ def compose(
     grouped: dict[Mechanism, int] = {}
     for m, c in mechanisms:
         if not isinstance(m, Mechanism):
-            raise TypeError(f"mechanisms must hold Mechanism objects; got {type(m).__name__}")
+            raise TypeError(
+                f"mechanisms must hold Mechanism objects; got {type(m).__name__}"
+            )
         c = _v.integer("count", c, minimum=1)
         grouped[m] = grouped.get(m, 0) + c
     if not grouped:
@@ -714,7 +771,9 @@ def compose(
     # Gaussians without subsampling compose exactly into one Gaussian with
     # mu = sqrt(sum c_i mu_i^2) (Dong, Roth & Su 2022, Cor. 3.3): merge them first, so
     # that their composition adds no discretisation error at all.
-    gauss = [(m, c) for m, c in grouped.items() if m.kind == "gaussian" and m.params[2] == 1.0]
+    gauss = [
+        (m, c) for m, c in grouped.items() if m.kind == "gaussian" and m.params[2] == 1.0
+    ]
     if len(gauss) > 1 or (gauss and gauss[0][1] > 1):
         mus = [(m.params[1] / m.params[0]) ** 2 * c for m, c in gauss]
         mu = math.sqrt(math.fsum(mus)) * (1.0 + 8 * _CLOSED_FORM_SLACK)
@@ -735,8 +794,9 @@ def compose(
         if which == 1 and all(m.symmetric for m, _ in items):
             dirs.append(dirs[0])
             break
-        dirs.append(_compose_direction([(add if which else rem, c) for rem, add, c in per_mech],
-                                       h))
+        dirs.append(
+            _compose_direction([(add if which else rem, c) for rem, add, c in per_mech], h)
+        )
     return ComposedPLD(h, dirs)
 
 
@@ -796,7 +856,8 @@ def _compose_direction(parts: Sequence[tuple[_Discrete, int]], h: float) -> _Dir
     if n > _MAX_GRID:
         raise PrivacyParameterError(
             f"the composed privacy loss needs {n} grid points (more than {_MAX_GRID}); "
-            "compose fewer mechanisms or use method='rdp'")
+            "compose fewer mechanisms or use method='rdp'"
+        )
     size = _good_size(n)
     top = A + size - 1  # the ring holds the losses A .. A + size - 1
     up_tail = 0.0 if top >= smax else float(np.exp(np.min(k_pos - ts * (top + 1) * h)))
@@ -811,8 +872,15 @@ class _Direction:
     exponentially tilted compositions, only when a query finds the noise floor matters
     (small deltas): each entry keeps the estimate with the smallest error bound."""
 
-    def __init__(self, start: int, val: _F, err: _F, inf_mass: float, extra: float,
-                 job: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        start: int,
+        val: _F,
+        err: _F,
+        inf_mass: float,
+        extra: float,
+        job: dict[str, Any] | None,
+    ) -> None:
         self.start, self.inf_mass, self.extra, self.job = start, inf_mass, extra, job
         self._val, self._err = val, err
         self.mass0 = val + err
@@ -858,7 +926,8 @@ def _fold(a: _F, size: int) -> _F:
         return np.concatenate([a, np.zeros(size - a.size)])
     pad = (-a.size) % size
     result: npt.NDArray[np.float64] = (
-        np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0))
+        np.concatenate([a, np.zeros(pad)]).reshape(-1, size).sum(axis=0)
+    )
     return result
 
 
@@ -915,7 +984,9 @@ def _product_tree(arrays: list[_F], size: int) -> _F:
 
 def _tilted_estimate(job: dict[str, Any], theta: float) -> tuple[_F, _F]:
     """Compose the parts tilted by e^(theta l), untilt: (values, error bounds) per entry."""
-    parts, h, A, size, top, smax, ts = (job[k] for k in ("parts", "h", "A", "size", "top", "smax", "ts"))
+    parts, h, A, size, top, smax, ts = (
+        job[k] for k in ("parts", "h", "A", "size", "top", "smax", "ts")
+    )
     ell = (A + np.arange(size)) * h
     s0 = 0
     log_scale = 0.0

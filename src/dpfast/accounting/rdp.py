@@ -25,8 +25,37 @@ from ._numeric import (
 )
 
 DEFAULT_RDP_ORDERS = np.array(
-    [1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0,
-     14.0, 16.0, 20.0, 24.0, 28.0, 32.0, 48.0, 64.0, 96.0, 128.0, 256.0, 512.0, 1024.0]
+    [
+        1.25,
+        1.5,
+        1.75,
+        2.0,
+        2.25,
+        2.5,
+        3.0,
+        3.5,
+        4.0,
+        4.5,
+        5.0,
+        6.0,
+        7.0,
+        8.0,
+        10.0,
+        12.0,
+        14.0,
+        16.0,
+        20.0,
+        24.0,
+        28.0,
+        32.0,
+        48.0,
+        64.0,
+        96.0,
+        128.0,
+        256.0,
+        512.0,
+        1024.0,
+    ]
 )
 DEFAULT_RDP_ORDERS.setflags(write=False)
 
@@ -43,17 +72,24 @@ def _as_sequence(values: object) -> Any:
     return [values] if isinstance(values, numbers.Number) else values
 
 
-def _orders(orders: Real | Iterable[Real] | npt.NDArray[Any] | None) -> npt.NDArray[np.float64]:
+def _orders(
+    orders: Real | Iterable[Real] | npt.NDArray[Any] | None,
+) -> npt.NDArray[np.float64]:
     if orders is None:
         return DEFAULT_RDP_ORDERS
     arr = _real_sequence("orders", _as_sequence(orders), minimum_exclusive=1.0)
     if arr.shape[0] == 0:
-        raise PrivacyParameterError("orders must hold at least one order; got an empty sequence")
+        raise PrivacyParameterError(
+            "orders must hold at least one order; got an empty sequence"
+        )
     return arr
 
 
-def rdp_gaussian(sigma: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
-                 sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
+def rdp_gaussian(
+    sigma: Real,
+    orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+    sensitivity: Real = 1.0,
+) -> npt.NDArray[np.float64]:
     """RDP curve of the Gaussian mechanism: epsilon(alpha) = alpha Delta^2 / (2 sigma^2).
 
     Parameters
@@ -92,8 +128,11 @@ def rdp_gaussian(sigma: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] |
     return out
 
 
-def rdp_laplace(scale: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
-                sensitivity: Real = 1.0) -> npt.NDArray[np.float64]:
+def rdp_laplace(
+    scale: Real,
+    orders: Real | Iterable[Real] | npt.NDArray[Any] | None = None,
+    sensitivity: Real = 1.0,
+) -> npt.NDArray[np.float64]:
     """RDP curve of the Laplace mechanism.
 
     Parameters
@@ -134,10 +173,16 @@ def rdp_laplace(scale: Real, orders: Real | Iterable[Real] | npt.NDArray[Any] | 
         # at large scales).  A sum of nonnegative terms: no cancellation.
         x1, x2 = (a - 1.0) * u, -a * u
         small = a * u <= 1.0  # |x1|, |x2| <= 1: the series below converges fast
-        series = (a * _expm1_minus_x(np.where(small, x1, 0.0))
-                  + (a - 1.0) * _expm1_minus_x(np.where(small, x2, 0.0))) / (2.0 * a - 1.0)
+        series = (
+            a * _expm1_minus_x(np.where(small, x1, 0.0))
+            + (a - 1.0) * _expm1_minus_x(np.where(small, x2, 0.0))
+        ) / (2.0 * a - 1.0)
         near = np.log1p(series) / (a - 1.0)
-        far = (np.log(a / (2.0 * a - 1.0)) + x1 + np.log1p((a - 1.0) / a * np.exp(-(2.0 * a - 1.0) * u))) / (a - 1.0)
+        far = (
+            np.log(a / (2.0 * a - 1.0))
+            + x1
+            + np.log1p((a - 1.0) / a * np.exp(-(2.0 * a - 1.0) * u))
+        ) / (a - 1.0)
         rdp = np.where(small, near, far)
     # The far form (alpha u > 1) cancels at most a factor ~5: a few ulps, like the near form.
     rdp = _up_array(np.maximum(rdp, 0.0), 64 * _CLOSED_FORM_SLACK)
@@ -187,13 +232,20 @@ def rdp_compose(*curves: npt.ArrayLike) -> npt.NDArray[np.float64]:
     n = arrays[0].shape[0]
     for i, arr in enumerate(arrays):
         if arr.shape[0] != n:
-            raise PrivacyParameterError(f"curves[{i}] must have {n} orders like curves[0]; got {arr.shape[0]}")
+            raise PrivacyParameterError(
+                f"curves[{i}] must have {n} orders like curves[0]; got {arr.shape[0]}"
+            )
     result: npt.NDArray[np.float64] = np.sum(np.vstack(arrays), axis=0)
     return result
 
 
-def rdp_to_dp(orders: Iterable[Real] | npt.NDArray[Any], rdp: Iterable[Real] | npt.NDArray[Any],
-              delta: PrivacyParam, *, method: str = "tight") -> RDPConversion:
+def rdp_to_dp(
+    orders: Iterable[Real] | npt.NDArray[Any],
+    rdp: Iterable[Real] | npt.NDArray[Any],
+    delta: PrivacyParam,
+    *,
+    method: str = "tight",
+) -> RDPConversion:
     """Convert an RDP curve to (epsilon, delta)-DP, optimising over the orders.
 
     Parameters
@@ -227,7 +279,9 @@ def rdp_to_dp(orders: Iterable[Real] | npt.NDArray[Any], rdp: Iterable[Real] | n
     a = _orders(orders)
     r = _real_sequence("rdp", _as_sequence(rdp))
     if r.shape != a.shape:
-        raise PrivacyParameterError(f"rdp must have one value per order ({a.shape[0]}); got {r.shape[0]}")
+        raise PrivacyParameterError(
+            f"rdp must have one value per order ({a.shape[0]}); got {r.shape[0]}"
+        )
     delta = _v.delta(delta, allow_zero=False)
     method = _v.choice("method", method, ("tight", "classic"))
     log_delta = math.log(delta)

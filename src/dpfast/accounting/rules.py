@@ -33,8 +33,20 @@ from .._errors import PrivacyParameterError
 from ._numeric import _up
 from .zcdp import zcdp_budget
 
-__all__ = ["Filter", "UNIT", "LEGACY_FACTOR", "Scaled", "State", "Amounts", "Totals", "exact_amount",
-           "scale", "scaled_float", "cached_scaled", "unscale"]
+__all__ = [
+    "Filter",
+    "UNIT",
+    "LEGACY_FACTOR",
+    "Scaled",
+    "State",
+    "Amounts",
+    "Totals",
+    "exact_amount",
+    "scale",
+    "scaled_float",
+    "cached_scaled",
+    "unscale",
+]
 
 _INF = math.inf
 #: An exact amount times UNIT (an int in the common case) and a filter's state/cost tuple.
@@ -47,9 +59,9 @@ Totals: TypeAlias = "tuple[float | None, float | None, float | None]"
 _SHIFT = 1074  # 2**-1074 is the smallest positive float: every float is an integer multiple
 _DECIMALS = 340  # every float's repr has at most 340 decimal places (5e-324, 17 digits)
 #: The unit of the scaled state: its inverse is a multiple of 2**-1074 and of 10**-340.
-UNIT: int = (1 << _SHIFT) * 5 ** _DECIMALS
+UNIT: int = (1 << _SHIFT) * 5**_DECIMALS
 #: Ledgers written with unit 2**1074 (schema 1, before decimal amounts): multiply by this.
-LEGACY_FACTOR: int = 5 ** _DECIMALS
+LEGACY_FACTOR: int = 5**_DECIMALS
 _MAX = Fraction(sys.float_info.max)
 # A drift term eps (e^eps - 1) too large for a float: stands for +inf.  Its value 2**1025
 # exceeds every representable epsilon cap, so the advanced branch never admits again, and
@@ -67,7 +79,9 @@ _RULES = {
 }
 
 
-def exact_amount(name: str, value: object, rule: str = "nonnegative") -> tuple[float, Fraction]:
+def exact_amount(
+    name: str, value: object, rule: str = "nonnegative"
+) -> tuple[float, Fraction]:
     """Validate a public privacy amount; return ``(float, exact)``.
 
     ``exact`` is the :class:`~fractions.Fraction` the amount means
@@ -79,8 +93,9 @@ def exact_amount(name: str, value: object, rule: str = "nonnegative") -> tuple[f
     """
     text, open_low, below_one = _RULES[rule]
     x = _v.exact(name, value)
-    if x is None or not ((x > 0 if open_low else x >= 0) and x <= _MAX
-                         and (x < 1 if below_one else True)):
+    if x is None or not (
+        (x > 0 if open_low else x >= 0) and x <= _MAX and (x < 1 if below_one else True)
+    ):
         raise PrivacyParameterError(f"{name} must be {text}; got {value!r}")
     return float(x), x
 
@@ -91,7 +106,7 @@ def scale(x: Fraction | float) -> int | Fraction:
     rounded-up terms are floats here (amounts arrive as Fractions)."""
     if isinstance(x, float):
         n, d = x.as_integer_ratio()
-        return (n * UNIT) // d           # d is a power of two <= 2**1074: exact
+        return (n * UNIT) // d  # d is a power of two <= 2**1074: exact
     q = Fraction(x)
     n, r = divmod(q.numerator * UNIT, q.denominator)
     return n if r == 0 else Fraction(q.numerator * UNIT, q.denominator)
@@ -118,14 +133,12 @@ def scaled_float(x: float) -> Scaled:
 
 def unscale(s: int | Fraction, power: int = 1) -> Fraction:
     """The Fraction ``s / UNIT**power`` (the inverse of :func:`scale`)."""
-    return Fraction(s) / int(UNIT ** power)
+    return Fraction(s) / int(UNIT**power)
 
 
 def _float_up(f: Fraction) -> float:
     """The smallest float >= the rational ``f`` (its binary value); +inf beyond the largest float."""
     return _v.float_up(f)
-
-
 
 
 def _drift_scaled(eps: Fraction) -> int | Fraction:
@@ -142,6 +155,7 @@ def _drift_scaled(eps: Fraction) -> int | Fraction:
 
 # ---- the filters ------------------------------------------------------------------------
 
+
 class Filter:
     """The caps and composition rule of a privacy filter, and its arithmetic.
 
@@ -154,8 +168,19 @@ class Filter:
     ``rho_cap`` are the caps, scaled (``delta_cap`` without delta', which is set aside).
     """
 
-    __slots__ = ("composition", "epsilon", "delta", "delta_prime", "rho", "params",
-                 "eps_cap", "delta_cap", "rho_cap", "_two_log_inv", "admit")
+    __slots__ = (
+        "composition",
+        "epsilon",
+        "delta",
+        "delta_prime",
+        "rho",
+        "params",
+        "eps_cap",
+        "delta_cap",
+        "rho_cap",
+        "_two_log_inv",
+        "admit",
+    )
     composition: str
     epsilon: float | None
     delta: float | None
@@ -168,31 +193,51 @@ class Filter:
     _two_log_inv: float
     admit: Callable[[State, State], State | None]
 
-    def __init__(self, epsilon: object = None, delta: object = 0.0, composition: str = "basic", *,
-                 delta_prime: object = None, rho: object = None) -> None:
-        self.composition = _v.choice("composition", composition, ("basic", "advanced", "zcdp"))
+    def __init__(
+        self,
+        epsilon: object = None,
+        delta: object = 0.0,
+        composition: str = "basic",
+        *,
+        delta_prime: object = None,
+        rho: object = None,
+    ) -> None:
+        self.composition = _v.choice(
+            "composition", composition, ("basic", "advanced", "zcdp")
+        )
         self.epsilon = self.delta = self.delta_prime = self.rho = None
         # caps that do not apply to this rule stay 0 (never read)
         self._two_log_inv = 0.0
         self.eps_cap = self.delta_cap = self.rho_cap = 0
         # The exact parameters as given: what a durable store keeps to rebuild this filter.
-        self.params = {"composition": self.composition, "epsilon": None, "delta": None,
-                       "delta_prime": None, "rho": None}
+        self.params = {
+            "composition": self.composition,
+            "epsilon": None,
+            "delta": None,
+            "delta_prime": None,
+            "rho": None,
+        }
         if self.composition == "zcdp":
             self._init_zcdp(epsilon, delta, delta_prime, rho)
             self.admit = self._admit_zcdp
             return
         if rho is not None:
-            raise PrivacyParameterError(f"rho applies to composition='zcdp' only; got {rho!r}")
+            raise PrivacyParameterError(
+                f"rho applies to composition='zcdp' only; got {rho!r}"
+            )
         if epsilon is None:
-            raise PrivacyParameterError(f"epsilon is required for composition={self.composition!r}; got None")
+            raise PrivacyParameterError(
+                f"epsilon is required for composition={self.composition!r}; got None"
+            )
         self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
         self.eps_cap = scale(eps_x)
         self.params["epsilon"] = eps_x
         if self.composition == "basic":
             if delta_prime is not None:
-                raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
-                                            f"{delta_prime!r}")
+                raise PrivacyParameterError(
+                    "delta_prime applies to composition='advanced' only; got "
+                    f"{delta_prime!r}"
+                )
             self.delta, dlt_x = exact_amount("delta", delta, "delta")
             self.delta_cap = scale(dlt_x)
             self.params["delta"] = dlt_x
@@ -200,12 +245,18 @@ class Filter:
             return
         self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
         if delta_prime is None:
-            raise PrivacyParameterError("delta_prime is required for composition='advanced'; got None")
+            raise PrivacyParameterError(
+                "delta_prime is required for composition='advanced'; got None"
+            )
         self.delta_prime, dp_x = exact_amount("delta_prime", delta_prime, "delta_open")
         if dp_x > dlt_x:
-            raise PrivacyParameterError(f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}")
+            raise PrivacyParameterError(
+                f"delta_prime must be <= delta ({self.delta!r}); got {delta_prime!r}"
+            )
         if _v.float_down(dp_x) == 0.0:
-            raise PrivacyParameterError(f"delta_prime must be at least 5e-324; got {delta_prime!r}")
+            raise PrivacyParameterError(
+                f"delta_prime must be at least 5e-324; got {delta_prime!r}"
+            )
         self.params.update(delta=dlt_x, delta_prime=dp_x)
         self.delta_cap = scale(dlt_x) - scale(dp_x)  # delta' is set aside
         # 2 ln(1/delta'), rounded up (log is within 1 ulp; the doubling is exact; delta'
@@ -213,20 +264,28 @@ class Filter:
         self._two_log_inv = _up(2.0 * -math.log(_v.float_down(dp_x)))
         self.admit = self._admit_advanced
 
-    def _init_zcdp(self, epsilon: object, delta: object, delta_prime: object,
-                   rho: object) -> None:
+    def _init_zcdp(
+        self, epsilon: object, delta: object, delta_prime: object, rho: object
+    ) -> None:
         if delta_prime is not None:
-            raise PrivacyParameterError("delta_prime applies to composition='advanced' only; got "
-                                        f"{delta_prime!r}")
+            raise PrivacyParameterError(
+                f"delta_prime applies to composition='advanced' only; got {delta_prime!r}"
+            )
         if rho is not None and epsilon is None:
             if delta != 0.0:
-                raise PrivacyParameterError(f"delta must be 0 when the zcdp budget is given as rho; got {delta!r}")
+                raise PrivacyParameterError(
+                    f"delta must be 0 when the zcdp budget is given as rho; got {delta!r}"
+                )
             self.rho, rho_x = exact_amount("rho", rho, "positive")
         elif rho is not None:
-            raise PrivacyParameterError("give either rho or epsilon (with delta) for a zcdp budget, not both")
+            raise PrivacyParameterError(
+                "give either rho or epsilon (with delta) for a zcdp budget, not both"
+            )
         else:
             if epsilon is None:
-                raise PrivacyParameterError("a zcdp budget needs rho, or epsilon and delta; got neither")
+                raise PrivacyParameterError(
+                    "a zcdp budget needs rho, or epsilon and delta; got neither"
+                )
             self.epsilon, eps_x = exact_amount("epsilon", epsilon, "positive")
             self.delta, dlt_x = exact_amount("delta", delta, "delta_open")
             # the rho of the (epsilon, delta) target grows with both: compute it from the
@@ -241,7 +300,11 @@ class Filter:
     def from_params(cls, params: Mapping[str, Any]) -> Filter:
         """Rebuild a filter from :attr:`params` (exact values), as a store does.  A zcdp
         filter given (epsilon, delta) keeps the stored rho rather than recomputing it."""
-        p = {k: (None if v is None else Fraction(v)) for k, v in params.items() if k != "composition"}
+        p = {
+            k: (None if v is None else Fraction(v))
+            for k, v in params.items()
+            if k != "composition"
+        }
         comp = params["composition"]
         if comp == "zcdp" and p["epsilon"] is not None:
             f = cls(p["epsilon"], p["delta"], "zcdp")
@@ -258,14 +321,20 @@ class Filter:
         """The state of a budget with nothing spent."""
         return {"basic": (0, 0), "advanced": (0, 0, 0, 0), "zcdp": (0,)}[self.composition]
 
-    def convert(self, epsilon: object, delta: object, rho: object,
-                ) -> tuple[float, float, float | None, Amounts]:
+    def convert(
+        self,
+        epsilon: object,
+        delta: object,
+        rho: object,
+    ) -> tuple[float, float, float | None, Amounts]:
         """Validate one charge: ``(eps_f, delta_f, rho_f, (eps_x, delta_x, rho_x))`` with
         floats for display and exact values (``rho_x`` is None outside "zcdp")."""
         if rho is not None:
             if self.composition != "zcdp":
-                raise ValueError("spend_rho/reserve_rho need composition='zcdp'; this budget is "
-                                 f"{self.composition!r}")
+                raise ValueError(
+                    "spend_rho/reserve_rho need composition='zcdp'; this budget is "
+                    f"{self.composition!r}"
+                )
             rho_f, rho_x = exact_amount("rho", rho, "nonnegative")
             return 0.0, 0.0, rho_f, (Fraction(0), Fraction(0), rho_x)
         eps_f, eps_x = exact_amount("epsilon", epsilon, "nonnegative")
@@ -286,7 +355,7 @@ class Filter:
         if self.composition == "basic":
             return (scale(eps), scale(dlt))
         if self.composition == "zcdp":
-            return (scale(cast(Fraction, rho)),)   # convert() sets rho in "zcdp" mode
+            return (scale(cast(Fraction, rho)),)  # convert() sets rho in "zcdp" mode
         e = scale(eps)
         return (e, scale(dlt), e * e, _drift_scaled(eps))  # e*e is scaled by UNIT**2
 
@@ -347,9 +416,15 @@ class Filter:
     def remaining(self, state: State) -> Totals:
         """The caps minus :meth:`spent`, rounded down (exact when it is a short decimal)."""
         if self.composition == "zcdp":
-            return (None, None, _v.decimal_down(max(Fraction(0), unscale(self.rho_cap - state[0]))))
+            return (
+                None,
+                None,
+                _v.decimal_down(max(Fraction(0), unscale(self.rho_cap - state[0]))),
+            )
         eps = max(Fraction(0), unscale(self.eps_cap - self._spent_scaled(state)[0]))
-        dlt = max(Fraction(0), unscale(self.delta_cap - state[1]))  # delta' already set aside
+        dlt = max(
+            Fraction(0), unscale(self.delta_cap - state[1])
+        )  # delta' already set aside
         return (_v.decimal_down(eps), _v.decimal_down(dlt), None)
 
     def describe(self) -> str:

@@ -215,7 +215,9 @@ def _zcdp_tight_log_delta(rho: float, epsilon: float) -> float:
         t = alpha - 1.0
         terms = (t * (alpha * rho - epsilon), -t * math.log1p(1.0 / t), -math.log(alpha))
         # Rounded up by an absolute bound on the error of the (cancelling) terms.
-        val = math.fsum(terms) + 16.0 * _CLOSED_FORM_SLACK * (sum(abs(x) for x in terms) + t * epsilon)
+        val = math.fsum(terms) + 16.0 * _CLOSED_FORM_SLACK * (
+            sum(abs(x) for x in terms) + t * epsilon
+        )
         best = min(best, val)
     return best
 
@@ -266,7 +268,9 @@ def zcdp_delta(rho: Real, epsilon: PrivacyParam, *, method: str = "tight") -> fl
     return min(1.0, _positive_floor(_up(math.exp(min(max(log_d, -746.0), 0.0)), slack)))
 
 
-def zcdp_budget(epsilon: PrivacyParam, delta: PrivacyParam, *, method: str = "tight") -> float:
+def zcdp_budget(
+    epsilon: PrivacyParam, delta: PrivacyParam, *, method: str = "tight"
+) -> float:
     """The largest rho whose conversion to (epsilon, delta)-DP meets the target.
 
     Parameters

@@ -25,4 +25,5 @@ def require(module: str, extra: str) -> ModuleType:
     except ImportError as exc:
         raise ImportError(
             f"this dpfast backend needs {module!r}: install it with "
-            f"pip install 'dpfast[{extra}]'") from exc
+            f"pip install 'dpfast[{extra}]'"
+        ) from exc

@@ -11,6 +11,7 @@ values differ by at most ``W = floor(sensitivity / g) + 1`` steps, and the integ
 exactly private for a shift of W steps (:func:`staircase`, :func:`uniform`).  Their
 releases do the integer arithmetic exactly and round once to a double.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,7 @@ from .. import random as _random
 from .._errors import PrivacyParameterError
 from .._plans import GRID_BITS, grid_exponent
 
-_TWO53 = 2.0 ** 53
+_TWO53 = 2.0**53
 _FMAX = sys.float_info.max
 _CACHE: dict[Hashable, Any] = {}
 _T = TypeVar("_T")
@@ -44,8 +45,10 @@ def _remember(key: Hashable, make: Callable[..., _T], *args: Any) -> _T:
 def _public(scale_name: str, scale: Any, sensitivity: Any) -> tuple[float, float | None]:
     """A plan's noise parameter and sensitivity, each finite and > 0 (None: no
     sensitivity): the host's validation may let NaN, infinity or 0 through."""
-    return (_v.positive(scale_name, scale),
-            None if sensitivity is None else _v.positive("sensitivity", sensitivity))
+    return (
+        _v.positive(scale_name, scale),
+        None if sensitivity is None else _v.positive("sensitivity", sensitivity),
+    )
 
 
 def _steps(scale: float, k: int, sensitivity: float | None) -> Fraction:
@@ -57,15 +60,18 @@ def _laplace(scale: float, sensitivity: float | None, ceil_grid: bool) -> tuple[
     scale, sensitivity = _public("scale", scale, sensitivity)
     k = grid_exponent(scale, GRID_BITS.laplace, None)
     if ceil_grid and math.frexp(scale)[0] != 0.5:
-        k += 1          # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
+        k += 1  # 2^(ceil(log2 scale) - 40): PyDP's lattice, never a finer one
     return k, _mech._dlap(*_mech._ceil_rational(_steps(scale, k, sensitivity)))
 
 
-def laplace(scale: float, sensitivity: float | None, ceil_grid: bool = False) -> tuple[int, Any]:
+def laplace(
+    scale: float, sensitivity: float | None, ceil_grid: bool = False
+) -> tuple[int, Any]:
     """(k, prepared discrete Laplace) for a Laplace ``scale`` at ``sensitivity`` (None: the
     rounding is not charged; the caller accounts for it)."""
-    return _remember(("lap", scale, sensitivity, ceil_grid), _laplace, scale, sensitivity,
-                     ceil_grid)
+    return _remember(
+        ("lap", scale, sensitivity, ceil_grid), _laplace, scale, sensitivity, ceil_grid
+    )
 
 
 def _gauss(sigma: float, sensitivity: float | None) -> tuple[int, Any]:
@@ -86,6 +92,7 @@ def rational(key: Hashable, make: Callable[..., _T], *args: Any) -> _T:
 
 
 # ------------------------------------------------------------------ exact integer releases
+
 
 def private_double(value: Any) -> float:
     """``float(value)`` for a private real; an int or rational beyond the doubles is
@@ -114,7 +121,7 @@ def grid_shift(x: float, n: int, k: int) -> float:
 def grid_index(x: float, k: int) -> int:
     """round(x / 2^k), ties to even, exactly, for a finite double x."""
     try:
-        y = math.ldexp(x, -k)    # exact unless it underflows, and then |x / 2^k| < 2^-1022
+        y = math.ldexp(x, -k)  # exact unless it underflows, and then |x / 2^k| < 2^-1022
     except OverflowError:
         return round(Fraction(x) / Fraction(2) ** k)
     return round(y)
@@ -153,8 +160,9 @@ def _step_grid(sensitivity: float) -> tuple[int, int]:
     return k, math.floor(Fraction(sensitivity) / Fraction(2) ** k) + 1
 
 
-def _staircase(epsilon: float, sensitivity: float,
-               gamma: float) -> tuple[int, int, int, tuple[int, int], tuple[int, int]]:
+def _staircase(
+    epsilon: float, sensitivity: float, gamma: float
+) -> tuple[int, int, int, tuple[int, int], tuple[int, int]]:
     epsilon = _v.positive("epsilon", epsilon)
     gamma = _v.probability("gamma", gamma)
     k, width = _step_grid(_v.positive("sensitivity", sensitivity))
@@ -166,8 +174,9 @@ def _staircase(epsilon: float, sensitivity: float,
     return k, width, first, (num, den), (p_first.numerator, p_first.denominator)
 
 
-def staircase(epsilon: float, sensitivity: float,
-              gamma: float) -> tuple[int, int, int, tuple[int, int], tuple[int, int]]:
+def staircase(
+    epsilon: float, sensitivity: float, gamma: float
+) -> tuple[int, int, int, tuple[int, int], tuple[int, int]]:
     """The discrete staircase of Geng, Kairouz, Oh, Viswanath (2015) on the grid 2^k, for
     0 < epsilon < inf, 0 < sensitivity < inf, 0 <= gamma <= 1: (k, W, r, stairs' geometric
     scale, P[first part]).
@@ -178,23 +187,26 @@ def staircase(epsilon: float, sensitivity: float,
     f(t + W) = q f(t), so a shift of at most W steps changes P by at most 1/q <= e^eps.
     With B = q exactly this is diffprivlib's staircase of stair width W g (sensitivity +
     at most g) sampled on the grid; the bound differs from q by below 2^-128."""
-    return _remember(("staircase", epsilon, sensitivity, gamma), _staircase, epsilon,
-                     sensitivity, gamma)
+    return _remember(
+        ("staircase", epsilon, sensitivity, gamma), _staircase, epsilon, sensitivity, gamma
+    )
 
 
-def staircase_release(plan: tuple[int, int, int, tuple[int, int], tuple[int, int]],
-                      x: float, rng: Any) -> float:
+def staircase_release(
+    plan: tuple[int, int, int, tuple[int, int], tuple[int, int]], x: float, rng: Any
+) -> float:
     """x (finite) rounded to the plan's grid plus exact staircase noise, rounded once."""
     k, width, first, (num, den), (p_num, p_den) = plan
     while True:
         negative = _core.discrete(_core.BERNOULLI, 1, 2, None, rng)
         t = _core.discrete(_core.GEOMETRIC, num, den, None, rng) * width
-        if first == width or (first and _core.discrete_big(_core.BERNOULLI, p_num, p_den,
-                                                           None, rng)):
+        if first == width or (
+            first and _core.discrete_big(_core.BERNOULLI, p_num, p_den, None, rng)
+        ):
             t += uniform_int(first, rng)
         else:
             t += first + uniform_int(width - first, rng)
-        if t or not negative:       # -0 would give 0 twice the mass of every other point
+        if t or not negative:  # -0 would give 0 twice the mass of every other point
             break
     return grid_shift(x, -t if negative else t, k)
 

@@ -120,11 +120,32 @@ import diffprivlib.mechanisms as _dm  # noqa: E402
 from diffprivlib.mechanisms import base as _dm_base  # noqa: E402
 
 __all__ = [
-    "Binary", "Bingham", "Exponential", "ExponentialCategorical", "ExponentialHierarchical",
-    "PermuteAndFlip", "Gaussian", "GaussianAnalytic", "GaussianDiscrete", "Geometric",
-    "GeometricFolded", "GeometricTruncated", "Laplace", "LaplaceBoundedDomain",
-    "LaplaceBoundedNoise", "LaplaceFolded", "LaplaceTruncated", "Snapping", "Staircase",
-    "Uniform", "Vector", "bernoulli_neg_exp", "MECHANISMS", "patch", "unpatch", "patched",
+    "Binary",
+    "Bingham",
+    "Exponential",
+    "ExponentialCategorical",
+    "ExponentialHierarchical",
+    "PermuteAndFlip",
+    "Gaussian",
+    "GaussianAnalytic",
+    "GaussianDiscrete",
+    "Geometric",
+    "GeometricFolded",
+    "GeometricTruncated",
+    "Laplace",
+    "LaplaceBoundedDomain",
+    "LaplaceBoundedNoise",
+    "LaplaceFolded",
+    "LaplaceTruncated",
+    "Snapping",
+    "Staircase",
+    "Uniform",
+    "Vector",
+    "bernoulli_neg_exp",
+    "MECHANISMS",
+    "patch",
+    "unpatch",
+    "patched",
     "is_patched",
 ]
 
@@ -133,17 +154,22 @@ _INF = math.inf
 
 # ------------------------------------------------------------------ random_state -> dpfast
 
+
 def _keyed_stream(rs: np.random.RandomState | np.random.Generator) -> ChaCha20:
     """A reproducible ChaCha20 keyed by four 32-bit words drawn from the RandomState (or
     numpy Generator)."""
     draw = rs.integers if isinstance(rs, np.random.Generator) else rs.randint
-    words = draw(0, 2 ** 32, size=4, dtype=np.uint64).astype("<u4")
+    words = draw(0, 2**32, size=4, dtype=np.uint64).astype("<u4")
     return ChaCha20(b"dpfast.compat.diffprivlib" + words.tobytes())
 
 
 def _stream_of(src: object) -> ChaCha20 | None:
     """The dpfast generator for a diffprivlib random source (None: the thread's CSPRNG)."""
-    if src is None or isinstance(src, secrets.SystemRandom) or src is np.random.mtrand._rand:
+    if (
+        src is None
+        or isinstance(src, secrets.SystemRandom)
+        or src is np.random.mtrand._rand
+    ):
         return None
     if isinstance(src, (int, np.integer)) and not isinstance(src, bool):
         return _keyed_stream(np.random.RandomState(src))
@@ -165,24 +191,27 @@ def _rng(mech: Any) -> ChaCha20 | None:
     else:
         stream = _stream_of(src)
         mech.__dict__["_dpfast_stream"] = (src, stream)
-    if stream is not None:           # seeded: predictable noise, as everywhere in dpfast
+    if stream is not None:  # seeded: predictable noise, as everywhere in dpfast
         _insecure.warn_rng(stream)
     return stream
 
 
 # ------------------------------------------------------------------ releases
 
+
 def _laplace_plan(scale: float, sensitivity: float | None) -> tuple[int, Any]:
     return _plans.laplace(scale, sensitivity)
 
 
-def _laplace_release(mech: Any, value: float, scale: float, sensitivity: float | None) -> float:
+def _laplace_release(
+    mech: Any, value: float, scale: float, sensitivity: float | None
+) -> float:
     x = _plans.private_double(value)
     if scale == 0.0:
-        return x                     # diffprivlib returns value (+/- 0 noise)
-    k, sampler = _plans.laplace(scale, sensitivity)    # public: refused before x is read
+        return x  # diffprivlib returns value (+/- 0 noise)
+    k, sampler = _plans.laplace(scale, sensitivity)  # public: refused before x is read
     if not -_INF < x < _INF:
-        return x                     # inf stays inf, NaN stays NaN, as in diffprivlib
+        return x  # inf stays inf, NaN stays NaN, as in diffprivlib
     return _core.grid_release(sampler, x, k, _rng(mech))
 
 
@@ -190,6 +219,7 @@ _exact_rational = _plans.rational
 
 
 # ------------------------------------------------------------------ Laplace family
+
 
 class Laplace(_dm.Laplace):
     __doc__ = _dm.Laplace.__doc__
@@ -228,7 +258,7 @@ def _reflect(value: Any, lower: float, upper: float) -> Any:
                 value = 2 * upper - value
             else:
                 return value
-    if not (math.isfinite(lower) and math.isfinite(upper)):    # one reflection at most
+    if not (math.isfinite(lower) and math.isfinite(upper)):  # one reflection at most
         if math.isfinite(upper) and value > upper:
             return float(2 * Fraction(upper) - Fraction(value))
         if math.isfinite(lower) and value < lower:
@@ -277,12 +307,13 @@ class LaplaceBoundedDomain(_dm.LaplaceBoundedDomain, LaplaceTruncated):
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        scale, g = _bounded_domain_scale(self)                 # public, before the value
+        scale, g = _bounded_domain_scale(self)  # public, before the value
         x = _plans.private_double(max(min(value, self.upper), self.lower))
         if x != x or scale == 0.0:
             return x
-        return _random.laplace_truncated(x, scale, self.lower, self.upper, rng=_rng(self),
-                                         granularity=g)
+        return _random.laplace_truncated(
+            x, scale, self.lower, self.upper, rng=_rng(self), granularity=g
+        )
 
 
 class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
@@ -290,23 +321,28 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
 
     def randomise(self, value: float) -> float:
         self._check_all(value)
-        this: Any = self        # _scale, _noise_bound: diffprivlib's, None until set
+        this: Any = self  # _scale, _noise_bound: diffprivlib's, None until set
         if this._scale is None or this._noise_bound is None:
             this._scale = self.sensitivity / self.epsilon
-            with np.errstate(over="ignore", invalid="ignore"):   # _noise_plan refuses
-                this._noise_bound = 0 if this._scale == 0 else \
-                    this._scale * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
+            with np.errstate(over="ignore", invalid="ignore"):  # _noise_plan refuses
+                this._noise_bound = (
+                    0
+                    if this._scale == 0
+                    else this._scale
+                    * np.log(1 + (np.exp(self.epsilon) - 1) / 2 / self.delta)
+                )
         x = _plans.private_double(value)
         if this._scale == 0:
             return x
         key = ("bn", self.epsilon, self.delta, self.sensitivity)
-        k, scale, bound = _exact_rational(key, self._noise_plan)   # public, before x
+        k, scale, bound = _exact_rational(key, self._noise_plan)  # public, before x
         if not -_INF < x < _INF:
             return x
         # the noise is a grid multiple; adding it to the grid-rounded value is one rounding
-        z = _random.laplace_truncated(0.0, scale, -bound, bound, rng=_rng(self),
-                                      granularity=math.ldexp(1.0, k))
-        return _plans.grid_shift(x, int(math.ldexp(z, -k)), k)   # z / 2^k: exact
+        z = _random.laplace_truncated(
+            0.0, scale, -bound, bound, rng=_rng(self), granularity=math.ldexp(1.0, k)
+        )
+        return _plans.grid_shift(x, int(math.ldexp(z, -k)), k)  # z / 2^k: exact
 
     def _noise_plan(self) -> tuple[int, float, float]:
         """diffprivlib's scale and noise bound at sensitivity + g, on the grid g."""
@@ -314,13 +350,17 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
         eps, delta = float(self.epsilon), float(self.delta)
         # log(1 + (e^eps - 1)/(2 delta)) <= eps - log(2 delta) when e^eps overflows
         # (delta <= 1/2): a larger bound truncates less, never a smaller one
-        tail = (math.log1p(math.expm1(eps) / 2 / delta) if eps < 700.0
-                else eps - math.log(2 * delta))
+        tail = (
+            math.log1p(math.expm1(eps) / 2 / delta)
+            if eps < 700.0
+            else eps - math.log(2 * delta)
+        )
         if not (0.0 < this._scale < _INF and 0.0 < this._scale * tail < _INF):
             raise PrivacyParameterError(
                 "LaplaceBoundedNoise: sensitivity / epsilon and its noise bound must be "
                 f"finite positive doubles; got epsilon={eps!r}, delta={delta!r}, "
-                f"sensitivity={self.sensitivity!r}")
+                f"sensitivity={self.sensitivity!r}"
+            )
         reach = this._noise_bound if 0.0 < this._noise_bound < _INF else this._scale * tail
         k = _random._bounded_grid(this._scale, -reach, reach, None)[0]
         scale = (self.sensitivity + math.ldexp(1.0, k)) / eps
@@ -328,11 +368,13 @@ class LaplaceBoundedNoise(_dm.LaplaceBoundedNoise, Laplace):
         if not (0.0 < scale < _INF and 0.0 < bound < _INF):
             raise PrivacyParameterError(
                 "LaplaceBoundedNoise: the noise bound on the grid exceeds the doubles; "
-                f"got epsilon={eps!r}, sensitivity={self.sensitivity!r}")
+                f"got epsilon={eps!r}, sensitivity={self.sensitivity!r}"
+            )
         return k, scale, bound
 
 
 # ------------------------------------------------------------------ Gaussian family
+
 
 class Gaussian(_dm.Gaussian):
     __doc__ = _dm.Gaussian.__doc__
@@ -343,7 +385,7 @@ class Gaussian(_dm.Gaussian):
         sigma = self._scale
         if sigma == 0.0:
             return x
-        k, sampler = _plans.gauss(sigma, self.sensitivity)   # public, before x is read
+        k, sampler = _plans.gauss(sigma, self.sensitivity)  # public, before x is read
         if not -_INF < x < _INF:
             return x
         return _core.grid_release(sampler, x, k, _rng(self))
@@ -366,10 +408,11 @@ class GaussianDiscrete(_dm.GaussianDiscrete):
             return value
         num, den = _exact_rational(("dg", sigma), _random._sigma_rational, sigma)
         z = _core.discrete(_core.DISCRETE_GAUSSIAN, num, den, None, _rng(self))
-        return int(value) + z        # a Python int: a private uint64/int64 never wraps
+        return int(value) + z  # a Python int: a private uint64/int64 never wraps
 
 
 # ------------------------------------------------------------------ geometric family
+
 
 def _scale_of(numerator: float, denominator: float) -> tuple[int, int]:
     """The exact rational numerator/denominator as the samplers' (num, den), rounded up."""
@@ -406,23 +449,25 @@ class GeometricFolded(_dm.GeometricFolded, Geometric):
 
     def randomise(self, value: int) -> int:
         self._check_all(value)
-        return int(np.round(_reflect(Geometric.randomise(self, value), self.lower,
-                                     self.upper)))
+        return int(
+            np.round(_reflect(Geometric.randomise(self, value), self.lower, self.upper))
+        )
 
 
 # ------------------------------------------------------------------ Binary
+
 
 def _binary_flip(epsilon: float, delta: float) -> tuple[int, int]:
     """(t, 2^63): a flip probability t/2^63 >= diffprivlib's (1 - delta)/(e^eps + 1),
     from randomized response's certified threshold (cached per epsilon), rounded up."""
     if epsilon == _INF:
         return 0, 1
-    t = _rr._flip_threshold(epsilon, 2) if epsilon > 0 else 2 ** 63
-    t = 2 ** 63 if t is None else t
+    t = _rr._flip_threshold(epsilon, 2) if epsilon > 0 else 2**63
+    t = 2**63 if t is None else t
     if delta:
-        keep = 1 - Fraction(delta)                 # exact: 1 - delta in float could round down
+        keep = 1 - Fraction(delta)  # exact: 1 - delta in float could round down
         t = -((-t * keep.numerator) // keep.denominator)
-    return -(-t // 2), 2 ** 63                    # the sampler takes 64-bit denominators
+    return -(-t // 2), 2**63  # the sampler takes 64-bit denominators
 
 
 class Binary(_dm.Binary):
@@ -430,8 +475,9 @@ class Binary(_dm.Binary):
 
     def randomise(self, value: str) -> str:
         self._check_all(value)
-        num, den = _exact_rational(("bin", self.epsilon, self.delta), _binary_flip,
-                                   self.epsilon, self.delta)
+        num, den = _exact_rational(
+            ("bin", self.epsilon, self.delta), _binary_flip, self.epsilon, self.delta
+        )
         flip = num and _core.discrete(_core.BERNOULLI, num, den, None, _rng(self))
         if flip:
             return self.value1 if value == self.value0 else self.value0
@@ -439,6 +485,7 @@ class Binary(_dm.Binary):
 
 
 # ------------------------------------------------------------------ selection
+
 
 def _uniform_index(n: int, rng: ChaCha20 | None) -> int:
     return int(_core.uniform_below(n, None, rng))
@@ -453,13 +500,25 @@ def _utility_array(mech: Any) -> npt.NDArray[np.float64]:
     return cached[1]
 
 
-def _select(scores: npt.NDArray[Any], epsilon: float, sensitivity: float, monotonic: bool,
-            rng: ChaCha20 | None, flip: bool) -> int:
+def _select(
+    scores: npt.NDArray[Any],
+    epsilon: float,
+    sensitivity: float,
+    monotonic: bool,
+    rng: ChaCha20 | None,
+    flip: bool,
+) -> int:
     """Index drawn by dpfast's exact exponential mechanism (or permute-and-flip)."""
     fn = _sel.permute_and_flip if flip else _sel.exponential_mechanism
     # diffprivlib's own accountant charges its mechanisms: never dpfast's active budget
-    return fn(scores, epsilon=epsilon, sensitivity=sensitivity, monotonic=monotonic, rng=rng,
-              budget=NO_BUDGET)
+    return fn(
+        scores,
+        epsilon=epsilon,
+        sensitivity=sensitivity,
+        monotonic=monotonic,
+        rng=rng,
+        budget=NO_BUDGET,
+    )
 
 
 def _best_only(utility: npt.NDArray[Any], rng: ChaCha20 | None) -> int:
@@ -480,8 +539,9 @@ class Exponential(_dm.Exponential):
         elif self.measure:
             idx = self._measured(rng)
         else:
-            idx = _select(self.utility, self.epsilon, self.sensitivity, self.monotonic, rng,
-                          False)
+            idx = _select(
+                self.utility, self.epsilon, self.sensitivity, self.monotonic, rng, False
+            )
         return self.candidates[idx] if self.candidates else idx
 
     def _measured(self, rng: ChaCha20 | None) -> int:
@@ -496,12 +556,20 @@ class Exponential(_dm.Exponential):
             # exact weights only for equal measures; diffprivlib's own law otherwise
             if np.all(w == w[0]):
                 return int(best[_uniform_index(best.size, rng)])
-            return int(best[_sel.exponential_mechanism(
-                np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng, budget=NO_BUDGET)])
+            return int(
+                best[
+                    _sel.exponential_mechanism(
+                        np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng, budget=NO_BUDGET
+                    )
+                ]
+            )
         c = 2 - self.monotonic
         shifted = u + c * self.sensitivity * np.log(m[keep]) / self.epsilon
-        return int(keep[_select(shifted, self.epsilon, self.sensitivity, self.monotonic,
-                                rng, False)])
+        return int(
+            keep[
+                _select(shifted, self.epsilon, self.sensitivity, self.monotonic, rng, False)
+            ]
+        )
 
 
 class PermuteAndFlip(_dm.PermuteAndFlip, Exponential):
@@ -513,8 +581,14 @@ class PermuteAndFlip(_dm.PermuteAndFlip, Exponential):
         if not self.sensitivity / self.epsilon > 0:
             idx = _best_only(self.utility, rng)
         else:
-            idx = _select(_utility_array(self), self.epsilon, self.sensitivity,
-                          self.monotonic, rng, True)
+            idx = _select(
+                _utility_array(self),
+                self.epsilon,
+                self.sensitivity,
+                self.monotonic,
+                rng,
+                True,
+            )
         return self.candidates[idx] if self.candidates else idx
 
 
@@ -533,9 +607,15 @@ class ExponentialCategorical(_dm.ExponentialCategorical):
         # P(t) ∝ exp(-eps d / (f D)), f = 1 (balanced tree) or 2: dpfast's exponent is
         # eps u / (2 D'), so D' = f D / 2 with u = -d
         f = 1 if self._balanced_tree else 2
-        return targets[_sel.exponential_mechanism(
-            -dist, epsilon=self.epsilon, sensitivity=f * self._sensitivity / 2, rng=rng,
-            budget=NO_BUDGET)]
+        return targets[
+            _sel.exponential_mechanism(
+                -dist,
+                epsilon=self.epsilon,
+                sensitivity=f * self._sensitivity / 2,
+                rng=rng,
+                budget=NO_BUDGET,
+            )
+        ]
 
 
 class ExponentialHierarchical(_dm.ExponentialHierarchical, ExponentialCategorical):
@@ -546,6 +626,7 @@ class ExponentialHierarchical(_dm.ExponentialHierarchical, ExponentialCategorica
 
 
 # ------------------------------------------------------------------ Snapping, Staircase, ...
+
 
 def _uniform_open(rng: ChaCha20 | None) -> float:
     """Full-precision uniform on (0, 1) (0 has probability below 2^-1000: redraw)."""
@@ -565,7 +646,7 @@ class Snapping(_dm.Snapping, LaplaceTruncated):
         if self.sensitivity == 0:
             return self._truncate(value)
         rng = _rng(self)
-        value = _plans.private_double(value)      # an int beyond the doubles saturates
+        value = _plans.private_double(value)  # an int beyond the doubles saturates
         value_clamped = self._truncate(self._scale_and_offset_value(value))
         scale = 1.0 / self.effective_epsilon()
         lambda_ = self._get_nearest_power_of_2(scale)
@@ -586,8 +667,8 @@ class Staircase(_dm.Staircase, Laplace):
         self._check_all(value)
         x = _plans.private_double(value)
         if self.sensitivity == 0.0 or self.epsilon == _INF:
-            return x + 0.0          # diffprivlib: value + 0 noise (epsilon = inf: no noise)
-        plan = _plans.staircase(self.epsilon, self.sensitivity, self.gamma)   # public
+            return x + 0.0  # diffprivlib: value + 0 noise (epsilon = inf: no noise)
+        plan = _plans.staircase(self.epsilon, self.sensitivity, self.gamma)  # public
         if not -_INF < x < _INF:
             return x
         return _plans.staircase_release(plan, x, _rng(self))
@@ -603,7 +684,7 @@ class Uniform(_dm.Uniform):
         x = _plans.private_double(value)
         if self.sensitivity == 0.0:
             return x + 0.0
-        plan = _plans.uniform(self.delta, self.sensitivity)           # public, before x
+        plan = _plans.uniform(self.delta, self.sensitivity)  # public, before x
         if not -_INF < x < _INF:
             return x
         return _plans.uniform_release(plan, x, _rng(self))
@@ -612,10 +693,12 @@ class Uniform(_dm.Uniform):
 _FLOAT_SAMPLER = (
     "diffprivlib's {} mechanism draws continuous floating-point noise with dpfast's "
     "simulation samplers ({}): not grid-hardened, not safe against floating-point attacks "
-    "(Mironov 2012); for simulation only, never for a real release (docs/backends.md)")
+    "(Mironov 2012); for simulation only, never for a real release (docs/backends.md)"
+)
 _VECTOR_WARNING = _FLOAT_SAMPLER.format("Vector", "a Gamma norm times a Gaussian direction")
-_BINGHAM_WARNING = _FLOAT_SAMPLER.format("Bingham", "Gaussian proposals and a floating-point "
-                                                    "acceptance test")
+_BINGHAM_WARNING = _FLOAT_SAMPLER.format(
+    "Bingham", "Gaussian proposals and a floating-point acceptance test"
+)
 
 
 class Vector(_dm.Vector):
@@ -628,12 +711,17 @@ class Vector(_dm.Vector):
         # simulation path, with an InsecureRandomnessWarning as dpfast's mode="fast"
         self._check_all(value)
         _insecure._warn(_VECTOR_WARNING)
-        epsilon_p = self.epsilon - 2 * np.log(1 + self.function_sensitivity
-                                              * self.data_sensitivity / self.alpha)
+        epsilon_p = self.epsilon - 2 * np.log(
+            1 + self.function_sensitivity * self.data_sensitivity / self.alpha
+        )
         delta = 0
         if epsilon_p <= 0:
-            delta = (self.function_sensitivity * self.data_sensitivity
-                     / np.expm1(self.epsilon / 4) - self.alpha) / self.n
+            delta = (
+                self.function_sensitivity
+                * self.data_sensitivity
+                / np.expm1(self.epsilon / 4)
+                - self.alpha
+            ) / self.n
             epsilon_p = self.epsilon / 2
         scale = self.data_sensitivity * 2 / epsilon_p
         rng = _rng(self)
@@ -687,7 +775,7 @@ class Bingham(_dm.Bingham):
         a = self.epsilon * (eigvals.max() * np.eye(dims) - value) / 4 / self.sensitivity
         lam = np.linalg.eigvalsh(a).tolist()
         lo, hi = 0.0, float(dims)
-        for _ in range(64):                  # to double precision; any b in (0, d] is exact
+        for _ in range(64):  # to double precision; any b in (0, d] is exact
             b = 0.5 * (lo + hi)
             if math.fsum(1.0 / (b + 2.0 * v) for v in lam) > 1.0:
                 lo = b
@@ -708,6 +796,7 @@ class Bingham(_dm.Bingham):
 
 # ------------------------------------------------------------------ bernoulli_neg_exp
 
+
 def bernoulli_neg_exp(gamma: float, random_state: Any = None) -> int:
     """One exact Bernoulli(exp(-gamma)) draw (0 or 1), as diffprivlib's, from dpfast.
 
@@ -718,15 +807,36 @@ def bernoulli_neg_exp(gamma: float, random_state: Any = None) -> int:
         raise ValueError(f"Gamma must be non-negative, got {gamma}.")
     src = _dm_base.check_random_state(random_state, True)
     if gamma == _INF:
-        return 0                                   # exp(-inf) = 0
+        return 0  # exp(-inf) = 0
     return int(_random.bernoulli_exp(gamma, rng=_stream_of(src)))
 
 
-MECHANISMS = {cls.__name__: cls for cls in (
-    Binary, Bingham, Exponential, ExponentialCategorical, ExponentialHierarchical,
-    PermuteAndFlip, Gaussian, GaussianAnalytic, GaussianDiscrete, Geometric, GeometricFolded,
-    GeometricTruncated, Laplace, LaplaceBoundedDomain, LaplaceBoundedNoise, LaplaceFolded,
-    LaplaceTruncated, Snapping, Staircase, Uniform, Vector)}
+MECHANISMS = {
+    cls.__name__: cls
+    for cls in (
+        Binary,
+        Bingham,
+        Exponential,
+        ExponentialCategorical,
+        ExponentialHierarchical,
+        PermuteAndFlip,
+        Gaussian,
+        GaussianAnalytic,
+        GaussianDiscrete,
+        Geometric,
+        GeometricFolded,
+        GeometricTruncated,
+        Laplace,
+        LaplaceBoundedDomain,
+        LaplaceBoundedNoise,
+        LaplaceFolded,
+        LaplaceTruncated,
+        Snapping,
+        Staircase,
+        Uniform,
+        Vector,
+    )
+}
 
 for _cls in MECHANISMS.values():
     _cls.__module__ = __name__
@@ -735,8 +845,9 @@ del _cls
 
 # ------------------------------------------------------------------ patch / unpatch
 
-_ORIGINALS: dict[int, tuple[Any, Any]] = {id(getattr(_dm, name)): (getattr(_dm, name), shim)
-              for name, shim in MECHANISMS.items()}
+_ORIGINALS: dict[int, tuple[Any, Any]] = {
+    id(getattr(_dm, name)): (getattr(_dm, name), shim) for name, shim in MECHANISMS.items()
+}
 _ORIGINALS[id(_dm_base.bernoulli_neg_exp)] = (_dm_base.bernoulli_neg_exp, bernoulli_neg_exp)
 _LOCK = threading.RLock()
 # (module, attribute name, original) of every binding we replaced
@@ -745,8 +856,11 @@ _STATE = {"explicit": False, "depth": 0}
 
 
 def _diffprivlib_modules() -> list[ModuleType]:
-    return [m for name, m in list(sys.modules.items())
-            if m is not None and (name == "diffprivlib" or name.startswith("diffprivlib."))]
+    return [
+        m
+        for name, m in list(sys.modules.items())
+        if m is not None and (name == "diffprivlib" or name.startswith("diffprivlib."))
+    ]
 
 
 def _apply() -> int:

@@ -65,8 +65,14 @@ from pipeline_dp import partition_selection as _ps  # noqa: E402
 from pydp.algorithms import numerical_mechanisms as _pydp_mech  # noqa: E402
 from pydp.algorithms import partition_selection as _pydp_ps  # noqa: E402
 
-__all__ = ["install", "uninstall", "is_installed", "draws", "MECHANISMS",
-           "PARTITION_SELECTION"]
+__all__ = [
+    "install",
+    "uninstall",
+    "is_installed",
+    "draws",
+    "MECHANISMS",
+    "PARTITION_SELECTION",
+]
 
 _log = logging.getLogger("dpfast")
 _LOCK = threading.Lock()
@@ -89,6 +95,7 @@ def draws() -> dict[str, int]:
 
 # ------------------------------------------------------------------ additive noise
 
+
 def _release(plan: tuple[int, Any], value: float) -> float:
     k, sampler = plan
     x = 1.0 * value
@@ -106,7 +113,7 @@ class _Additive:
     """What the PyDP numerical mechanisms offer PipelineDP; PyDP answers everything else
     (``memory_used``, ``noise_confidence_interval``, ...)."""
 
-    _kind: str = ""                  # "laplace" or "gaussian" (subclasses)
+    _kind: str = ""  # "laplace" or "gaussian" (subclasses)
 
     def add_noise(self, value: float) -> float:
         _count(self._kind)
@@ -116,7 +123,7 @@ class _Additive:
         return self.add_noise(value) > threshold
 
     def __getattr__(self, name: str) -> Any:
-        if name == "_pydp":                  # not yet set (copy, unpickling)
+        if name == "_pydp":  # not yet set (copy, unpickling)
             raise AttributeError(name)
         return getattr(self._pydp, name)
 
@@ -137,8 +144,9 @@ class LaplaceMechanism(_Additive):
         # rounding d coordinates moves the vector by up to d g in l1: charged as the
         # sensitivity / d of the plan's per-coordinate charge
         _count("laplace", vec.size)
-        plan = _plans.laplace(self.diversity, self.sensitivity / max(vec.size, 1),
-                              ceil_grid=True)
+        plan = _plans.laplace(
+            self.diversity, self.sensitivity / max(vec.size, 1), ceil_grid=True
+        )
         return _release_vector(plan, vec)
 
 
@@ -149,7 +157,12 @@ class GaussianMechanism(_Additive):
     _kind = "gaussian"
 
     def __init__(
-        self, epsilon: float, delta: float, sensitivity: float = 1.0, *, _pydp: Any = None,
+        self,
+        epsilon: float,
+        delta: float,
+        sensitivity: float = 1.0,
+        *,
+        _pydp: Any = None,
     ) -> None:
         self._pydp = _pydp or _pydp_mech.GaussianMechanism(epsilon, delta, sensitivity)
         self.epsilon = self._pydp.epsilon
@@ -161,8 +174,9 @@ class GaussianMechanism(_Additive):
 
     @classmethod
     def create_from_standard_deviation(cls, std: float) -> GaussianMechanism:
-        return cls(0.0, 0.0, _pydp=_pydp_mech.GaussianMechanism.create_from_standard_deviation(
-            std))
+        return cls(
+            0.0, 0.0, _pydp=_pydp_mech.GaussianMechanism.create_from_standard_deviation(std)
+        )
 
     def _add_noise_vector(self, vec: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
         # sqrt(d) g in l2 for d coordinates (ceil of the root, as dpfast.mechanisms)
@@ -184,8 +198,9 @@ class _Namespace:
         return getattr(self._base, name)
 
 
-MECHANISMS = _Namespace(_pydp_mech, LaplaceMechanism=LaplaceMechanism,
-                        GaussianMechanism=GaussianMechanism)
+MECHANISMS = _Namespace(
+    _pydp_mech, LaplaceMechanism=LaplaceMechanism, GaussianMechanism=GaussianMechanism
+)
 
 
 def add_noise_vector(vec: npt.NDArray[Any], noise_params: Any) -> npt.NDArray[np.float64]:
@@ -198,8 +213,10 @@ def add_noise_vector(vec: npt.NDArray[Any], noise_params: Any) -> npt.NDArray[np
         elif noise_params.norm_kind == ap.NormKind.Linf:
             sens = noise_params.max_norm * vec.size * l0
         else:
-            raise ValueError(f"Unknown or invalid norm kind {noise_params.norm_kind} for "
-                             "Laplace mechanism.")
+            raise ValueError(
+                f"Unknown or invalid norm kind {noise_params.norm_kind} for "
+                "Laplace mechanism."
+            )
         mech: _Additive = LaplaceMechanism(noise_params.eps, sens)
     elif noise_params.noise_kind == ap.NoiseKind.GAUSSIAN:
         if noise_params.norm_kind == ap.NormKind.L2:
@@ -207,17 +224,19 @@ def add_noise_vector(vec: npt.NDArray[Any], noise_params: Any) -> npt.NDArray[np
         elif noise_params.norm_kind == ap.NormKind.Linf:
             sens = noise_params.max_norm * np.sqrt(vec.size) * np.sqrt(l0)
         else:
-            raise ValueError(f"Unknown or invalid norm kind {noise_params.norm_kind} for "
-                             "Gaussian mechanism.")
+            raise ValueError(
+                f"Unknown or invalid norm kind {noise_params.norm_kind} for "
+                "Gaussian mechanism."
+            )
         mech = GaussianMechanism(noise_params.eps, noise_params.delta, sens)
     else:
         raise ValueError("Unknown noise kind.")
-    result: npt.NDArray[np.float64] = mech._add_noise_vector(
-        np.asarray(vec, np.float64))
+    result: npt.NDArray[np.float64] = mech._add_noise_vector(np.asarray(vec, np.float64))
     return result
 
 
 # ------------------------------------------------------------------ partition selection
+
 
 class _Strategy:
     """A PyDP partition-selection strategy whose coins and thresholding noise are dpfast's."""
@@ -225,7 +244,7 @@ class _Strategy:
     def __init__(self, name: str, pydp: Any, noise: tuple[str, float] | None) -> None:
         self._name = name
         self._pydp = pydp
-        self._noise = noise                    # None, ("laplace", b) or ("gaussian", sigma)
+        self._noise = noise  # None, ("laplace", b) or ("gaussian", sigma)
 
     def should_keep(self, n: int) -> bool:
         _count("keep")
@@ -250,34 +269,49 @@ class _Strategy:
         return getattr(self._pydp, name)
 
 
-def create_partition_strategy(name: str, epsilon: float, delta: float, max_partitions: int,
-                              pre_threshold: int | None = None) -> _Strategy:
+def create_partition_strategy(
+    name: str,
+    epsilon: float,
+    delta: float,
+    max_partitions: int,
+    pre_threshold: int | None = None,
+) -> _Strategy:
     args = (name, epsilon, delta, max_partitions) + (
-        () if pre_threshold is None else (pre_threshold,))
+        () if pre_threshold is None else (pre_threshold,)
+    )
     pydp = _pydp_ps.create_partition_strategy(*args)
     if name == "laplace":
         noise = ("laplace", max_partitions / epsilon)
     elif name == "gaussian":
-        noise = ("gaussian", _pydp_mech.GaussianMechanism(
-            epsilon, delta / 2, math.sqrt(max_partitions)).std)
+        noise = (
+            "gaussian",
+            _pydp_mech.GaussianMechanism(epsilon, delta / 2, math.sqrt(max_partitions)).std,
+        )
     else:
         noise = None
     return _Strategy(name, pydp, noise)
 
 
-PARTITION_SELECTION = _Namespace(_pydp_ps, create_partition_strategy=create_partition_strategy)
+PARTITION_SELECTION = _Namespace(
+    _pydp_ps, create_partition_strategy=create_partition_strategy
+)
 
 
 # ------------------------------------------------------------------ exponential mechanism
+
 
 def _exponential_apply(self: Any, eps: float, inputs_to_score_col: Sequence[Any]) -> Any:
     """PipelineDP's ExponentialMechanism.apply on dpfast's exact exponential mechanism."""
     f = self._scoring_function
     scores = np.array([f.score(k) for k in inputs_to_score_col], dtype=np.float64)
     _count("exponential")
-    idx = _sel.exponential_mechanism(scores, epsilon=eps, sensitivity=f.global_sensitivity,
-                                     monotonic=bool(f.is_monotonic),
-                                     budget=NO_BUDGET)   # PipelineDP accounts for it
+    idx = _sel.exponential_mechanism(
+        scores,
+        epsilon=eps,
+        sensitivity=f.global_sensitivity,
+        monotonic=bool(f.is_monotonic),
+        budget=NO_BUDGET,
+    )  # PipelineDP accounts for it
     return inputs_to_score_col[idx]
 
 
@@ -300,8 +334,11 @@ def install() -> bool:
         _dpc.add_noise_vector = add_noise_vector
         _ps.partition_selection = PARTITION_SELECTION
         _dpc.ExponentialMechanism.apply = _exponential_apply
-    _log.warning("dpfast: PipelineDP %s noise now drawn by dpfast in process %d",
-                 pipeline_dp.__version__, os.getpid())
+    _log.warning(
+        "dpfast: PipelineDP %s noise now drawn by dpfast in process %d",
+        pipeline_dp.__version__,
+        os.getpid(),
+    )
     return True
 
 
@@ -318,5 +355,3 @@ def uninstall() -> None:
 
 def is_installed() -> bool:
     return bool(_ORIGINALS)
-
-

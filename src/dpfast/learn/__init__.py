@@ -9,18 +9,28 @@ the paper, the ``grid`` variant and its privacy theorem, "Theorem G").
 """
 
 from ._accounting import (
-                          PrivacyCost,
-                          amplified_delta,
-                          amplified_epsilon,
-                          boosting_privacy_cost,
-                          grid_size_bound,
-                          plan_grid,
-                          smoothness_distance,
+    PrivacyCost,
+    amplified_delta,
+    amplified_epsilon,
+    boosting_privacy_cost,
+    grid_size_bound,
+    plan_grid,
+    smoothness_distance,
 )
 from .boosting import PrivateBoostingClassifier, RunRecord, UncertifiedPrivacyWarning
 from .stumps import DPStumpLearner, Stump
 
-__all__ = ["PrivateBoostingClassifier", "DPStumpLearner", "Stump", "RunRecord",
-           "PrivacyCost", "UncertifiedPrivacyWarning", "boosting_privacy_cost",
-           "amplified_epsilon", "amplified_delta", "smoothness_distance", "grid_size_bound",
-           "plan_grid"]
+__all__ = [
+    "PrivateBoostingClassifier",
+    "DPStumpLearner",
+    "Stump",
+    "RunRecord",
+    "PrivacyCost",
+    "UncertifiedPrivacyWarning",
+    "boosting_privacy_cost",
+    "amplified_epsilon",
+    "amplified_delta",
+    "smoothness_distance",
+    "grid_size_bound",
+    "plan_grid",
+]

@@ -25,13 +25,22 @@ from .._privacy import bound_up as _up
 from .._typing import PrivacyParam, Real
 from ..selection import _grid as _selection_grid
 
-__all__ = ["PrivacyCost", "amplified_epsilon", "amplified_delta", "smoothness_distance",
-           "grid_size_bound", "boosting_privacy_cost", "plan_grid"]
+__all__ = [
+    "PrivacyCost",
+    "amplified_epsilon",
+    "amplified_delta",
+    "smoothness_distance",
+    "grid_size_bound",
+    "boosting_privacy_cost",
+    "plan_grid",
+]
 
 # Names the formulas of this module; the value only labels records (a PrivacyCost of an
 # older release keeps whatever string it was built with).
-FORMULA_VERSION = ("dpfast.learn 1: Theorem G and Lemma 6.5' (docs/learn.md, the corrected "
-                   "Dwork, Rothblum & Vadhan 2010 Sec. 6)")
+FORMULA_VERSION = (
+    "dpfast.learn 1: Theorem G and Lemma 6.5' (docs/learn.md, the corrected "
+    "Dwork, Rothblum & Vadhan 2010 Sec. 6)"
+)
 
 # Weights live in [lambda_t, 1] as doubles (csrc/boost.c); the public bound on
 # -ln(lambda_t) must leave them normal: e^-700 ~ 1e-304.
@@ -48,14 +57,16 @@ _MAX_GRID = 1 << 22
 PrivacyCost = Cost
 
 
-_EXP_MAX = 700.0      # e^x is a double for x <= 709; beyond, the formulas go through logs
+_EXP_MAX = 700.0  # e^x is a double for x <= 709; beyond, the formulas go through logs
 
 
-def _amplification_args(sigma: object, k: object, eps_b: object) -> tuple[float, int, float]:
+def _amplification_args(
+    sigma: object, k: object, eps_b: object
+) -> tuple[float, int, float]:
     sig = _v.finite("sigma", sigma)
     if not 0.0 <= sig < 1.0:
         _v._fail("sigma", "in [0, 1)", sigma)
-    return sig, _v.integer("k", k, minimum=1, maximum=2 ** 62), _v.positive("eps_b", eps_b)
+    return sig, _v.integer("k", k, minimum=1, maximum=2**62), _v.positive("eps_b", eps_b)
 
 
 def _log1p_sigma_expm1(sigma: float, eps: float) -> float:
@@ -112,18 +123,24 @@ def grid_size_bound(t: int, m: int, tau: float, alpha: float, c_grid: float) -> 
     from ln U <= ln m, -ln lambda_0 = ln m and ln w_s <= alpha + ln(m/tau).  One more
     point than the formula guards against the rounding of the float evaluation.
     ``PrivacyParameterError`` when that count is beyond 2**62 (or the arguments invalid)."""
-    t = _v.integer("t", t, minimum=1, maximum=2 ** 62)
-    m = _v.integer("m", m, minimum=2, maximum=2 ** 62)
+    t = _v.integer("t", t, minimum=1, maximum=2**62)
+    m = _v.integer("m", m, minimum=2, maximum=2**62)
     tau = _v.positive("tau", tau)
     alpha = _v.nonnegative("alpha", alpha)
     c_grid = _v.positive("c_grid", c_grid)
-    span = 2 * alpha + 2 * math.log(m) - math.log(tau) + (t - 1) * (2 * alpha + math.log(m / tau))
+    span = (
+        2 * alpha
+        + 2 * math.log(m)
+        - math.log(tau)
+        + (t - 1) * (2 * alpha + math.log(m / tau))
+    )
     step = math.log1p(c_grid / tau)
     points = max(span / step, 0.0) if step > 0.0 else math.inf
-    if not points < 2.0 ** 62:
+    if not points < 2.0**62:
         raise PrivacyParameterError(
             f"the threshold grid would need more than 2**62 points (grid_resolution "
-            f"{c_grid!r} against tau {tau!r}); use a larger grid_resolution")
+            f"{c_grid!r} against tau {tau!r}); use a larger grid_resolution"
+        )
     return math.ceil(points) + 2
 
 
@@ -140,26 +157,34 @@ def em_tail_exponent(eps_w: float, ell: float, c_grid: float) -> float:
     N_t exp(-eps_w (l - c_grid)/2) is the limit G -> 0; this one is slightly larger, as
     it must be for the sampler actually used."""
     inv_grid, g, s = _selection_grid(eps_w, 1.0, False, False)
-    gamma = float(Fraction(g, 2 ** s))
+    gamma = float(Fraction(g, 2**s))
     return gamma * max((ell - c_grid) * inv_grid - 2.0, 0.0)
 
 
 def _check_common(
-    m: int, n_rounds: int, sample_size: int, smoothness: int, eta: Real,
-    epsilon_test: PrivacyParam, epsilon_threshold: PrivacyParam, base_epsilon: PrivacyParam,
-    base_delta: PrivacyParam, grid_resolution: Real,
+    m: int,
+    n_rounds: int,
+    sample_size: int,
+    smoothness: int,
+    eta: Real,
+    epsilon_test: PrivacyParam,
+    epsilon_threshold: PrivacyParam,
+    base_epsilon: PrivacyParam,
+    base_delta: PrivacyParam,
+    grid_resolution: Real,
 ) -> tuple[int, int, int, int, float, float, float, float, float, float]:
-    m = _v.integer("n_samples", m, minimum=2, maximum=2 ** 53)
-    T = _v.integer("n_rounds", n_rounds, minimum=1, maximum=10 ** 6)
-    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
-    ell = _v.integer("smoothness", smoothness, minimum=2, maximum=2 ** 53)
+    m = _v.integer("n_samples", m, minimum=2, maximum=2**53)
+    T = _v.integer("n_rounds", n_rounds, minimum=1, maximum=10**6)
+    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2**31)
+    ell = _v.integer("smoothness", smoothness, minimum=2, maximum=2**53)
     eta = _v.finite("eta", eta)
     if not 0.0 < eta < 0.5:
         raise PrivacyParameterError(f"eta must be in (0, 1/2); got {eta!r}")
     if not 3 * ell < m:
         raise PrivacyParameterError(
             f"the number of rows m must exceed 3 * smoothness (Claim 6.4 / the utility "
-            f"theorem need m > 3l); got m={m}, smoothness={ell}")
+            f"theorem need m > 3l); got m={m}, smoothness={ell}"
+        )
     eps_test = _v.epsilon(epsilon_test, "epsilon_test")
     eps_w = _v.epsilon(epsilon_threshold, "epsilon_threshold")
     eps_b = _v.epsilon(base_epsilon, "base learner epsilon")
@@ -167,33 +192,49 @@ def _check_common(
     c_grid = _v.positive("grid_resolution", grid_resolution)
     if not c_grid < ell:
         raise PrivacyParameterError(
-            f"grid_resolution must be < smoothness; got {c_grid!r} >= {ell}")
+            f"grid_resolution must be < smoothness; got {c_grid!r} >= {ell}"
+        )
     return m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b, c_grid
 
 
-def public_constants(m: int, T: int, ell: int, eta: float, c_grid: float) -> tuple[float, float]:
+def public_constants(
+    m: int, T: int, ell: int, eta: float, c_grid: float
+) -> tuple[float, float]:
     """alpha, tau and the public bound on -ln(lambda_{T-1}); refuses parameters whose
     weights could underflow (a rule on public numbers only)."""
-    alpha = math.atanh(2.0 * eta)    # erratum E2 (docs/learn.md): (1/2) ln((1+2 eta)/(1-2 eta))
+    alpha = math.atanh(
+        2.0 * eta
+    )  # erratum E2 (docs/learn.md): (1/2) ln((1+2 eta)/(1-2 eta))
     tau = 2.0 * ell
     neg_log_lambda = math.log(m) + max(T - 2, 0) * (2 * alpha + math.log(m / tau))
     if neg_log_lambda > _MAX_NEG_LOG_LAMBDA:
         raise PrivacyParameterError(
             "n_rounds is too large for these public parameters: the weights' public lower "
             f"bound exp(-{neg_log_lambda:.0f}) would leave the doubles; use fewer rounds, a "
-            "smaller eta or a larger smoothness")
+            "smaller eta or a larger smoothness"
+        )
     n_max = grid_size_bound(max(T - 1, 1), m, tau, alpha, c_grid)
     if n_max > _MAX_GRID:
         raise PrivacyParameterError(
             f"the threshold grid could reach {n_max} points (> 2**22); use a larger "
-            "grid_resolution, fewer rounds or a larger smoothness")
+            "grid_resolution, fewer rounds or a larger smoothness"
+        )
     return alpha, tau
 
 
 def boosting_privacy_cost(
-    n_samples: int, *, variant: str = "grid", n_rounds: int, sample_size: int, smoothness: int,
-    eta: Real, epsilon_test: PrivacyParam, epsilon_threshold: PrivacyParam,
-    base_epsilon: PrivacyParam, base_delta: PrivacyParam = 0.0, grid_resolution: Real = 1.0,
+    n_samples: int,
+    *,
+    variant: str = "grid",
+    n_rounds: int,
+    sample_size: int,
+    smoothness: int,
+    eta: Real,
+    epsilon_test: PrivacyParam,
+    epsilon_threshold: PrivacyParam,
+    base_epsilon: PrivacyParam,
+    base_delta: PrivacyParam = 0.0,
+    grid_resolution: Real = 1.0,
     ideal_em: bool = False,
 ) -> PrivacyCost:
     """(epsilon, delta) of one fit, from public parameters only.
@@ -233,18 +274,35 @@ def boosting_privacy_cost(
     give if Lemma 6.6 item 2 held, which it does not (E4): ``certified=False``.
     """
     variant = _v.choice("variant", variant, ("grid", "paper"))
-    (m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b,
-     c_grid) = _check_common(n_samples, n_rounds, sample_size, smoothness, eta, epsilon_test,
-                             epsilon_threshold, base_epsilon, base_delta, grid_resolution)
+    (m, T, k, ell, eta, eps_test, eps_w, eps_b, delta_b, c_grid) = _check_common(
+        n_samples,
+        n_rounds,
+        sample_size,
+        smoothness,
+        eta,
+        epsilon_test,
+        epsilon_threshold,
+        base_epsilon,
+        base_delta,
+        grid_resolution,
+    )
     alpha, tau = public_constants(m, T, ell, eta, c_grid)
     sig = smoothness_distance(ell)
-    first = (amplified_epsilon(1.0 / m, k, eps_b), amplified_delta(1.0 / m, k, eps_b, delta_b))
+    first = (
+        amplified_epsilon(1.0 / m, k, eps_b),
+        amplified_delta(1.0 / m, k, eps_b, delta_b),
+    )
     later = (amplified_epsilon(sig, k, eps_b), amplified_delta(sig, k, eps_b, delta_b))
     rounds = T - 1
     if variant == "grid":
-        expo = eps_w * (ell - c_grid) / 2.0 if ideal_em else em_tail_exponent(eps_w, ell, c_grid)
-        smooth = math.fsum(grid_size_bound(t, m, tau, alpha, c_grid) * math.exp(-expo)
-                           for t in range(1, T))
+        expo = (
+            eps_w * (ell - c_grid) / 2.0
+            if ideal_em
+            else em_tail_exponent(eps_w, ell, c_grid)
+        )
+        smooth = math.fsum(
+            grid_size_bound(t, m, tau, alpha, c_grid) * math.exp(-expo) for t in range(1, T)
+        )
     else:
         smooth = rounds * math.exp(-eps_w * (ell - 1))
     breakdown = {
@@ -258,20 +316,39 @@ def boosting_privacy_cost(
     if not _up(eps) < math.inf:
         raise PrivacyParameterError(
             "these public parameters give no finite epsilon; lower base_epsilon, "
-            "epsilon_test, epsilon_threshold or n_rounds")
+            "epsilon_test, epsilon_threshold or n_rounds"
+        )
     if not _up(delta) < 1.0:
         raise PrivacyParameterError(
             "these public parameters give no privacy guarantee (delta >= 1); raise "
-            "epsilon_threshold or smoothness, or lower n_rounds")
+            "epsilon_threshold or smoothness, or lower n_rounds"
+        )
     breakdown = {key: (_up(e), _up(d)) for key, (e, d) in breakdown.items()}
-    return PrivacyCost(_up(eps), _up(delta), None, breakdown.items(), variant=variant,
-                       certified=variant == "grid", n_samples=m, adjacency="replace-one",
-                       formula_version=FORMULA_VERSION)
+    return PrivacyCost(
+        _up(eps),
+        _up(delta),
+        None,
+        breakdown.items(),
+        variant=variant,
+        certified=variant == "grid",
+        n_samples=m,
+        adjacency="replace-one",
+        formula_version=FORMULA_VERSION,
+    )
 
 
-def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_rounds: int = 15,
-              sample_size: int = 1000, smoothness: int | None = None, eta: Real = 0.1,
-              noise_share: Real = 0.2, grid_resolution: Real = 1.0) -> dict[str, Any]:
+def plan_grid(
+    n_samples: int,
+    epsilon: PrivacyParam,
+    delta: PrivacyParam,
+    *,
+    n_rounds: int = 15,
+    sample_size: int = 1000,
+    smoothness: int | None = None,
+    eta: Real = 0.1,
+    noise_share: Real = 0.2,
+    grid_resolution: Real = 1.0,
+) -> dict[str, Any]:
     """Parameters of the ``grid`` variant that spend at most (epsilon, delta), from public
     numbers only (a planner for the ``grid`` variant).
 
@@ -286,21 +363,26 @@ def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_r
         n_rounds, sample_size, smoothness, eta, epsilon_test, epsilon_threshold,
         base_epsilon, grid_resolution, and ``cost`` (the :class:`PrivacyCost`).
     """
-    m = _v.integer("n_samples", n_samples, minimum=8, maximum=2 ** 53)
+    m = _v.integer("n_samples", n_samples, minimum=8, maximum=2**53)
     epsilon = _v.epsilon(epsilon)
     delta = _v.delta(delta, allow_zero=False)
     share = _v.open_probability("noise_share", noise_share)
-    ell = m // 4 if smoothness is None else _v.integer("smoothness", smoothness, minimum=2,
-                                                       maximum=2 ** 53)
-    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2 ** 31)
-    T0 = _v.integer("n_rounds", n_rounds, minimum=2, maximum=10 ** 6)
+    ell = (
+        m // 4
+        if smoothness is None
+        else _v.integer("smoothness", smoothness, minimum=2, maximum=2**53)
+    )
+    k = _v.integer("sample_size", sample_size, minimum=1, maximum=2**31)
+    T0 = _v.integer("n_rounds", n_rounds, minimum=2, maximum=10**6)
     sig = smoothness_distance(ell)
     for T in [T0] + [t for t in (11, 7, 5, 3) if t < T0]:
         per = share * epsilon / (2 * (T - 1)) * (1 - 1e-9)
         room = (1 - share) * epsilon * (1 - 1e-9)
 
-        def spent(eb: float) -> float:  # called only within this iteration of T
-            return amplified_epsilon(1.0 / m, k, eb) + (T - 1) * amplified_epsilon(sig, k, eb)  # noqa: B023
+        def spent(eb: float, rounds: int = T) -> float:
+            return amplified_epsilon(1.0 / m, k, eb) + (rounds - 1) * amplified_epsilon(
+                sig, k, eb
+            )
 
         lo, hi = 0.0, 64.0
         if spent(hi) <= room:
@@ -314,8 +396,15 @@ def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_r
         if lo <= 0.0:
             continue
         params: dict[str, Any] = dict(
-            n_rounds=T, sample_size=k, smoothness=ell, eta=eta, epsilon_test=per,
-            epsilon_threshold=per, base_epsilon=lo, grid_resolution=grid_resolution)
+            n_rounds=T,
+            sample_size=k,
+            smoothness=ell,
+            eta=eta,
+            epsilon_test=per,
+            epsilon_threshold=per,
+            base_epsilon=lo,
+            grid_resolution=grid_resolution,
+        )
         try:
             cost = boosting_privacy_cost(m, **params)
         except PrivacyParameterError:
@@ -325,4 +414,5 @@ def plan_grid(n_samples: int, epsilon: PrivacyParam, delta: PrivacyParam, *, n_r
             return params
     raise PrivacyParameterError(
         f"no grid-variant plan meets epsilon={epsilon!r}, delta={delta!r} for m={m}: raise "
-        "epsilon or delta, or lower smoothness's demand (sample_size, n_rounds)")
+        "epsilon or delta, or lower smoothness's demand (sample_size, n_rounds)"
+    )

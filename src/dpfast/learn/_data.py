@@ -33,8 +33,9 @@ def _from_list(name: str, value: list[Any] | tuple[Any, ...]) -> npt.NDArray[Any
     try:
         obj = np.array(value, dtype=object)
     except ValueError:
-        raise TypeError(f"{name} must be a rectangular list of numbers; got a ragged "
-                        "list") from None
+        raise TypeError(
+            f"{name} must be a rectangular list of numbers; got a ragged list"
+        ) from None
     if obj.size and all(isinstance(x, (bool, np.bool_)) for x in obj.flat):
         return obj.astype(np.bool_)
     return _v.real_data(name, value)[1]
@@ -49,13 +50,14 @@ def _pandas_values(col: Any) -> Any:
 
 def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
     col = _from_list(name, col) if isinstance(col, (list, tuple)) else np.asarray(col)
-    if col.dtype == np.uint64:               # clamped to int64 (never above 2**53 later)
+    if col.dtype == np.uint64:  # clamped to int64 (never above 2**53 later)
         col = _v.real_data(name, col)[1]
     dt = col.dtype
     if dt.kind not in _OK_KINDS or (dt.kind == "f" and dt.itemsize > 8):
         raise TypeError(
             f"{name} must hold bool, int or float (at most 64-bit) values that convert "
-            f"exactly; got dtype {dt}. Encode categories with public codes first.")
+            f"exactly; got dtype {dt}. Encode categories with public codes first."
+        )
     if dt.kind == "b":
         col = col.astype(np.int8)
     return col
@@ -63,13 +65,15 @@ def _column(name: str, col: npt.ArrayLike) -> npt.NDArray[Any]:
 
 def columns(X: Any, n_features: int | None = None) -> tuple[list[npt.NDArray[Any]], int]:
     """The feature columns of X (2-d array-like or pandas DataFrame) as 1-d arrays."""
-    if hasattr(X, "columns") and hasattr(X, "iloc"):          # a pandas DataFrame
+    if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         cols = [_column(f"column {c!r} of X", _pandas_values(X[c])) for c in X.columns]
         n = len(X)
     else:
         arr = _from_list("X", X) if isinstance(X, (list, tuple)) else np.asarray(X)
         if arr.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional (rows, features); got shape {arr.shape}")
+            raise ValueError(
+                f"X must be 2-dimensional (rows, features); got shape {arr.shape}"
+            )
         arr = _column("X", arr)
         cols = [arr[:, f] for f in range(arr.shape[1])]
         n = arr.shape[0]
@@ -87,12 +91,14 @@ def matrix(cols: list[npt.NDArray[Any]]) -> npt.NDArray[np.float64]:
         if c.dtype.kind in "iu" and c.dtype.itemsize == 8:
             # int64 beyond 2**53 would round: clamp to the exactly representable range
             # (a public rule on a private value; comparisons stay monotone).
-            c = np.clip(c, -(2 ** 53), 2 ** 53)
+            c = np.clip(c, -(2**53), 2**53)
         out[:, f] = c
     return out
 
 
-def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDArray[np.int8]:
+def labels(
+    y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int
+) -> npt.NDArray[np.int8]:
     """y mapped to int8 +-1 (classes[1] -> +1, every other label -> -1).
 
     The label set is public (``classes``), the labels are private.  Only the shape and
@@ -106,7 +112,7 @@ def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDA
     listed = isinstance(y, (list, tuple))
     if listed:
         try:
-            y = np.array(y, dtype=object)        # the elements as they are: no recast
+            y = np.array(y, dtype=object)  # the elements as they are: no recast
         except ValueError:
             raise ValueError("y must be 1-dimensional; got a ragged list") from None
     else:
@@ -120,16 +126,19 @@ def labels(y: Any, classes: tuple[Any, Any] | list[Any], n_rows: int) -> npt.NDA
     if listed:
         # each label against the public positive class, by value and within Python's
         # own comparison: a label of any other type or size is simply not classes[1]
-        pos = np.fromiter((_is_label(v, classes[1]) for v in y), dtype=np.bool_,
-                          count=y.shape[0])
+        pos = np.fromiter(
+            (_is_label(v, classes[1]) for v in y), dtype=np.bool_, count=y.shape[0]
+        )
         return np.where(pos, 1, -1).astype(np.int8)
     cls = np.asarray(classes)
     if y.dtype.kind in "biuf" and cls.dtype.kind in "biuf":
         if y.dtype.kind == "f" and y.dtype.itemsize > 8:
             raise TypeError(f"y must not be long double; got dtype {y.dtype}")
     elif not (y.dtype.kind in "USO" and cls.dtype.kind in "USO"):
-        raise TypeError(f"y has dtype {y.dtype}, which cannot hold the labels of "
-                        f"classes={tuple(classes)!r}")
+        raise TypeError(
+            f"y has dtype {y.dtype}, which cannot hold the labels of "
+            f"classes={tuple(classes)!r}"
+        )
     pos = y == classes[1]
     return np.where(pos, 1, -1).astype(np.int8)
 
@@ -139,5 +148,5 @@ def _is_label(value: Any, label: Any) -> bool:
     comparison fails or is not a truth value is not the class)."""
     try:
         return bool(value == label)
-    except Exception:                      # noqa: BLE001  (e.g. an array-valued ==)
+    except Exception:  # noqa: BLE001  (e.g. an array-valued ==)
         return False

@@ -17,8 +17,11 @@ class ParamsMixin:
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
-        return sorted(p.name for p in sig.parameters.values()
-                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+        return sorted(
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind != p.VAR_KEYWORD
+        )
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -35,8 +38,10 @@ class ParamsMixin:
         for key, value in params.items():
             name, _, sub = key.partition("__")
             if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid parameters: {valid}")
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; "
+                    f"valid parameters: {valid}"
+                )
             if sub:
                 nested.setdefault(name, {})[sub] = value
             else:

@@ -44,16 +44,21 @@ NEIGHBOURING = "replace-one-position"
 def check_base_learner(learner: Any) -> tuple[float, float]:
     """(epsilon, delta) the learner declares; TypeError/PrivacyParameterError otherwise."""
     if not callable(getattr(learner, "fit_sample", None)):
-        raise TypeError(f"base_learner must have fit_sample(Z_k, y_k, rng); "
-                        f"{type(learner).__name__} does not")
+        raise TypeError(
+            f"base_learner must have fit_sample(Z_k, y_k, rng); "
+            f"{type(learner).__name__} does not"
+        )
     for attr in ("epsilon", "delta", "neighbouring"):
         if not hasattr(learner, attr):
-            raise TypeError(f"base_learner must declare {attr!r} (see dpfast.learn.base); "
-                            f"{type(learner).__name__} does not")
+            raise TypeError(
+                f"base_learner must declare {attr!r} (see dpfast.learn.base); "
+                f"{type(learner).__name__} does not"
+            )
     if learner.neighbouring != NEIGHBOURING:
         raise PrivacyParameterError(
             f"base_learner.neighbouring must be {NEIGHBOURING!r} (DP per position of the "
-            f"k-tuple, docs/learn.md \"Base learner\"); got {learner.neighbouring!r}")
+            f'k-tuple, docs/learn.md "Base learner"); got {learner.neighbouring!r}'
+        )
     eps = _v.epsilon(learner.epsilon, "base_learner.epsilon")
     delta = _v.delta(learner.delta, "base_learner.delta")
     if not math.isfinite(eps):

@@ -56,7 +56,9 @@ class RunRecord(dict[str, Any]):
     __getattr__ = dict.__getitem__
 
 
-def _training_errors(votes: npt.NDArray[np.int64], y: npt.NDArray[np.int8], tie_break: int) -> int:
+def _training_errors(
+    votes: npt.NDArray[np.int64], y: npt.NDArray[np.int8], tie_break: int
+) -> int:
     """err_t of Figure 2 step 3 *as corrected* (erratum E1): the number of rows the
     majority vote H_t gets WRONG, a tie (vote 0) counting as ``tie_break`` (a fixed, public rule).
     The printed step 3 counts rows it gets right, which would stop the loop when almost
@@ -163,14 +165,25 @@ class PrivateBoostingClassifier(ParamsMixin):
     """
 
     def __init__(
-        self, *, variant: str = "grid", n_rounds: int = 15, sample_size: int = 1000,
-        smoothness: int | None = None, eta: Real = 0.1, gamma: Real = 0.05,
-        epsilon_test: PrivacyParam = 0.02, epsilon_threshold: PrivacyParam = 0.02,
-        base_learner: Any = None, base_epsilon: PrivacyParam = 0.15,
+        self,
+        *,
+        variant: str = "grid",
+        n_rounds: int = 15,
+        sample_size: int = 1000,
+        smoothness: int | None = None,
+        eta: Real = 0.1,
+        gamma: Real = 0.05,
+        epsilon_test: PrivacyParam = 0.02,
+        epsilon_threshold: PrivacyParam = 0.02,
+        base_learner: Any = None,
+        base_epsilon: PrivacyParam = 0.15,
         thresholds: Sequence[float] | Sequence[Sequence[float]] | None = None,
-        grid_resolution: Real = 1.0, tie_break: int = 1,
-        classes: tuple[Any, Any] | list[Any] = (-1, 1), rng: RngLike | int = None,
-        budget: SupportsSpend | None = None, allow_uncertified: bool = False,
+        grid_resolution: Real = 1.0,
+        tie_break: int = 1,
+        classes: tuple[Any, Any] | list[Any] = (-1, 1),
+        rng: RngLike | int = None,
+        budget: SupportsSpend | None = None,
+        allow_uncertified: bool = False,
         record_nonprivate_diagnostics: bool = False,
     ) -> None:
         self.variant = variant
@@ -211,14 +224,23 @@ class PrivateBoostingClassifier(ParamsMixin):
             raise PrivacyParameterError(
                 "variant='paper' has no complete privacy proof (erratum E4 in docs/learn.md: the "
                 "threshold w_t is not shown to be DP, and a counterexample breaks the "
-                "proof's step); pass allow_uncertified=True to run it for experiments")
+                "proof's step); pass allow_uncertified=True to run it for experiments"
+            )
         eps_b, delta_b = check_base_learner(self._learner())
         m = _v.integer("n_samples", n_samples, minimum=2)
         cost = _acc.boosting_privacy_cost(
-            m, variant=variant, n_rounds=self.n_rounds, sample_size=self.sample_size,
-            smoothness=self._smoothness(m), eta=self.eta, epsilon_test=self.epsilon_test,
-            epsilon_threshold=self.epsilon_threshold, base_epsilon=eps_b, base_delta=delta_b,
-            grid_resolution=self.grid_resolution)
+            m,
+            variant=variant,
+            n_rounds=self.n_rounds,
+            sample_size=self.sample_size,
+            smoothness=self._smoothness(m),
+            eta=self.eta,
+            epsilon_test=self.epsilon_test,
+            epsilon_threshold=self.epsilon_threshold,
+            base_epsilon=eps_b,
+            base_delta=delta_b,
+            grid_resolution=self.grid_resolution,
+        )
         if self.record_nonprivate_diagnostics is True and cost.certified:
             cost = cost._replace(certified=False)
         return cost
@@ -228,7 +250,9 @@ class PrivateBoostingClassifier(ParamsMixin):
         if not 0.0 < g < 1.0:
             raise PrivacyParameterError(f"gamma must be in (0, 1); got {self.gamma!r}")
         if self.tie_break not in (1, -1) or isinstance(self.tie_break, bool):
-            raise PrivacyParameterError(f"tie_break must be 1 or -1; got {self.tie_break!r}")
+            raise PrivacyParameterError(
+                f"tie_break must be 1 or -1; got {self.tie_break!r}"
+            )
         for flag in ("allow_uncertified", "record_nonprivate_diagnostics"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise TypeError(f"{flag} must be a bool")
@@ -246,7 +270,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         """Prepare the samplers of the stopping test and the threshold (public parameters
         only, already validated by :meth:`privacy_cost`), so that one they cannot serve
         is refused before the charge, not at the first test after it."""
-        if self.n_rounds < 2:                 # round T runs no test and no threshold
+        if self.n_rounds < 2:  # round T runs no test and no threshold
             return
         _mech._laplace_int_plan(_v.epsilon(float(self.epsilon_test)), 1.0)
         eps_w = _v.epsilon(float(self.epsilon_threshold))
@@ -270,11 +294,14 @@ class PrivateBoostingClassifier(ParamsMixin):
         self._plan_draws()
         rng = _rng(self.rng)
         if self.variant == "paper":
-            warnings.warn("variant='paper' has no complete privacy proof (erratum E4, "
-                          "docs/learn.md)", UncertifiedPrivacyWarning, stacklevel=2)
+            warnings.warn(
+                "variant='paper' has no complete privacy proof (erratum E4, docs/learn.md)",
+                UncertifiedPrivacyWarning,
+                stacklevel=2,
+            )
         # The whole a-priori cost (docs/learn.md, Privacy), before any data-dependent step;
         # no refund.
-        budget = _v.budget(self.budget)     # None: the active budget at fit time, if any
+        budget = _v.budget(self.budget)  # None: the active budget at fit time, if any
         if budget is not None:
             label = "PrivateBoostingClassifier.fit"
             if not cost.certified:
@@ -288,8 +315,16 @@ class PrivateBoostingClassifier(ParamsMixin):
         self.privacy_cost_ = cost
         return self
 
-    def _run(self, Z: npt.NDArray[Any], y: npt.NDArray[np.int8], m: int, learner: Any,
-             rng: BitGenerator, gamma: float, cost: _acc.PrivacyCost) -> None:
+    def _run(
+        self,
+        Z: npt.NDArray[Any],
+        y: npt.NDArray[np.int8],
+        m: int,
+        learner: Any,
+        rng: BitGenerator,
+        gamma: float,
+        cost: _acc.PrivacyCost,
+    ) -> None:
         T, k = self.n_rounds, self.sample_size
         ell = self._smoothness(m)
         alpha = math.atanh(2.0 * float(self.eta))
@@ -300,40 +335,46 @@ class PrivateBoostingClassifier(ParamsMixin):
         c_grid = float(self.grid_resolution)
         ratio = 1.0 + c_grid / tau
         diag = bool(self.record_nonprivate_diagnostics)
-        v = np.ones(m, dtype=np.float64)      # capped weights, D_t = v / sum(v); v_0 = 1/m ~ 1
-        lam, U = 1.0, float(m)                # public bounds on min v and sum v (scale-free
-        votes = np.zeros(m, dtype=np.int64)   # v_0 = 1: S is scale-equivariant (docs/learn.md)
+        v = np.ones(m, dtype=np.float64)  # capped weights, D_t = v / sum(v); v_0 = 1/m ~ 1
+        lam, U = 1.0, float(m)  # public bounds on min v and sum v (scale-free
+        votes = np.zeros(
+            m, dtype=np.int64
+        )  # v_0 = 1: S is scale-equivariant (docs/learn.md)
         hyps, ws, noisy, capped, errs, masses = [], [], [], [], [], []
         reason = "max_rounds"
         for t in range(1, T + 1):
-            idx = _core.boost_sample(v, k, rng)                 # step 1: C_t ~ D_t^k
-            h = learner.fit_sample(Z[idx], y[idx], rng)         # step 2
+            idx = _core.boost_sample(v, k, rng)  # step 1: C_t ~ D_t^k
+            h = learner.fit_sample(Z[idx], y[idx], rng)  # step 2
             hyps.append(h)
             pred = np.asarray(h.predict(Z))
             pred = np.where(pred > 0, 1, -1).astype(np.int8)
             votes += pred
-            if t == T:                                          # E18: nothing after h_T
+            if t == T:  # E18: nothing after h_T
                 break
-            err = _training_errors(votes, y, self.tie_break)    # step 3 (E1 fixed)
+            err = _training_errors(votes, y, self.tie_break)  # step 3 (E1 fixed)
             if diag:
                 errs.append(err)
-            noisy_err = geometric_mechanism(err, epsilon=eps_test, rng=rng, budget=NO_BUDGET)
+            noisy_err = geometric_mechanism(
+                err, epsilon=eps_test, rng=rng, budget=NO_BUDGET
+            )
             noisy.append(noisy_err / m)
             if noisy_err <= gamma * m / 2.0:
                 reason = "test"
                 break
-            c = pred * y                                        # step 4
+            c = pred * y  # step 4
             a = _core.boost_premultiply(v, c, down, up)
-            if self.variant == "grid":                          # step 5' (docs/learn.md, Variants)
-                w = self._grid_threshold(a, t, m, tau, alpha, c_grid, ratio, lam, U,
-                                         eps_w, rng)
+            if self.variant == "grid":  # step 5' (docs/learn.md, Variants)
+                w = self._grid_threshold(
+                    a, t, m, tau, alpha, c_grid, ratio, lam, U, eps_w, rng
+                )
                 # Public updates of the bounds (docs/learn.md, Variants), nudged to stay
                 # bounds after rounding: lam_t <= min v_t, U_t >= sum v_t.
                 lam = deflate(min(1.0, down * lam / w))
                 U = min(float(m), inflate(up * U / w))
-            else:                                               # step 5 (paper, uncertified)
-                target = laplace_mechanism(tau, epsilon=eps_w, sensitivity=1.0, rng=rng,
-                                           budget=NO_BUDGET)
+            else:  # step 5 (paper, uncertified)
+                target = laplace_mechanism(
+                    tau, epsilon=eps_w, sensitivity=1.0, rng=rng, budget=NO_BUDGET
+                )
                 if target < ell or target >= m:
                     reason = "cap_out_of_range"
                     break
@@ -351,16 +392,35 @@ class PrivateBoostingClassifier(ParamsMixin):
         self.alpha_, self.tau_, self.smoothness_ = alpha, tau, ell
         self.nonprivate_diagnostics_ = diag
         if diag:
-            self.capped_counts_, self.exact_train_errors_, self.cap_mass_ = capped, errs, masses
+            self.capped_counts_, self.exact_train_errors_, self.cap_mass_ = (
+                capped,
+                errs,
+                masses,
+            )
         self.run_record_ = RunRecord(
-            rounds_run=len(hyps), stop_reason=reason, privacy_cost=cost, hypotheses=list(hyps),
-            smoothing_thresholds=list(ws), noisy_train_errors=list(noisy),
-            capped_counts=list(capped) if diag else None)
+            rounds_run=len(hyps),
+            stop_reason=reason,
+            privacy_cost=cost,
+            hypotheses=list(hyps),
+            smoothing_thresholds=list(ws),
+            noisy_train_errors=list(noisy),
+            capped_counts=list(capped) if diag else None,
+        )
 
     @staticmethod
-    def _grid_threshold(a: npt.NDArray[np.float64], t: int, m: int, tau: float, alpha: float,
-                        c_grid: float, ratio: float, lam: float, U: float, eps_w: float,
-                        rng: BitGenerator) -> float:
+    def _grid_threshold(
+        a: npt.NDArray[np.float64],
+        t: int,
+        m: int,
+        tau: float,
+        alpha: float,
+        c_grid: float,
+        ratio: float,
+        lam: float,
+        U: float,
+        eps_w: float,
+        rng: BitGenerator,
+    ) -> float:
         """Step 5' of the grid variant: w_t from the public grid by the exponential
         mechanism with score -|S(g) - tau| (sensitivity 1 under replace-one: only row i's
         term min(a_i/g, 1) in [0, 1] differs)."""
@@ -369,15 +429,17 @@ class PrivateBoostingClassifier(ParamsMixin):
         n_max = _acc.grid_size_bound(t, m, tau, alpha, c_grid)
         grid = _core.boost_grid(g_min, ratio, max(g_max, g_min), n_max)
         S = _core.boost_grid_sums(a, grid)
-        j = exponential_mechanism(-np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng,
-                                  budget=NO_BUDGET)       # fit charged the whole cost
+        j = exponential_mechanism(
+            -np.abs(S - tau), epsilon=eps_w, sensitivity=1.0, rng=rng, budget=NO_BUDGET
+        )  # fit charged the whole cost
         return float(grid[j])
 
     # ------------------------------------------------------------ predict
     def _check_fitted(self) -> None:
         if not hasattr(self, "estimators_"):
             raise NotFittedError(
-                f"this {type(self).__name__} is not fitted yet; call fit first")
+                f"this {type(self).__name__} is not fitted yet; call fit first"
+            )
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Mean vote (1/t) sum_s h_s(x) in [-1, 1] (not a probability)."""

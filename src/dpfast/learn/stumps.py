@@ -21,7 +21,7 @@ from .base import NEIGHBOURING
 
 __all__ = ["Stump", "DPStumpLearner"]
 
-_MAX_THRESHOLDS = 32767        # codes are int16
+_MAX_THRESHOLDS = 32767  # codes are int16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Stump:
     classifier ``sign``.  A NaN feature value is below every threshold (the public rule
     of :class:`DPStumpLearner`).  ``code`` is the threshold's index + 1 in the encoded
     features (x >= threshold  <=>  code(x) >= code)."""
+
     feature: int
     threshold: float
     sign: int
@@ -85,9 +86,13 @@ class DPStumpLearner(ParamsMixin):
     neighbouring = NEIGHBOURING
     delta = 0.0
 
-    def __init__(self, *, epsilon: PrivacyParam = 0.15,
-                 thresholds: Sequence[float] | Sequence[Sequence[float]] | None = None,
-                 include_constant: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        epsilon: PrivacyParam = 0.15,
+        thresholds: Sequence[float] | Sequence[Sequence[float]] | None = None,
+        include_constant: bool = True,
+    ) -> None:
         self.epsilon = epsilon
         self.thresholds = thresholds
         self.include_constant = include_constant
@@ -98,7 +103,8 @@ class DPStumpLearner(ParamsMixin):
         if self.thresholds is None:
             raise PrivacyParameterError(
                 "DPStumpLearner needs thresholds=: public cut points per feature, chosen "
-                "without looking at the data")
+                "without looking at the data"
+            )
         th: list[Any] = list(self.thresholds)
         if th and all(np.ndim(t) == 0 for t in th):
             th = [th] * d
@@ -108,16 +114,18 @@ class DPStumpLearner(ParamsMixin):
         for f, t in enumerate(th):
             try:
                 a = np.asarray(t, dtype=np.float64).ravel()
-            except OverflowError:        # an int beyond the doubles: not finite, below
+            except OverflowError:  # an int beyond the doubles: not finite, below
                 a = np.array([np.inf])
             if a.size == 0 or a.size > _MAX_THRESHOLDS or not np.isfinite(a).all():
                 raise PrivacyParameterError(
-                    f"thresholds[{f}] must hold 1..{_MAX_THRESHOLDS} finite numbers")
+                    f"thresholds[{f}] must hold 1..{_MAX_THRESHOLDS} finite numbers"
+                )
             out.append(np.unique(a))
         return out
 
     def _candidates(
-        self, grid: list[npt.NDArray[np.float64]],
+        self,
+        grid: list[npt.NDArray[np.float64]],
     ) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
         """(feature, code, sign) of every candidate, in the score vector's order."""
         feats, codes = [], []
@@ -143,24 +151,26 @@ class DPStumpLearner(ParamsMixin):
         Z = np.empty((len(cols[0]), len(cols)), dtype=np.int16)
         for f, (c, t) in enumerate(zip(cols, grid)):
             if c.dtype.kind in "iu":
-                ti = np.clip(np.ceil(t), -2.0 ** 63, 2.0 ** 62).astype(np.int64)
+                ti = np.clip(np.ceil(t), -(2.0**63), 2.0**62).astype(np.int64)
                 Z[:, f] = np.searchsorted(ti, c.astype(np.int64), side="right")
             else:
                 x = c.astype(np.float64, copy=False)
                 z = np.searchsorted(t, x, side="right")
-                z[np.isnan(x)] = 0         # public rule: NaN is below every threshold
+                z[np.isnan(x)] = 0  # public rule: NaN is below every threshold
                 Z[:, f] = z
         self._plan = (grid, *self._candidates(grid))
         return Z
 
-    def scores(self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+    def scores(
+        self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8]
+    ) -> npt.NDArray[np.int64]:
         """q(h) for every candidate (int64, the order of :meth:`candidate`), from
         cumulative counts per feature in ``O(k d + sum_f |thresholds_f|)``."""
         grid, feats, codes = self._plan
         sizes = np.array([t.size + 1 for t in grid])
         off = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         total = int(sizes.sum())
-        flat = (Z_k.astype(np.int64) + off[None, :])
+        flat = Z_k.astype(np.int64) + off[None, :]
         pos = y_k > 0
         cpos = np.bincount(flat[pos].ravel(), minlength=total)
         cneg = np.bincount(flat[~pos].ravel(), minlength=total)
@@ -193,11 +203,14 @@ class DPStumpLearner(ParamsMixin):
         f, c = int(feats[j]), int(codes[j])
         return Stump(f, float(grid[f][c - 1]), sign, c)
 
-    def fit_sample(self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8], rng: RngLike) -> Stump:
+    def fit_sample(
+        self, Z_k: npt.NDArray[Any], y_k: npt.NDArray[np.int8], rng: RngLike
+    ) -> Stump:
         """Choose a stump from the k-tuple (Z_k, y_k) (encoded rows, labels in {-1, +1})
         by the exact exponential mechanism with score q and sensitivity 1."""
         eps = _v.epsilon(self.epsilon)
         # charged as part of the booster's whole cost, never on its own
-        j = exponential_mechanism(self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng,
-                                  budget=NO_BUDGET)
+        j = exponential_mechanism(
+            self.scores(Z_k, y_k), epsilon=eps, sensitivity=1, rng=rng, budget=NO_BUDGET
+        )
         return self.candidate(j)

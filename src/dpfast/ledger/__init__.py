@@ -46,8 +46,15 @@ from ._sqlite import SQLiteStore, open_path
 from ._store import SCHEMA_VERSION, LedgerError
 from ._verify import VerifyReport
 
-__all__ = ["open", "Ledger", "LedgerBudget", "HistoryRow", "VerifyReport", "LedgerError",
-           "SCHEMA_VERSION"]
+__all__ = [
+    "open",
+    "Ledger",
+    "LedgerBudget",
+    "HistoryRow",
+    "VerifyReport",
+    "LedgerError",
+    "SCHEMA_VERSION",
+]
 
 
 def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natural name, as sqlite3/shelve use it
@@ -76,33 +83,43 @@ def open(url: str, *, timeout: float = 30.0) -> Ledger:  # noqa: A001 - the natu
         raise TypeError(f"url must be a str; got {type(url).__name__}")
     timeout = _seconds(timeout)
     if url == "memory:":
-        return Ledger(SQLiteStore(":memory:", memory=True, timeout=timeout), reopen=_reopen_budget)
+        return Ledger(
+            SQLiteStore(":memory:", memory=True, timeout=timeout), reopen=_reopen_budget
+        )
     if url.startswith("sqlite:///"):
-        path, _, query = url[len("sqlite:///"):].partition("?")
+        path, _, query = url[len("sqlite:///") :].partition("?")
         options = dict(urllib.parse.parse_qsl(query, strict_parsing=bool(query)))
         unknown = set(options) - {"synchronous"}
         if unknown or not path:
-            raise ValueError(f"a SQLite ledger URL is sqlite:///path[?synchronous=full|normal|extra]; got {url!r}")
+            raise ValueError(
+                f"a SQLite ledger URL is sqlite:///path[?synchronous=full|normal|extra]; got {url!r}"
+            )
         return Ledger(open_path(path, timeout=timeout, **options), reopen=_reopen_budget)
     if url.startswith(("postgresql://", "postgres://")):
         return Ledger(PostgresStore(url, timeout=timeout), reopen=_reopen_budget)
-    raise ValueError(f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://...")
+    raise ValueError(
+        f"unknown ledger URL {url!r}: use memory:, sqlite:///path or postgresql://..."
+    )
 
 
 def _seconds(timeout: object) -> float:
     if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
-        raise TypeError(f"timeout must be a real number of seconds; got {type(timeout).__name__}")
+        raise TypeError(
+            f"timeout must be a real number of seconds; got {type(timeout).__name__}"
+        )
     try:
         seconds = float(timeout)
     except OverflowError:
         seconds = math.inf
     if not (math.isfinite(seconds) and seconds >= 0):
-        raise ValueError(f"timeout must be a finite number of seconds >= 0; got {timeout!r}")
+        raise ValueError(
+            f"timeout must be a finite number of seconds >= 0; got {timeout!r}"
+        )
     return seconds
 
 
 _OPENED: dict[tuple[str, int], Ledger] = {}
-_OPENED_LOCK = threading.Lock()   # two threads unpickling at once still share one Ledger
+_OPENED_LOCK = threading.Lock()  # two threads unpickling at once still share one Ledger
 
 
 def _after_fork_in_child() -> None:

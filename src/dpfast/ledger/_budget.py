@@ -39,18 +39,27 @@ class KeyedStore:
     def check_process(self) -> None:
         """Nothing here: every transaction checks its process (:class:`SQLStore`)."""
 
-    def admit(self, rule: Filter, charges: Sequence[Charge], status: str) -> list[LedgerEntry]:
+    def admit(
+        self, rule: Filter, charges: Sequence[Charge], status: str
+    ) -> list[LedgerEntry]:
         kind = "reserve" if status == "reserved" else "spend"
-        seqs = self.sql.charge(self.key, rule, [(c.cost, c.amounts, c.label, kind) for c in charges],
-                               lambda state, i: refusal(rule, self.where, charges, state, i))
-        return [LedgerEntry(seq, c.label, c.epsilon, c.delta, c.rho, status)
-                for seq, c in zip(seqs, charges, strict=True)]
+        seqs = self.sql.charge(
+            self.key,
+            rule,
+            [(c.cost, c.amounts, c.label, kind) for c in charges],
+            lambda state, i: refusal(rule, self.where, charges, state, i),
+        )
+        return [
+            LedgerEntry(seq, c.label, c.epsilon, c.delta, c.rho, status)
+            for seq, c in zip(seqs, charges, strict=True)
+        ]
 
     def settle(self, reservation: Reservation, cost: State, status: str) -> LedgerEntry:
         kind = "commit" if status == "committed" else "rollback"
         r = self.sql.settle(self.key, reservation.index, kind)
-        return LedgerEntry(r.seq, r.label, reservation.epsilon, reservation.delta,
-                           reservation.rho, status)
+        return LedgerEntry(
+            r.seq, r.label, reservation.epsilon, reservation.delta, reservation.rho, status
+        )
 
     def state(self) -> State:
         return self.sql.state(self.key)
@@ -66,21 +75,36 @@ class KeyedStore:
             if r.kind in ("spend", "reserve"):
                 status = "spent" if r.kind == "spend" else settled.get(r.seq, "reserved")
                 assert r.epsilon is not None and r.delta is not None  # (a charge row)
-                out.append(LedgerEntry(r.seq, r.label, float(r.epsilon), float(r.delta),
-                                       None if r.rho is None else float(r.rho), status))
+                out.append(
+                    LedgerEntry(
+                        r.seq,
+                        r.label,
+                        float(r.epsilon),
+                        float(r.delta),
+                        None if r.rho is None else float(r.rho),
+                        status,
+                    )
+                )
         return out
 
     def same(self, other: object) -> bool:
-        return isinstance(other, KeyedStore) and (other.url, other.key) == (self.url, self.key)
+        return isinstance(other, KeyedStore) and (other.url, other.key) == (
+            self.url,
+            self.key,
+        )
 
     def reduce(self) -> tuple[Any, tuple[str, str]]:
         if not self.sql.forkable:
-            raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: "
-                            "it lives in this process's memory; use a sqlite:/// or "
-                            "postgresql:// ledger to share budgets")
+            raise TypeError(
+                f"a budget of the {self.url!r} ledger cannot be pickled: "
+                "it lives in this process's memory; use a sqlite:/// or "
+                "postgresql:// ledger to share budgets"
+            )
         if self._reopen is None:
-            raise TypeError(f"a budget of the {self.url!r} ledger cannot be pickled: open "
-                            "the ledger with dpfast.ledger.open to share its budgets")
+            raise TypeError(
+                f"a budget of the {self.url!r} ledger cannot be pickled: open "
+                "the ledger with dpfast.ledger.open to share its budgets"
+            )
         return (self._reopen, (self.url, self.key))
 
 
@@ -136,7 +160,9 @@ class LedgerBudget(PrivacyBudget):
         for c in charges:
             c = tuple(c)
             if len(c) not in (2, 3):
-                raise TypeError(f"each charge must be (epsilon, delta) or (epsilon, delta, label); got {c!r}")
+                raise TypeError(
+                    f"each charge must be (epsilon, delta) or (epsilon, delta, label); got {c!r}"
+                )
             rows.append((c[0], c[1], None, c[2] if len(c) == 3 else None))
         if not rows:
             return []
@@ -160,5 +186,7 @@ class LedgerBudget(PrivacyBudget):
         return [verify_budget(self._keyed().sql, self.key)]
 
     def __repr__(self) -> str:
-        return (f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._rule.describe()}, "
-                f"rule={self.composition!r}, spent={self.spent})")
+        return (
+            f"LedgerBudget({self.key!r} in {self.ledger_url!r}, {self._rule.describe()}, "
+            f"rule={self.composition!r}, spent={self.spent})"
+        )

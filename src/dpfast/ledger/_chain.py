@@ -71,7 +71,7 @@ def parse_state(text: str) -> tuple[int | Fraction, ...]:
     if not text.startswith(UNIT_TAG):
         return parse_legacy(text)
     out: list[int | Fraction] = []
-    for part in text[len(UNIT_TAG):].split(";"):
+    for part in text[len(UNIT_TAG) :].split(";"):
         if "/" not in part:
             out.append(int(part))
             continue
@@ -82,8 +82,10 @@ def parse_state(text: str) -> tuple[int | Fraction, ...]:
 
 def params_text(filt: Filter) -> str:
     """A filter's exact parameters as stored (the budget row and its "create" row)."""
-    return json.dumps({k: rational(v) if k != "composition" else v
-                       for k, v in filt.params.items()}, sort_keys=True)
+    return json.dumps(
+        {k: rational(v) if k != "composition" else v for k, v in filt.params.items()},
+        sort_keys=True,
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -114,9 +116,23 @@ class HistoryRow:
 
     def fields(self) -> tuple[Any, ...]:
         """The stored text of every column, in schema order (for the database and CSV)."""
-        return (self.key, self.seq, self.kind, self.ref, self.label, rational(self.epsilon),
-                rational(self.delta), rational(self.rho), self.cost, self.at, self.host,
-                self.pid, self.note, self.prev, self.hash)
+        return (
+            self.key,
+            self.seq,
+            self.kind,
+            self.ref,
+            self.label,
+            rational(self.epsilon),
+            rational(self.delta),
+            rational(self.rho),
+            self.cost,
+            self.at,
+            self.host,
+            self.pid,
+            self.note,
+            self.prev,
+            self.hash,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         names = [f.name for f in dataclasses.fields(self)]
@@ -126,12 +142,28 @@ class HistoryRow:
 COLUMNS = tuple(f.name for f in dataclasses.fields(HistoryRow))
 
 
-def row_hash(prev: str, key: str, seq: int, kind: str, ref: int | None, label: str | None,
-             eps: str | None, dlt: str | None, rho: str | None, cost: str, at: str, host: str,
-             pid: int, note: str | None) -> str:
+def row_hash(
+    prev: str,
+    key: str,
+    seq: int,
+    kind: str,
+    ref: int | None,
+    label: str | None,
+    eps: str | None,
+    dlt: str | None,
+    rho: str | None,
+    cost: str,
+    at: str,
+    host: str,
+    pid: int,
+    note: str | None,
+) -> str:
     """The chained hash of one row (its stored text, with the previous row's hash)."""
-    body = json.dumps([prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
-                      separators=(",", ":"), ensure_ascii=True)
+    body = json.dumps(
+        [prev, key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note],
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -145,6 +177,20 @@ def open_reservations(rows: Iterable[HistoryRow]) -> list[HistoryRow]:
 def from_stored(values: Sequence[Any]) -> HistoryRow:
     """A HistoryRow from the stored columns (in :data:`COLUMNS` order)."""
     (key, seq, kind, ref, label, eps, dlt, rho, cost, at, host, pid, note, prev, h) = values
-    return HistoryRow(key, int(seq), kind, None if ref is None else int(ref), label,
-                      parse_rational(eps), parse_rational(dlt), parse_rational(rho), cost, at,
-                      host, int(pid), note, prev, h)
+    return HistoryRow(
+        key,
+        int(seq),
+        kind,
+        None if ref is None else int(ref),
+        label,
+        parse_rational(eps),
+        parse_rational(dlt),
+        parse_rational(rho),
+        cost,
+        at,
+        host,
+        int(pid),
+        note,
+        prev,
+        h,
+    )

@@ -24,7 +24,9 @@ def _check_key(key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"key must be a str; got {type(key).__name__} {key!r}")
     if not 0 < len(key) <= 200 or not key.isprintable():
-        raise PrivacyParameterError(f"key must be 1 to 200 printable characters; got {key!r}")
+        raise PrivacyParameterError(
+            f"key must be 1 to 200 printable characters; got {key!r}"
+        )
     return key
 
 
@@ -34,11 +36,21 @@ class Ledger:
     def __init__(self, store: SQLStore, *, reopen: Reopen | None = None) -> None:
         self._store = store
         self.url = store.url
-        self._reopen = reopen  # how an unpickled budget reconnects (from dpfast.ledger.open)
+        self._reopen = (
+            reopen  # how an unpickled budget reconnects (from dpfast.ledger.open)
+        )
 
-    def budget(self, key: str, epsilon: PrivacyParam | None = None, delta: PrivacyParam = 0.0,
-               rule: str = "basic", *, delta_prime: PrivacyParam | None = None,
-               rho: PrivacyParam | None = None, create: bool = False) -> LedgerBudget:
+    def budget(
+        self,
+        key: str,
+        epsilon: PrivacyParam | None = None,
+        delta: PrivacyParam = 0.0,
+        rule: str = "basic",
+        *,
+        delta_prime: PrivacyParam | None = None,
+        rho: PrivacyParam | None = None,
+        create: bool = False,
+    ) -> LedgerBudget:
         """Open budget ``key``, or create it (``create=True``) with these caps.
 
         Parameters
@@ -67,23 +79,32 @@ class Ledger:
         _check_key(key)
         if epsilon is None and rho is None:
             if create:
-                raise PrivacyParameterError(f"creating budget {key!r} needs its caps (epsilon or rho)")
+                raise PrivacyParameterError(
+                    f"creating budget {key!r} needs its caps (epsilon or rho)"
+                )
             stored = self._store.params(key)
             if stored is None:
-                raise LedgerError(f"no budget {key!r} in {self.url!r} (create it with create=True and its caps)")
+                raise LedgerError(
+                    f"no budget {key!r} in {self.url!r} (create it with create=True and its caps)"
+                )
         else:
             filt = Filter(epsilon, delta, rule, delta_prime=delta_prime, rho=rho)
             wanted = params_text(filt)
             stored = self._store.create(key, filt) if create else self._store.params(key)
             if stored is None:
-                raise LedgerError(f"no budget {key!r} in {self.url!r} (pass create=True to create it)")
+                raise LedgerError(
+                    f"no budget {key!r} in {self.url!r} (pass create=True to create it)"
+                )
             if stored != wanted:
                 legacy = _schema1.legacy_filter(epsilon, delta, rule, delta_prime, rho)
                 if legacy is None or stored != params_text(legacy):
                     raise PrivacyParameterError(
-                        f"budget {key!r} exists with other caps ({stored}); asked for {wanted}")
-        return LedgerBudget.with_store(Filter.from_params(json.loads(stored)),
-                                       KeyedStore(self._store, key, self._reopen))
+                        f"budget {key!r} exists with other caps ({stored}); asked for {wanted}"
+                    )
+        return LedgerBudget.with_store(
+            Filter.from_params(json.loads(stored)),
+            KeyedStore(self._store, key, self._reopen),
+        )
 
     def keys(self) -> list[str]:
         """The keys of every budget in this ledger, sorted."""
@@ -96,10 +117,17 @@ class Ledger:
         for key, params, state_text, seq, head in self._store.keys():
             filt = Filter.from_params(json.loads(params))
             state = _chain.parse_state(state_text)
-            out.append({"key": key, "rule": filt.composition, "caps": filt.describe(),
-                        "spent": PrivacyAmount(*filt.spent(state)),
-                        "remaining": PrivacyAmount(*filt.remaining(state)),
-                        "rows": int(seq) + 1, "head": head})
+            out.append(
+                {
+                    "key": key,
+                    "rule": filt.composition,
+                    "caps": filt.describe(),
+                    "spent": PrivacyAmount(*filt.spent(state)),
+                    "remaining": PrivacyAmount(*filt.remaining(state)),
+                    "rows": int(seq) + 1,
+                    "head": head,
+                }
+            )
         return out
 
     def history(self, key: str) -> list[_chain.HistoryRow]:
@@ -122,7 +150,12 @@ class Ledger:
         return [verify_budget(self._store, k) for k in keys]
 
     def release(
-        self, key: str, seq: int, *, reason: str, force: bool = False,
+        self,
+        key: str,
+        seq: int,
+        *,
+        reason: str,
+        force: bool = False,
     ) -> _chain.HistoryRow:
         """Give back an open reservation whose process died (an operator's decision).
 
@@ -142,8 +175,10 @@ class Ledger:
         if row is None:
             raise LedgerError(f"budget {key!r} has no open reservation {seq}")
         if not force and row.host == socket.gethostname() and _alive(row.pid):
-            raise LedgerError(f"reservation {seq} belongs to process {row.pid} on this host, "
-                              "which is still running; it may still commit (use force to override)")
+            raise LedgerError(
+                f"reservation {seq} belongs to process {row.pid} on this host, "
+                "which is still running; it may still commit (use force to override)"
+            )
         return self._store.settle(key, seq, "release", note=reason)
 
     def close(self) -> None:

@@ -14,8 +14,9 @@ def _psycopg() -> Any:  # the psycopg module (an optional dependency)
     try:
         import psycopg
     except ImportError as e:  # pragma: no cover - depends on the installed extras
-        raise ImportError("a postgresql:// ledger needs psycopg 3: "
-                          "pip install 'dpfast[ledger-postgres]'") from e
+        raise ImportError(
+            "a postgresql:// ledger needs psycopg 3: pip install 'dpfast[ledger-postgres]'"
+        ) from e
     return psycopg
 
 
@@ -34,7 +35,9 @@ class PostgresStore(SQLStore):
 
     def _connect(self) -> Any:
         try:
-            conn = self._pg.connect(self.url, autocommit=True, connect_timeout=int(self.timeout) or 1)
+            conn = self._pg.connect(
+                self.url, autocommit=True, connect_timeout=int(self.timeout) or 1
+            )
         except self._pg.Error as e:
             raise LedgerError(f"cannot connect to the PostgreSQL ledger: {e}") from e
         return conn
@@ -51,12 +54,19 @@ class PostgresStore(SQLStore):
 
     def _broken(self, exc: BaseException) -> bool:
         conn = self._conn
-        return conn is None or conn.closed or conn.broken or isinstance(exc, self._pg.OperationalError)
+        return (
+            conn is None
+            or conn.closed
+            or conn.broken
+            or isinstance(exc, self._pg.OperationalError)
+        )
 
     def _rollback(self, conn: Any) -> None:
         if not conn.closed:
             conn.execute("ROLLBACK")
 
     def _tables(self, cur: Any) -> set[str]:
-        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+        cur.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
         return {r[0] for r in cur.fetchall()}

@@ -34,7 +34,7 @@ def legacy_state(state: tuple[int | Fraction, ...]) -> State:
     the squares of an "advanced" state), converted to :data:`~dpfast.accounting.rules.UNIT`
     exactly."""
     powers = (1, 1, 2, 1) if len(state) == 4 else (1,) * len(state)
-    return tuple(_norm(s * LEGACY_FACTOR ** p) for s, p in zip(state, powers, strict=True))
+    return tuple(_norm(s * LEGACY_FACTOR**p) for s, p in zip(state, powers, strict=True))
 
 
 def _norm(s: int | Fraction) -> int | Fraction:
@@ -54,23 +54,35 @@ def upgrade(cur: Any, sql: Callable[[str], str], encode: Callable[[State], str])
     """Rewrite every budget row whose state is in the old units (inside the store's schema
     transaction, when it is opened); return how many.  Each row is replaced only if it
     still holds the text read (a writer of another process may have charged it since)."""
-    cur.execute(sql("SELECT key, state FROM dpfast_budget WHERE state NOT LIKE ? AND state <> ''"),
-                (UNIT_TAG + "%",))
+    cur.execute(
+        sql("SELECT key, state FROM dpfast_budget WHERE state NOT LIKE ? AND state <> ''"),
+        (UNIT_TAG + "%",),
+    )
     rows = cur.fetchall()
     for key, text in rows:
-        cur.execute(sql("UPDATE dpfast_budget SET state = ? WHERE key = ? AND state = ?"),
-                    (encode(parse_legacy(text)), key, text))
+        cur.execute(
+            sql("UPDATE dpfast_budget SET state = ? WHERE key = ? AND state = ?"),
+            (encode(parse_legacy(text)), key, text),
+        )
     return len(rows)
 
 
-def legacy_filter(epsilon: object, delta: object, rule: str, delta_prime: object,
-                  rho: object) -> Filter | None:
+def legacy_filter(
+    epsilon: object, delta: object, rule: str, delta_prime: object, rho: object
+) -> Filter | None:
     """The filter a dpfast before decimal parameters stored for these caps (a float at its
     binary value), or None if there is none."""
+
     def binary(v: Any) -> Any:
         return Fraction(float(v)) if isinstance(v, (float, np.floating)) else v
+
     try:
-        return Filter(binary(epsilon), binary(delta), rule, delta_prime=binary(delta_prime),
-                      rho=binary(rho))
+        return Filter(
+            binary(epsilon),
+            binary(delta),
+            rule,
+            delta_prime=binary(delta_prime),
+            rho=binary(rho),
+        )
     except (TypeError, ValueError):
         return None

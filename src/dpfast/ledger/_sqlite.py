@@ -45,14 +45,22 @@ def _file_id(path: str) -> FileId | None:
 
 class SQLiteStore(SQLStore):
     dialect = "sqlite"
-    begin = "BEGIN IMMEDIATE"  # take the write lock first: check and write in one transaction
+    begin = (
+        "BEGIN IMMEDIATE"  # take the write lock first: check and write in one transaction
+    )
     # the first read takes the snapshot (where a WAL reader can meet a busy database),
     # inside _begin's retry; later reads of the transaction use that snapshot
     begin_read = ("BEGIN", "SELECT count(*) FROM sqlite_master")
     begin_schema = "BEGIN IMMEDIATE"
 
-    def __init__(self, path: str, *, synchronous: str = "full", timeout: float = 30.0,
-                 memory: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        synchronous: str = "full",
+        timeout: float = 30.0,
+        memory: bool = False,
+    ) -> None:
         if synchronous not in _SYNC:
             raise ValueError(f"synchronous must be one of {_SYNC}; got {synchronous!r}")
         self.path = path
@@ -63,7 +71,11 @@ class SQLiteStore(SQLStore):
         if memory:
             url = "memory:"
         else:
-            url = "sqlite:///" + path + ("" if synchronous == "full" else f"?synchronous={synchronous}")
+            url = (
+                "sqlite:///"
+                + path
+                + ("" if synchronous == "full" else f"?synchronous={synchronous}")
+            )
         super().__init__(url)
 
     def _retry(self, fn: Callable[[], _T]) -> _T:
@@ -78,7 +90,9 @@ class SQLiteStore(SQLStore):
                 return fn()
             except sqlite3.OperationalError as e:
                 text = str(e)
-                if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                if (
+                    "locked" not in text and "busy" not in text
+                ) or time.monotonic() >= deadline:
                     raise
             time.sleep(random.uniform(0.0001, 0.001))
 
@@ -90,7 +104,8 @@ class SQLiteStore(SQLStore):
         return LedgerError(
             f"the SQLite ledger {self.path!r} was deleted or replaced, or its -wal removed, "
             "while this process had it open; refusing to charge (charges could be lost or "
-            "the budget split in two): check the file, then open the ledger again")
+            "the budget split in two): check the file, then open the ledger again"
+        )
 
     def _connect(self) -> sqlite3.Connection:
         if not self.forkable:
@@ -105,17 +120,28 @@ class SQLiteStore(SQLStore):
             target = "file:" + urllib.parse.quote(self.path)
             mode = "?mode=rw" if self._file_id is not None else "?mode=rwc"
         try:
-            conn = sqlite3.connect(target + mode, timeout=_BUSY_WAIT, isolation_level=None,
-                                   check_same_thread=False, uri=bool(mode))
+            conn = sqlite3.connect(
+                target + mode,
+                timeout=_BUSY_WAIT,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=bool(mode),
+            )
         except sqlite3.Error as e:
             raise LedgerError(f"cannot open the SQLite ledger {self.path!r}: {e}") from e
         try:
             if self.forkable:
-                wal = self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+                wal = self._retry(
+                    lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+                )
                 if wal.lower() != "wal":
-                    raise LedgerError(f"the SQLite ledger {self.path!r} cannot use WAL mode ({wal})")
+                    raise LedgerError(
+                        f"the SQLite ledger {self.path!r} cannot use WAL mode ({wal})"
+                    )
                 # a first read opens (creates) the -wal, kept open as long as the connection
-                self._retry(lambda: conn.execute("SELECT count(*) FROM sqlite_master").fetchone())
+                self._retry(
+                    lambda: conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                )
             conn.execute(f"PRAGMA synchronous={self.synchronous.upper()}")
         except BaseException as e:
             conn.close()
@@ -129,18 +155,26 @@ class SQLiteStore(SQLStore):
                 try:  # a new file on the inode of a deleted one an inherited connection holds
                     _refuse_inherited(db, self.path)
                 except LedgerError:
-                    _ABANDONED.append((conn, db))  # shares that connection's locks: never close
+                    _ABANDONED.append(
+                        (conn, db)
+                    )  # shares that connection's locks: never close
                     raise
             expected = self._file_id or before
-            if db is None or self._wal_id is None or (expected is not None and db != expected):
+            if (
+                db is None
+                or self._wal_id is None
+                or (expected is not None and db != expected)
+            ):
                 conn.close()
                 raise self._moved()
             self._file_id = db
         return conn
 
     def _check_files(self) -> None:
-        if self.forkable and (_file_id(self.path) != self._file_id
-                              or _file_id(self.path + "-wal") != self._wal_id):
+        if self.forkable and (
+            _file_id(self.path) != self._file_id
+            or _file_id(self.path + "-wal") != self._wal_id
+        ):
             raise self._moved()
 
     def _translate(self, exc: BaseException) -> BaseException | None:
@@ -150,21 +184,31 @@ class SQLiteStore(SQLStore):
             return None
         text = str(exc)
         if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
-            return LedgerError(f"{self.path!r} is not a SQLite database, or is corrupt ({text})")
+            return LedgerError(
+                f"{self.path!r} is not a SQLite database, or is corrupt ({text})"
+            )
         if "disk is full" in text or "database or disk is full" in text:
-            return LedgerError(f"the SQLite ledger {self.path!r} is full ({text}); the charge "
-                               "was not recorded")
+            return LedgerError(
+                f"the SQLite ledger {self.path!r} is full ({text}); the charge "
+                "was not recorded"
+            )
         if "locked" in text or "busy" in text:
-            return LedgerError(f"the SQLite ledger {self.path!r} stayed locked for "
-                               f"{self.timeout} s ({text}); the charge was not recorded")
-        return LedgerError(f"the SQLite ledger {self.path!r} failed: {type(exc).__name__}: {text}")
+            return LedgerError(
+                f"the SQLite ledger {self.path!r} stayed locked for "
+                f"{self.timeout} s ({text}); the charge was not recorded"
+            )
+        return LedgerError(
+            f"the SQLite ledger {self.path!r} failed: {type(exc).__name__}: {text}"
+        )
 
     def _rollback(self, conn: Any) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
     def _tables(self, cur: Any) -> set[str]:
-        cur.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        cur.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
         return {r[0] for r in cur.fetchall()}
 
 

@@ -62,20 +62,26 @@ _TABLES_V1 = [
     "CREATE UNIQUE INDEX dpfast_history_settles ON dpfast_history (key, ref) WHERE ref IS NOT NULL",
 ]
 MIGRATIONS = {
-    "sqlite": {1: _TABLES_V1 + [
-        "CREATE TRIGGER dpfast_history_no_update BEFORE UPDATE ON dpfast_history "
-        "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
-        "CREATE TRIGGER dpfast_history_no_delete BEFORE DELETE ON dpfast_history "
-        "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
-    ]},
-    "postgresql": {1: _TABLES_V1 + [
-        "CREATE FUNCTION dpfast_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-        "$$ BEGIN RAISE EXCEPTION 'dpfast_history is append-only'; END $$",
-        "CREATE TRIGGER dpfast_history_append_only BEFORE UPDATE OR DELETE ON dpfast_history "
-        "FOR EACH ROW EXECUTE FUNCTION dpfast_append_only()",
-        "CREATE TRIGGER dpfast_history_no_truncate BEFORE TRUNCATE ON dpfast_history "
-        "FOR EACH STATEMENT EXECUTE FUNCTION dpfast_append_only()",
-    ]},
+    "sqlite": {
+        1: _TABLES_V1
+        + [
+            "CREATE TRIGGER dpfast_history_no_update BEFORE UPDATE ON dpfast_history "
+            "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
+            "CREATE TRIGGER dpfast_history_no_delete BEFORE DELETE ON dpfast_history "
+            "BEGIN SELECT RAISE(ABORT, 'dpfast_history is append-only'); END",
+        ]
+    },
+    "postgresql": {
+        1: _TABLES_V1
+        + [
+            "CREATE FUNCTION dpfast_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'dpfast_history is append-only'; END $$",
+            "CREATE TRIGGER dpfast_history_append_only BEFORE UPDATE OR DELETE ON dpfast_history "
+            "FOR EACH ROW EXECUTE FUNCTION dpfast_append_only()",
+            "CREATE TRIGGER dpfast_history_no_truncate BEFORE TRUNCATE ON dpfast_history "
+            "FOR EACH STATEMENT EXECUTE FUNCTION dpfast_append_only()",
+        ]
+    },
 }
 
 _State = tuple[int | Fraction, ...]
@@ -117,7 +123,7 @@ def _before_fork() -> None:
         try:
             store._close_own()
         except Exception:  # noqa: BLE001 - a fork hook must not raise; the store keeps
-            pass           # the connection, and the child refuses its file
+            pass  # the connection, and the child refuses its file
 
 
 def _after_fork_in_parent() -> None:
@@ -138,8 +144,11 @@ def _after_fork_in_child() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
 
 
 def _refuse_inherited(file_id: FileId, path: str) -> None:
@@ -147,7 +156,8 @@ def _refuse_inherited(file_id: FileId, path: str) -> None:
     ``file_id`` inherited from the process that forked it."""
     inherited = any(fid == file_id for _, fid in _ABANDONED) or any(
         s._conn is not None and s._pid != os.getpid() and s._file_id == file_id
-        for s in _live_stores())
+        for s in _live_stores()
+    )
     if inherited:
         raise LedgerError(
             f"this process was forked while a connection to the SQLite ledger {path!r} "
@@ -155,7 +165,8 @@ def _refuse_inherited(file_id: FileId, path: str) -> None:
             "charge, or the fork bypassed os.fork); SQLite's locks do not survive a fork, so "
             "this process refuses that file: fork workers while no thread is charging, "
             "start them with multiprocessing's 'spawn' or 'forkserver' method, or use a "
-            "postgresql:// ledger")
+            "postgresql:// ledger"
+        )
 
 
 def _now() -> str:
@@ -163,8 +174,13 @@ def _now() -> str:
 
 
 _SELECT_ROW = "SELECT " + ", ".join(_chain.COLUMNS) + " FROM dpfast_history"
-_INSERT_ROW = ("INSERT INTO dpfast_history (" + ", ".join(_chain.COLUMNS) + ") VALUES ("
-               + ", ".join("?" * len(_chain.COLUMNS)) + ")")
+_INSERT_ROW = (
+    "INSERT INTO dpfast_history ("
+    + ", ".join(_chain.COLUMNS)
+    + ") VALUES ("
+    + ", ".join("?" * len(_chain.COLUMNS))
+    + ")"
+)
 
 
 class SQLStore:
@@ -222,7 +238,8 @@ class SQLStore:
             raise BudgetExceededError(
                 f"the ledger {self.url!r} lives in another process's memory: a forked "
                 "copy never charges; use a sqlite:/// or postgresql:// ledger to share "
-                "budgets between processes")
+                "budgets between processes"
+            )
         if self._conn is None:
             self._conn = self._connect()
             self._gen, self._pid = fork_generation(), os.getpid()
@@ -267,45 +284,84 @@ class SQLStore:
             if tables and self.dialect == "sqlite":
                 raise LedgerError(
                     f"{self.url!r} is a SQLite database of another application (tables "
-                    f"{sorted(tables)[:5]}); refusing to add a dpfast ledger to it")
+                    f"{sorted(tables)[:5]}); refusing to add a dpfast ledger to it"
+                )
             version = 0
         else:
             cur.execute(self.sql("SELECT name, value FROM dpfast_meta"))
             meta = dict(cur.fetchall())
             if meta.get("application") != APPLICATION or "schema_version" not in meta:
-                raise LedgerError(f"{self.url!r} has a dpfast_meta table that is not a dpfast "
-                                  "ledger's; refusing to use it")
+                raise LedgerError(
+                    f"{self.url!r} has a dpfast_meta table that is not a dpfast "
+                    "ledger's; refusing to use it"
+                )
             version = int(meta["schema_version"])
         if version > SCHEMA_VERSION:
             raise LedgerError(
                 f"the ledger {self.url!r} has schema version {version}, newer than this dpfast "
-                f"supports ({SCHEMA_VERSION}); upgrade dpfast to use it (nothing was changed)")
+                f"supports ({SCHEMA_VERSION}); upgrade dpfast to use it (nothing was changed)"
+            )
         for v in range(version + 1, SCHEMA_VERSION + 1):
             for stmt in MIGRATIONS[self.dialect][v]:
                 cur.execute(stmt)
         if version == 0:
-            cur.execute(self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
-                        ("application", APPLICATION))
-            cur.execute(self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
-                        ("schema_version", str(SCHEMA_VERSION)))
+            cur.execute(
+                self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
+                ("application", APPLICATION),
+            )
+            cur.execute(
+                self.sql("INSERT INTO dpfast_meta (name, value) VALUES (?, ?)"),
+                ("schema_version", str(SCHEMA_VERSION)),
+            )
         elif version < SCHEMA_VERSION:
-            cur.execute(self.sql("UPDATE dpfast_meta SET value = ? WHERE name = ?"),
-                        (str(SCHEMA_VERSION), "schema_version"))
+            cur.execute(
+                self.sql("UPDATE dpfast_meta SET value = ? WHERE name = ?"),
+                (str(SCHEMA_VERSION), "schema_version"),
+            )
         if version > 0:  # budget rows still in the units of schema 1: rewritten once, here
             _schema1.upgrade(cur, self.sql, state_text)
 
     # ---- budgets -----------------------------------------------------------------------
 
-    def _append(self, cur: Any, key: str, prev_seq: int, prev_hash: str, kind: str,
-                ref: int | None = None, label: str | None = None,
-                amounts: tuple[Any, Any, Any] = (None, None, None), cost: str = "",
-                note: str | None = None) -> tuple[int, str]:
+    def _append(
+        self,
+        cur: Any,
+        key: str,
+        prev_seq: int,
+        prev_hash: str,
+        kind: str,
+        ref: int | None = None,
+        label: str | None = None,
+        amounts: tuple[Any, Any, Any] = (None, None, None),
+        cost: str = "",
+        note: str | None = None,
+    ) -> tuple[int, str]:
         seq = prev_seq + 1
         eps, dlt, rho = (rational(a) for a in amounts)
         at, pid = _now(), os.getpid()
-        h = row_hash(prev_hash, key, seq, kind, ref, label, eps, dlt, rho, cost, at, _HOST, pid, note)
-        cur.execute(self.sql(_INSERT_ROW), (key, seq, kind, ref, label, eps, dlt, rho, cost, at,
-                                            _HOST, pid, note, prev_hash, h))
+        h = row_hash(
+            prev_hash, key, seq, kind, ref, label, eps, dlt, rho, cost, at, _HOST, pid, note
+        )
+        cur.execute(
+            self.sql(_INSERT_ROW),
+            (
+                key,
+                seq,
+                kind,
+                ref,
+                label,
+                eps,
+                dlt,
+                rho,
+                cost,
+                at,
+                _HOST,
+                pid,
+                note,
+                prev_hash,
+                h,
+            ),
+        )
         return seq, h
 
     def create(self, key: str, filt: Filter) -> str:
@@ -314,15 +370,24 @@ class SQLStore:
         with self.transaction() as cur:
             if self.create_lock:  # FOR UPDATE cannot lock a row that does not exist yet
                 cur.execute(self.sql(self.create_lock), (key,))
-            cur.execute(self.sql("SELECT params FROM dpfast_budget WHERE key = ?" + self.for_update), (key,))
+            cur.execute(
+                self.sql(
+                    "SELECT params FROM dpfast_budget WHERE key = ?" + self.for_update
+                ),
+                (key,),
+            )
             row = cur.fetchone()
             if row is not None:
                 result: str = row[0]
                 return result
             seq, h = self._append(cur, key, -1, GENESIS, "create", note=params)
-            cur.execute(self.sql("INSERT INTO dpfast_budget (key, params, state, seq, head) "
-                                 "VALUES (?, ?, ?, ?, ?)"),
-                        (key, params, state_text(filt.zero()), seq, h))
+            cur.execute(
+                self.sql(
+                    "INSERT INTO dpfast_budget (key, params, state, seq, head) "
+                    "VALUES (?, ?, ?, ?, ?)"
+                ),
+                (key, params, state_text(filt.zero()), seq, h),
+            )
             return params
 
     def params(self, key: str) -> str | None:
@@ -333,7 +398,9 @@ class SQLStore:
 
     def keys(self) -> list[tuple[Any, ...]]:
         with self.transaction(read=True) as cur:
-            cur.execute("SELECT key, params, state, seq, head FROM dpfast_budget ORDER BY key")
+            cur.execute(
+                "SELECT key, params, state, seq, head FROM dpfast_budget ORDER BY key"
+            )
             result: list[tuple[Any, ...]] = cur.fetchall()
             return result
 
@@ -346,19 +413,30 @@ class SQLStore:
         return _chain.parse_state(row[0])
 
     def _locked_budget(self, cur: Any, key: str) -> tuple[_State, int, str]:
-        cur.execute(self.sql("SELECT state, seq, head FROM dpfast_budget WHERE key = ?"
-                             + self.for_update), (key,))
+        cur.execute(
+            self.sql(
+                "SELECT state, seq, head FROM dpfast_budget WHERE key = ?" + self.for_update
+            ),
+            (key,),
+        )
         row = cur.fetchone()
         if row is None:
             raise LedgerError(f"no budget {key!r} in {self.url!r}")
         return _chain.parse_state(row[0]), int(row[1]), row[2]
 
     def _save(self, cur: Any, key: str, state: _State, seq: int, head: str) -> None:
-        cur.execute(self.sql("UPDATE dpfast_budget SET state = ?, seq = ?, head = ? WHERE key = ?"),
-                    (state_text(state), seq, head, key))
+        cur.execute(
+            self.sql("UPDATE dpfast_budget SET state = ?, seq = ?, head = ? WHERE key = ?"),
+            (state_text(state), seq, head, key),
+        )
 
-    def charge(self, key: str, filt: Filter, charges: Sequence[tuple[Any, Any, str | None, str]],
-               refusal: Callable[[_State, int], BaseException]) -> list[int]:
+    def charge(
+        self,
+        key: str,
+        filt: Filter,
+        charges: Sequence[tuple[Any, Any, str | None, str]],
+        refusal: Callable[[_State, int], BaseException],
+    ) -> list[int]:
         """Admit ``charges`` (a list of (cost, amounts, label, kind)) in one transaction,
         all or none; return their seqs.  ``refusal(state, i)`` builds the exception for
         the first inadmissible one (the transaction is then rolled back)."""
@@ -370,13 +448,23 @@ class SQLStore:
                 if new is None:
                     raise refusal(state, i)
                 state = new
-                seq, head = self._append(cur, key, seq, head, kind, label=label,
-                                         amounts=amounts, cost=state_text(cost))
+                seq, head = self._append(
+                    cur,
+                    key,
+                    seq,
+                    head,
+                    kind,
+                    label=label,
+                    amounts=amounts,
+                    cost=state_text(cost),
+                )
                 seqs.append(seq)
             self._save(cur, key, state, seq, head)
             return seqs
 
-    def settle(self, key: str, ref: int, kind: str, note: str | None = None) -> _chain.HistoryRow:
+    def settle(
+        self, key: str, ref: int, kind: str, note: str | None = None
+    ) -> _chain.HistoryRow:
         """Append a commit / rollback / release of reservation ``ref``; return that
         reservation's history row."""
         with self.transaction() as cur:
@@ -386,14 +474,20 @@ class SQLStore:
             if row is None or row[2] != "reserve":
                 raise ValueError(f"budget {key!r} has no reservation {ref}")
             reserved = _chain.from_stored(row)
-            cur.execute(self.sql("SELECT kind FROM dpfast_history WHERE key = ? AND ref = ?"), (key, ref))
+            cur.execute(
+                self.sql("SELECT kind FROM dpfast_history WHERE key = ? AND ref = ?"),
+                (key, ref),
+            )
             done = cur.fetchone()
             if done is not None:
-                raise RuntimeError(f"reservation {ref} of budget {key!r} was already settled ({done[0]})")
+                raise RuntimeError(
+                    f"reservation {ref} of budget {key!r} was already settled ({done[0]})"
+                )
             if kind != "commit":  # rollback / release give the reserved cost back
                 state = Filter.add(state, _chain.parse_state(reserved.cost), -1)
-            seq, head = self._append(cur, key, seq, head, kind, ref=ref, label=reserved.label,
-                                     note=note)
+            seq, head = self._append(
+                cur, key, seq, head, kind, ref=ref, label=reserved.label, note=note
+            )
             self._save(cur, key, state, seq, head)
             return reserved
 
@@ -401,7 +495,12 @@ class SQLStore:
         with self.transaction(read=True) as cur:
             cur.execute(self.sql(_SELECT_ROW + " WHERE key = ? ORDER BY seq"), (key,))
             rows = [_chain.from_stored(r) for r in cur.fetchall()]
-            cur.execute(self.sql("SELECT params, state, seq, head FROM dpfast_budget WHERE key = ?"), (key,))
+            cur.execute(
+                self.sql(
+                    "SELECT params, state, seq, head FROM dpfast_budget WHERE key = ?"
+                ),
+                (key,),
+            )
             budget = cur.fetchone()
         return rows, budget
 
@@ -420,8 +519,13 @@ class _Transaction:
         try:
             conn = store._connection()
             self.cur = conn.cursor()
-            begin = (store.begin_schema if self.schema
-                     else store.begin_read if self.read else store.begin)
+            begin = (
+                store.begin_schema
+                if self.schema
+                else store.begin_read
+                if self.read
+                else store.begin
+            )
             store._begin(self.cur, (begin,) if isinstance(begin, str) else begin)
             if not self.read:
                 store._check_files()
@@ -450,8 +554,12 @@ class _Transaction:
             return err
         return exc
 
-    def __exit__(self, etype: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> Literal[False]:
+    def __exit__(
+        self,
+        etype: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         store = self.store
         try:
             if exc is not None:
@@ -472,9 +580,9 @@ class _Transaction:
                 raise LedgerError(
                     f"the ledger {store.url!r} failed while committing ({failure}); the charge may "
                     "or may not be recorded (counted as spent if it was); release nothing "
-                    "that depends on it") from e
+                    "that depends on it"
+                ) from e
             return False
         finally:
             store._in_transaction -= 1
             store._lock.release()
-

@@ -41,8 +41,10 @@ def verify_budget(store: SQLStore, key: str) -> VerifyReport:
             problems.append(f"row {r.seq}: contents do not match its hash (edited)")
         prev = r.hash
     if head != prev or int(seq) != len(rows) - 1:
-        problems.append("the budget's head does not name the last history row "
-                        "(rows were removed or appended outside dpfast)")
+        problems.append(
+            "the budget's head does not name the last history row "
+            "(rows were removed or appended outside dpfast)"
+        )
     if not rows or rows[0].kind != "create" or rows[0].note != params:
         problems.append("the budget's parameters differ from its creation row")
         return VerifyReport(key, len(rows), tuple(problems))
@@ -52,8 +54,11 @@ def verify_budget(store: SQLStore, key: str) -> VerifyReport:
     for r in rows[1:]:
         if r.kind in ("spend", "reserve"):
             cost = _chain.parse_state(r.cost)
-            if r.epsilon is None or r.delta is None or \
-                    cost != filt.cost((r.epsilon, r.delta, r.rho)):
+            if (
+                r.epsilon is None
+                or r.delta is None
+                or cost != filt.cost((r.epsilon, r.delta, r.rho))
+            ):
                 problems.append(f"row {r.seq}: its cost does not match its amounts")
             new = filt.admit(state, cost)
             if new is None:
@@ -64,7 +69,9 @@ def verify_budget(store: SQLStore, key: str) -> VerifyReport:
                 reserved[r.seq] = cost
         elif r.kind in ("commit", "rollback", "release"):
             if r.ref not in reserved or r.ref in settled:
-                problems.append(f"row {r.seq}: settles {r.ref}, which is not an open reservation")
+                problems.append(
+                    f"row {r.seq}: settles {r.ref}, which is not an open reservation"
+                )
                 continue
             settled.add(r.ref)
             if r.kind != "commit":

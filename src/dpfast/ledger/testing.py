@@ -24,7 +24,9 @@ def server_bindir() -> str | None:
     found = shutil.which("pg_ctl")
     if found:
         return os.path.dirname(os.path.realpath(found))
-    dirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2]))
+    dirs = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda d: int(d.split("/")[-2])
+    )
     return dirs[-1] if dirs else None
 
 
@@ -48,15 +50,20 @@ class ThrowawayPostgres:
     def __init__(self, *, fsync: bool = True, max_connections: int = 200) -> None:
         bindir = server_bindir()
         if bindir is None:
-            raise RuntimeError("no PostgreSQL server binaries (apt-get install postgresql; "
-                               "see .ci/ledger_setup.sh)")
+            raise RuntimeError(
+                "no PostgreSQL server binaries (apt-get install postgresql; "
+                "see .ci/ledger_setup.sh)"
+            )
         self._user = None
         if os.geteuid() == 0:
             import pwd
+
             try:
                 ids = pwd.getpwnam("postgres")
             except KeyError as e:
-                raise RuntimeError("running as root without a 'postgres' user to own the cluster") from e
+                raise RuntimeError(
+                    "running as root without a 'postgres' user to own the cluster"
+                ) from e
             self._user = "postgres"
         self._bindir = bindir
         self.dir = tempfile.mkdtemp(prefix="dpfast-pg-")
@@ -66,11 +73,35 @@ class ThrowawayPostgres:
                 os.chown(self.dir, ids.pw_uid, ids.pw_gid)
             self._data = os.path.join(self.dir, "data")
             self.port = _free_port()
-            self._run("initdb", "-D", self._data, "-U", "dpfast", "--auth=trust", "-E", "UTF8", "--no-sync")
-            opts = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-                    f"-c max_connections={int(max_connections)}" + ("" if fsync else " -c fsync=off"))
-            self._run("pg_ctl", "-D", self._data, "-l", os.path.join(self.dir, "log"), "-w", "-t", "60",
-                      "-o", opts, "start")
+            self._run(
+                "initdb",
+                "-D",
+                self._data,
+                "-U",
+                "dpfast",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            )
+            opts = (
+                f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+                f"-c max_connections={int(max_connections)}"
+                + ("" if fsync else " -c fsync=off")
+            )
+            self._run(
+                "pg_ctl",
+                "-D",
+                self._data,
+                "-l",
+                os.path.join(self.dir, "log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                opts,
+                "start",
+            )
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
@@ -90,6 +121,7 @@ class ThrowawayPostgres:
         if not name.replace("_", "").isalnum():
             raise ValueError(f"database name must be letters, digits and _; got {name!r}")
         import psycopg
+
         with psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
         return self.url.rsplit("/", 1)[0] + "/" + name

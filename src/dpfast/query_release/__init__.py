@@ -11,11 +11,11 @@ docs/release.md (the "Query release" page of the documentation).
 """
 
 from .baselines import (
-                        gaussian_marginals,
-                        gaussian_per_query,
-                        laplace_marginals,
-                        laplace_per_query,
-                        marginal_sensitivity,
+    gaussian_marginals,
+    gaussian_per_query,
+    laplace_marginals,
+    laplace_per_query,
+    marginal_sensitivity,
 )
 from .boosting import BoostingForQueries, BoostingResult, boosting_alpha, reweight
 from .cost import PrivacyCost
@@ -24,11 +24,27 @@ from .mwem import MWEM, MWEMResult
 from .pmw import OnlinePMW, numeric_sparse_alpha, pmw_min_alpha, pmw_theory_alpha
 from .workloads import CellQuery, LinearQuery, LinearWorkload, MarginalWorkload
 
-__all__ = ["Domain", "Histogram", "CellQuery", "LinearQuery", "MarginalWorkload",
-           "LinearWorkload",
-           "PrivacyCost",
-           "laplace_per_query", "laplace_marginals", "gaussian_per_query",
-           "gaussian_marginals", "marginal_sensitivity", "MWEM", "MWEMResult",
-           "OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha",
-           "numeric_sparse_alpha",
-           "BoostingForQueries", "BoostingResult", "boosting_alpha", "reweight"]
+__all__ = [
+    "Domain",
+    "Histogram",
+    "CellQuery",
+    "LinearQuery",
+    "MarginalWorkload",
+    "LinearWorkload",
+    "PrivacyCost",
+    "laplace_per_query",
+    "laplace_marginals",
+    "gaussian_per_query",
+    "gaussian_marginals",
+    "marginal_sensitivity",
+    "MWEM",
+    "MWEMResult",
+    "OnlinePMW",
+    "pmw_theory_alpha",
+    "pmw_min_alpha",
+    "numeric_sparse_alpha",
+    "BoostingForQueries",
+    "BoostingResult",
+    "boosting_alpha",
+    "reweight",
+]

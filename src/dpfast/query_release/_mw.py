@@ -21,11 +21,21 @@ from .domain import Domain, Histogram, shape64
 class MWState:
     """A distribution ``w / Z`` over the domain's cells (``w`` unnormalised)."""
 
-    __slots__ = ("domain", "w", "Z", "n", "_shape", "_since", "_scratch", "_tables",
-                 "_cache")
+    __slots__ = (
+        "domain",
+        "w",
+        "Z",
+        "n",
+        "_shape",
+        "_since",
+        "_scratch",
+        "_tables",
+        "_cache",
+    )
 
-    def __init__(self, domain: Domain, n: float, prior: Any = None,
-                 cache: bool = False) -> None:
+    def __init__(
+        self, domain: Domain, n: float, prior: Any = None, cache: bool = False
+    ) -> None:
         self.domain = domain
         self.n = float(n)
         self._shape = shape64(domain)
@@ -52,7 +62,11 @@ class MWState:
                 t = self._tables[q.mask] = np.empty(self.domain.size // q.n_cells)
                 _core.rel_reduce(self.w, self._shape, q.mask, t)
             return self.n * float(t[q.cell]) / self.Z
-        return self.n * float(_core.rel_slice_sum(self.w, self._shape, q.mask, q.vals)) / self.Z
+        return (
+            self.n
+            * float(_core.rel_slice_sum(self.w, self._shape, q.mask, q.vals))
+            / self.Z
+        )
 
     def _update_tables(self, q: Any, factor: float) -> None:
         """Before q's cells are scaled by factor: add (factor - 1) x the marginal of w
@@ -69,9 +83,12 @@ class MWState:
             rest = [a for a in attrs if a not in fixed]
             if free:
                 part = np.empty(math.prod(shape[a] for a in rest))
-                _core.rel_reduce(sub, free_shape,
-                                 sum(1 << i for i, a in enumerate(free) if mask >> a & 1),
-                                 part)
+                _core.rel_reduce(
+                    sub,
+                    free_shape,
+                    sum(1 << i for i, a in enumerate(free) if mask >> a & 1),
+                    part,
+                )
             else:
                 part = sub
             view = table.reshape([shape[a] for a in attrs])
@@ -100,21 +117,29 @@ class MWState:
         self.w /= self.w.sum()
         self.Z = 1.0
         self._since = 0
-        self._tables.clear()           # rebuilt exactly on the next estimate
+        self._tables.clear()  # rebuilt exactly on the next estimate
 
     def fit_cells(self, masks: Any, vals: Any, targets: Any, passes: int) -> None:
         """MWEM's step on each (query, target) in turn, ``passes`` times."""
-        self.Z = _core.rel_mw_cells(self.w, self._shape, masks, vals, targets, passes,
-                                    self.n, self.Z)
+        self.Z = _core.rel_mw_cells(
+            self.w, self._shape, masks, vals, targets, passes, self.n, self.Z
+        )
         self._since = 0
         self._tables.clear()
 
     def fit_rows(self, workload: Any, rows: Any, targets: Any, passes: int) -> None:
         """MWEM's step on rows ``rows`` of a LinearWorkload in turn, ``passes`` times."""
-        self.Z = _core.rel_mw_rows(self.w, workload.indptr, workload.indices,
-                                   workload.values, np.asarray(rows, dtype=np.int64),
-                                   np.ascontiguousarray(targets, dtype=np.float64),
-                                   passes, self.n, self.Z)
+        self.Z = _core.rel_mw_rows(
+            self.w,
+            workload.indptr,
+            workload.indices,
+            workload.values,
+            np.asarray(rows, dtype=np.int64),
+            np.ascontiguousarray(targets, dtype=np.float64),
+            passes,
+            self.n,
+            self.Z,
+        )
         self._since = 0
         self._tables.clear()
 
@@ -171,14 +196,19 @@ def one_way_prior(histogram: Histogram, epsilon: float, rng: Rng, mode: str) -> 
         out = np.empty(dom.shape[a])
         _core.rel_reduce(histogram.counts, shp, 1 << a, out)
         parts.append(out)
-    noisy = _mech.laplace_mechanism(np.concatenate(parts), epsilon=epsilon,
-                                    sensitivity=float(dom.ndim), rng=rng, mode=mode,
-                                    budget=NO_BUDGET)   # charged with the whole mechanism
+    noisy = _mech.laplace_mechanism(
+        np.concatenate(parts),
+        epsilon=epsilon,
+        sensitivity=float(dom.ndim),
+        rng=rng,
+        mode=mode,
+        budget=NO_BUDGET,
+    )  # charged with the whole mechanism
     dist = None
     pos = 0
     noisy = cast(FloatArray, noisy)
     for a in range(dom.ndim):
-        marg = np.clip(noisy[pos:pos + dom.shape[a]], 0.0, None) + 1e-9
+        marg = np.clip(noisy[pos : pos + dom.shape[a]], 0.0, None) + 1e-9
         pos += dom.shape[a]
         marg /= marg.sum()
         dist = marg if dist is None else np.multiply.outer(dist, marg)

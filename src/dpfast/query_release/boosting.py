@@ -152,20 +152,36 @@ class BoostingForQueries:
     (Fig. 1, Thm 4.1, Claims 4.3-4.4).  Dwork & Roth 2014, ch. 6.
     """
 
-    def __init__(self, workload: MarginalWorkload | LinearWorkload, *, epsilon: float,
-                 n_public: float, rounds: int, k: int, eta: float = 0.2,
-                 sample_share: float = 0.2, lam: float | None = None,
-                 fit_passes: int = 20, fit: str = "joint", init: float | None = None,
-                 round_to: int | None = None, noise: str = "laplace", delta: float = 0.0,
-                 composition: str = "basic", rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None, label: str | None = None) -> None:
+    def __init__(
+        self,
+        workload: MarginalWorkload | LinearWorkload,
+        *,
+        epsilon: float,
+        n_public: float,
+        rounds: int,
+        k: int,
+        eta: float = 0.2,
+        sample_share: float = 0.2,
+        lam: float | None = None,
+        fit_passes: int = 20,
+        fit: str = "joint",
+        init: float | None = None,
+        round_to: int | None = None,
+        noise: str = "laplace",
+        delta: float = 0.0,
+        composition: str = "basic",
+        rng: Rng = None,
+        mode: str = "secure",
+        budget: Budget = None,
+        label: str | None = None,
+    ) -> None:
         self.workload = check_workload(workload)
         self.epsilon = _v.epsilon(epsilon)
         self.n_public = _v.positive("n_public", n_public)
-        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 4)
+        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10**4)
         if self.rounds % 2 == 0:
             raise PrivacyParameterError(f"rounds must be odd (the median); got {rounds!r}")
-        self.k = _v.integer("k", k, minimum=1, maximum=10 ** 8)
+        self.k = _v.integer("k", k, minimum=1, maximum=10**8)
         eta = _v.positive("eta", eta)
         if not eta < 0.5:
             _v._fail("eta", "in (0, 1/2)", eta)
@@ -174,11 +190,14 @@ class BoostingForQueries:
         if not share < 1.0:
             _v._fail("sample_share", "in (0, 1)", sample_share)
         self.sample_share = share
-        self.fit_passes = _v.integer("fit_passes", fit_passes, minimum=0, maximum=10 ** 4)
+        self.fit_passes = _v.integer("fit_passes", fit_passes, minimum=0, maximum=10**4)
         self.fit = _v.choice("fit", fit, ("joint", "sequential"))
         self.init = None if init is None else _v.epsilon(init, "init")
-        self.round_to = None if round_to is None else _v.integer("round_to", round_to,
-                                                                  minimum=1, maximum=2 ** 62)
+        self.round_to = (
+            None
+            if round_to is None
+            else _v.integer("round_to", round_to, minimum=1, maximum=2**62)
+        )
         self.mode = _insecure.mode(mode)
         self.rng = _core.secure_rng(rng)
         self.budget = check_budget(budget)
@@ -193,18 +212,20 @@ class BoostingForQueries:
             if self.noise != "laplace" or self.delta == 0.0:
                 raise PrivacyParameterError(
                     "composition='advanced' needs noise='laplace' and delta > 0 (the δ′ "
-                    "of the draws)")
+                    "of the draws)"
+                )
         elif (self.noise == "gaussian") != (self.delta > 0.0):
-            raise PrivacyParameterError("noise='gaussian' needs delta > 0 and "
-                                           "noise='laplace' needs delta = 0")
+            raise PrivacyParameterError(
+                "noise='gaussian' needs delta > 0 and noise='laplace' needs delta = 0"
+            )
         rest = self.epsilon - eps_init
-        rest_x = _v.charged(self.epsilon) - _v.charged(eps_init)   # exact
+        rest_x = _v.charged(self.epsilon) - _v.charged(eps_init)  # exact
         T = self.rounds
         self.alpha = boosting_alpha(eta)
-        self.rho_q = 1.0                     # sensitivity of d = |q(x) - A_t(q)|, counts
+        self.rho_q = 1.0  # sensitivity of d = |q(x) - A_t(q)|, counts
         self.rho: float | None = None
         self.mu: float = math.inf
-        self.eps_base: float | None = None   # the Laplace plan's per-round ε
+        self.eps_base: float | None = None  # the Laplace plan's per-round ε
         try:
             if self.noise == "gaussian":
                 self._gaussian_plan(eps_init, share, lam)
@@ -213,32 +234,44 @@ class BoostingForQueries:
         except (ZeroDivisionError, OverflowError):
             raise PrivacyParameterError(
                 "epsilon is outside the range this plan can be computed in (its noise "
-                f"scales over- or underflow doubles); got epsilon={epsilon!r}") from None
-        if not (0.0 < self.mu and (self.eps_base is None or self.eps_base > 0.0)
-                and math.isfinite(self.lam)):
+                f"scales over- or underflow doubles); got epsilon={epsilon!r}"
+            ) from None
+        if not (
+            0.0 < self.mu
+            and (self.eps_base is None or self.eps_base > 0.0)
+            and math.isfinite(self.lam)
+        ):
             raise PrivacyParameterError(
                 f"epsilon is outside the range this plan can be computed in; got "
-                f"epsilon={epsilon!r}")
+                f"epsilon={epsilon!r}"
+            )
         # every sampler a run draws from, prepared now: refused here, not after the charge
         if self.noise == "laplace":
             plan_noise(cast(float, self.eps_base), None, float(self.k), self.k, self.mode)
         else:
             _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
-        if self.init:   # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
+        if self.init:  # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
             dom = self.workload.domain
             plan_noise(self.init, None, float(dom.ndim), sum(dom.shape), self.mode)
-        for t in range(2, T + 1):       # the draws from D_t (_draw)
+        for t in range(2, T + 1):  # the draws from D_t (_draw)
             eps_t, sens_t = self._eps_draw(t), 2.0 * (t - 1) * self.rho_q / self.mu
             if not (0.0 < eps_t < math.inf and 0.0 < sens_t < math.inf):
                 raise PrivacyParameterError(
                     f"round {t}'s draws have epsilon {eps_t!r} and sensitivity {sens_t!r}, "
                     f"outside the doubles; got epsilon={epsilon!r}, eta={eta!r}, "
-                    f"sample_share={sample_share!r}")
+                    f"sample_share={sample_share!r}"
+                )
             if self.mode == "secure":
                 _sel._grid(_v.epsilon(eps_t), sens_t, False, False)
 
-    def _laplace_plan(self, eps_init: float, share: float, lam: float | None, rest: float,
-                      rest_x: Fraction) -> None:
+    def _laplace_plan(
+        self,
+        eps_init: float,
+        share: float,
+        lam: float | None,
+        rest: float,
+        rest_x: Fraction,
+    ) -> None:
         T = self.rounds
         if T == 1:
             # D_1 is uniform: no draw depends on the data, no sampling cost
@@ -250,12 +283,14 @@ class BoostingForQueries:
             self.eps_base = _v.decimal_down((1 - Fraction(share)) * rest_x / T)
             # B5: eps_sample = 2 alpha k rho T(T-1)/mu = share * rest
             # (rounded up: a larger mu only lowers the sampling cost below share * rest)
-            self.mu = inflate(2.0 * self.alpha * self.k * self.rho_q * T * (T - 1)
-                              / (share * rest))
+            self.mu = inflate(
+                2.0 * self.alpha * self.k * self.rho_q * T * (T - 1) / (share * rest)
+            )
             if self.composition == "advanced":
                 self.mu = self._advanced_mu(share * rest)
-        self.lam = (2.0 * self.k / self.eps_base if lam is None
-                    else _v.nonnegative("lam", lam))
+        self.lam = (
+            2.0 * self.k / self.eps_base if lam is None else _v.nonnegative("lam", lam)
+        )
 
     def _gaussian_plan(self, eps_init: float, share: float, lam: float | None) -> None:
         """zCDP reading (erratum B6): ρ = zcdp_budget(ε, δ) minus ε_init²/2; the draws
@@ -276,13 +311,15 @@ class BoostingForQueries:
             rho_base = (1.0 - share) * rest / T
             # c of the one rule, dpfast.selection.selection_rho (16 c = 2 exactly)
             c = float(_sel.selection_rho("exponential", 1))
-            self.mu = inflate(math.sqrt(16.0 * c * k * S / (share * rest)) * self.alpha
-                              * self.rho_q)
+            self.mu = inflate(
+                math.sqrt(16.0 * c * k * S / (share * rest)) * self.alpha * self.rho_q
+            )
         self.rho_base = rho_base
         self.sigma2 = inflate(k / (2.0 * rho_base))
         self.eps_base = None
-        self.lam = (2.0 * math.sqrt(self.sigma2) if lam is None
-                    else _v.nonnegative("lam", lam))
+        self.lam = (
+            2.0 * math.sqrt(self.sigma2) if lam is None else _v.nonnegative("lam", lam)
+        )
 
     def _sample_epsilon(self, mu: float) -> float:
         """ε of all the draws at a given μ (T > 1): basic, or under
@@ -290,12 +327,12 @@ class BoostingForQueries:
         composition with δ′ = delta (B2 with B5's ε_t), rounded up."""
         T, k = self.rounds, self.k
         eps_t = [4.0 * self.alpha * (t - 1) * self.rho_q / mu for t in range(2, T + 1)]
-        basic = float(k * math.fsum(eps_t) * (1 + 2.0 ** -50))
+        basic = float(k * math.fsum(eps_t) * (1 + 2.0**-50))
         if self.composition != "advanced":
             return basic
         # heterogeneous_advanced_composition of k copies of each ε_t, in closed form
         # (no k(T-1)-long array): sqrt(2 ln(1/δ′) k Σ ε_t²) + k Σ ε_t (e^{ε_t} − 1)
-        if max(eps_t) > 50.0:            # far past any useful μ: vacuous
+        if max(eps_t) > 50.0:  # far past any useful μ: vacuous
             return basic
         sq = k * math.fsum(e * e for e in eps_t)
         drift = k * math.fsum(e * math.expm1(e) for e in eps_t)
@@ -309,8 +346,14 @@ class BoostingForQueries:
         lo = hi * 1e-6
         if self._sample_epsilon(lo) <= target:
             return lo
-        return bisect_least(lambda mu: self._sample_epsilon(mu) <= target, lo, hi,
-                            rel=2.0 ** -40, steps=60, geometric=True)
+        return bisect_least(
+            lambda mu: self._sample_epsilon(mu) <= target,
+            lo,
+            hi,
+            rel=2.0**-40,
+            steps=60,
+            geometric=True,
+        )
 
     def _eps_draw(self, t: int) -> float:
         """ε_t of one draw in round t (1-based): 4α(t−1)ρ/μ (B5)."""
@@ -321,20 +364,34 @@ class BoostingForQueries:
         T, k = self.rounds, self.k
         e_init = self.init or 0.0
         if self.noise == "gaussian":
-            r_sample = sum(k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
-                           for t in range(1, T + 1))
+            r_sample = sum(
+                k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
+                for t in range(1, T + 1)
+            )
             parts = ((("init_rho", e_init * e_init / 2.0),) if self.init else ()) + (
-                ("base_rho", T * self.rho_base), ("sampling_rho", r_sample))
+                ("base_rho", T * self.rho_base),
+                ("sampling_rho", r_sample),
+            )
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
-        e_sample = (sum(k * self._eps_draw(t) for t in range(1, T + 1)) if T == 1 else
-                    self._sample_epsilon(self.mu))
-        eb = cast(float, self.eps_base)      # the Laplace plan
+        e_sample = (
+            sum(k * self._eps_draw(t) for t in range(1, T + 1))
+            if T == 1
+            else self._sample_epsilon(self.mu)
+        )
+        eb = cast(float, self.eps_base)  # the Laplace plan
         eps = e_init + T * eb + e_sample
-        rho = (e_init * e_init / 2.0 + T * (eb * eb) / 2.0    # (inf, not an error, past 1e154)
-               + sum(k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
-                           for t in range(1, T + 1)))
+        rho = (
+            e_init * e_init / 2.0
+            + T * (eb * eb) / 2.0  # (inf, not an error, past 1e154)
+            + sum(
+                k * _v.float_up(_sel.selection_rho("exponential", self._eps_draw(t)))
+                for t in range(1, T + 1)
+            )
+        )
         parts = ((("init", e_init),) if self.init else ()) + (
-            ("base", T * eb), ("sampling", e_sample))
+            ("base", T * eb),
+            ("sampling", e_sample),
+        )
         # eps is epsilon by construction of mu (mu rounded up); the float sum can only
         # differ from it by rounding, so the promised bound is epsilon itself
         eps = self.epsilon if eps <= self.epsilon * (1 + 1e-12) else inflate(eps)
@@ -383,27 +440,40 @@ class BoostingForQueries:
     def _em_draws(self, u: FloatArray, eps: float, sens: float) -> IntArray:
         """k i.i.d. draws of dpfast.selection.exponential_mechanism(u, epsilon=eps,
         sensitivity=sens), validated and planned once for the k draws."""
-        return _sel.exponential_mechanism_draws(u, self.k, epsilon=eps, sensitivity=sens,
-                                                rng=self.rng, mode=self.mode)
+        return _sel.exponential_mechanism_draws(
+            u, self.k, epsilon=eps, sensitivity=sens, rng=self.rng, mode=self.mode
+        )
 
-    def _noisy_fit(self, histogram: Histogram, truth: FloatArray, S: IntArray,
-                   prior: FloatArray | None, post: Any) -> FloatArray:
+    def _noisy_fit(
+        self,
+        histogram: Histogram,
+        truth: FloatArray,
+        S: IntArray,
+        prior: FloatArray | None,
+        post: Any,
+    ) -> FloatArray:
         """NoisyFit: Lap(k/ε_base) on each distinct sampled query, then MW passes."""
         wl = self.workload
         distinct = np.unique(S)
         if self.noise == "laplace":
-            noisy = _mech.laplace_mechanism(truth[distinct],
-                                            epsilon=cast(float, self.eps_base),
-                                            sensitivity=float(self.k), rng=self.rng,
-                                            mode=self.mode, budget=NO_BUDGET)  # charged in run
+            noisy = _mech.laplace_mechanism(
+                truth[distinct],
+                epsilon=cast(float, self.eps_base),
+                sensitivity=float(self.k),
+                rng=self.rng,
+                mode=self.mode,
+                budget=NO_BUDGET,
+            )  # charged in run
         elif self.mode == "fast":
-            noisy = truth[distinct] + _random.normal(scale=math.sqrt(self.sigma2),
-                                                     size=distinct.size, rng=self.rng)
+            noisy = truth[distinct] + _random.normal(
+                scale=math.sqrt(self.sigma2), size=distinct.size, rng=self.rng
+            )
         else:
             # exact discrete Gaussian on floored counts (floor(c + 1) = floor(c) + 1:
             # the L2 sensitivity stays <= sqrt(#distinct) <= sqrt(k)); CKS 2020 Thm 14
             noisy = np.floor(truth[distinct]) + _random.discrete_gaussian(
-                sigma2=self.sigma2, size=distinct.size, rng=self.rng)
+                sigma2=self.sigma2, size=distinct.size, rng=self.rng
+            )
         noisy = cast(FloatArray, noisy)
         state = MWState(wl.domain, self.n_public, prior)
         if self.fit_passes and self.fit == "joint":

@@ -21,8 +21,8 @@ from ._types import FloatArray, IntArray
 __all__ = ["Domain", "Histogram"]
 
 #: Largest universe a Domain accepts (8 bytes per cell per histogram: 128 MiB).
-MAX_CELLS = 2 ** 24
-_MAX_ATTRS = 32                  # csrc/include/dpfast/release.h, DPF_REL_MAXDIM
+MAX_CELLS = 2**24
+_MAX_ATTRS = 32  # csrc/include/dpfast/release.h, DPF_REL_MAXDIM
 
 
 class Domain:
@@ -47,17 +47,21 @@ class Domain:
                 raise TypeError(f"attribute names must be str; got {type(nm).__name__}")
         if not 1 <= len(names) <= _MAX_ATTRS or len(set(names)) != len(names):
             raise PrivacyParameterError(
-                f"names must be 1 to {_MAX_ATTRS} distinct strings; got {names!r}")
+                f"names must be 1 to {_MAX_ATTRS} distinct strings; got {names!r}"
+            )
         if len(sizes) != len(names):
             raise PrivacyParameterError("sizes must have one entry per attribute name")
-        sizes = tuple(_v.integer(f"size of {nm!r}", s, minimum=1, maximum=MAX_CELLS)
-                      for nm, s in zip(names, sizes))
+        sizes = tuple(
+            _v.integer(f"size of {nm!r}", s, minimum=1, maximum=MAX_CELLS)
+            for nm, s in zip(names, sizes)
+        )
         total = 1
         for s in sizes:
             total *= s
         if total > MAX_CELLS:
             raise PrivacyParameterError(
-                f"the universe has {total} cells; at most {MAX_CELLS} are supported")
+                f"the universe has {total} cells; at most {MAX_CELLS} are supported"
+            )
         self.names = names
         self.shape = sizes
         self.size = total
@@ -79,16 +83,22 @@ class Domain:
 
     def attrs(self, keys: str | int | Sequence[str | int]) -> tuple[int, ...]:
         """Sorted distinct positions of several attributes."""
-        seq: Sequence[Any] = ((keys,) if isinstance(keys, (str, numbers.Integral))
-                              else cast("Sequence[Any]", keys))
+        seq: Sequence[Any] = (
+            (keys,)
+            if isinstance(keys, (str, numbers.Integral))
+            else cast("Sequence[Any]", keys)
+        )
         pos = sorted(self.attr(k) for k in seq)
         if len(set(pos)) != len(pos):
             raise PrivacyParameterError(f"attributes repeat in {tuple(seq)!r}")
         return tuple(pos)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Domain) and other.names == self.names
-                and other.shape == self.shape)
+        return (
+            isinstance(other, Domain)
+            and other.names == self.names
+            and other.shape == self.shape
+        )
 
     def __hash__(self) -> int:
         return hash((self.names, self.shape))
@@ -113,7 +123,7 @@ def _integer_codes(name: str, col: Any) -> IntArray:
     arr = np.asarray(col)
     if arr.dtype == np.bool_ or arr.dtype.kind not in "iu":
         raise TypeError(f"codes of {name!r} must be an integer dtype; got {arr.dtype}")
-    return _v.real_data(f"codes of {name!r}", arr)[1]     # uint64 clamped to int64
+    return _v.real_data(f"codes of {name!r}", arr)[1]  # uint64 clamped to int64
 
 
 class Histogram:
@@ -143,10 +153,11 @@ class Histogram:
         arr = _v.float_data("counts", counts)
         if arr.shape not in ((domain.size,), domain.shape):
             raise PrivacyParameterError(
-                f"counts must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
+                f"counts must have shape ({domain.size},) or {domain.shape}; got {arr.shape}"
+            )
         c = np.array(arr, dtype=np.float64).reshape(-1)
-        np.nan_to_num(c, copy=False, nan=0.0, posinf=2.0 ** 53, neginf=0.0)
-        np.clip(c, 0.0, 2.0 ** 53, out=c)
+        np.nan_to_num(c, copy=False, nan=0.0, posinf=2.0**53, neginf=0.0)
+        np.clip(c, 0.0, 2.0**53, out=c)
         c.flags.writeable = False
         self.domain = domain
         self._counts = c
@@ -184,21 +195,23 @@ class Histogram:
         return self._counts
 
     def __repr__(self) -> str:
-        return f"Histogram({self.domain!r})"   # never the counts: they are private
+        return f"Histogram({self.domain!r})"  # never the counts: they are private
 
 
 def _columns(domain: Domain, table: Any) -> list[IntArray]:
-    if hasattr(table, "columns") and hasattr(table, "iloc"):      # a pandas DataFrame
+    if hasattr(table, "columns") and hasattr(table, "iloc"):  # a pandas DataFrame
         cols = []
         for nm in domain.names:
             if nm not in table.columns:
                 raise PrivacyParameterError(f"the table has no column {nm!r}")
             col = table[nm]
             if str(col.dtype) == "category":
-                col = col.cat.codes          # missing values are code -1: clamped to 0
+                col = col.cat.codes  # missing values are code -1: clamped to 0
             elif str(col.dtype).startswith(("Int", "UInt")):
-                raise TypeError(f"column {nm!r} is a nullable integer; fill or drop the "
-                                "missing values first")
+                raise TypeError(
+                    f"column {nm!r} is a nullable integer; fill or drop the "
+                    "missing values first"
+                )
             arr = col.to_numpy()
             # pandas types a column of ints by their values ([2**64, 0] and
             # [-2**63 - 1, 0] object, [2**63, 0] uint64): an object column is read
@@ -208,7 +221,8 @@ def _columns(domain: Domain, table: Any) -> list[IntArray]:
     arr = _integer_codes("table", table)
     if arr.ndim != 2 or arr.shape[1] != domain.ndim:
         raise PrivacyParameterError(
-            f"table must have shape (n, {domain.ndim}); got {arr.shape}")
+            f"table must have shape (n, {domain.ndim}); got {arr.shape}"
+        )
     return [arr[:, a] for a in range(domain.ndim)]
 
 

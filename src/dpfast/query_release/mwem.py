@@ -147,20 +147,36 @@ class MWEM:
     private data release, NeurIPS 2012.  Dwork & Roth 2014, §3.3-3.4, §4.2.
     """
 
-    def __init__(self, workload: MarginalWorkload | LinearWorkload, *, epsilon: float,
-                 rounds: int, n_public: float, unit: str = "group",
-                 select: str = "exponential", measure: str = "laplace",
-                 delta: float = 0.0, passes: int = 10, output: str = "last",
-                 init: float | None = None, exclude_measured: bool = True,
-                 replay: str = "joint", rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None, label: str | None = None) -> None:
+    def __init__(
+        self,
+        workload: MarginalWorkload | LinearWorkload,
+        *,
+        epsilon: float,
+        rounds: int,
+        n_public: float,
+        unit: str = "group",
+        select: str = "exponential",
+        measure: str = "laplace",
+        delta: float = 0.0,
+        passes: int = 10,
+        output: str = "last",
+        init: float | None = None,
+        exclude_measured: bool = True,
+        replay: str = "joint",
+        rng: Rng = None,
+        mode: str = "secure",
+        budget: Budget = None,
+        label: str | None = None,
+    ) -> None:
         self.workload = check_workload(workload)
         self.epsilon = _v.epsilon(epsilon)
-        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10 ** 6)
+        self.rounds = _v.integer("rounds", rounds, minimum=1, maximum=10**6)
         self.n_public = _v.positive("n_public", n_public)
         self.unit = _v.choice("unit", unit, ("group", "query"))
-        self.select = _v.choice("select", select, ("exponential", "gumbel", "permute_and_flip"))
-        self.passes = _v.integer("passes", passes, minimum=1, maximum=10 ** 4)
+        self.select = _v.choice(
+            "select", select, ("exponential", "gumbel", "permute_and_flip")
+        )
+        self.passes = _v.integer("passes", passes, minimum=1, maximum=10**4)
         self.output = _v.choice("output", output, ("last", "average"))
         self.replay = _v.choice("replay", replay, ("joint", "sequential"))
         self.init = None if init is None else _v.epsilon(init, "init")
@@ -174,13 +190,15 @@ class MWEM:
         eps_init = self.init or 0.0
         if not eps_init < self.epsilon:
             raise PrivacyParameterError(
-                f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}")
+                f"init (the warm start's ε) must be < epsilon; got {init!r} >= {epsilon!r}"
+            )
         self.measure = _v.choice("measure", measure, ("laplace", "gaussian"))
         self.delta = _v.delta(delta)
         # the zCDP rule of the selection (dpfast.selection.selection_rho): the exponential
         # mechanism is bounded range, permute-and-flip is not (issue 22)
-        self._select_law = ("permute_and_flip" if self.select == "permute_and_flip"
-                            else "exponential")
+        self._select_law = (
+            "permute_and_flip" if self.select == "permute_and_flip" else "exponential"
+        )
         if self.measure == "laplace":
             if self.delta != 0.0:
                 raise PrivacyParameterError("delta applies to measure='gaussian' only")
@@ -188,7 +206,8 @@ class MWEM:
             # the rounding of a float division: the largest float whose decimal (what
             # the selection and the Laplace calibrate for, _v.epsilon) is <= the share
             self.eps_round = _v.decimal_down(
-                (_v.charged(self.epsilon) - _v.charged(eps_init)) / (2 * self.rounds))
+                (_v.charged(self.epsilon) - _v.charged(eps_init)) / (2 * self.rounds)
+            )
             self.rho = None
         else:
             if self.delta == 0.0:
@@ -201,8 +220,9 @@ class MWEM:
             rho_round = (self.rho - eps_init * eps_init / 2.0) / self.rounds
             if not rho_round > 0.0:
                 raise PrivacyParameterError(
-                    "init's ε_init²/2 leaves no zCDP budget for the rounds")
-            per_eps2 = float(_sel.selection_rho(self._select_law, 1.0))   # 1/8 or 1/2
+                    "init's ε_init²/2 leaves no zCDP budget for the rounds"
+                )
+            per_eps2 = float(_sel.selection_rho(self._select_law, 1.0))  # 1/8 or 1/2
             self.eps_round = deflate(math.sqrt(rho_round / 2.0 / per_eps2))
             # σ² = 1/(2 · ρ_round/2), rounded up
             self.sigma2 = inflate(1.0 / rho_round)
@@ -210,7 +230,8 @@ class MWEM:
                 raise PrivacyParameterError(
                     "epsilon and delta give a zCDP share per round too small for the "
                     f"Gaussian's variance; got epsilon={epsilon!r}, delta={delta!r}, "
-                    f"rounds={rounds!r}")
+                    f"rounds={rounds!r}"
+                )
         if not self.eps_round > 0.0:
             raise PrivacyParameterError("epsilon / (2 rounds) underflows")
         self._plan()
@@ -220,8 +241,10 @@ class MWEM:
         what they cannot serve is refused here, before any budget is charged."""
         wl = self.workload
         if self.unit == "group" and isinstance(wl, MarginalWorkload):
-            d = max(wl.marginal_slice(g).stop - wl.marginal_slice(g).start
-                    for g in range(len(wl.masks)))
+            d = max(
+                wl.marginal_slice(g).stop - wl.marginal_slice(g).start
+                for g in range(len(wl.masks))
+            )
         else:
             d = 1
         if self.measure == "laplace":
@@ -230,11 +253,12 @@ class MWEM:
             _random.discrete_gaussian(sigma2=self.sigma2, size=0, rng=self.rng)
         if self.mode == "secure":
             _sel._grid(_v.epsilon(self.eps_round), 1.0, False, False)
-            if self.select == "permute_and_flip":     # its sampler has a limit of its own
+            if self.select == "permute_and_flip":  # its sampler has a limit of its own
                 _sel._noise_grid(_v.epsilon(self.eps_round), 1.0, False, np.zeros(1))
-        if self.init:   # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
-            plan_noise(self.init, None, float(wl.domain.ndim), sum(wl.domain.shape),
-                       self.mode)
+        if self.init:  # the warm start: Lap(d/ε_init) on the d one-way marginals' cells
+            plan_noise(
+                self.init, None, float(wl.domain.ndim), sum(wl.domain.shape), self.mode
+            )
 
     @property
     def privacy_cost(self) -> PrivacyCost:
@@ -243,17 +267,20 @@ class MWEM:
         if self.measure == "gaussian":
             rho_total = cast(float, self.rho)
             parts: tuple[tuple[str, float], ...] = (
-                (("init", eps_init),) if self.init else ()) + (
-                ("rho_per_round", (rho_total - eps_init * eps_init / 2.0) / self.rounds),)
+                (("init", eps_init),) if self.init else ()
+            ) + (("rho_per_round", (rho_total - eps_init * eps_init / 2.0) / self.rounds),)
             return PrivacyCost(self.epsilon, self.delta, self.rho, parts)
         # basic composition: the parts were rounded down, their exact sum is <= epsilon
         parts = ((("init", eps_init),) if self.init else ()) + (
-            ("selection", self.rounds * e), ("measurement", self.rounds * e))
+            ("selection", self.rounds * e),
+            ("measurement", self.rounds * e),
+        )
         # zCDP: ε_init²/2 + T (selection_rho(law, ε_r) + ε_r²/2), exact, rounded up
         # (ε_r at the larger of its binary and decimal values)
         e_x = max(Fraction(e), _v.decimal_of(e))
-        rho = (_v.charged(eps_init) ** 2 / 2 + self.rounds * (
-            _sel.selection_rho(self._select_law, e_x) + e_x ** 2 / 2))
+        rho = _v.charged(eps_init) ** 2 / 2 + self.rounds * (
+            _sel.selection_rho(self._select_law, e_x) + e_x**2 / 2
+        )
         return PrivacyCost(self.epsilon, 0.0, _v.float_up(rho), parts)
 
     def run(self, histogram: Histogram) -> MWEMResult:
@@ -270,8 +297,8 @@ class MWEM:
         group = self.unit == "group"
         n_units = wl.n_units if group else wl.n_queries
         measured = np.zeros(n_units, dtype=bool)
-        sums = np.zeros(wl.n_queries)       # sum of measurements per query
-        times = np.zeros(wl.n_queries)      # how many
+        sums = np.zeros(wl.n_queries)  # sum of measurements per query
+        times = np.zeros(wl.n_queries)  # how many
         acc = np.zeros(wl.domain.size) if self.output == "average" else None
         log = []
         est = np.empty(wl.n_queries)
@@ -301,34 +328,67 @@ class MWEM:
     def _measure(self, values: FloatArray) -> FloatArray:
         """Laplace (ε_r, L1 sensitivity 1) or Gaussian noise on the measured unit."""
         if self.measure == "laplace":
-            return cast(FloatArray, _mech.laplace_mechanism(
-                values, epsilon=self.eps_round, sensitivity=1.0, rng=self.rng,
-                mode=self.mode, budget=NO_BUDGET))   # charged in run
+            return cast(
+                FloatArray,
+                _mech.laplace_mechanism(
+                    values,
+                    epsilon=self.eps_round,
+                    sensitivity=1.0,
+                    rng=self.rng,
+                    mode=self.mode,
+                    budget=NO_BUDGET,
+                ),
+            )  # charged in run
         if self.mode == "fast":
-            return values + _random.normal(scale=math.sqrt(self.sigma2), size=values.shape,
-                                           rng=self.rng)
+            return values + _random.normal(
+                scale=math.sqrt(self.sigma2), size=values.shape, rng=self.rng
+            )
         # Exact discrete Gaussian on the floored counts: adding a record adds exactly 1
         # to one cell, and floor(c + 1) = floor(c) + 1, so the L2 sensitivity stays 1 and
         # the release is 1/(2σ²)-zCDP (Canonne, Kamath, Steinke 2020, Thm 14).
         base = np.floor(values)
-        return cast(FloatArray, base + _random.discrete_gaussian(
-            sigma2=self.sigma2, size=values.shape, rng=self.rng))
+        return cast(
+            FloatArray,
+            base
+            + _random.discrete_gaussian(
+                sigma2=self.sigma2, size=values.shape, rng=self.rng
+            ),
+        )
 
     def _choose(self, scores: FloatArray) -> int:
         # MWEM's exponent is ε_r s / 2 with sensitivity 1: Dwork & Roth's EM with Δ = 1.
         if self.select == "permute_and_flip":
-            return int(_sel.permute_and_flip(scores, epsilon=self.eps_round,
-                                             sensitivity=1.0, rng=self.rng,
-                                             mode=self.mode,
-                                             budget=NO_BUDGET))   # charged in run
-        return int(_sel.exponential_mechanism(scores, epsilon=self.eps_round,
-                                              sensitivity=1.0, rng=self.rng,
-                                              mode=self.mode,
-                                              budget=NO_BUDGET))   # charged in run
+            return int(
+                _sel.permute_and_flip(
+                    scores,
+                    epsilon=self.eps_round,
+                    sensitivity=1.0,
+                    rng=self.rng,
+                    mode=self.mode,
+                    budget=NO_BUDGET,
+                )
+            )  # charged in run
+        return int(
+            _sel.exponential_mechanism(
+                scores,
+                epsilon=self.eps_round,
+                sensitivity=1.0,
+                rng=self.rng,
+                mode=self.mode,
+                budget=NO_BUDGET,
+            )
+        )  # charged in run
 
-    def _replay(self, state: MWState, wl: MarginalWorkload | LinearWorkload,
-                sums: FloatArray, times: FloatArray, measured: Any, group: bool,
-                first: int) -> None:
+    def _replay(
+        self,
+        state: MWState,
+        wl: MarginalWorkload | LinearWorkload,
+        sums: FloatArray,
+        times: FloatArray,
+        measured: Any,
+        group: bool,
+        first: int,
+    ) -> None:
         """The new measurement once, then every measurement passes - 1 times
         (post-processing; repeated units use the mean of their measurements)."""
         units = np.flatnonzero(measured)
@@ -345,7 +405,7 @@ class MWEM:
             return
         if group and isinstance(wl, MarginalWorkload):
             for p in range(self.passes):
-                for g in ([first] if p == 0 else units):
+                for g in [first] if p == 0 else units:
                     sl = wl.marginal_slice(int(g))
                     state.fit_marginal(int(wl.masks[g]), sums[sl] / times[sl])
             return

@@ -29,24 +29,31 @@ __all__ = ["OnlinePMW", "pmw_theory_alpha", "pmw_min_alpha", "numeric_sparse_alp
 _SQRT512 = math.sqrt(512.0)
 
 
-def _alpha_args(epsilon: float, delta: float, n: float, n_queries: int,
-                beta: float) -> tuple[float, float, float, int, float]:
+def _alpha_args(
+    epsilon: float, delta: float, n: float, n_queries: int, beta: float
+) -> tuple[float, float, float, int, float]:
     """The public parameters of the accuracy formulas, validated."""
-    return (_v.epsilon(epsilon), _v.delta(delta), _v.positive("n_public", n),
-            _v.integer("n_queries", n_queries, minimum=1, maximum=2 ** 62),
-            _v.open_probability("beta", beta))
+    return (
+        _v.epsilon(epsilon),
+        _v.delta(delta),
+        _v.positive("n_public", n),
+        _v.integer("n_queries", n_queries, minimum=1, maximum=2**62),
+        _v.open_probability("beta", beta),
+    )
 
 
 def _no_alpha(what: str) -> PrivacyParameterError:
     return PrivacyParameterError(
         f"{what} is not a finite positive number for these parameters (epsilon * n_public "
-        "too small, or the universe too large, for the theorem)")
+        "too small, or the universe too large, for the theorem)"
+    )
 
 
-def _alpha_sv(c: float, epsilon: float, delta: float, n: float, n_queries: int,
-              beta: float) -> float:
+def _alpha_sv(
+    c: float, epsilon: float, delta: float, n: float, n_queries: int, beta: float
+) -> float:
     L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta)
-    scale = 1.0 / epsilon / n            # inf rather than ZeroDivisionError
+    scale = 1.0 / epsilon / n  # inf rather than ZeroDivisionError
     if delta == 0.0:
         a = 9.0 * c * L * scale
     else:
@@ -56,8 +63,9 @@ def _alpha_sv(c: float, epsilon: float, delta: float, n: float, n_queries: int,
     return a
 
 
-def numeric_sparse_alpha(c: float, epsilon: float, delta: float, n: float,
-                         n_queries: int, beta: float) -> float:
+def numeric_sparse_alpha(
+    c: float, epsilon: float, delta: float, n: float, n_queries: int, beta: float
+) -> float:
     """α_SV of NumericSparse (Dwork & Roth Thm 3.28) for k = 2|Q| one-sided queries of
     sensitivity 1/n, in normalised units: 9c(ln k + ln(4c/β))/(εn) if δ = 0, else
     (ln k + ln(4c/β)) sqrt(c ln(2/δ)) (sqrt(512) + 1)/(εn).  k = 2|Q| in both branches
@@ -72,8 +80,9 @@ def _cutoff(lx: float, a: float) -> float:
     return 4.0 * lx / sq if sq > 0.0 else math.inf
 
 
-def pmw_theory_alpha(epsilon: float, delta: float, n: float, universe_size: int,
-                     n_queries: int, beta: float) -> tuple[float, int]:
+def pmw_theory_alpha(
+    epsilon: float, delta: float, n: float, universe_size: int, n_queries: int, beta: float
+) -> tuple[float, int]:
     """The smallest α of Thm 4.14/4.15 in normalised units, and c = ceil(4 ln|X|/α²).
 
     The fixed point α = α_SV(c(α)) (Dwork & Roth Thm 4.14/4.15, with the corrected constants: 36
@@ -87,24 +96,33 @@ def pmw_theory_alpha(epsilon: float, delta: float, n: float, universe_size: int,
     a = 0.5
     for _ in range(500):
         c = _cutoff(lx, a)
-        L = math.log(2.0 * n_queries) + math.log(4.0 * c / beta) if 0.0 < c < math.inf else c
+        L = (
+            math.log(2.0 * n_queries) + math.log(4.0 * c / beta)
+            if 0.0 < c < math.inf
+            else c
+        )
         if not 0.0 < L < math.inf:
             raise _no_alpha("the fixed point alpha")
         if delta == 0.0:
             a = (36.0 * lx * L * scale) ** (1.0 / 3.0)
         else:
-            a = ((2.0 + 32.0 * math.sqrt(2.0)) * math.sqrt(lx * math.log(2.0 / delta)) * L
-                 * scale) ** 0.5
+            a = (
+                (2.0 + 32.0 * math.sqrt(2.0))
+                * math.sqrt(lx * math.log(2.0 / delta))
+                * L
+                * scale
+            ) ** 0.5
         if not 0.0 < a < math.inf:
             raise _no_alpha("the fixed point alpha")
     c = _cutoff(lx, a)
-    if not 0.0 < c < 2.0 ** 62:
+    if not 0.0 < c < 2.0**62:
         raise _no_alpha("the cut-off c")
     return a, math.ceil(c)
 
 
-def pmw_min_alpha(epsilon: float, delta: float, n: float, universe_size: int,
-                  n_queries: int, beta: float) -> float:
+def pmw_min_alpha(
+    epsilon: float, delta: float, n: float, universe_size: int, n_queries: int, beta: float
+) -> float:
     """The smallest α that :meth:`OnlinePMW.from_accuracy` accepts: the least α with
     α ≥ α_SV(c) for the integer cut-off c = ceil(4 ln|X|/α²) (a little above the
     continuous fixed point of :func:`pmw_theory_alpha`, because c is rounded up).
@@ -115,7 +133,7 @@ def pmw_min_alpha(epsilon: float, delta: float, n: float, universe_size: int,
 
     def ok(a: float) -> bool:
         x = _cutoff(lx, a)
-        if not x < 2.0 ** 62:
+        if not x < 2.0**62:
             return False
         return a >= _alpha_sv(max(1, math.ceil(x)), epsilon, delta, n, n_queries, beta)
 
@@ -138,8 +156,14 @@ class _Charge:
     def __init__(self, budget: Budget, extra: float, label: str) -> None:
         self.budget, self.extra, self.label = budget, extra, label
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
-        charge(self.budget, Cost(_v.charged(epsilon) + _v.charged(self.extra), delta), self.label)
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, label: str | None = None
+    ) -> None:
+        charge(
+            self.budget,
+            Cost(_v.charged(epsilon) + _v.charged(self.extra), delta),
+            self.label,
+        )
 
 
 class OnlinePMW:
@@ -214,20 +238,37 @@ class OnlinePMW:
     Gupta, Roth & Ullman, TCC 2012.
     """
 
-    def __init__(self, histogram: Histogram, *, epsilon: float, n_public: float,
-                 cutoff: int, threshold: float | None = None, tau: float | None = None,
-                 delta: float = 0.0, step: str = "adaptive", alpha: float | None = None,
-                 init: float | None = None, replay: int = 0, ask_both: bool = False,
-                 clip: bool = True, rng: Rng = None, mode: str = "secure",
-                 budget: Budget = None, label: str | None = None) -> None:
+    def __init__(
+        self,
+        histogram: Histogram,
+        *,
+        epsilon: float,
+        n_public: float,
+        cutoff: int,
+        threshold: float | None = None,
+        tau: float | None = None,
+        delta: float = 0.0,
+        step: str = "adaptive",
+        alpha: float | None = None,
+        init: float | None = None,
+        replay: int = 0,
+        ask_both: bool = False,
+        clip: bool = True,
+        rng: Rng = None,
+        mode: str = "secure",
+        budget: Budget = None,
+        label: str | None = None,
+    ) -> None:
         if not isinstance(histogram, Histogram):
-            raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
+            raise TypeError(
+                f"histogram must be a Histogram; got {type(histogram).__name__}"
+            )
         epsilon = _v.epsilon(epsilon)
         delta = _v.delta(delta)
         n = _v.positive("n_public", n_public)
-        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2 ** 40)
+        cutoff = _v.integer("cutoff", cutoff, minimum=1, maximum=2**40)
         self.step_rule = _v.choice("step", step, ("adaptive", "book", "project"))
-        self.replay = _v.integer("replay", replay, minimum=0, maximum=10 ** 4)
+        self.replay = _v.integer("replay", replay, minimum=0, maximum=10**4)
         for nm, flag in (("ask_both", ask_both), ("clip", clip)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{nm} must be a bool")
@@ -235,16 +276,22 @@ class OnlinePMW:
             raise PrivacyParameterError("give exactly one of threshold and tau")
         if tau is not None:
             tau = _v.positive("tau", tau)
-            eps1 = (8.0 * epsilon / 9.0 if delta == 0.0
-                    else _SQRT512 / (_SQRT512 + 1.0) * epsilon)
-            sigma1 = (2.0 * cutoff if delta == 0.0
-                      else math.sqrt(32.0 * cutoff * math.log(2.0 / delta))) / eps1
+            eps1 = (
+                8.0 * epsilon / 9.0
+                if delta == 0.0
+                else _SQRT512 / (_SQRT512 + 1.0) * epsilon
+            )
+            sigma1 = (
+                2.0 * cutoff
+                if delta == 0.0
+                else math.sqrt(32.0 * cutoff * math.log(2.0 / delta))
+            ) / eps1
             threshold = tau * sigma1
         threshold = _v.finite("threshold", threshold)
         alpha = threshold / (2.0 * n) if alpha is None else _v.positive("alpha", alpha)
         eps_init = None if init is None else _v.epsilon(init, "init")
         mode = _insecure.mode(mode)
-        if eps_init:   # the warm start's Laplace plan, before NumericSparse charges
+        if eps_init:  # the warm start's Laplace plan, before NumericSparse charges
             dom = histogram.domain
             plan_noise(eps_init, None, float(dom.ndim), sum(dom.shape), mode)
         # Every per-query threshold, e + T or T - e with e in [0, n], lies within
@@ -253,13 +300,14 @@ class OnlinePMW:
         # there: 1-Lipschitz, no sensitivity grows).
         vrange = None
         if mode == "secure":
-            vrange = (n + abs(threshold)) * (1 + 2.0 ** -20)
+            vrange = (n + abs(threshold)) * (1 + 2.0**-20)
             if not vrange < math.inf:
                 raise PrivacyParameterError(
                     f"n_public + |threshold| must be finite; got n_public={n_public!r}, "
-                    f"threshold={threshold!r}")
+                    f"threshold={threshold!r}"
+                )
         rng = _core.secure_rng(rng)
-        budget = _v.budget(budget)           # resolved once: None -> the active budget
+        budget = _v.budget(budget)  # resolved once: None -> the active budget
         label = _label(label, f"OnlinePMW(cutoff={cutoff})")
         self.histogram = histogram
         self.n_public = n
@@ -270,27 +318,45 @@ class OnlinePMW:
         self.init = eps_init
         self._rng = rng
         self._mode = mode
-        charger = NO_BUDGET if budget is None else _Charge(
-            budget, eps_init or 0.0, label)
+        charger = NO_BUDGET if budget is None else _Charge(budget, eps_init or 0.0, label)
         # NumericSparse validates (ε, δ, c), then charges (through _Charge, the whole cost
         # including the warm start's), then draws its first threshold noise.
-        self._ns = NumericSparse(threshold, cutoff=cutoff, epsilon=epsilon, delta=delta,
-                                 sensitivity=1.0, rng=rng, mode=mode, budget=charger,
-                                 value_range=vrange)
+        self._ns = NumericSparse(
+            threshold,
+            cutoff=cutoff,
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=1.0,
+            rng=rng,
+            mode=mode,
+            budget=charger,
+            value_range=vrange,
+        )
         prior = one_way_prior(histogram, eps_init, rng, mode) if eps_init else None
         self._state = MWState(histogram.domain, n, prior, cache=True)
-        self._released: list[tuple[Any, float]] = []   # every measured (query, value)
-        self._tables: dict[int, FloatArray] = {}       # the data's marginals, on first use
+        self._released: list[tuple[Any, float]] = []  # every measured (query, value)
+        self._tables: dict[int, FloatArray] = {}  # the data's marginals, on first use
         #: 3αn, the accuracy bound of :meth:`from_accuracy` (None otherwise)
         self.guarantee: float | None = None
         self._lock = threading.Lock()  # one answer (probe + update) at a time
-        self.data_reads = 0            # how many times the oracle read the data
+        self.data_reads = 0  # how many times the oracle read the data
 
     @classmethod
-    def from_accuracy(cls, histogram: Histogram, *, alpha: float, beta: float,
-                      epsilon: float, n_public: float, n_queries: int, delta: float = 0.0,
-                      rng: Rng = None, mode: str = "secure", budget: Budget = None,
-                      label: str | None = None) -> OnlinePMW:
+    def from_accuracy(
+        cls,
+        histogram: Histogram,
+        *,
+        alpha: float,
+        beta: float,
+        epsilon: float,
+        n_public: float,
+        n_queries: int,
+        delta: float = 0.0,
+        rng: Rng = None,
+        mode: str = "secure",
+        budget: Budget = None,
+        label: str | None = None,
+    ) -> OnlinePMW:
         """The theorem's parameters (Dwork & Roth Alg. 6, Thm 4.14/4.15): c =
         ceil(4 ln|X|/α²), T = (α + α_SV(c)) n (erratum E6: equals 2α n at the fixed point
         and keeps both conditions of Thm 4.10 for α above it), book step η = α/2, uniform
@@ -298,14 +364,16 @@ class OnlinePMW:
         ``n_queries`` queries.  Raises if α is below the fixed point (the message gives
         the smallest feasible α)."""
         if not isinstance(histogram, Histogram):
-            raise TypeError(f"histogram must be a Histogram; got {type(histogram).__name__}")
+            raise TypeError(
+                f"histogram must be a Histogram; got {type(histogram).__name__}"
+            )
         alpha = _v.positive("alpha", alpha)
         epsilon, delta, n, nq, beta = _alpha_args(epsilon, delta, n_public, n_queries, beta)
         size = histogram.domain.size
         if size < 2:
             raise PrivacyParameterError("the universe needs at least 2 cells")
         x = _cutoff(math.log(size), alpha)
-        if not x <= 2.0 ** 40:
+        if not x <= 2.0**40:
             _v._fail("alpha", "large enough that c = ceil(4 ln|X|/alpha^2) <= 2**40", alpha)
         c = max(1, math.ceil(x))
         a_sv = _alpha_sv(c, epsilon, delta, n, nq, beta)
@@ -316,10 +384,22 @@ class OnlinePMW:
                 amin = "a fixed point that these parameters do not have"
             raise PrivacyParameterError(
                 f"alpha must be at least {amin} (Thm 4.14/4.15, with "
-                f"c = ceil(4 ln|X|/alpha^2)); got {alpha!r}")
-        self = cls(histogram, epsilon=epsilon, delta=delta, n_public=n, cutoff=c,
-                   threshold=(alpha + a_sv) * n, step="book", alpha=alpha, rng=rng,
-                   mode=mode, budget=budget, label=label)
+                f"c = ceil(4 ln|X|/alpha^2)); got {alpha!r}"
+            )
+        self = cls(
+            histogram,
+            epsilon=epsilon,
+            delta=delta,
+            n_public=n,
+            cutoff=c,
+            threshold=(alpha + a_sv) * n,
+            step="book",
+            alpha=alpha,
+            rng=rng,
+            mode=mode,
+            budget=budget,
+            label=label,
+        )
         self.guarantee = 3.0 * alpha * n
         return self
 
@@ -368,15 +448,23 @@ class OnlinePMW:
         in counts and kind in {"hypothesis", "measured", "exhausted"}."""
         dom = self.histogram.domain
         cell = type(query) is CellQuery
-        if not (cell or isinstance(query, (CellQuery, LinearQuery))) or \
-                (query.domain is not dom and query.domain != dom):
-            raise TypeError("query must be a CellQuery or LinearQuery over the histogram's "
-                            "domain")
+        if not (cell or isinstance(query, (CellQuery, LinearQuery))) or (
+            query.domain is not dom and query.domain != dom
+        ):
+            raise TypeError(
+                "query must be a CellQuery or LinearQuery over the histogram's domain"
+            )
         cell = cell or isinstance(query, CellQuery)
-        if not cell and self.step_rule == "project" and isinstance(query, LinearQuery) \
-                and not query.binary:
-            raise TypeError("step='project' needs a 0/1 query (the KL projection of a "
-                            "[0, 1]-valued query has no closed form)")
+        if (
+            not cell
+            and self.step_rule == "project"
+            and isinstance(query, LinearQuery)
+            and not query.binary
+        ):
+            raise TypeError(
+                "step='project' needs a 0/1 query (the KL projection of a "
+                "[0, 1]-valued query has no closed form)"
+            )
         with self._lock:
             state = self._state
             if self._ns.halted:
@@ -386,8 +474,9 @@ class OnlinePMW:
             # f'_{2i}(x) = e - f(x) >= T as -f(x) against T - e (released -f(x) + Lap).
             est = state.estimate(query)
             if cell:
-                value = _core.rel_pmw_probe(self._ns, est, self._read(query),
-                                            self.threshold, self.ask_both)
+                value = _core.rel_pmw_probe(
+                    self._ns, est, self._read(query), self.threshold, self.ask_both
+                )
             else:
                 value = self._probe(self._read(query), est)
             if value != value:
@@ -428,9 +517,12 @@ class OnlinePMW:
             return
         qs = [q for q, _ in self._released]
         if all(isinstance(q, CellQuery) for q in qs):
-            state.fit_cells(np.array([q.mask for q in qs], dtype=np.uint32),
-                            np.stack([q.vals for q in qs]),
-                            np.array([v for _, v in self._released]), self.replay)
+            state.fit_cells(
+                np.array([q.mask for q in qs], dtype=np.uint32),
+                np.stack([q.vals for q in qs]),
+                np.array([v for _, v in self._released]),
+                self.replay,
+            )
             return
         for _ in range(self.replay):
             for q, v in self._released:
@@ -442,5 +534,7 @@ class OnlinePMW:
         return Histogram(self.histogram.domain, self._state.counts())
 
     def __repr__(self) -> str:
-        return (f"OnlinePMW(cutoff={self.cutoff}, updates_used={self.updates_used}, "
-                f"halted={self.halted})")
+        return (
+            f"OnlinePMW(cutoff={self.cutoff}, updates_used={self.updates_used}, "
+            f"halted={self.halted})"
+        )

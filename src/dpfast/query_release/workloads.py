@@ -40,14 +40,17 @@ class CellQuery:
 
     __slots__ = ("domain", "attrs", "values", "mask", "vals", "n_cells", "cell")
 
-    def __init__(self, domain: Domain, attrs: str | int | Sequence[str | int],
-                 values: Any) -> None:
+    def __init__(
+        self, domain: Domain, attrs: str | int | Sequence[str | int], values: Any
+    ) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
-        keys: tuple[Any, ...] = ((attrs,) if isinstance(attrs, (str, int))
-                                 else tuple(attrs))
-        values = tuple(np.atleast_1d(values).tolist()) if not isinstance(values, tuple) \
+        keys: tuple[Any, ...] = (attrs,) if isinstance(attrs, (str, int)) else tuple(attrs)
+        values = (
+            tuple(np.atleast_1d(values).tolist())
+            if not isinstance(values, tuple)
             else values
+        )
         if len(keys) != len(values):
             raise PrivacyParameterError("attrs and values must have the same length")
         pairs = sorted((domain.attr(k), v) for k, v in zip(keys, values))
@@ -57,8 +60,9 @@ class CellQuery:
         mask = 0
         cells = domain.size
         for a, v in pairs:
-            v = _v.integer(f"value of {domain.names[a]!r}", v, minimum=0,
-                           maximum=domain.shape[a] - 1)
+            v = _v.integer(
+                f"value of {domain.names[a]!r}", v, minimum=0, maximum=domain.shape[a] - 1
+            )
             vals[a] = v
             mask |= 1 << a
             cells //= domain.shape[a]
@@ -78,11 +82,16 @@ class CellQuery:
     def evaluate(self, counts: Any) -> float:
         """The query's value on a histogram (a :class:`Histogram` or an array of length
         ``domain.size``)."""
-        return float(_core.rel_slice_sum(_as_counts(self.domain, counts),
-                                         shape64(self.domain), self.mask, self.vals))
+        return float(
+            _core.rel_slice_sum(
+                _as_counts(self.domain, counts), shape64(self.domain), self.mask, self.vals
+            )
+        )
 
     def __repr__(self) -> str:
-        body = ", ".join(f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values))
+        body = ", ".join(
+            f"{self.domain.names[a]}={v}" for a, v in zip(self.attrs, self.values)
+        )
         return f"CellQuery({body})"
 
 
@@ -103,7 +112,8 @@ class LinearQuery:
         arr = _v.float_array("weights", weights)
         if arr.shape not in ((domain.size,), domain.shape):
             raise PrivacyParameterError(
-                f"weights must have shape ({domain.size},) or {domain.shape}; got {arr.shape}")
+                f"weights must have shape ({domain.size},) or {domain.shape}; got {arr.shape}"
+            )
         if not ((arr >= 0.0).all() and (arr <= 1.0).all()):
             raise PrivacyParameterError("weights must lie in [0, 1]")
         arr = np.array(arr, dtype=np.float64).reshape(-1)
@@ -154,8 +164,9 @@ class MarginalWorkload:
         The marginal of each query.
     """
 
-    def __init__(self, domain: Domain,
-                 marginals: Iterable[str | int | Sequence[str | int]]) -> None:
+    def __init__(
+        self, domain: Domain, marginals: Iterable[str | int | Sequence[str | int]]
+    ) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
         sets = [domain.attrs(mg) for mg in marginals]
@@ -175,10 +186,13 @@ class MarginalWorkload:
         # (|Q|, d) codes and masks of every cell query, for the C MW loops
         vals = np.zeros((self.n_queries, domain.ndim), dtype=np.int64)
         for g, s in enumerate(sets):
-            codes = np.indices(self.cell_shapes[g]).reshape(len(s), -1) if s else \
-                np.zeros((0, 1), dtype=np.int64)
+            codes = (
+                np.indices(self.cell_shapes[g]).reshape(len(s), -1)
+                if s
+                else np.zeros((0, 1), dtype=np.int64)
+            )
             for k, a in enumerate(s):
-                vals[self.offsets[g]:self.offsets[g + 1], a] = codes[k]
+                vals[self.offsets[g] : self.offsets[g + 1], a] = codes[k]
         self.query_vals = vals
         self.query_masks = self.masks[self.query_marginal].astype(np.uint32)
         self._plan = _plan(domain.shape, sets)
@@ -221,17 +235,21 @@ class MarginalWorkload:
         codes = np.unravel_index(np.arange(dom.size), dom.shape)
         rows = np.empty(self.m * dom.size, dtype=np.int64)
         for g, st in enumerate(self.marginals):
-            cell = (np.ravel_multi_index([codes[a] for a in st], self.cell_shapes[g])
-                    if st else np.zeros(dom.size, dtype=np.int64))
-            rows[g * dom.size:(g + 1) * dom.size] = self.offsets[g] + cell
+            cell = (
+                np.ravel_multi_index([codes[a] for a in st], self.cell_shapes[g])
+                if st
+                else np.zeros(dom.size, dtype=np.int64)
+            )
+            rows[g * dom.size : (g + 1) * dom.size] = self.offsets[g] + cell
         order = np.argsort(rows, kind="stable")
         cols = np.tile(np.arange(dom.size, dtype=np.int32), self.m)[order]
         indptr = np.zeros(self.n_queries + 1, dtype=np.int64)
         indptr[1:] = np.cumsum(np.bincount(rows, minlength=self.n_queries))
         return LinearWorkload.from_csr(dom, indptr, cols)
 
-    def _fit_queries(self, state: Any, idx: IntArray, targets: FloatArray,
-                     passes: int) -> None:
+    def _fit_queries(
+        self, state: Any, idx: IntArray, targets: FloatArray, passes: int
+    ) -> None:
         """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
         state.fit_cells(self.query_masks[idx], self.query_vals[idx], targets, passes)
 
@@ -246,8 +264,13 @@ class MarginalWorkload:
         into the intermediate it was reduced from, each intermediate into its parent --
         so A is swept once per plan root (four times on Adult's W2), not once per
         measured marginal."""
-        _core.rel_mw_joint(self._cplan, state.w,
-                           np.ascontiguousarray(targets, dtype=np.float64), passes, state.n)
+        _core.rel_mw_joint(
+            self._cplan,
+            state.w,
+            np.ascontiguousarray(targets, dtype=np.float64),
+            passes,
+            state.n,
+        )
         state.renormalised()
 
     def answer(self, counts: Any, out: FloatArray | None = None) -> FloatArray:
@@ -295,22 +318,28 @@ class LinearWorkload:
     def __init__(self, domain: Domain, matrix: Any) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a Domain; got {type(domain).__name__}")
-        if hasattr(matrix, "tocsr") and hasattr(matrix, "nnz"):       # scipy.sparse
+        if hasattr(matrix, "tocsr") and hasattr(matrix, "nnz"):  # scipy.sparse
             csr = matrix.tocsr(copy=True)
             if csr.ndim != 2 or csr.shape[1] != domain.size or csr.shape[0] < 1:
                 raise PrivacyParameterError(
-                    f"matrix must have shape (|Q| >= 1, {domain.size}); got {csr.shape}")
+                    f"matrix must have shape (|Q| >= 1, {domain.size}); got {csr.shape}"
+                )
             csr.sum_duplicates()
             data = _v.float_array("matrix", csr.data)
-            self._set(domain, np.asarray(csr.indptr, dtype=np.int64),
-                      np.asarray(csr.indices, dtype=np.int32), data)
+            self._set(
+                domain,
+                np.asarray(csr.indptr, dtype=np.int64),
+                np.asarray(csr.indices, dtype=np.int32),
+                data,
+            )
             return
         arr = _v.float_array("matrix", matrix)
         if arr.ndim == 1 + domain.ndim and arr.shape[1:] == domain.shape:
             arr = arr.reshape(arr.shape[0], domain.size)
         if arr.ndim != 2 or arr.shape[1] != domain.size or arr.shape[0] < 1:
             raise PrivacyParameterError(
-                f"matrix must have shape (|Q| >= 1, {domain.size}); got {arr.shape}")
+                f"matrix must have shape (|Q| >= 1, {domain.size}); got {arr.shape}"
+            )
         _check_weights(arr)
         rows, cols = np.nonzero(arr)
         indptr = np.zeros(arr.shape[0] + 1, dtype=np.int64)
@@ -318,8 +347,9 @@ class LinearWorkload:
         self._set(domain, indptr, cols.astype(np.int32), arr[rows, cols])
 
     @classmethod
-    def from_csr(cls, domain: Domain, indptr: Any, indices: Any,
-                 values: Any = None) -> LinearWorkload:
+    def from_csr(
+        cls, domain: Domain, indptr: Any, indices: Any, values: Any = None
+    ) -> LinearWorkload:
         """From compressed sparse rows: query i has weights ``values[j]`` (all 1 if
         ``values`` is None) on the cells ``indices[j]``, ``indptr[i] <= j < indptr[i+1]``.
         A cell listed twice in one row is refused."""
@@ -330,7 +360,8 @@ class LinearWorkload:
         if nq < 1 or ptr[0] != 0 or ptr[-1] != idx.size or (np.diff(ptr) < 0).any():
             raise PrivacyParameterError(
                 "indptr must start at 0, never decrease, end at len(indices) and describe "
-                "at least one query")
+                "at least one query"
+            )
         if idx.size and (idx.min() < 0 or idx.max() >= domain.size):
             raise PrivacyParameterError(f"indices must lie in [0, {domain.size})")
         if values is None:
@@ -349,8 +380,9 @@ class LinearWorkload:
         return obj
 
     @classmethod
-    def from_queries(cls, domain: Domain,
-                     queries: Iterable[LinearQuery | CellQuery]) -> LinearWorkload:
+    def from_queries(
+        cls, domain: Domain, queries: Iterable[LinearQuery | CellQuery]
+    ) -> LinearWorkload:
         """From a sequence of :class:`LinearQuery` / :class:`CellQuery` over ``domain``."""
         queries = list(queries)
         if not queries:
@@ -358,28 +390,37 @@ class LinearWorkload:
         ptr, idx, vals = [0], [], []
         for q in queries:
             if not isinstance(q, (LinearQuery, CellQuery)):
-                raise TypeError(f"queries must be LinearQuery or CellQuery; got "
-                                f"{type(q).__name__}")
+                raise TypeError(
+                    f"queries must be LinearQuery or CellQuery; got {type(q).__name__}"
+                )
             if q.domain != domain:
                 raise PrivacyParameterError("a query is over another domain")
             if isinstance(q, LinearQuery):
                 cells = np.flatnonzero(q.weights)
                 w = q.weights[cells]
             else:
-                sel = tuple(int(q.vals[a]) if q.mask >> a & 1 else slice(None)
-                            for a in range(domain.ndim))
+                sel = tuple(
+                    int(q.vals[a]) if q.mask >> a & 1 else slice(None)
+                    for a in range(domain.ndim)
+                )
                 cells = np.arange(domain.size).reshape(domain.shape)[sel].reshape(-1)
                 w = np.ones(cells.size)
             idx.append(cells)
             vals.append(w)
             ptr.append(ptr[-1] + cells.size)
-        return cls.from_csr(domain, np.asarray(ptr, dtype=np.int64), np.concatenate(idx),
-                            np.concatenate(vals))
+        return cls.from_csr(
+            domain,
+            np.asarray(ptr, dtype=np.int64),
+            np.concatenate(idx),
+            np.concatenate(vals),
+        )
 
-    def _set(self, domain: Domain, indptr: IntArray, indices: Any, data: FloatArray) -> None:
+    def _set(
+        self, domain: Domain, indptr: IntArray, indices: Any, data: FloatArray
+    ) -> None:
         _check_weights(data)
         keep = data != 0.0
-        if not keep.all():                       # explicit zeros: drop them
+        if not keep.all():  # explicit zeros: drop them
             nq = indptr.size - 1
             rows = np.repeat(np.arange(nq), np.diff(indptr))
             counts = np.bincount(rows[keep], minlength=nq)
@@ -402,7 +443,7 @@ class LinearWorkload:
         if self.binary:
             self._l1, self._l2 = float(col1.max()), _sqrt_up(float(col1.max()))
         else:
-            up = 1.0 + (self.n_queries + 2) * 2.0 ** -52
+            up = 1.0 + (self.n_queries + 2) * 2.0**-52
             self._l1 = float(np.nextafter(col1.max() * up, np.inf))
             self._l2 = _sqrt_up(float(np.nextafter(col2.max() * up, np.inf)))
 
@@ -431,8 +472,9 @@ class LinearWorkload:
         _core.rel_csr_matvec(w, self.indptr, self.indices, self.values, out)
         return out
 
-    def _fit_queries(self, state: Any, idx: IntArray, targets: FloatArray,
-                     passes: int) -> None:
+    def _fit_queries(
+        self, state: Any, idx: IntArray, targets: FloatArray, passes: int
+    ) -> None:
         """MWEM's step on the queries ``idx`` in turn, ``passes`` times."""
         state.fit_rows(self, idx, targets, passes)
 
@@ -452,7 +494,7 @@ class LinearWorkload:
         est = np.empty(self.n_queries)
         e = np.zeros(self.n_queries)
         for _ in range(passes):
-            state.restart_if_degenerate()       # in place: w is still state.w
+            state.restart_if_degenerate()  # in place: w is still state.w
             self.answer(w, est)
             z = float(w.sum())
             e.fill(0.0)
@@ -464,8 +506,10 @@ class LinearWorkload:
         state.renormalise()
 
     def __repr__(self) -> str:
-        return (f"LinearWorkload(n_queries={self.n_queries}, nnz={self.indices.size}, "
-                f"binary={self.binary})")
+        return (
+            f"LinearWorkload(n_queries={self.n_queries}, nnz={self.indices.size}, "
+            f"binary={self.binary})"
+        )
 
 
 def _sqrt_up(x: float) -> float:
@@ -477,22 +521,30 @@ def _sqrt_up(x: float) -> float:
 def _check_weights(arr: FloatArray) -> None:
     if arr.size and not ((arr >= 0.0).all() and (arr <= 1.0).all()):
         raise PrivacyParameterError(
-            "query weights must lie in [0, 1] (the matrix is public; rescale it)")
+            "query weights must lie in [0, 1] (the matrix is public; rescale it)"
+        )
 
 
 def _int_array(name: str, value: Any) -> IntArray:
     arr = np.asarray(value)
-    if arr.ndim == 1 and arr.size == 0 and arr.dtype.kind in "iuf":   # [] is float64
+    if arr.ndim == 1 and arr.size == 0 and arr.dtype.kind in "iuf":  # [] is float64
         return np.zeros(0, dtype=np.int64)
-    if arr.dtype == np.bool_ or arr.dtype.kind not in "iu" or arr.dtype == np.uint64 \
-            or arr.ndim != 1:
-        raise TypeError(f"{name} must be a 1-D integer array no wider than int64; got "
-                        f"dtype {arr.dtype}, {arr.ndim} dimension(s)")
+    if (
+        arr.dtype == np.bool_
+        or arr.dtype.kind not in "iu"
+        or arr.dtype == np.uint64
+        or arr.ndim != 1
+    ):
+        raise TypeError(
+            f"{name} must be a 1-D integer array no wider than int64; got "
+            f"dtype {arr.dtype}, {arr.ndim} dimension(s)"
+        )
     return arr.astype(np.int64)
 
 
 def _as_counts(domain: Domain, counts: Any) -> FloatArray:
     from .domain import Histogram
+
     if isinstance(counts, Histogram):
         if counts.domain != domain:
             raise PrivacyParameterError("the histogram is over another domain")
@@ -517,6 +569,7 @@ def _as_counts(domain: Domain, counts: Any) -> FloatArray:
 # Each needed intermediate is itself reduced from the smallest larger intermediate that
 # contains it (or from the histogram), largest first.  On Adult's W2 that is about two
 # passes over |X| plus small arrays, instead of m = 28 passes.
+
 
 def _attrs_of(key: tuple[Any, ...], d: int) -> tuple[int, ...]:
     if key[0] == "p":
@@ -556,8 +609,13 @@ def _plan(shape: Sequence[int], sets: Sequence[tuple[int, ...]]) -> Plan:
         parents = [j for j in range(k) if set(attrs) <= set(inter[j])]
         j = min(parents, key=lambda j: size(inter[j])) if parents else -1
         pattrs = inter[j] if j >= 0 else full
-        steps.append((j, _mask_in(pattrs, attrs),
-                      np.asarray([shape[a] for a in attrs], dtype=np.int64)))
+        steps.append(
+            (
+                j,
+                _mask_in(pattrs, attrs),
+                np.asarray([shape[a] for a in attrs], dtype=np.int64),
+            )
+        )
     index = {attrs: k for k, attrs in enumerate(inter)}
     finals = [(index.get(c, -1), _mask_in(c, st)) for c, st in zip(chosen, sets)]
     return steps, finals
@@ -570,16 +628,23 @@ def _compile_plan(shape: Sequence[int], plan: Plan, offsets: IntArray) -> Any:
     sizes = [int(np.prod(x)) for x in sshape]
     return _core.RelPlan(
         np.asarray(shape, dtype=np.int64),
-        [p for p, _, _ in steps], [k for _, k, _ in steps], [x.size for x in sshape],
+        [p for p, _, _ in steps],
+        [k for _, k, _ in steps],
+        [x.size for x in sshape],
         np.concatenate([[0], np.cumsum([x.size for x in sshape])]),
         np.concatenate(sshape) if sshape else np.zeros(0, dtype=np.int64),
         np.concatenate([[0], np.cumsum(sizes)]),
-        [k for k, _ in finals], [keep for _, keep in finals], offsets)
+        [k for k, _ in finals],
+        [keep for _, keep in finals],
+        offsets,
+    )
 
 
 def check_workload(w: object) -> MarginalWorkload | LinearWorkload:
     """``w`` if it is a workload the release mechanisms take (``TypeError`` otherwise)."""
     if not isinstance(w, (MarginalWorkload, LinearWorkload)):
-        raise TypeError("workload must be a MarginalWorkload or a LinearWorkload; got "
-                        f"{type(w).__name__}")
+        raise TypeError(
+            "workload must be a MarginalWorkload or a LinearWorkload; got "
+            f"{type(w).__name__}"
+        )
     return w
