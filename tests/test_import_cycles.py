@@ -108,3 +108,45 @@ def test_the_plan_and_draw_modules_import_no_mechanism(low):
         "dpfast.stats",
         "dpfast.grouped",
     }
+
+
+SHARED = {"dpfast._privacy", "dpfast._plans", "dpfast._draw", "dpfast._core"}
+# the one private name still crossing top-level modules (issue 23, not yet moved): the
+# selection faces' argument check, reused by stats.quantile's exponential mechanism
+KNOWN_CROSSING = {("dpfast.stats", "dpfast.selection._common")}
+
+
+def _private_crossings():
+    """{(importer, module.name)}: a private name imported from another top-level module
+    that is not one of the shared plan/privacy/draw modules."""
+    mods, out = _modules(), set()
+    for m, path in mods.items():
+        base = m.split(".") if path.endswith("__init__.py") else m.split(".")[:-1]
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                up = base[: len(base) - (node.level - 1)]
+                src = ".".join(up + ([node.module] if node.module else []))
+            else:
+                src = node.module or ""
+            if not src.startswith("dpfast") or src in SHARED:
+                continue
+            if src.split(".")[:2] == m.split(".")[:2]:
+                continue  # within one top-level module or package
+            for alias in node.names:
+                name, full = alias.name, f"{src}.{alias.name}"
+                is_module = full in mods or os.path.exists(
+                    os.path.join(os.path.dirname(SRC), *full.split(".")) + ".pyx"
+                )
+                if name.startswith("_") and not name.startswith("__") and not is_module:
+                    out.add((m, full))
+    return out
+
+
+def test_private_names_cross_top_level_modules_only_from_the_shared_ones():
+    """Issue 23: no private name imported across top-level modules except from the
+    plans/privacy modules.  The known leftover is listed exactly (nothing may be added)."""
+    assert _private_crossings() == KNOWN_CROSSING  # moving the last one: empty the set

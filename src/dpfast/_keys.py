@@ -49,6 +49,7 @@ __all__ = [
     "canon",
     "canonical_of",
     "encode",
+    "factorize",
     "from_sequence",
     "lookup",
     "order",
@@ -136,7 +137,7 @@ def encode(
 
 def canonical_of(uniq: npt.NDArray[Any]) -> list[Key | None]:
     """The canonical keys of an array of distinct keys: an object array holds canonical
-    keys already (``grouped._factorize``); a typed array's elements are mapped."""
+    keys already (:func:`factorize`); a typed array's elements are mapped."""
     if uniq.dtype.kind == "O":
         return list(uniq.tolist())
     return [canon(x) for x in uniq.tolist()]
@@ -264,3 +265,50 @@ def typed(keys: Sequence[Key]) -> npt.NDArray[Any]:
     for i, v in enumerate(vals):
         out[i] = v
     return out
+
+
+_DENSE_FACTOR = 4  # int codes by offset when the range is <= 4 n + 1024
+
+
+def factorize(
+    arr: npt.NDArray[Any],
+    what: str,
+    need_uniques: bool = True,
+) -> tuple[npt.NDArray[Any] | None, npt.NDArray[np.int64], int]:
+    """(uniques or None, int64 codes, number of codes): dense codes of the entries.
+
+    The codes only group records; uniques, in the canonical order, are the partition
+    keys.  Integers with a small range are coded by offset (no sort).  An object array
+    (a list's elements) is coded by canonical key (``_keys.canon``): its uniques are
+    canonical keys, and an element that is no key (unhashable) gets code -1."""
+    n = arr.size
+    if arr.dtype.kind in "iub" and n:
+        a = arr.astype(np.int64) if arr.dtype.kind != "u" or arr.dtype.itemsize < 8 else arr
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo <= _DENSE_FACTOR * n + 1024:
+            codes = (
+                (a - lo).astype(np.int64, copy=False)
+                if lo
+                else a.astype(np.int64, copy=False)
+            )
+            uniq = (
+                np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype)
+                if need_uniques
+                else None
+            )
+            return uniq, codes, hi - lo + 1
+    if arr.dtype.kind == "O":
+        keys, codes = encode(arr.tolist(), n, need_keys=need_uniques)
+        if not need_uniques:
+            return None, codes, len(keys)
+        order = presort(keys)
+        rank = np.empty(len(keys) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(keys))
+        rank[-1] = -1  # code -1 stays -1
+        return from_sequence([keys[i] for i in order]), rank[codes], len(keys)
+    uniq, codes = np.unique(arr, return_inverse=True)
+    return (
+        (uniq if need_uniques else None),
+        codes.astype(np.int64, copy=False).ravel(),
+        uniq.size,
+    )

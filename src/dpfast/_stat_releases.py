@@ -26,7 +26,6 @@ from ._plans import GRID_BITS
 from ._privacy import Cost, charge
 from ._privacy import float_down as _down
 from ._typing import PrivacyParam
-from .grouped import _factorize
 from .selection import exponential_release
 
 __all__ = ["variance", "std", "quantiles", "counts", "estimate_bounds", "finite_records"]
@@ -596,7 +595,7 @@ def counts(
     charged = _v.budget(budget)
     if charged is not None:
         charge(charged, Cost(epsilon, 0.0), label)
-    uniq, codes, n_codes = _factorize(arr, "values")
+    uniq, codes, n_codes = _keys.factorize(arr, "values")
     assert uniq is not None  # need_uniques=True always returns them
     pos = _keys.lookup(where, _keys.canonical_of(uniq))
     rec = np.where(codes >= 0, pos[np.maximum(codes, 0)], -1) if codes.size else codes

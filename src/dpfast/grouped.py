@@ -47,7 +47,6 @@ _MAX_RECORDS = 2**32 - 2  # csrc/grouped.c: record indices are 32-bit
 _MAX_BOUND = 2**31  # max_partitions, max_contributions
 _SEL_EXP_BITS = 60  # e^eps is bounded below by a multiple of 2^-60
 _SEL_MAX_TABLE = 2**20  # longest threshold table (partition selection)
-_DENSE_FACTOR = 4  # int codes by offset when the range is <= 4 n + 1024
 
 
 # ------------------------------------------------------------------ partition selection
@@ -273,50 +272,6 @@ def _check_key_dtype(arr: npt.NDArray[Any], what: str) -> None:
             f"{what} must hold integers, strings, bytes, datetimes or hashable "
             f"objects; got dtype {arr.dtype}"
         )
-
-
-def _factorize(
-    arr: npt.NDArray[Any],
-    what: str,
-    need_uniques: bool = True,
-) -> tuple[npt.NDArray[Any] | None, npt.NDArray[np.int64], int]:
-    """(uniques or None, int64 codes, number of codes): dense codes of the entries.
-
-    The codes only group records; uniques, in the canonical order, are the partition
-    keys.  Integers with a small range are coded by offset (no sort).  An object array
-    (a list's elements) is coded by canonical key (``_keys.canon``): its uniques are
-    canonical keys, and an element that is no key (unhashable) gets code -1."""
-    n = arr.size
-    if arr.dtype.kind in "iub" and n:
-        a = arr.astype(np.int64) if arr.dtype.kind != "u" or arr.dtype.itemsize < 8 else arr
-        lo, hi = int(a.min()), int(a.max())
-        if hi - lo <= _DENSE_FACTOR * n + 1024:
-            codes = (
-                (a - lo).astype(np.int64, copy=False)
-                if lo
-                else a.astype(np.int64, copy=False)
-            )
-            uniq = (
-                np.arange(lo, hi + 1, dtype=np.int64).astype(arr.dtype)
-                if need_uniques
-                else None
-            )
-            return uniq, codes, hi - lo + 1
-    if arr.dtype.kind == "O":
-        keys, codes = _keys.encode(arr.tolist(), n, need_keys=need_uniques)
-        if not need_uniques:
-            return None, codes, len(keys)
-        order = _keys.presort(keys)
-        rank = np.empty(len(keys) + 1, dtype=np.int64)
-        rank[order] = np.arange(len(keys))
-        rank[-1] = -1  # code -1 stays -1
-        return _object_array([keys[i] for i in order]), rank[codes], len(keys)
-    uniq, codes = np.unique(arr, return_inverse=True)
-    return (
-        (uniq if need_uniques else None),
-        codes.astype(np.int64, copy=False).ravel(),
-        uniq.size,
-    )
 
 
 def _released_keys(
@@ -761,8 +716,8 @@ def grouped_release(
         )
 
     # ---- the data
-    _, ucodes, n_units = _factorize(unit_arr, "units", need_uniques=False)
-    kuniq, kcodes, n_keys = _factorize(key_arr, "keys")
+    _, ucodes, n_units = _keys.factorize(unit_arr, "units", need_uniques=False)
+    kuniq, kcodes, n_keys = _keys.factorize(key_arr, "keys")
     assert kuniq is not None  # (need_uniques)
     if pub is not None:
         kcodes = _public_codes(pub, kuniq, kcodes)

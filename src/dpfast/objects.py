@@ -58,7 +58,7 @@ from typing import Any, ClassVar, cast
 
 import numpy.typing as npt
 
-from . import _core, _parallel
+from . import _core, _parallel, _plans
 from . import _validation as _v
 from . import accuracy as _acc
 from . import mechanisms as _m
@@ -682,8 +682,8 @@ class ExponentialMechanism(_Mechanism):
         self.monotonic = _sel._flag("monotonic", monotonic)
         self.mode = _v.choice("mode", mode, ("secure", "fast"))
         if self.mode == "secure":  # prepare both public grids (the float one may refuse)
-            _sel._grid(self.epsilon, self.sensitivity, self.monotonic, True)
-            _sel._grid(self.epsilon, self.sensitivity, self.monotonic, False)
+            _plans.selection_grid(self.epsilon, self.sensitivity, self.monotonic, True)
+            _plans.selection_grid(self.epsilon, self.sensitivity, self.monotonic, False)
 
     @property
     def privacy_cost(self) -> PrivacyCost:

@@ -42,7 +42,6 @@ generator) or ``mode="fast"`` warns (``dpfast.InsecureRandomnessWarning``).
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 from typing import Literal, cast, overload
@@ -51,11 +50,10 @@ import numpy as np
 import numpy.typing as npt
 from numpy.random import BitGenerator
 
-from . import _core, _draw, _insecure
+from . import _core, _draw, _insecure, _plans
 from . import _validation as _v
 from ._active import label as _label
 from ._errors import PrivacyParameterError
-from ._plans import GRID_BITS
 from ._privacy import Cost, charge
 from ._typing import I64Array, PrivacyParam, Real, RngLike, SupportsSpend
 
@@ -72,8 +70,6 @@ __all__ = [
 
 _MAX_CANDIDATES = 2**40  # csrc/include/dpfast/selection.h
 _MIN_NOISE_GAMMA = Fraction(1, 2**40)  # secure noisy max: noise scale <= 2**40 grid units
-_MIN_FLOAT_SENSITIVITY = 1e-290  # 1/G must stay a normal double
-_MAX_GAMMA = 2**62  # larger gammas are clamped (smaller gamma: still private)
 
 
 # ---------------------------------------------------------------- validation helpers
@@ -160,61 +156,9 @@ def _selection_cost(method: str, epsilon: float) -> Cost:
     return Cost(epsilon, 0.0, selection_rho(method, epsilon))
 
 
-def _dyadic_floor(gamma: Fraction) -> tuple[int, int]:
-    """The largest g / 2**s <= gamma with g < 2**63 and 0 <= s <= 63 (exact).
-
-    Rounding gamma *down* only makes the mechanism more private."""
-    gamma = min(gamma, Fraction(_MAX_GAMMA))
-    s = 63
-    g = math.floor(gamma * 2**s)
-    while g >= 2**63:
-        s -= 1
-        g = math.floor(gamma * 2**s)
-    return g, s
-
-
-@functools.lru_cache(maxsize=256)
-def _grid(
-    epsilon: float, sensitivity: float, monotonic: bool, integer: bool, rounds: int = 1
-) -> tuple[float, int, int]:
-    """Public parameters ``(inv_grid, g, s)`` of the secure paths; depend on no data.
-
-    Privacy.  Let ``v_i`` be the score in grid units (``u_i / G``; ``u_i`` itself for integer
-    scores).  The C kernels realise weights proportional to ``exp(gamma w_i)`` where ``w_i``
-    differs from the clamped utility ``max(v_i, v* - 2**50)`` by less than 5/4 (rounding of
-    the float subtraction and of the grid; csrc/selection.c, ``gap_f64``), and ``w_i = v_i``
-    exactly for integer scores.  Between neighbours every ``w_i`` therefore moves within an
-    interval of width
-
-    * ``W = 2 Delta/G + 5`` in general (each score moves by at most ``Delta/G + 5/2``),
-    * ``W = Delta/G + 5`` for monotone scores (all move the same way, by at most
-      ``Delta/G``, plus rounding),
-
-    and ``2 Delta``, ``Delta`` for integer scores.  If all utilities move within an interval
-    of width ``W``, the exponential mechanism's probabilities change by a factor of at most
-    ``exp(gamma W)`` (the proof of Thm 3.10, Dwork & Roth), and so do report noisy max's
-    with exact integer noise (the proof of Claim 3.9: the winning threshold moves by an
-    integer number of grid steps, at most ``W``; csrc/selection.c,
-    ``dpf_noisy_max_secure``).  With
-    ``gamma <= epsilon / (rounds W)`` each of ``rounds`` draws is ``epsilon/rounds``-DP and
-    together they are epsilon-DP (Thm 3.16).  gamma is rounded *down* to a dyadic ``g/2**s``.
-    """
-    if integer:
-        inv_grid = 1.0
-        width = Fraction(sensitivity) * (1 if monotonic else 2)
-    else:
-        if sensitivity < _MIN_FLOAT_SENSITIVITY:
-            raise PrivacyParameterError(
-                "sensitivity must be >= 1e-290 for float scores on the secure path; got "
-                f"{sensitivity!r}"
-            )
-        _, e = math.frexp(sensitivity)  # sensitivity in [2**(e-1), 2**e)
-        j = e - 1 - GRID_BITS.selection  # G = 2**j: Delta / G in [2**12, 2**13)
-        inv_grid = math.ldexp(1.0, -j)
-        steps = Fraction(sensitivity) / Fraction(2) ** j  # Delta/G, exact
-        width = steps + 5 if monotonic else 2 * steps + 5
-    g, s = _dyadic_floor(Fraction(epsilon) / (rounds * width))
-    return inv_grid, g, s
+# the secure selection plan lives with the other plans (dpfast._plans)
+_dyadic_floor = _plans.dyadic_floor
+_grid = _plans.selection_grid
 
 
 def _fast_gamma(

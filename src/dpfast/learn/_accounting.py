@@ -20,10 +20,10 @@ from typing import Any
 
 from .. import _validation as _v
 from .._errors import PrivacyParameterError
+from .._plans import selection_grid as _selection_grid
 from .._privacy import Cost
 from .._privacy import bound_up as _up
 from .._typing import PrivacyParam, Real
-from ..selection import _grid as _selection_grid
 
 __all__ = [
     "PrivacyCost",
@@ -150,7 +150,7 @@ def em_tail_exponent(eps_w: float, ell: float, c_grid: float) -> float:
 
     That sampler draws index j with probability proportional to exp(-gamma d_j), where
     d_j is the gap u* - u_j in grid units G rounded to an integer (G and the dyadic
-    gamma <= eps_w/(2/G + 5) per unit come from public eps_w only; selection._grid).  The
+    gamma <= eps_w/(2/G + 5) per unit come from public eps_w only; _plans.selection_grid).  The
     best point has u* >= -c_grid (the grid brackets tau) and a bad point has
     u_j < -l (S < l = tau - l), so d_j >= (l - c_grid)/G - 2 (rounding, float error of S)
     and Pr[bad] <= N_t exp(-gamma ((l - c_grid)/G - 2)).  The ideal

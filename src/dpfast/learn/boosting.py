@@ -22,10 +22,9 @@ import numpy as np
 import numpy.typing as npt
 from numpy.random import BitGenerator
 
-from .. import _core
+from .. import _core, _plans
 from .. import _validation as _v
 from .. import mechanisms as _mech
-from .. import selection as _selection
 from .._active import NO_BUDGET
 from .._errors import NotFittedError, PrivacyParameterError
 from .._privacy import Cost, charge, deflate, inflate
@@ -277,7 +276,7 @@ class PrivateBoostingClassifier(ParamsMixin):
         if self.variant == "paper":
             _mech._laplace_grid_plan(eps_w, 1.0, 1, None)
         else:
-            _selection._grid(eps_w, 1.0, False, False)
+            _plans.selection_grid(eps_w, 1.0, False, False)
 
     # ------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any) -> PrivateBoostingClassifier:
