@@ -558,8 +558,8 @@ class Exponential(_dm.Exponential):
                 return int(best[_uniform_index(best.size, rng)])
             return int(
                 best[
-                    _sel.exponential_mechanism(
-                        np.log(w), epsilon=2.0, sensitivity=1.0, rng=rng, budget=NO_BUDGET
+                    _sel.exponential_release(  # diffprivlib's accountant charges
+                        np.log(w), epsilon=2.0, sensitivity=1.0, rng=_core.secure_rng(rng)
                     )
                 ]
             )
@@ -608,12 +608,11 @@ class ExponentialCategorical(_dm.ExponentialCategorical):
         # eps u / (2 D'), so D' = f D / 2 with u = -d
         f = 1 if self._balanced_tree else 2
         return targets[
-            _sel.exponential_mechanism(
+            _sel.exponential_release(  # diffprivlib's accountant charges
                 -dist,
                 epsilon=self.epsilon,
                 sensitivity=f * self._sensitivity / 2,
-                rng=rng,
-                budget=NO_BUDGET,
+                rng=_core.secure_rng(rng),
             )
         ]
 

@@ -54,7 +54,6 @@ from .. import _core
 from .. import mechanisms as _mech
 from .. import random as _random
 from .. import selection as _sel
-from .._active import NO_BUDGET
 from . import _plans, require
 
 require("pipeline_dp", "pipeline-dp")
@@ -305,12 +304,12 @@ def _exponential_apply(self: Any, eps: float, inputs_to_score_col: Sequence[Any]
     f = self._scoring_function
     scores = np.array([f.score(k) for k in inputs_to_score_col], dtype=np.float64)
     _count("exponential")
-    idx = _sel.exponential_mechanism(
+    idx = _sel.exponential_release(
         scores,
         epsilon=eps,
         sensitivity=f.global_sensitivity,
         monotonic=bool(f.is_monotonic),
-        budget=NO_BUDGET,
+        rng=_core.secure_rng(None),
     )  # PipelineDP accounts for it
     return inputs_to_score_col[idx]
 
